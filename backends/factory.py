@@ -1,0 +1,26 @@
+"""Build a backend for a registry entry. The only place that maps ``backend = …`` to a class."""
+
+from __future__ import annotations
+
+import asyncio
+
+from .base import Backend, BackendUnavailable
+from .registry import ModelEntry
+from .sources import resolve_path
+
+
+def create_backend(entry: ModelEntry) -> Backend:
+    """Load ``entry`` (blocking: loading weights takes from milliseconds to minutes)."""
+    match entry.backend:
+        case "llamacpp":
+            from .llamacpp import LlamaCppBackend
+
+            return LlamaCppBackend(entry, resolve_path(entry))
+    raise BackendUnavailable(
+        f"model {entry.id!r}: the {entry.backend!r} backend is not available in this build yet"
+    )
+
+
+async def load_backend(entry: ModelEntry) -> Backend:
+    """:func:`create_backend` in a worker thread, so an interface stays responsive."""
+    return await asyncio.to_thread(create_backend, entry)

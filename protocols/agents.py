@@ -1,0 +1,118 @@
+"""A debater or judge: a role played by one backend session, and how it takes a turn.
+
+Every protocol speaks through :class:`Agent`, so streaming, cost accounting and the
+``CallRecord`` of each model call are done the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from backends.base import Backend, ChatStream, Completion, Message, SamplingOptions, Session
+
+from .events import CallRecord, Participant, TokenDelta, TurnStarted
+
+
+@dataclass
+class Agent:
+    """One participant played by a model. ``session`` defaults to one KV cache per role."""
+
+    role: str
+    backend: Backend
+    options: SamplingOptions
+    label: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    @property
+    def session(self) -> Session:
+        return self.backend.session(self.role)
+
+    def participant(self) -> Participant:
+        return Participant(
+            role=self.role,
+            model_id=self.model_id,
+            backend=self.backend.kind,
+            options=asdict(self.options),
+            details={**self.backend.describe(), **self.details},
+        )
+
+    def turn(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+        options: SamplingOptions | None = None,
+    ) -> Turn:
+        """Prepare a turn; iterate :meth:`Turn.events` to run it."""
+        return Turn(self, list(messages), schema, options or self.options)
+
+    async def ask(
+        self,
+        messages: Sequence[Message],
+        *,
+        purpose: str,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+        options: SamplingOptions | None = None,
+    ) -> tuple[Completion, CallRecord]:
+        """A call that is not shown as a debate turn (a judge's score, an analysis)."""
+        completion = await self.session.complete(messages, options or self.options, schema=schema)
+        return completion, call_record(self.role, purpose, completion)
+
+
+class Turn:
+    """One streamed reply. After :meth:`events` is exhausted, :attr:`completion` is set."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        messages: list[Message],
+        schema: type[BaseModel] | dict[str, Any] | None,
+        options: SamplingOptions,
+    ) -> None:
+        self.agent = agent
+        self.messages = messages
+        self.schema = schema
+        self.options = options
+        self.completion: Completion | None = None
+        self._stream: ChatStream | None = None
+
+    async def events(self, debate_id: str, *, phase: str, round: int, kind: str) -> AsyncIterator[TurnStarted | TokenDelta]:
+        yield TurnStarted(debate_id, self.agent.role, self.agent.model_id, phase, round, kind)
+        stream = self.agent.session.chat(self.messages, self.options, schema=self.schema)
+        self._stream = stream
+        async for delta in stream:
+            yield TokenDelta(debate_id, self.agent.role, delta)
+        self.completion = stream.completion
+
+    def cancel(self) -> None:
+        if self._stream is not None:
+            self._stream.cancel()
+
+    def call(self, purpose: str = "turn") -> CallRecord:
+        assert self.completion is not None, "the turn has not finished"
+        return call_record(self.agent.role, purpose, self.completion)
+
+
+def call_record(role: str, purpose: str, completion: Completion) -> CallRecord:
+    """The journal's record of one model call."""
+    return CallRecord(
+        role=role,
+        model_id=completion.model_id,
+        purpose=purpose,
+        options=asdict(completion.options),
+        prompt_tokens=completion.usage.prompt_tokens,
+        prompt_tokens_evaluated=completion.usage.prompt_tokens_evaluated,
+        completion_tokens=completion.usage.completion_tokens,
+        duration_s=round(completion.timing.total_s, 4),
+        first_token_s=None if completion.timing.first_token_s is None else round(completion.timing.first_token_s, 4),
+        finish_reason=completion.finish_reason,
+    )
+

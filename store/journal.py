@@ -1,0 +1,343 @@
+"""The journal: an SQLite file that records every debate event as it happens.
+
+Guarantees (each has a test):
+
+* WAL mode and a busy timeout, so the TUI and a headless run can write to one file at once;
+* one transaction per finished turn (the turn, its distribution and its model call land
+  together or not at all), so a process killed mid-reply leaves every earlier turn intact;
+* the file (and its WAL) is created with mode 0600 in a 0700 folder: cases are sensitive;
+* an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged.
+
+Writes use plain SQL in explicit transactions (``BEGIN IMMEDIATE … COMMIT``); sqlite-utils
+wraps the same connection for reading (see :mod:`store.queries`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+
+from protocols.events import (
+    CallRecord,
+    DebateFinished,
+    DebateStarted,
+    Event,
+    JudgementMade,
+    MetricsComputed,
+    ModelCalled,
+    ModeratorActed,
+    PhaseChanged,
+    TurnFinished,
+)
+
+from .schema import LATEST, MIGRATIONS
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class JournalError(RuntimeError):
+    """The journal cannot be opened or written. ``str()`` names the file and what to do."""
+
+
+def default_db_path() -> Path:
+    """``$SYMPOSIUM_DB`` if set, else ``journal.db`` in the platform's user data folder."""
+    env = os.environ.get("SYMPOSIUM_DB")
+    if env:
+        return Path(env).expanduser()
+    return Path(user_data_dir("symposium")) / "journal.db"
+
+
+def new_debate_id() -> str:
+    """Short, unique, sortable-enough ids that are easy to type (``symposium show 3f9c2a1b``)."""
+    return uuid.uuid4().hex[:12]
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class Journal:
+    """An open journal file. Not shared between threads: open one per thread or process."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self._prepare_file()
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(
+                f"{self.path}: not a readable Symposium journal ({exc}). "
+                "Point --db (or SYMPOSIUM_DB) at another file, or move this one aside."
+            ) from None
+        if mode.lower() != "wal":
+            raise JournalError(f"{self.path}: could not switch to WAL mode (got {mode!r}); is it on a network drive?")
+        self._migrate()
+
+    # -- opening --------------------------------------------------------------------------
+
+    def _prepare_file(self) -> None:
+        """Create the folder (0700) and an empty file (0600) before SQLite touches it; SQLite
+        gives the WAL and shared-memory files the same permissions as the database."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+            os.close(fd)
+        except FileExistsError:
+            if not self.path.parent.is_dir():
+                self._cannot_create("a file is in the way of its folder")
+        except OSError as exc:
+            self._cannot_create(exc.strerror)
+
+    def _cannot_create(self, why: str | None) -> None:
+        raise JournalError(
+            f"{self.path}: cannot create the journal ({why}). "
+            "Check the folder's permissions and free space, or choose another file with --db."
+        ) from None
+
+    def _migrate(self) -> None:
+        with self._transaction():
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+            )
+            current = self.conn.execute("SELECT COALESCE(MAX(version), 0) FROM migrations").fetchone()[0]
+        if current > LATEST:
+            raise JournalError(
+                f"{self.path}: this journal was written by a newer Symposium (layout v{current}; "
+                f"this version knows up to v{LATEST}). Upgrade Symposium, or use another file with --db."
+            )
+        for migration in MIGRATIONS:
+            if migration.version <= current:
+                continue
+            script = (
+                "BEGIN IMMEDIATE;\n"
+                f"{migration.sql}\n"
+                f"INSERT INTO migrations(version, name, applied_at) VALUES "
+                f"({migration.version}, {_sql_string(migration.name)}, {time.time()});\n"
+                "COMMIT;"
+            )
+            try:
+                self.conn.executescript(script)
+            except sqlite3.Error as exc:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise JournalError(f"{self.path}: migration v{migration.version} failed ({exc}); nothing was changed.") from None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE … COMMIT``, rolled back on any error (nothing half-written)."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise JournalError(f"{self.path}: journal is busy or read-only ({exc}).") from None
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self.conn.execute("ROLLBACK")
+            raise JournalError(f"{self.path}: could not save ({exc}); is the disk full or read-only?") from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- recording events -------------------------------------------------------------------
+
+    def record(self, event: Event) -> int | None:
+        """Write one event; returns the new row id where there is one (turns, judgements).
+
+        Events that only matter live (token deltas, turn starts, prompts to the moderator)
+        are not stored: the finished turn holds the whole text.
+        """
+        try:
+            match event:
+                case DebateStarted():
+                    self._debate_started(event)
+                case TurnFinished():
+                    return self._turn_finished(event)
+                case PhaseChanged():
+                    self._phase_changed(event)
+                case MetricsComputed():
+                    self._metrics(event)
+                case JudgementMade():
+                    return self._judgement(event)
+                case ModelCalled():
+                    with self._transaction():
+                        self._call(event.debate_id, event.call, None, event.round)
+                case ModeratorActed():
+                    self._moderator(event)
+                case DebateFinished():
+                    self._finished(event)
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: could not record {type(event).__name__} ({exc}).") from None
+        return None
+
+    def _debate_started(self, e: DebateStarted) -> None:
+        now = e.at
+        with self._transaction() as c:
+            c.execute(
+                "INSERT INTO debates(id, protocol, title, subject, config_json, status, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+                (e.debate_id, e.protocol, e.title, e.subject, _dumps(e.config), now, now),
+            )
+            for p in e.participants:
+                c.execute(
+                    "INSERT INTO participants(debate_id, role, model_id, backend, options_json, details_json)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (e.debate_id, p.role, p.model_id, p.backend, _dumps(p.options), _dumps(p.details)),
+                )
+
+    def _next_seq(self, debate_id: str) -> int:
+        """The next turn number, read inside the write transaction (so never reused)."""
+        row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM turns WHERE debate_id = ?", (debate_id,)).fetchone()
+        return int(row[0]) + 1
+
+    def _turn_finished(self, e: TurnFinished) -> int:
+        with self._transaction() as c:
+            cur = c.execute(
+                "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
+                " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
+                " duration_s, finish_reason, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
+                    e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
+                    *_turn_cost(e.call), e.at,
+                ),
+            )
+            turn_id = int(cur.lastrowid)
+            if e.distribution:
+                ranked = sorted(e.distribution.items(), key=lambda lp: lp[1], reverse=True)
+                c.executemany(
+                    "INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    [(turn_id, e.debate_id, e.round, e.role, i + 1, label, p) for i, (label, p) in enumerate(ranked)],
+                )
+            if e.call is not None:
+                self._call(e.debate_id, e.call, turn_id, e.round)
+            self._touch(e.debate_id)
+        return turn_id
+
+    def _call(self, debate_id: str, call: CallRecord, turn_id: int | None, round_: int | None) -> None:
+        self.conn.execute(
+            "INSERT INTO model_calls(debate_id, turn_id, round, role, model_id, purpose, options_json, prompt_tokens,"
+            " prompt_tokens_evaluated, completion_tokens, duration_s, first_token_s, finish_reason, error, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                debate_id, turn_id, round_, call.role, call.model_id, call.purpose, _dumps(call.options),
+                call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s,
+                call.first_token_s, call.finish_reason, call.error, time.time(),
+            ),
+        )
+
+    def _phase_changed(self, e: PhaseChanged) -> None:
+        with self._transaction() as c:
+            c.execute(
+                "INSERT INTO phases(debate_id, name, round, kappa, started_at) VALUES (?,?,?,?,?)",
+                (e.debate_id, e.phase, e.round, e.kappa, e.at),
+            )
+            c.execute(
+                "INSERT INTO rounds(debate_id, round, phase, kappa) VALUES (?,?,?,?)"
+                " ON CONFLICT(debate_id, round) DO UPDATE SET phase = excluded.phase, kappa = excluded.kappa",
+                (e.debate_id, e.round, e.phase, e.kappa),
+            )
+            self._touch(e.debate_id)
+
+    def _metrics(self, e: MetricsComputed) -> None:
+        with self._transaction() as c:
+            c.executemany(
+                "INSERT INTO metrics(debate_id, round, name, value) VALUES (?,?,?,?)"
+                " ON CONFLICT(debate_id, round, name) DO UPDATE SET value = excluded.value",
+                [(e.debate_id, e.round, name, value) for name, value in e.metrics.items()],
+            )
+            if e.kappa is not None:
+                c.execute(
+                    "INSERT INTO rounds(debate_id, round, kappa) VALUES (?,?,?)"
+                    " ON CONFLICT(debate_id, round) DO UPDATE SET kappa = excluded.kappa",
+                    (e.debate_id, e.round, e.kappa),
+                )
+            self._touch(e.debate_id)
+
+    def _judgement(self, e: JudgementMade) -> int:
+        with self._transaction() as c:
+            cur = c.execute(
+                "INSERT INTO judgements(debate_id, round, judge_role, judge_model, kind, target, subject, score,"
+                " verdict, reasons_json, raw, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    e.debate_id, e.round, e.judge_role, e.judge_model, e.kind, e.target, e.subject, e.score,
+                    e.verdict, _dumps(e.reasons), e.raw, time.time(),
+                ),
+            )
+            if e.call is not None:
+                self._call(e.debate_id, e.call, None, e.round)
+            self._touch(e.debate_id)
+        return int(cur.lastrowid)
+
+    def _moderator(self, e: ModeratorActed) -> None:
+        with self._transaction() as c:
+            c.execute(
+                "INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at) VALUES (?,?,?,?,?)",
+                (e.debate_id, e.round, e.kind, _dumps(e.payload), time.time()),
+            )
+            self._touch(e.debate_id)
+
+    def _finished(self, e: DebateFinished) -> None:
+        with self._transaction() as c:
+            c.execute(
+                "UPDATE debates SET status = ?, stop_reason = ?, outcome_json = ?, finished_at = ?, updated_at = ?"
+                " WHERE id = ?",
+                (e.status, e.stop_reason, _dumps(e.outcome), e.at, e.at, e.debate_id),
+            )
+
+    def _touch(self, debate_id: str) -> None:
+        self.conn.execute("UPDATE debates SET updated_at = ? WHERE id = ?", (time.time(), debate_id))
+
+    # -- small writes outside the event stream ------------------------------------------------
+
+    def delete_debate(self, debate_id: str) -> bool:
+        """Remove a debate and everything recorded about it. Returns whether it existed."""
+        with self._transaction() as c:
+            cur = c.execute("DELETE FROM debates WHERE id = ?", (debate_id,))
+        return cur.rowcount > 0
+
+    def mark_interrupted(self, debate_id: str, reason: str) -> None:
+        """Flag a debate cut off by Ctrl-C or a crash, so it can be listed and resumed."""
+        with self._transaction() as c:
+            c.execute(
+                "UPDATE debates SET status = 'interrupted', stop_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+                (reason, time.time(), debate_id),
+            )
+
+
+def _turn_cost(call: CallRecord | None) -> tuple[int, int, int, float, str]:
+    """Token counts, duration and finish reason of a turn (zeros for a person's turn)."""
+    if call is None:
+        return (0, 0, 0, 0.0, "human")
+    return (call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s, call.finish_reason)
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+

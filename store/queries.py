@@ -1,0 +1,120 @@
+"""Reading the journal back: lists, one debate in full, full-text search.
+
+Everything returns plain dicts (JSON columns decoded) so the command line, the TUI and the
+exports share one reading of the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import sqlite_utils
+
+from .journal import Journal
+
+_JSON_COLUMNS = {"config_json", "outcome_json", "options_json", "details_json", "parsed_json",
+                 "parse_notes_json", "reasons_json", "payload_json"}
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in _JSON_COLUMNS:
+            out[key.removesuffix("_json")] = None if value is None else json.loads(value)
+        else:
+            out[key] = value
+    return out
+
+
+class Queries:
+    """Read-only views over an open :class:`~store.journal.Journal`."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.db = sqlite_utils.Database(journal.conn)
+
+    def _rows(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        return [_decode(dict(r)) for r in self.db.query(sql, params)]
+
+    def debates(self, limit: int = 50, *, status: str | None = None) -> list[dict[str, Any]]:
+        """Recent debates, newest first, with their participants' models and turn counts."""
+        where = "WHERE d.status = :status" if status else ""
+        rows = self._rows(
+            f"""
+            SELECT d.id, d.protocol, d.title, d.status, d.stop_reason, d.created_at, d.updated_at,
+                   d.finished_at, d.outcome_json,
+                   (SELECT COUNT(*) FROM turns t WHERE t.debate_id = d.id) AS turns,
+                   (SELECT group_concat(p.role || '=' || p.model_id, ', ') FROM participants p
+                     WHERE p.debate_id = d.id) AS models
+            FROM debates d {where}
+            ORDER BY d.created_at DESC, d.rowid DESC LIMIT :limit
+            """,
+            {"status": status, "limit": limit},
+        )
+        return rows
+
+    def find_debate(self, prefix: str) -> str | None:
+        """The full id for an id or unique id prefix (users type the first few characters)."""
+        ids = [r["id"] for r in self.db.query("SELECT id FROM debates WHERE id LIKE ? || '%' LIMIT 2", (prefix,))]
+        return ids[0] if len(ids) == 1 else None
+
+    def debate(self, debate_id: str) -> dict[str, Any] | None:
+        """One debate with everything recorded about it, in order."""
+        found = self._rows("SELECT * FROM debates WHERE id = ?", (debate_id,))
+        if not found:
+            return None
+        d = found[0]
+        q = (debate_id,)
+        d["participants"] = self._rows("SELECT role, model_id, backend, options_json, details_json FROM participants WHERE debate_id = ? ORDER BY id", q)
+        d["phases"] = self._rows("SELECT name, round, kappa, started_at FROM phases WHERE debate_id = ? ORDER BY id", q)
+        d["turns"] = self._rows(
+            "SELECT id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json, parse_notes_json,"
+            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at"
+            " FROM turns WHERE debate_id = ? ORDER BY seq", q)
+        dists: dict[int, dict[str, float]] = {}
+        for r in self.db.query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
+            dists.setdefault(r["turn_id"], {})[r["label"]] = r["probability"]
+        for t in d["turns"]:
+            t["distribution"] = dists.get(t["id"])
+        d["metrics"] = self.metrics(debate_id)
+        d["judgements"] = self._rows(
+            "SELECT round, judge_role, judge_model, kind, target, subject, score, verdict, reasons_json, raw, created_at"
+            " FROM judgements WHERE debate_id = ? ORDER BY id", q)
+        d["moderator_events"] = self._rows(
+            "SELECT round, kind, payload_json, created_at FROM moderator_events WHERE debate_id = ? ORDER BY id", q)
+        d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
+        return d
+
+    def metrics(self, debate_id: str) -> list[dict[str, Any]]:
+        """One dict per round: ``{"round": r, "kappa": κ, "jsd": …, "wd": …}``."""
+        per_round: dict[int, dict[str, Any]] = {}
+        for r in self.db.query("SELECT round, phase, kappa FROM rounds WHERE debate_id = ? ORDER BY round", (debate_id,)):
+            per_round[r["round"]] = {"round": r["round"], "phase": r["phase"], "kappa": r["kappa"]}
+        for r in self.db.query("SELECT round, name, value FROM metrics WHERE debate_id = ? ORDER BY round, name", (debate_id,)):
+            per_round.setdefault(r["round"], {"round": r["round"]})[r["name"]] = r["value"]
+        return [per_round[k] for k in sorted(per_round)]
+
+    def search(self, text: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Turns whose text matches ``text`` (every word, as a prefix), best first.
+
+        The user's words are quoted before they reach FTS5, so characters such as ``"`` or
+        ``-`` never turn into query syntax errors.
+        """
+        words = re.findall(r"\w+", text)
+        if not words:
+            return []
+        match = " ".join(f'"{w}"*' for w in words)
+        return self._rows(
+            """
+            SELECT t.debate_id, d.title, t.seq, t.round, t.role, t.model_id,
+                   snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
+            FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN debates d ON d.id = t.debate_id
+            WHERE turns_fts MATCH ? ORDER BY rank LIMIT ?
+            """,
+            (match, limit),
+        )
+
+    def finished_turns(self, debate_id: str) -> list[dict[str, Any]]:
+        """The turns already recorded (to resume a debate from its last finished turn)."""
+        return self._rows("SELECT * FROM turns WHERE debate_id = ? ORDER BY seq", (debate_id,))

@@ -1,0 +1,180 @@
+"""The journal's schema, as an ordered list of migrations.
+
+Each migration runs once, inside a transaction, and is recorded in ``migrations``. A journal
+whose highest migration is newer than this code knows is refused (with a message saying so)
+rather than written to: an older Symposium must not scribble on a newer layout.
+
+The layout is plain tables with readable names so the file opens as it is in Datasette or the
+``sqlite-utils`` command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the layout; ``sql`` runs inside the journal's migration transaction."""
+
+    version: int
+    name: str
+    sql: str
+
+
+_V1_INITIAL = """
+        CREATE TABLE debates (
+            id            TEXT PRIMARY KEY,
+            protocol      TEXT NOT NULL,
+            title         TEXT NOT NULL,
+            subject       TEXT NOT NULL,
+            config_json   TEXT NOT NULL DEFAULT '{}',
+            status        TEXT NOT NULL DEFAULT 'running',
+            stop_reason   TEXT,
+            outcome_json  TEXT,
+            created_at    REAL NOT NULL,
+            updated_at    REAL NOT NULL,
+            finished_at   REAL
+        );
+        CREATE INDEX debates_created ON debates(created_at);
+
+        CREATE TABLE participants (
+            id            INTEGER PRIMARY KEY,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            role          TEXT NOT NULL,
+            model_id      TEXT NOT NULL,
+            backend       TEXT NOT NULL,
+            options_json  TEXT NOT NULL DEFAULT '{}',
+            details_json  TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (debate_id, role)
+        );
+
+        CREATE TABLE phases (
+            id            INTEGER PRIMARY KEY,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            name          TEXT NOT NULL,
+            round         INTEGER NOT NULL,
+            kappa         REAL,
+            started_at    REAL NOT NULL
+        );
+        CREATE INDEX phases_debate ON phases(debate_id);
+
+        CREATE TABLE rounds (
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            round         INTEGER NOT NULL,
+            phase         TEXT,
+            kappa         REAL,
+            PRIMARY KEY (debate_id, round)
+        );
+
+        CREATE TABLE turns (
+            id                       INTEGER PRIMARY KEY,
+            debate_id                TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            seq                      INTEGER NOT NULL,
+            round                    INTEGER NOT NULL,
+            phase                    TEXT NOT NULL,
+            role                     TEXT NOT NULL,
+            model_id                 TEXT NOT NULL,
+            kind                     TEXT NOT NULL,
+            kappa                    REAL,
+            text                     TEXT NOT NULL,
+            raw                      TEXT NOT NULL,
+            parsed_json              TEXT,
+            parse_notes_json         TEXT NOT NULL DEFAULT '[]',
+            prompt_tokens            INTEGER NOT NULL,
+            prompt_tokens_evaluated  INTEGER NOT NULL,
+            completion_tokens        INTEGER NOT NULL,
+            duration_s               REAL NOT NULL,
+            finish_reason            TEXT NOT NULL,
+            created_at               REAL NOT NULL,
+            UNIQUE (debate_id, seq)
+        );
+        CREATE INDEX turns_debate ON turns(debate_id, seq);
+
+        CREATE TABLE distributions (
+            id            INTEGER PRIMARY KEY,
+            turn_id       INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            round         INTEGER NOT NULL,
+            role          TEXT NOT NULL,
+            rank          INTEGER NOT NULL,
+            label         TEXT NOT NULL,
+            probability   REAL NOT NULL
+        );
+        CREATE INDEX distributions_debate ON distributions(debate_id, round);
+
+        CREATE TABLE metrics (
+            id            INTEGER PRIMARY KEY,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            round         INTEGER NOT NULL,
+            name          TEXT NOT NULL,
+            value         REAL,
+            UNIQUE (debate_id, round, name)
+        );
+
+        CREATE TABLE judgements (
+            id            INTEGER PRIMARY KEY,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            round         INTEGER,
+            judge_role    TEXT NOT NULL,
+            judge_model   TEXT NOT NULL,
+            kind          TEXT NOT NULL,
+            target        TEXT,
+            subject       TEXT,
+            score         REAL,
+            verdict       TEXT,
+            reasons_json  TEXT NOT NULL DEFAULT '{}',
+            raw           TEXT NOT NULL,
+            created_at    REAL NOT NULL
+        );
+        CREATE INDEX judgements_debate ON judgements(debate_id);
+
+        CREATE TABLE moderator_events (
+            id            INTEGER PRIMARY KEY,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            round         INTEGER,
+            kind          TEXT NOT NULL,
+            payload_json  TEXT NOT NULL DEFAULT '{}',
+            created_at    REAL NOT NULL
+        );
+
+        CREATE TABLE model_calls (
+            id                       INTEGER PRIMARY KEY,
+            debate_id                TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            turn_id                  INTEGER REFERENCES turns(id) ON DELETE CASCADE,
+            round                    INTEGER,
+            role                     TEXT NOT NULL,
+            model_id                 TEXT NOT NULL,
+            purpose                  TEXT NOT NULL,
+            options_json             TEXT NOT NULL,
+            prompt_tokens            INTEGER NOT NULL,
+            prompt_tokens_evaluated  INTEGER NOT NULL,
+            completion_tokens        INTEGER NOT NULL,
+            duration_s               REAL NOT NULL,
+            first_token_s            REAL,
+            finish_reason            TEXT NOT NULL,
+            error                    TEXT,
+            created_at               REAL NOT NULL
+        );
+        CREATE INDEX model_calls_debate ON model_calls(debate_id);
+
+        -- Full-text search over what was said (external content: no second copy of the text).
+        CREATE VIRTUAL TABLE turns_fts USING fts5(
+            text, content='turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER turns_ai AFTER INSERT ON turns BEGIN
+            INSERT INTO turns_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
+            INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER turns_au AFTER UPDATE ON turns BEGIN
+            INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO turns_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+"""
+
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial layout", _V1_INITIAL),)
+
+LATEST = MIGRATIONS[-1].version

@@ -1,0 +1,65 @@
+"""A process killed in the middle of a reply leaves a readable journal with every finished turn.
+
+The victim is a real process running the real SmolLM2 model (tests/helpers/endless_debate.py).
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_until_mid_reply(db: Path, debate_id: str, turns_before_kill: int) -> tuple[subprocess.Popen[str], int]:
+    """Start the endless debate; return once turn ``turns_before_kill + 1`` is streaming."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.helpers.endless_debate", str(db), debate_id],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finished = 0
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        kind, _, number = line.strip().partition(" ")
+        if kind == "finished":
+            finished = int(number)
+        elif kind == "streaming" and int(number) == turns_before_kill + 1:
+            return proc, finished
+    raise AssertionError(f"the debate process ended early: {proc.stderr.read() if proc.stderr else ''}")
+
+
+def journal_state(db: Path, debate_id: str) -> tuple[str, list[int], str]:
+    conn = sqlite3.connect(db)
+    integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+    seqs = [r[0] for r in conn.execute("SELECT seq FROM turns WHERE debate_id = ? AND length(text) > 0 ORDER BY seq", (debate_id,))]
+    status = conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0]
+    conn.close()
+    return integrity, seqs, status
+
+
+@pytest.mark.parametrize("turns_before_kill", [1, 3])
+def test_sigkill_mid_reply_keeps_every_finished_turn(tmp_path: Path, turns_before_kill: int) -> None:
+    db = tmp_path / "journal.db"
+    proc, finished = run_until_mid_reply(db, "crash", turns_before_kill)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert finished == turns_before_kill
+    integrity, seqs, status = journal_state(db, "crash")
+    assert integrity == "ok"
+    assert seqs == list(range(1, finished + 1))  # every finished turn, nothing partial
+    assert status == "running"  # killed outright: nothing could mark it, and that is expected
+
+
+def test_sigint_mid_reply_marks_the_debate_interrupted(tmp_path: Path) -> None:
+    db = tmp_path / "journal.db"
+    proc, finished = run_until_mid_reply(db, "ctrl-c", 2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in out
+    integrity, seqs, status = journal_state(db, "ctrl-c")
+    assert integrity == "ok"
+    assert seqs[:finished] == list(range(1, finished + 1))
+    assert status == "interrupted"

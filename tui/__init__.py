@@ -1,0 +1,1 @@
+"""tui package."""

@@ -1,0 +1,52 @@
+"""Driving a protocol run: every event goes to the journal first, then to the screen.
+
+The same function serves ``symposium chat``, ``symposium run``, the benchmarks and the tests,
+so a debate is journalled identically whoever started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+from backends.base import BackendError
+from protocols.events import DebateFinished, DebateStarted, Event
+from store.journal import Journal
+
+EventSink = Callable[[Event], None]
+
+
+async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSink) -> DebateFinished | None:
+    """Record and show each event; returns the final event (``None`` if the run was cut off).
+
+    If the run is cancelled (Ctrl-C, the TUI closing) the debate is marked ``interrupted``,
+    which keeps every finished turn and lets ``symposium resume`` pick it up. A backend error
+    ends the debate as ``failed`` with the error as its stop reason, then propagates.
+    """
+    debate_id: str | None = None
+    final: DebateFinished | None = None
+    try:
+        async for event in events:
+            if isinstance(event, DebateStarted):
+                debate_id = event.debate_id
+            journal.record(event)
+            for sink in sinks:
+                sink(event)
+            if isinstance(event, DebateFinished):
+                final = event
+    except BackendError as exc:
+        if debate_id is not None:
+            failed = DebateFinished(debate_id, "failed", str(exc), {})
+            journal.record(failed)
+            for sink in sinks:
+                sink(failed)
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        if debate_id is not None:
+            journal.mark_interrupted(debate_id, "interrupted before the end (resumable)")
+        raise
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:  # let the protocol's own clean-up run now, not at garbage collection
+            await aclose()
+    return final
