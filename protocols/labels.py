@@ -1,0 +1,215 @@
+"""Class-label names: normalization, closed/open label sets, and alignment of distributions.
+
+EVINCE (chapter 7, section 7.3) has each agent emit a top-k probability vector over a class
+set C. Two agents (and the dataset's ground truth) spell the same class differently:
+"Hepatitis C", " hepatitis  c", "“Hepatitis C”". Every metric of appendix 7.A compares
+vectors *on a common label set*, so labels must first be reduced to one key per class.
+That key is :func:`normalize_label`; the name shown to people stays the one that was given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "FUZZY_CUTOFF",
+    "LabelSet",
+    "align",
+    "align_many",
+    "clean_display",
+    "normalize_label",
+]
+
+FUZZY_CUTOFF = 0.9
+"""Minimum :class:`difflib.SequenceMatcher` ratio for a fuzzy label match (see :meth:`LabelSet.match`)."""
+
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u00b4`"
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"
+_UNIFY = str.maketrans(
+    {c: "-" for c in _DASHES}
+    | {c: "'" for c in _SINGLE_QUOTES}
+    | {c: '"' for c in _DOUBLE_QUOTES}
+    | {"_": " "}
+)
+# Characters that wrap a label in model output (quotes, markdown emphasis, list bullets,
+# sentence punctuation) but are never its meaningful first or last character.
+_EDGE_JUNK = " \t\n\r\"'*_.,;:!?-#"
+
+
+def _enclosed(s: str) -> bool:
+    """Whether one bracket pair encloses all of ``s`` ("(a b)" yes, "(a) or (b)" no)."""
+    if len(s) < 2 or (s[0], s[-1]) not in {("(", ")"), ("[", "]"), ("{", "}")}:
+        return False
+    depth = 0
+    for ch in s[:-1]:
+        depth += (ch == s[0]) - (ch == s[-1])
+        if depth == 0:
+            return False
+    return True
+
+
+def _strip_edges(s: str) -> str:
+    """Strip wrapping punctuation and a bracket pair enclosing the *whole* label.
+
+    "(Dengue)" loses its parentheses, but "(vertigo) Paroymsal Positional Vertigo" and
+    "Dimorphic hemmorhoids(piles)" (real labels of the symptom2disease dataset) keep theirs,
+    because there the brackets do not enclose the whole string.
+    """
+    while True:
+        before = s
+        s = s.strip(_EDGE_JUNK)
+        if _enclosed(s):
+            s = s[1:-1]
+        if s == before:
+            return s
+
+
+def clean_display(s: str) -> str:
+    """A label as people should see it: unicode dashes/quotes unified, whitespace collapsed,
+    wrapping quotes/markdown stripped, case kept."""
+    s = unicodedata.normalize("NFKC", s).translate(_UNIFY)
+    return _strip_edges(" ".join(s.split()))
+
+
+def normalize_label(s: str) -> str:
+    """The matching key of a label.
+
+    NFKC-normalize, unify unicode dashes and quotes with their ASCII forms, treat ``_`` as a
+    space, casefold, collapse whitespace runs to one space, then strip wrapping punctuation,
+    quotes and an enclosing bracket pair. So "  Hepatitis   C " and "hepatitis c" share a key,
+    while distinct classes stay distinct ("Hepatitis C" vs "Hepatitis B"): nothing here
+    removes letters or digits inside the label. The function is idempotent.
+    """
+    s = unicodedata.normalize("NFKC", s).translate(_UNIFY)
+    s = unicodedata.normalize("NFKC", s.casefold())
+    return _strip_edges(" ".join(s.split()))
+
+
+class LabelSet:
+    """The class set C of a debate (chapter 7, section 7.3: "a class set C").
+
+    *Closed* sets (a diagnosis dataset's 41 diseases) only accept their own labels: the
+    distribution parser drops anything :meth:`match` cannot map. *Open* sets (free-form
+    debates) know some labels but accept new ones as written.
+
+    Canonical display names are the given labels with surrounding whitespace trimmed (internal
+    spacing is kept so that they equal the dataset's spelling, e.g. the double space in
+    "(vertigo) Paroymsal  Positional Vertigo"). ``synonyms`` maps alternative names to
+    canonical labels; keys are normalized on insertion and :meth:`add_synonym` extends it.
+    """
+
+    def __init__(
+        self,
+        labels: Iterable[str] = (),
+        *,
+        closed: bool = True,
+        synonyms: Mapping[str, str] | None = None,
+        fuzzy_cutoff: float = FUZZY_CUTOFF,
+    ) -> None:
+        self.closed = closed
+        self.fuzzy_cutoff = fuzzy_cutoff
+        self._by_key: dict[str, str] = {}
+        for label in labels:
+            key = normalize_label(label)
+            if key in self._by_key:
+                raise ValueError(
+                    f"labels {self._by_key[key]!r} and {label!r} normalize to the same name {key!r}"
+                )
+            self._by_key[key] = label.strip()
+        self._synonyms: dict[str, str] = {}
+        for synonym, canonical in (synonyms or {}).items():
+            self.add_synonym(synonym, canonical)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Canonical display names, in the order given."""
+        return tuple(self._by_key.values())
+
+    @property
+    def synonyms(self) -> dict[str, str]:
+        """A copy of the synonym table (normalized synonym -> canonical label)."""
+        return dict(self._synonyms)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_key.values())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and normalize_label(name) in self._by_key
+
+    def __repr__(self) -> str:
+        kind = "closed" if self.closed else "open"
+        return f"LabelSet({list(self.labels)!r}, {kind}, {len(self._synonyms)} synonyms)"
+
+    def add_synonym(self, synonym: str, canonical: str) -> None:
+        """Let ``synonym`` stand for ``canonical`` (which must already be in the set)."""
+        key = normalize_label(canonical)
+        if key not in self._by_key:
+            raise ValueError(f"synonym target {canonical!r} is not a label of this set")
+        self._synonyms[normalize_label(synonym)] = self._by_key[key]
+
+    def match(self, name: str) -> str | None:
+        """The canonical label ``name`` refers to, or ``None``.
+
+        Tried in order: (1) exact match of normalized names; (2) the synonym table; (3) a
+        conservative fuzzy fallback for typos ("Hepatits C", "hemorrhoids" vs the dataset's
+        "hemmorhoids"): the :class:`difflib.SequenceMatcher` ratio against every label and
+        synonym must reach ``fuzzy_cutoff`` (0.9 by default) *and* exactly one canonical label
+        may reach it. The uniqueness rule matters: "hepatitis c" vs "hepatitis b" already
+        scores 0.909, so an unknown "Hepatitis G" is ambiguous and maps to nothing rather than
+        to an arbitrary hepatitis.
+        """
+        key = normalize_label(name)
+        if key in self._by_key:
+            return self._by_key[key]
+        if key in self._synonyms:
+            return self._synonyms[key]
+        if not key:
+            return None
+        scores: dict[str, float] = {}
+        matcher = difflib.SequenceMatcher(b=key, autojunk=False)
+        candidates = list(self._by_key.items()) + list(self._synonyms.items())
+        for cand_key, canonical in candidates:
+            matcher.set_seq1(cand_key)
+            if matcher.real_quick_ratio() < self.fuzzy_cutoff or matcher.quick_ratio() < self.fuzzy_cutoff:
+                continue
+            ratio = matcher.ratio()
+            if ratio >= self.fuzzy_cutoff:
+                scores[canonical] = max(ratio, scores.get(canonical, 0.0))
+        return next(iter(scores)) if len(scores) == 1 else None
+
+
+def align_many(dists: Sequence[Mapping[str, float]]) -> tuple[list[str], np.ndarray]:
+    """Put several label->probability mappings on one label axis.
+
+    The axis is the union of all labels after :func:`normalize_label`, sorted by normalized
+    name so that the result does not depend on dict order. Labels that collide after
+    normalization are merged by summing their mass. Each axis entry is displayed with the
+    first spelling met (scanning the mappings in order). Returns the display labels and a
+    ``(len(dists), len(labels))`` float array; missing labels are 0. Values are not
+    renormalized here.
+    """
+    display: dict[str, str] = {}
+    for dist in dists:
+        for name in dist:
+            display.setdefault(normalize_label(name), clean_display(name))
+    keys = sorted(display)
+    index = {k: i for i, k in enumerate(keys)}
+    matrix = np.zeros((len(dists), len(keys)))
+    for row, dist in enumerate(dists):
+        for name, value in dist.items():
+            matrix[row, index[normalize_label(name)]] += float(value)
+    return [display[k] for k in keys], matrix
+
+
+def align(p: Mapping[str, float], q: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Two distributions on their common label axis (see :func:`align_many`)."""
+    labels, matrix = align_many([p, q])
+    return labels, matrix[0], matrix[1]
