@@ -216,12 +216,19 @@ class Session(ABC):
     def reset(self) -> None:
         """Forget the cached context (the next call evaluates its prompt from scratch)."""
 
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Prompt length of ``messages`` in tokens. Backends without a local tokenizer estimate
+        (four characters a token, plus the turn markup) and say so by not overriding this."""
+        return sum(len(m.content) for m in messages) // 4 + 8 * len(messages)
+
 
 class Backend(ABC):
     """One loaded model on one serving technology."""
 
     model_id: str
     kind: str
+    #: Tokens the model can attend to (prompt plus reply).
+    context_length: int = 4096
 
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}

@@ -57,17 +57,27 @@ log = logging.getLogger(__name__)
 
 _INIT_LOCK = threading.Lock()
 _initialised = False
+_log_callback: Any = None
 
 
 def _llama() -> Any:
-    """Import llama-cpp-python once, quietly (its C logging goes to Python logging instead)."""
-    global _initialised
+    """Import llama-cpp-python once, quietly: llama.cpp's own log lines go to Python logging
+    (``backends.llamacpp.native``) instead of the terminal, where they would break the TUI."""
+    global _initialised, _log_callback
     import llama_cpp
-    from llama_cpp import _logger
 
     with _INIT_LOCK:
         if not _initialised:
-            _logger.set_verbose(False)
+            native = logging.getLogger(f"{__name__}.native")
+
+            @llama_cpp.llama_log_callback
+            def forward(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
+                # ggml's levels: 0 none, 1 debug, 2 info, 3 warn, 4 error, 5 continuation.
+                # Only errors are worth a user's attention; failures also surface as exceptions.
+                native.log(logging.WARNING if level == 4 else logging.DEBUG, text.decode("utf-8", "replace").rstrip())
+
+            _log_callback = forward  # keep a reference: the C side holds only a pointer
+            llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
             llama_cpp.llama_backend_init()
             _initialised = True
     return llama_cpp
@@ -104,6 +114,7 @@ class LlamaCppBackend(Backend):
         self._llama_cpp = llama_cpp
         self.n_vocab = self.model.n_vocab()
         self.n_ctx = min(entry.context_length, self.model.n_ctx_train())
+        self.context_length = self.n_ctx
         self.n_batch = min(512, self.n_ctx)
         self.n_threads = entry.threads or max(1, os.cpu_count() or 1)
         self.format = self._chat_format(entry)
@@ -316,26 +327,6 @@ class LlamaCppSession(Session):
                 "raise context_length in models.toml or shorten the transcript"
             )
 
-    def _sampler(self, opts: SamplingOptions, grammar: Any) -> Any:
-        be = self.backend
-        sampler = be._internals.LlamaSampler()
-        if grammar is not None:
-            sampler.add_grammar(be.model, grammar)
-        if opts.repeat_penalty and opts.repeat_penalty != 1.0:
-            sampler.add_penalties(be.n_vocab, 64, opts.repeat_penalty, 0.0, 0.0)
-        if opts.temperature <= 0:
-            sampler.add_greedy()
-            return sampler
-        if opts.top_k > 0:
-            sampler.add_top_k(opts.top_k)
-        sampler.add_top_p(opts.top_p, 1)
-        if opts.min_p > 0:
-            sampler.add_min_p(opts.min_p, 1)
-        sampler.add_temp(opts.temperature)
-        seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "little")
-        sampler.add_dist(seed)
-        return sampler
-
     def _generate_sync(
         self,
         messages: list[Message],
@@ -360,14 +351,14 @@ class LlamaCppSession(Session):
         with be.lock:
             evaluated = self._evaluate_prompt(prompt)
             timing.prompt_s = time.perf_counter() - started
-            sampler = self._sampler(opts, grammar)
+            sampler = _Sampler(be, opts, grammar)
             ctx = self._ctx
             position = len(prompt)
             while len(out) < opts.max_tokens and position < be.n_ctx:
                 if cancel.is_set():
                     finish = "cancelled"
                     break
-                token = sampler.sample(ctx, -1)
+                token = sampler.sample(ctx)
                 if be.is_end(token):
                     finish = "stop"
                     break
@@ -488,6 +479,69 @@ class LlamaCppSession(Session):
                 await asyncio.shield(task)
 
 
+class _Sampler:
+    """Token sampling, with a fast path for grammar-constrained replies.
+
+    A grammar applied to the whole vocabulary on every step is slow (every one of 49k–262k
+    tokens is checked against the grammar's stacks). As llama.cpp's own ``common_sampler`` does,
+    we first sample without the grammar and ask the grammar about that single token; only when
+    it is rejected do we resample with the grammar over the full vocabulary. The result is the
+    same distribution restricted to valid tokens whenever the first draw is valid, which is
+    most of the time.
+
+    Repetition penalties apply to free text only: JSON repeats its punctuation by design, and
+    penalising ``"`` or ``,`` derails structured replies.
+    """
+
+    def __init__(self, backend: LlamaCppBackend, opts: SamplingOptions, grammar: Any) -> None:
+        self._api = backend._llama_cpp
+        seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "little")
+        penalty = opts.repeat_penalty if grammar is None and opts.repeat_penalty else 1.0
+        self.free = self._chain(backend, opts, None, penalty, seed)
+        self.constrained = self._chain(backend, opts, grammar, 1.0, seed + 1) if grammar is not None else None
+        self._one = self._api.llama_token_data()
+        self._one_array = self._api.llama_token_data_array(
+            data=ctypes.pointer(self._one), size=1, selected=-1, sorted=False
+        )
+
+    @staticmethod
+    def _chain(backend: LlamaCppBackend, opts: SamplingOptions, grammar: Any, penalty: float, seed: int) -> Any:
+        sampler = backend._internals.LlamaSampler()
+        if grammar is not None:
+            sampler.add_grammar(backend.model, grammar)  # first, so it sees every candidate
+        if penalty != 1.0:
+            sampler.add_penalties(backend.n_vocab, 64, penalty, 0.0, 0.0)
+        if opts.temperature <= 0:
+            sampler.add_greedy()
+            return sampler
+        if opts.top_k > 0:
+            sampler.add_top_k(opts.top_k)
+        sampler.add_top_p(opts.top_p, 1)
+        if opts.min_p > 0:
+            sampler.add_min_p(opts.min_p, 1)
+        sampler.add_temp(opts.temperature)
+        sampler.add_dist(seed)
+        return sampler
+
+    def sample(self, ctx: Any) -> int:
+        token = self.free.sample(ctx, -1)
+        if self.constrained is None:
+            return token
+        grammar = self._api.llama_sampler_chain_get(self.constrained.sampler, 0)
+        self._one.id, self._one.logit, self._one.p = token, 0.0, 0.0
+        self._one_array.size, self._one_array.selected = 1, -1
+        self._api.llama_sampler_apply(grammar, ctypes.byref(self._one_array))
+        if self._one.logit != float("-inf"):
+            self._api.llama_sampler_accept(self.constrained.sampler, token)
+            return token
+        return self.constrained.sample(ctx, -1)  # applies the grammar to all tokens, accepts
+
+    def close(self) -> None:
+        self.free.close()
+        if self.constrained is not None:
+            self.constrained.close()
+
+
 def _first_stop(text: str, stops: Sequence[str]) -> int | None:
     positions = [i for s in stops if s and (i := text.find(s)) >= 0]
     return min(positions) if positions else None
@@ -505,10 +559,29 @@ def _grammar_for(json_schema: dict[str, Any]) -> Any:
     """A compiled GBNF grammar for a JSON schema (cached: protocols reuse a few schemas)."""
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    key = json.dumps(json_schema, sort_keys=True)
+    key = json.dumps(json_schema)  # property order matters: the grammar emits keys in this order
     if key not in _GRAMMARS:
         try:
-            _GRAMMARS[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+            grammar_schema = json.dumps(_bounded_ints_as_enums(json_schema))
+            _GRAMMARS[key] = LlamaGrammar.from_json_schema(grammar_schema, verbose=False)
         except (ValueError, RuntimeError, KeyError, NotImplementedError) as exc:
             raise BackendError(f"cannot turn this JSON schema into a grammar: {exc}") from None
     return _GRAMMARS[key]
+
+
+def _bounded_ints_as_enums(node: Any) -> Any:
+    """Rewrite small bounded integers (``1 <= score <= 10``) as enums.
+
+    llama.cpp's schema-to-grammar converter ignores ``minimum``/``maximum``, so without this a
+    judge constrained to "an integer from 1 to 10" could still write 0 or 4000.
+    """
+    if isinstance(node, list):
+        return [_bounded_ints_as_enums(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _bounded_ints_as_enums(value) for key, value in node.items()}
+    low, high = out.get("minimum"), out.get("maximum")
+    if out.get("type") == "integer" and isinstance(low, int) and isinstance(high, int) and 0 <= high - low <= 100:
+        out = {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")}
+        out["enum"] = list(range(low, high + 1))
+    return out

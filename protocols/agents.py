@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from backends.base import Backend, ChatStream, Completion, Message, SamplingOptions, Session
+from backends.base import Backend, ChatStream, Completion, Message, SamplingOptions, ScoreResult, Session
 
 from .events import CallRecord, Participant, TokenDelta, TurnStarted
 
@@ -54,6 +54,21 @@ class Agent:
         """Prepare a turn; iterate :meth:`Turn.events` to run it."""
         return Turn(self, list(messages), schema, options or self.options)
 
+    def fit(self, messages: list[Message], max_tokens: int) -> list[Message]:
+        """``messages`` shortened to fit the context with room for ``max_tokens`` of reply.
+
+        Long debates outgrow a small model's window: the oldest exchanges after the opening
+        (system prompt and first request) are dropped, two messages at a time, and a note
+        says so. The newest turns, which the agent must answer, always stay.
+        """
+        budget = self.backend.context_length - max_tokens
+        if self.session.count_tokens(messages) <= budget:
+            return messages
+        head, tail = messages[:2], messages[2:]
+        while len(tail) > 2 and self.session.count_tokens([*head, _ELIDED, *tail]) > budget:
+            tail = tail[2:]
+        return [*head, _ELIDED, *tail]
+
     async def ask(
         self,
         messages: Sequence[Message],
@@ -65,6 +80,9 @@ class Agent:
         """A call that is not shown as a debate turn (a judge's score, an analysis)."""
         completion = await self.session.complete(messages, options or self.options, schema=schema)
         return completion, call_record(self.role, purpose, completion)
+
+
+_ELIDED = Message("user", "(Earlier rounds are omitted to fit the context window.)")
 
 
 class Turn:
@@ -116,3 +134,17 @@ def call_record(role: str, purpose: str, completion: Completion) -> CallRecord:
         finish_reason=completion.finish_reason,
     )
 
+
+
+def score_call_record(role: str, result: ScoreResult) -> CallRecord:
+    """The journal's record of one log-likelihood scoring call."""
+    return CallRecord(
+        role=role,
+        model_id=result.model_id,
+        purpose="score",
+        options={"candidates": len(result.candidates)},
+        prompt_tokens=result.usage.prompt_tokens,
+        prompt_tokens_evaluated=result.usage.prompt_tokens_evaluated,
+        completion_tokens=0,
+        duration_s=round(result.timing.total_s, 4),
+    )

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .labels import LabelSet, clean_display, normalize_label
+from .untrusted import MAX_INPUT_CHARS, json_candidates
 
 __all__ = [
     "MAX_INPUT_CHARS",
@@ -35,9 +36,6 @@ __all__ = [
     "reply_schema",
 ]
 
-MAX_INPUT_CHARS = 100_000
-"""Replies are cut to this many characters before parsing (a runaway generation is not a distribution)."""
-_MAX_JSON_CANDIDATES = 8
 _MAX_LABEL_WORDS = 8
 
 
@@ -93,95 +91,9 @@ class DistributionParse:
         return self.probs is not None
 
 
-# --- finding JSON in the reply -------------------------------------------------------------
+# --- cleaning the reply ----------------------------------------------------------------------
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', re.S)
-_BARE_PERCENT = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*%")
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_CLOSER = {"}": "{", "]": "["}
-
-
-def _loads(text: str) -> tuple[bool, Any]:
-    """``json.loads`` that reports failure instead of raising (deep nesting included)."""
-    try:
-        return True, json.loads(text)
-    except (ValueError, RecursionError):
-        return False, None
-
-
-def _balanced_spans(text: str) -> list[tuple[int, int]]:
-    """Outermost balanced ``{…}``/``[…]`` spans, in order, skipping brackets in "strings"."""
-    spans: list[tuple[int, int]] = []
-    stack: list[tuple[str, int]] = []
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"' and stack:
-            in_string = True
-        elif ch in "{[":
-            stack.append((ch, i))
-        elif ch in _CLOSER and stack and stack[-1][0] == _CLOSER[ch]:
-            spans.append((stack.pop()[1], i + 1))
-    outermost: list[tuple[int, int]] = []
-    for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
-        if not outermost or start >= outermost[-1][1]:
-            outermost.append((start, end))
-    return outermost
-
-
-def _repair_json(text: str) -> tuple[str, list[str]]:
-    """Fix near-JSON outside string literals: single quotes, trailing commas, bare ``40%``."""
-    notes: set[str] = set()
-    out: list[str] = []
-
-    def fix_code(code: str) -> str:
-        fixed = _TRAILING_COMMA.sub(r"\1", code)
-        if fixed != code:
-            notes.add("removed trailing commas")
-        quoted = _BARE_PERCENT.sub(r'"\1%"', fixed)
-        if quoted != fixed:
-            notes.add("quoted bare percentages")
-        return quoted
-
-    pos = 0
-    for m in _QUOTED.finditer(text):
-        out.append(fix_code(text[pos : m.start()]))
-        token = m.group()
-        if token[0] == "'":
-            notes.add("converted single quotes to double quotes")
-            token = json.dumps(token[1:-1].replace("\\'", "'"))
-        out.append(token)
-        pos = m.end()
-    out.append(fix_code(text[pos:]))
-    return "".join(out), sorted(notes)
-
-
-def _json_values(text: str) -> Iterator[tuple[Any, list[str]]]:
-    """Candidate JSON values in the reply, each with the repairs it needed."""
-    stripped = text.strip()
-    sources: list[tuple[str, list[str]]] = []
-    if stripped[:1] in ("{", "["):
-        sources.append((stripped, []))
-    for start, end in _balanced_spans(text)[:_MAX_JSON_CANDIDATES]:
-        if text[start:end] != stripped:
-            sources.append((text[start:end], ["extracted the JSON from the surrounding text"]))
-    for source, notes in sources:
-        ok, value = _loads(source)
-        if ok:
-            yield value, notes
-            continue
-        fixed, fixes = _repair_json(source)
-        if fixes:
-            ok, value = _loads(fixed)
-            if ok:
-                yield value, notes + fixes
 
 
 # --- reading label/probability entries out of a JSON value ----------------------------------
@@ -424,7 +336,7 @@ def parse_distribution(
     if not cleaned.strip():
         return result(None, "empty reply", [])
     found_json = False
-    for value, notes in _json_values(cleaned):
+    for value, notes in json_candidates(cleaned):
         found_json = True
         entries, arguments, shape_notes = _from_json(value)
         if entries:

@@ -62,7 +62,7 @@ def new_debate_id() -> str:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return json.dumps(value, ensure_ascii=False, default=str)  # keep order: distributions are ranked
 
 
 class Journal:

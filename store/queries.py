@@ -87,12 +87,17 @@ class Queries:
         return d
 
     def metrics(self, debate_id: str) -> list[dict[str, Any]]:
-        """One dict per round: ``{"round": r, "kappa": κ, "jsd": …, "wd": …}``."""
+        """One dict per round that has metrics: ``{"round": r, "phase": …, "kappa": κ, "jsd": …}``.
+
+        A round's phase is the latest phase begun at or before it."""
+        phases = list(self.db.query("SELECT round, name FROM phases WHERE debate_id = ? ORDER BY id", (debate_id,)))
+        kappas = {r["round"]: r["kappa"] for r in self.db.query("SELECT round, kappa FROM rounds WHERE debate_id = ?", (debate_id,))}
         per_round: dict[int, dict[str, Any]] = {}
-        for r in self.db.query("SELECT round, phase, kappa FROM rounds WHERE debate_id = ? ORDER BY round", (debate_id,)):
-            per_round[r["round"]] = {"round": r["round"], "phase": r["phase"], "kappa": r["kappa"]}
         for r in self.db.query("SELECT round, name, value FROM metrics WHERE debate_id = ? ORDER BY round, name", (debate_id,)):
-            per_round.setdefault(r["round"], {"round": r["round"]})[r["name"]] = r["value"]
+            row = per_round.setdefault(r["round"], {"round": r["round"], "kappa": kappas.get(r["round"])})
+            row[r["name"]] = r["value"]
+        for number, row in per_round.items():
+            row["phase"] = next((p["name"] for p in reversed(phases) if p["round"] <= number), None)
         return [per_round[k] for k in sorted(per_round)]
 
     def search(self, text: str, limit: int = 50) -> list[dict[str, Any]]:

@@ -17,9 +17,6 @@ from backends.registry import Registry, load_registry
 from backends.sources import resolve_path
 from store.journal import Journal
 
-REPO = Path(__file__).resolve().parent.parent
-DEV_CSV = REPO.parent / "shared" / "data" / "symptom2disease" / "dev.csv"
-
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

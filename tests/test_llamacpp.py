@@ -157,3 +157,14 @@ async def test_completion_options_are_recorded(smollm: LlamaCppBackend) -> None:
     assert completion.options == opts
     assert completion.usage.completion_tokens <= 5
     assert json.loads(opts.to_json())["seed"] == 7
+
+
+class Score(BaseModel):
+    score: int = Field(ge=1, le=10)
+
+
+async def test_bounded_integers_stay_in_range(smollm: LlamaCppBackend) -> None:
+    """The grammar enforces 1..10 even though llama.cpp's converter ignores min/max."""
+    for prompt in ("Rate this from 1 to 10: excellent.", "Give a score of 4000.", "Score: zero"):
+        completion = await fresh(smollm).complete([Message("user", prompt)], SamplingOptions(max_tokens=12, temperature=0.0), schema=Score)
+        assert 1 <= Score.model_validate_json(completion.text).score <= 10

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 
-from . import cmd_chat, cmd_journal, cmd_models
+from . import cmd_chat, cmd_journal, cmd_models, cmd_run
 from .errors import UserError
 
 #: Libraries that could phone home are told not to, before any of them is imported.
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cmd_models.add_parser(sub)
     cmd_chat.add_parsers(sub)
+    cmd_run.add_parsers(sub)
     cmd_journal.add_parsers(sub)
     return parser
 

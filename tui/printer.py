@@ -38,6 +38,7 @@ class EventPrinter:
         self.show_headers = show_headers
         self._streaming = False
         self._metric_rows: list[dict[str, Any]] = []
+        self._phase = ""
 
     def __call__(self, event: Event) -> None:
         c = self.console
@@ -46,6 +47,7 @@ class EventPrinter:
                 if self.show_headers:
                     c.print(Text(f"{event.protocol} · {terminal_safe(event.title)} · debate {event.debate_id}", style="bold"))
             case PhaseChanged():
+                self._phase = event.phase
                 kappa = f" · κ={event.kappa:.2f}" if event.kappa is not None else ""
                 c.print(Text(f"\n── {event.phase} · round {event.round}{kappa} ──", style="bold yellow"))
             case TurnStarted():
@@ -65,7 +67,7 @@ class EventPrinter:
                 for note in event.parse_notes:
                     c.print(Text(f"  ↳ note: {terminal_safe(note)}", style="dim italic"))
             case MetricsComputed():
-                self._metric_rows.append({"round": event.round, "kappa": event.kappa, **event.metrics})
+                self._metric_rows.append({"round": event.round, "phase": self._phase, "kappa": event.kappa, **event.metrics})
                 m = event.metrics
                 parts = [f"{k}={m[k]:.3f}" for k in ("wd", "mi", "crit", "jsd") if m.get(k) is not None]
                 c.print(Text(f"  metrics round {event.round}: " + "  ".join(parts), style="dim"))

@@ -1,0 +1,463 @@
+"""EVINCE: an information-theoretic debate over a class set (seed 004, chapter 7, Figure 7.1).
+
+Figure 7.1, as this module runs it::
+
+    Input: information set S, class labels C (closed, or open: whatever the agents propose);
+           LLM_A (confirmatory), LLM_B (explorer), a CRIT judge.
+    1. Initial round (t = 0):
+         (P_A, R_A) = LLM_A(S, C, p0)                   -- predict top-k on C with arguments
+         (P_B, R_B) = LLM_B(P_A, S, C, p'0)             -- sees P_A, refutes it at κ0 = 0.9
+         metrics WD, MI, JSD between P_A and P_B; CRIT Γ_A, Γ_B by the judge
+    2. while true:                                       (moderator checkpoint before each round)
+         (P_A, R_A) = LLM_A(P_B, S, C, p't)             -- refute B at κ_t, update top-k
+         (P_B, R_B) = LLM_B(P_A, S, C, p't)             -- refute A at κ_t, update top-k
+         t = t + 1; metrics; changes ΔWD, ΔMI, ΔJSD, ΔCRIT
+         stop when |ΔWD| < ε_WD ∧ |ΔMI| < ε_MI ∧ |ΔJSD| < ε_JSD ∧ ΔCRIT < ε_CRIT
+              (section 7.3.2 (2): the information metrics settle and CRIT plateaus or
+              declines), or at the round cap, or when the moderator stops or skips ahead
+         κ = Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)          -- the debate's schedule
+    3. Conciliatory output: P_f = (Γ_A·P_A + Γ_B·P_B) / (Γ_A + Γ_B) with the combined
+       rationale; joint follow-up recommendations (further questions, tests) drafted by A and
+       completed by B at low contentiousness (section 7.4.6, appendix 7.E.6); a flag when the
+       consensus contradicts a given reference label (label-error detection, 7.4.6).
+
+An agent's distribution comes one of two ways, chosen per debate and recorded:
+``verbalized`` (structured output; labels constrained to C when C is closed) or ``scored``
+(the agent argues in free text, then the backend's log-likelihood over C, conditioned on that
+argument, gives the distribution; needs a closed C).
+
+The phase shown for a round follows its κ (Table 7.2): exploratory at κ ≥ 0.8, transition at
+0.6 ≤ κ < 0.8, exploitative below; the closing steps are "conciliatory".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from backends.base import Message
+
+from . import metrics as M
+from .agents import Agent, Turn, score_call_record
+from .contentiousness import RoundSignals, Schedule, instruction, make_schedule
+from .crit import CritResult, crit
+from .distribution import DistributionParse, format_distribution, parse_distribution, reply_schema
+from .events import (
+    DebateFinished,
+    DebateStarted,
+    Event,
+    JudgementMade,
+    MetricsComputed,
+    ModelCalled,
+    PhaseChanged,
+    TurnFinished,
+)
+from .labels import LabelSet
+from .moderation import CommandChannel, Moderation
+from .untrusted import parse_as
+
+Scoring = Literal["verbalized", "scored"]
+
+
+@dataclass
+class EvinceConfig:
+    """One EVINCE debate's settings (all journalled with the debate)."""
+
+    case: str
+    labels: LabelSet | None = None  # None: an open class set
+    title: str = ""
+    top_k: int = 3
+    scoring: Scoring = "verbalized"
+    schedule: str = "exponential"
+    schedule_params: dict[str, Any] = field(default_factory=dict)
+    eps_wd: float = 0.01
+    eps_mi: float = 0.01
+    eps_jsd: float = 0.01
+    eps_crit: float = 0.01
+    max_rounds: int = 5
+    reference_label: str | None = None
+    recommendations: bool = True
+    turn_tokens: int = 256
+    crit_tokens: int = 320
+    domain: str = "diagnosis"
+
+    def describe(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["labels"] = None if self.labels is None else list(self.labels.labels)
+        data["closed"] = self.labels is not None
+        return data
+
+
+@dataclass
+class EvinceAgents:
+    a: Agent
+    b: Agent
+    judge: Agent
+
+
+class Recommendations(BaseModel):
+    """Joint follow-ups after convergence (appendix 7.E.6)."""
+
+    questions: list[str] = Field(max_length=4)
+    tests: list[str] = Field(max_length=4)
+
+
+class Argument(BaseModel):
+    """A free-text turn in ``scored`` mode: the argument only; the distribution is scored."""
+
+    argument: str = Field(max_length=600)
+
+
+@dataclass
+class _Position:
+    """An agent's latest position: distribution, arguments and the text shown to the other."""
+
+    probs: dict[str, float]
+    arguments: list[str]
+    text: str
+
+
+def phase_for(kappa: float | None) -> str:
+    if kappa is None:
+        return "unmodulated"
+    if kappa >= 0.8:
+        return "exploratory"
+    if kappa >= 0.6:
+        return "transition"
+    return "exploitative"
+
+
+class Evince:
+    """One run of Figure 7.1. Iterate :meth:`run` for its events."""
+
+    def __init__(self, config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
+                 channel: CommandChannel | None = None) -> None:
+        if config.scoring == "scored" and config.labels is None:
+            raise ValueError("scored distributions need a closed class set (give labels)")
+        self.config = config
+        self.agents = agents
+        self.debate_id = debate_id
+        self.moderation = Moderation(debate_id, ("agent-a", "agent-b"), channel)
+        self.schedule: Schedule = make_schedule(config.schedule, **config.schedule_params)
+        self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": []}
+        self.positions: dict[str, _Position] = {}
+        self.crits: dict[str, CritResult] = {}
+        self.history: list[dict[str, float]] = []
+        self._phase: str | None = None
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    def _system(self, role: str) -> str:
+        c = self.config
+        who = "Agent A" if role == "agent-a" else "Agent B"
+        stance = ("You give the most likely answers, as a careful expert would." if role == "agent-a"
+                  else "You explore: look for plausible alternatives the other agent may have missed.")
+        classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(c.labels.labels)}."
+                   if c.labels is not None else "Name the labels yourself.")
+        return (f"You are {who} in a structured debate ({c.domain}). {stance} {classes} "
+                f"Give your top {c.top_k} with probabilities that sum to 1, and short arguments.\n"
+                f"Case:\n<<<\n{c.case.strip()}\n>>>")
+
+    def _ask(self, role: str, kappa: float | None, opponent: _Position | None) -> str:
+        c = self.config
+        parts = []
+        if opponent is not None:
+            other = "Agent B" if role == "agent-a" else "Agent A"
+            parts.append(f"{other} predicts: {format_distribution(opponent.probs)}. "
+                         f"Its arguments: {_clip(' '.join(opponent.arguments), 500)}")
+            parts.append(f"Refute {other} with counterarguments, then give your own top {c.top_k} with arguments.")
+        else:
+            parts.append(f"Predict your top {c.top_k} with probabilities and supporting arguments.")
+        if kappa is not None:
+            parts.append(instruction(kappa))
+        for note in self.moderation.take_interjections(role):
+            parts.append(f"The moderator says: {note}")
+        return "\n".join(parts)
+
+    # -- one agent's turn -----------------------------------------------------------------------
+
+    async def _turn(self, role: str, round_: int, kappa: float | None, opponent: _Position | None) -> AsyncIterator[Event]:
+        agent = self.agents.a if role == "agent-a" else self.agents.b
+        c = self.config
+        history = self.messages[role]
+        if not history:
+            history.append(Message("system", self._system(role)))
+        history.append(Message("user", self._ask(role, kappa, opponent)))
+        schema = reply_schema(c.labels, top_k=c.top_k) if c.scoring == "verbalized" else Argument
+        turn = agent.turn(agent.fit(history, c.turn_tokens), schema=schema,
+                          options=agent.options.merged(max_tokens=c.turn_tokens))
+        kind = "opening" if round_ == 0 else "refutation"
+        async for event in self._stream(turn, round_, phase_for(kappa), kind):
+            yield event
+        completion = turn.completion
+        assert completion is not None
+        history.append(Message("assistant", completion.text))
+        if c.scoring == "verbalized":
+            parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
+            score_call = None
+        else:
+            parsed, score_call = await self._scored(agent, history, completion.text)
+        position, fallback = self._position(role, parsed)
+        if score_call is not None:
+            yield score_call
+        notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *fallback]
+        yield TurnFinished(
+            self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
+            text=position.text, raw=completion.text, call=turn.call(),
+            parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
+            parse_notes=tuple(notes), distribution=position.probs, kappa=kappa,
+        )
+
+    async def _stream(self, turn: Turn, round_: int, phase: str, kind: str) -> AsyncIterator[Event]:
+        """Stream a turn; a Stop from the moderator cancels it mid-reply."""
+        self.moderation.channel.on_stop(turn.cancel)
+        try:
+            async for event in turn.events(self.debate_id, phase=phase, round=round_, kind=kind):
+                yield event
+        finally:
+            self.moderation.channel.on_stop(None)
+
+    async def _scored(self, agent: Agent, history: list[Message], raw: str) -> tuple[DistributionParse, ModelCalled]:
+        """``scored`` mode: the distribution over C is read from log-likelihoods, conditioned on
+        the argument the agent just made."""
+        labels = self.config.labels
+        assert labels is not None
+        reply, _ = parse_as(raw, Argument)
+        argument = reply.argument if reply else raw
+        ask = [*history, Message("user", "Now name the single most likely label.")]
+        result = await agent.session.score(agent.fit(ask, 16), list(labels.labels))
+        top = sorted(zip(result.candidates, result.probs), key=lambda cp: -cp[1])[: self.config.top_k]
+        total = sum(p for _, p in top)
+        probs = {label: p / total for label, p in top}
+        parsed = DistributionParse(probs=probs, arguments=[argument], repairs=[f"scored {len(labels)} labels by log-likelihood; kept the top {len(top)}"],
+                                   rejected_reason=None, raw=raw)
+        return parsed, ModelCalled(self.debate_id, score_call_record(agent.role, result))
+
+    def _position(self, role: str, parsed: DistributionParse) -> tuple[_Position, list[str]]:
+        """The agent's new position, and a note when its reply gave no usable distribution: it
+        then keeps its previous one (or, in its first turn, a uniform one over the other
+        agent's labels) so the debate and its metrics go on."""
+        fallback: list[str] = []
+        if parsed.probs is not None:
+            probs = parsed.probs
+        elif role in self.positions:
+            probs = self.positions[role].probs
+            fallback.append("kept the previous distribution")
+        else:
+            other = self.positions.get("agent-b" if role == "agent-a" else "agent-a")
+            pool = list(other.probs) if other else (list(self.config.labels.labels)[: self.config.top_k] if self.config.labels else ["unknown"])
+            probs = {label: 1 / len(pool) for label in pool}
+            fallback.append("no usable distribution yet: used a uniform one")
+        arguments = parsed.arguments
+        text = format_distribution(probs) + ("\n" + "\n".join(f"- {a}" for a in arguments) if arguments else "")
+        position = _Position(probs, arguments, text)
+        self.positions[role] = position
+        return position, fallback
+
+    # -- metrics and judging --------------------------------------------------------------------
+
+    async def _judge(self, round_: int) -> AsyncIterator[Event]:
+        a, b = self.positions["agent-a"], self.positions["agent-b"]
+        for role, mine, theirs in (("agent-a", a, b), ("agent-b", b, a)):
+            result = await crit(self.agents.judge, mine.text, author="Agent A" if role == "agent-a" else "Agent B",
+                                counter=theirs.text, subject=_clip(self.config.case, 300), max_tokens=self.config.crit_tokens)
+            self.crits[role] = result
+            for extra in result.calls[:-1]:
+                yield ModelCalled(self.debate_id, extra, round_)
+            yield JudgementMade(self.debate_id, "judge", self.agents.judge.model_id, "crit", role, None,
+                                result.score, None, result.reasons_json(), result.raw, round_, result.calls[-1])
+
+    def _metrics(self, round_: int, kappa: float | None) -> MetricsComputed:
+        a, b = self.positions["agent-a"].probs, self.positions["agent-b"].probs
+        snap = M.compute_all(a, b)
+        scores = [r.normalized for r in self.crits.values() if r.normalized is not None]
+        values: dict[str, float] = {k: v for k, v in asdict(snap).items()}
+        if scores:
+            values["crit"] = sum(scores) / len(scores)
+        for role, key in (("agent-a", "crit_a"), ("agent-b", "crit_b")):
+            if role in self.crits and self.crits[role].normalized is not None:
+                values[key] = self.crits[role].normalized  # type: ignore[assignment]
+        mixture = self._consensus()
+        values["entropy_mixture"] = M.entropy(mixture)
+        if self.history:
+            values["info_gain"] = self.history[-1]["entropy_mixture"] - values["entropy_mixture"]
+        self.history.append(values)
+        return MetricsComputed(self.debate_id, round_, values, kappa)
+
+    def _consensus(self) -> dict[str, float]:
+        """P_f = (Γ_A·P_A + Γ_B·P_B)/(Γ_A + Γ_B); equal weights where a CRIT score is missing."""
+        weights = [self._weight("agent-a"), self._weight("agent-b")]
+        mixed = M.mixture([self.positions["agent-a"].probs, self.positions["agent-b"].probs], weights)
+        assert isinstance(mixed, dict)
+        return dict(sorted(mixed.items(), key=lambda kv: -kv[1]))
+
+    def _weight(self, role: str) -> float:
+        result = self.crits.get(role)
+        if result is None or result.score is None:
+            known = [r.score for r in self.crits.values() if r.score is not None]
+            return sum(known) / len(known) if known else 1.0
+        return result.score
+
+    def _converged(self) -> bool:
+        """Section 7.3.2 (2): |ΔWD|, |ΔMI|, |ΔJSD| under their ε and CRIT not rising by ε."""
+        if len(self.history) < 2:
+            return False
+        prev, cur = self.history[-2], self.history[-1]
+        c = self.config
+        settled = (abs(cur["wd"] - prev["wd"]) < c.eps_wd and abs(cur["mi"] - prev["mi"]) < c.eps_mi
+                   and abs(cur["jsd"] - prev["jsd"]) < c.eps_jsd)
+        d_crit = cur.get("crit", 0.0) - prev.get("crit", 0.0) if "crit" in cur and "crit" in prev else 0.0
+        return settled and d_crit < c.eps_crit
+
+    def _signals(self) -> RoundSignals | None:
+        if len(self.history) < 2:
+            return None
+        prev, cur = self.history[-2], self.history[-1]
+        d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
+        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=cur["nmi"] - prev["nmi"], d_jsd=prev["jsd"] - cur["jsd"], d_crit=d_crit)
+
+    def _kappa(self, round_: int) -> float | None:
+        if self.moderation.kappa_override is not None:
+            return self.moderation.kappa_override
+        return self.schedule.value(round_, self._signals())
+
+    def _phase_event(self, phase: str, round_: int, kappa: float | None) -> PhaseChanged | None:
+        if phase == self._phase:
+            return None
+        self._phase = phase
+        return PhaseChanged(self.debate_id, phase, round_, kappa)
+
+    # -- the run --------------------------------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[Event]:
+        c = self.config
+        agents = self.agents
+        yield DebateStarted(
+            self.debate_id, "evince", c.title or _clip(c.case, 60), c.case, c.describe(),
+            (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
+        )
+        stop_reason = "round cap reached"
+        round_ = 0
+        while True:
+            async for event in self.moderation.checkpoint(round_):
+                yield event
+            if self.moderation.stopped:
+                stop_reason = self.moderation.stop_reason or "stopped"
+                break
+            if round_ > 0 and self.moderation.skip_requested:
+                stop_reason = "moderator skipped to the conclusion"
+                break
+            kappa = self._kappa(round_)  # after the checkpoint: a moderator override applies now
+            phase_event = self._phase_event(phase_for(kappa), round_, kappa)
+            if phase_event:
+                yield phase_event
+            # Round 0 is asymmetric: A states its prior without contentiousness; B explores at κ0.
+            async for event in self._turn("agent-a", round_, None if round_ == 0 else kappa, self.positions.get("agent-b")):
+                yield event
+            if self.moderation.stopped:
+                stop_reason = self.moderation.stop_reason or "stopped"
+                break
+            async for event in self._turn("agent-b", round_, kappa, self.positions["agent-a"]):
+                yield event
+            async for event in self._judge(round_):
+                yield event
+            yield self._metrics(round_, kappa)
+            if self._converged():
+                stop_reason = "converged: WD, MI, JSD settled and CRIT stopped rising"
+                break
+            if round_ + 1 >= c.max_rounds:
+                break
+            round_ += 1
+
+        async for event in self._conclude(round_, stop_reason):
+            yield event
+
+    async def _conclude(self, round_: int, stop_reason: str) -> AsyncIterator[Event]:
+        c = self.config
+        outcome: dict[str, Any] = {"rounds": round_ + 1, "scoring": c.scoring, "schedule": c.schedule}
+        if len(self.positions) < 2:
+            yield DebateFinished(self.debate_id, "stopped", stop_reason, outcome)
+            return
+        final = self._consensus()
+        outcome.update(
+            final_distribution=final,
+            top=next(iter(final)),
+            weights={"agent-a": self._weight("agent-a"), "agent-b": self._weight("agent-b")},
+            crit={role: r.score for role, r in self.crits.items()},
+            rationale={"agent-a": self.positions["agent-a"].arguments, "agent-b": self.positions["agent-b"].arguments},
+        )
+        if c.reference_label is not None:
+            outcome["label_check"] = self._label_check(final)
+        if c.recommendations and not self.moderation.stopped:
+            recs: dict[str, list[str]] = {"questions": [], "tests": []}
+            async for event in self._recommend(round_ + 1, final, recs):
+                yield event
+            outcome["recommendations"] = recs
+        async for event in self.moderation.checkpoint(round_):
+            yield event
+        if self.moderation.verdict is not None:
+            outcome["moderator_verdict"] = asdict(self.moderation.verdict)
+        status = "stopped" if self.moderation.stopped else "finished"
+        yield DebateFinished(self.debate_id, status, stop_reason, outcome)
+
+    def _label_check(self, final: dict[str, float]) -> dict[str, Any]:
+        """Section 7.4.6: flag a consensus that contradicts the reference label."""
+        reference = self.config.reference_label or ""
+        canonical = self.config.labels.match(reference) if self.config.labels else None
+        top = next(iter(final))
+        agrees = (canonical or reference).casefold() == top.casefold()
+        return {
+            "reference": canonical or reference, "consensus": top, "agrees": agrees,
+            "reference_probability": final.get(canonical or reference, 0.0),
+            "flag": None if agrees else f"the debate's consensus ({top}) contradicts the reference label ({canonical or reference}); check the label",
+        }
+
+    async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]]) -> AsyncIterator[Event]:
+        """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6)."""
+        kappa = 0.3
+        event = self._phase_event("conciliatory", round_, kappa)
+        if event:
+            yield event
+        for role in ("agent-a", "agent-b"):
+            agent = self.agents.a if role == "agent-a" else self.agents.b
+            ask = (f"The debate has converged on: {format_distribution(final)}. {instruction(kappa)} "
+                   "Together with the other agent, list further questions to ask and tests to run that would "
+                   "confirm or refute this conclusion.")
+            if recs["questions"] or recs["tests"]:
+                ask += f" The other agent proposed: {json.dumps(recs, ensure_ascii=False)}. Keep what is useful and add what is missing."
+            history = [*self.messages[role], Message("user", ask)]
+            tokens = self.config.turn_tokens
+            turn = agent.turn(agent.fit(history, tokens), schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
+            async for ev in self._stream(turn, round_, "conciliatory", "recommendations"):
+                yield ev
+            assert turn.completion is not None
+            reply, notes = parse_as(turn.completion.text, Recommendations)
+            if reply is not None:
+                recs["questions"] = _merge(recs["questions"], reply.questions)
+                recs["tests"] = _merge(recs["tests"], reply.tests)
+            text = "\n".join([*(f"? {q}" for q in recs["questions"]), *(f"+ {t}" for t in recs["tests"])]) or turn.completion.text
+            yield TurnFinished(self.debate_id, role, agent.model_id, "conciliatory", round_, "recommendations",
+                               text=text, raw=turn.completion.text, call=turn.call(),
+                               parsed=reply.model_dump() if reply else None, parse_notes=tuple(notes), kappa=kappa)
+
+
+def _merge(old: list[str], new: list[str]) -> list[str]:
+    seen = {s.casefold().strip() for s in old}
+    return old + [s.strip() for s in new if s.strip() and s.casefold().strip() not in seen]
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def run(config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
+              channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+    """Run one EVINCE debate, yielding its events (the protocol's public entry point)."""
+    async for event in Evince(config, agents, debate_id=debate_id, channel=channel).run():
+        yield event
+

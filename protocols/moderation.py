@@ -1,0 +1,129 @@
+"""The moderator's side of a running protocol: commands in, moderator events out.
+
+The TUI or a script sends :mod:`protocols.events` commands into a :class:`CommandChannel`; the
+protocol calls :meth:`Moderation.checkpoint` between turns. There each pending command takes
+effect, is yielded as a ``ModeratorActed`` event (so the journal records it) and changes the
+moderation state the protocol reads: interjections waiting for an agent, a contentiousness
+override, "skip to the conclusion", "stop". A pause blocks at the checkpoint until resumed.
+``Stop`` also cancels the reply being generated, so the moderator never waits for a long turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict, dataclass
+
+from .events import (
+    AwaitingModerator,
+    Command,
+    Event,
+    Interject,
+    ModeratorActed,
+    Pause,
+    Resume,
+    SetContentiousness,
+    SkipToConclusion,
+    Stop,
+    Verdict,
+)
+
+
+@dataclass
+class _Pending:
+    text: str
+    recipients: set[str]
+
+
+class CommandChannel:
+    """Where moderator commands wait until the protocol's next checkpoint."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Command] = asyncio.Queue()
+        self._on_stop: Callable[[], None] | None = None
+
+    def send(self, command: Command) -> None:
+        """Queue ``command`` (call from the protocol's event loop)."""
+        self._queue.put_nowait(command)
+        if isinstance(command, Stop) and self._on_stop is not None:
+            self._on_stop()
+
+    def poll(self) -> Command | None:
+        """The next waiting command, or ``None`` (never blocks)."""
+        return None if self._queue.empty() else self._queue.get_nowait()
+
+    async def next(self) -> Command:
+        return await self._queue.get()
+
+    def on_stop(self, callback: Callable[[], None] | None) -> None:
+        """What to cancel when a Stop arrives mid-turn (the protocol sets the current turn)."""
+        self._on_stop = callback
+
+
+class Moderation:
+    """The moderation state of one run, updated at checkpoints."""
+
+    def __init__(self, debate_id: str, roles: tuple[str, ...], channel: CommandChannel | None = None) -> None:
+        self.debate_id = debate_id
+        self.roles = roles
+        self.channel = channel or CommandChannel()
+        self._pending: list[_Pending] = []
+        self.kappa_override: float | None = None
+        self.skip_requested = False
+        self.stop_reason: str | None = None
+        self.verdict: Verdict | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop_reason is not None
+
+    async def checkpoint(self, round_: int | None) -> AsyncIterator[Event]:
+        """Apply pending commands (waiting out a pause) and yield them as moderator events."""
+        # One at a time, so that a Pause can wait for a Resume sent in the same burst.
+        while (command := self.channel.poll()) is not None:
+            async for event in self._apply(command, round_):
+                yield event
+            if self.stopped:
+                return
+
+    async def _apply(self, command: Command, round_: int | None) -> AsyncIterator[Event]:
+        match command:
+            case Pause():
+                yield ModeratorActed(self.debate_id, "pause", {}, round_)
+                yield AwaitingModerator(self.debate_id, "paused: resume, interject or stop", ("resume", "stop"))
+                while True:  # commands sent while paused still take effect, in order
+                    nxt = await self.channel.next()
+                    if isinstance(nxt, Resume):
+                        yield ModeratorActed(self.debate_id, "resume", {}, round_)
+                        return
+                    async for event in self._apply(nxt, round_):
+                        yield event
+                    if self.stopped:
+                        return
+            case Resume():
+                return  # not paused: nothing to resume
+            case Interject():
+                to = set(self.roles) if command.to in ("both", "all") else {command.to}
+                self._pending.append(_Pending(command.text, to))
+                yield ModeratorActed(self.debate_id, "interject", {"to": command.to, "text": command.text}, round_)
+            case SetContentiousness():
+                value = min(1.0, max(0.0, float(command.value)))
+                self.kappa_override = value
+                yield ModeratorActed(self.debate_id, "set_contentiousness", {"value": value}, round_)
+            case SkipToConclusion():
+                self.skip_requested = True
+                yield ModeratorActed(self.debate_id, "skip_to_conclusion", {}, round_)
+            case Stop():
+                self.stop_reason = command.reason
+                yield ModeratorActed(self.debate_id, "stop", {"reason": command.reason}, round_)
+            case Verdict():
+                self.verdict = command
+                yield ModeratorActed(self.debate_id, "verdict", asdict(command), round_)
+
+    def take_interjections(self, role: str) -> list[str]:
+        """Interjections for ``role`` not yet delivered to it (each reaches each addressee once)."""
+        delivered = [p.text for p in self._pending if role in p.recipients]
+        for p in self._pending:
+            p.recipients.discard(role)
+        self._pending = [p for p in self._pending if p.recipients]
+        return delivered

@@ -1,0 +1,127 @@
+"""Reading JSON out of untrusted model output.
+
+Models wrap JSON in prose and code fences, use single quotes, leave trailing commas and write
+bare percentages. These helpers find candidate JSON values in a reply and repair what can be
+repaired, reporting each repair; they parse with :func:`json.loads` only and never raise on any
+string. :func:`parse_as` validates a candidate against a pydantic model (a CRIT score, an agenda,
+a verdict), so every protocol reads model output the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+MAX_INPUT_CHARS = 100_000
+"""Replies are cut to this many characters before parsing (a runaway generation is not data)."""
+_MAX_JSON_CANDIDATES = 8
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', re.S)
+_BARE_PERCENT = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*%")
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_CLOSER = {"}": "{", "]": "["}
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _loads(text: str) -> tuple[bool, Any]:
+    """``json.loads`` that reports failure instead of raising (deep nesting included)."""
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _balanced_spans(text: str) -> list[tuple[int, int]]:
+    """Outermost balanced ``{…}``/``[…]`` spans, in order, skipping brackets in "strings"."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[str, int]] = []
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and stack:
+            in_string = True
+        elif ch in "{[":
+            stack.append((ch, i))
+        elif ch in _CLOSER and stack and stack[-1][0] == _CLOSER[ch]:
+            spans.append((stack.pop()[1], i + 1))
+    outermost: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if not outermost or start >= outermost[-1][1]:
+            outermost.append((start, end))
+    return outermost
+
+
+def _repair_json(text: str) -> tuple[str, list[str]]:
+    """Fix near-JSON outside string literals: single quotes, trailing commas, bare ``40%``."""
+    notes: set[str] = set()
+    out: list[str] = []
+
+    def fix_code(code: str) -> str:
+        fixed = _TRAILING_COMMA.sub(r"\1", code)
+        if fixed != code:
+            notes.add("removed trailing commas")
+        quoted = _BARE_PERCENT.sub(r'"\1%"', fixed)
+        if quoted != fixed:
+            notes.add("quoted bare percentages")
+        return quoted
+
+    pos = 0
+    for m in _QUOTED.finditer(text):
+        out.append(fix_code(text[pos : m.start()]))
+        token = m.group()
+        if token[0] == "'":
+            notes.add("converted single quotes to double quotes")
+            token = json.dumps(token[1:-1].replace("\\'", "'"))
+        out.append(token)
+        pos = m.end()
+    out.append(fix_code(text[pos:]))
+    return "".join(out), sorted(notes)
+
+
+def json_candidates(text: str) -> Iterator[tuple[Any, list[str]]]:
+    """Candidate JSON values in the reply, each with the repairs it needed."""
+    stripped = text.strip()
+    sources: list[tuple[str, list[str]]] = []
+    if stripped[:1] in ("{", "["):
+        sources.append((stripped, []))
+    for start, end in _balanced_spans(text)[:_MAX_JSON_CANDIDATES]:
+        if text[start:end] != stripped:
+            sources.append((text[start:end], ["extracted the JSON from the surrounding text"]))
+    for source, notes in sources:
+        ok, value = _loads(source)
+        if ok:
+            yield value, notes
+            continue
+        fixed, fixes = _repair_json(source)
+        if fixes:
+            ok, value = _loads(fixed)
+            if ok:
+                yield value, notes + fixes
+
+
+def parse_as(raw: str, model: type[Model]) -> tuple[Model | None, list[str]]:
+    """The first JSON value in ``raw`` that validates as ``model``, with notes.
+
+    Notes list each repair made; when nothing validates, the last note says why (the JSON
+    error or the first validation error), so the journal can record the reason.
+    """
+    text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
+    reason = "no JSON object found in the reply"
+    for value, notes in json_candidates(text):
+        try:
+            return model.model_validate(value), notes
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+            reason = f"JSON does not match the expected shape: {where}: {first['msg']}"
+    return None, [reason]

@@ -1,0 +1,62 @@
+"""A backend that replies with scripted text, for protocol tests that need *exact* bad output.
+
+Why a stand-in here: the protocol tests below must feed specific malformed replies (prose
+instead of JSON, negative probabilities, unknown labels, empty arrays) and check that each is
+repaired or rejected with a recorded reason. A real model cannot be made to emit a given bad
+string on demand; everything else in the suite runs the real bundled models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from backends.base import (
+    Backend,
+    ChatStream,
+    Completion,
+    Message,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+    schema_of,
+)
+
+
+class ScriptedBackend(Backend):
+    kind = "scripted"
+
+    def __init__(self, model_id: str, replies: Sequence[str]) -> None:
+        super().__init__()
+        self.model_id = model_id
+        self.replies = list(replies)
+        self.prompts: list[list[Message]] = []
+
+    def _new_session(self, name: str) -> Session:
+        return _ScriptedSession(self, name)
+
+
+class _ScriptedSession(Session):
+    def __init__(self, backend: ScriptedBackend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+
+    def chat(self, messages: Sequence[Message], options: SamplingOptions | None = None, *,
+             schema: Any = None) -> ChatStream:
+        opts = options or SamplingOptions()
+        self.backend.prompts.append(list(messages))
+        text = self.backend.replies.pop(0) if self.backend.replies else "{}"
+
+        async def produce(stream: ChatStream) -> AsyncIterator[str]:
+            for i in range(0, len(text), 7):
+                yield text[i : i + 7]
+            stream.completion = Completion(text, Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001),
+                                           "stop", self.backend.model_id, opts, schema_of(schema))
+
+        return ChatStream(produce, lambda: None)
+
+    async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
+        n = len(candidates)
+        return ScoreResult(list(candidates), [-1.0] * n, [1 / n] * n, [1] * n, Usage(10, 10, 0), Timing(), self.backend.model_id)

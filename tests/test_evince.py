@@ -1,0 +1,191 @@
+"""EVINCE (seed 004, Figure 7.1) end to end, with the real bundled models and a real journal."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from backends.base import SamplingOptions
+from backends.llamacpp import LlamaCppBackend
+from protocols import evince
+from protocols.agents import Agent
+from protocols.events import (
+    DebateFinished,
+    Interject,
+    JudgementMade,
+    MetricsComputed,
+    ModeratorActed,
+    Pause,
+    Resume,
+    SetContentiousness,
+    Stop,
+    TurnFinished,
+)
+from protocols.labels import LabelSet
+from protocols.moderation import CommandChannel
+from store.journal import Journal
+from store.queries import Queries
+from tui.runner import drive
+
+from tests.helpers.paths import DEV_CSV
+from tests.helpers.scripted import ScriptedBackend
+
+OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
+
+
+def dev_cases() -> list[dict[str, str]]:
+    with DEV_CSV.open() as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def labels() -> LabelSet:
+    return LabelSet(list(dict.fromkeys(r["disease"].strip() for r in dev_cases())))
+
+
+def case_text(row: dict[str, str]) -> str:
+    return "Symptoms: " + ", ".join(s.replace("_", " ") for s in row["symptoms"].split(";"))
+
+
+def small_config(labels: LabelSet, row: dict[str, str], **kw) -> evince.EvinceConfig:
+    return evince.EvinceConfig(case=case_text(row), labels=labels, reference_label=row["disease"], max_rounds=kw.pop("max_rounds", 2),
+                               turn_tokens=kw.pop("turn_tokens", 110), crit_tokens=kw.pop("crit_tokens", 150), **kw)
+
+
+async def test_debate_between_the_bundled_models_journals_every_round(
+    smollm: LlamaCppBackend, gemma: LlamaCppBackend, labels: LabelSet, tmp_path: Path
+) -> None:
+    row = next(r for r in dev_cases() if r["disease"].strip() == "Jaundice")
+    config = small_config(labels, row, max_rounds=2)
+    agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", gemma, OPTS), Agent("judge", smollm, OPTS))
+    with Journal(tmp_path / "j.db") as journal:
+        final = await drive(evince.run(config, agents, debate_id="ev1"), journal)
+        debate = Queries(journal).debate("ev1")
+    assert final is not None and final.status == "finished" and final.stop_reason
+    assert debate is not None
+    rounds = final.outcome["rounds"]
+    assert 1 <= rounds <= 2
+    debate_turns = [t for t in debate["turns"] if t["kind"] in ("opening", "refutation")]
+    assert len(debate_turns) == 2 * rounds
+    for t in debate_turns:  # every round's distributions, for both agents
+        assert t["distribution"], t
+        assert sum(t["distribution"].values()) == pytest.approx(1.0)
+        assert set(t["distribution"]) <= set(labels.labels)
+        assert t["raw"] and t["parsed"] is not None or t["parse_notes"]
+    assert [m["round"] for m in debate["metrics"]] == list(range(rounds))
+    for m in debate["metrics"]:
+        for name in ("wd", "mi", "jsd", "nmi", "entropy_a", "entropy_b"):
+            assert m[name] is not None
+        assert 0 <= m["jsd"] <= 1 and 0 <= m["wd"] <= 1
+    assert debate["metrics"][0]["kappa"] == pytest.approx(0.9)
+    crits = [j for j in debate["judgements"] if j["kind"] == "crit"]
+    assert len(crits) == 2 * rounds and {j["target"] for j in crits} == {"agent-a", "agent-b"}
+    assert all("claim" in j["reasons"] for j in crits)
+    outcome = debate["outcome"]
+    assert sum(outcome["final_distribution"].values()) == pytest.approx(1.0)
+    assert outcome["top"] == next(iter(outcome["final_distribution"]))
+    assert outcome["label_check"]["reference"] == "Jaundice"
+    assert outcome["label_check"]["agrees"] == (outcome["top"] == "Jaundice")
+    assert "questions" in outcome["recommendations"]
+    assert any(t["kind"] == "recommendations" for t in debate["turns"])
+    calls = debate["model_calls"]
+    assert {c["purpose"] for c in calls} >= {"turn", "crit"}
+    later = [c for c in calls if c["role"] == "agent-a" and c["purpose"] == "turn"][1:]
+    assert all(c["prompt_tokens_evaluated"] < c["prompt_tokens"] for c in later)  # KV cache reused
+
+
+async def test_scored_mode_reads_the_distribution_from_log_likelihoods(
+    smollm: LlamaCppBackend, labels: LabelSet, tmp_path: Path
+) -> None:
+    row = dev_cases()[10]
+    config = small_config(labels, row, max_rounds=1, scoring="scored", recommendations=False, turn_tokens=60)
+    agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
+    events = [e async for e in evince.run(config, agents, debate_id="ev2")]
+    turns = [e for e in events if isinstance(e, TurnFinished)]
+    assert len(turns) == 2
+    for t in turns:
+        assert t.distribution and len(t.distribution) == 3
+        assert any("log-likelihood" in n for n in t.parse_notes)
+    final = events[-1]
+    assert isinstance(final, DebateFinished) and final.outcome["scoring"] == "scored"
+
+
+async def test_moderator_commands_take_effect_and_are_recorded(smollm: LlamaCppBackend, labels: LabelSet) -> None:
+    channel = CommandChannel()
+    row = dev_cases()[20]
+    config = small_config(labels, row, max_rounds=4, recommendations=False, turn_tokens=60, crit_tokens=80,
+                          eps_wd=-1, eps_mi=-1, eps_jsd=-1, eps_crit=-1)  # only the moderator ends it
+    agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
+    run = evince.Evince(config, agents, debate_id="ev3", channel=channel)
+    seen: list[object] = []
+    async for event in run.run():
+        seen.append(event)
+        if isinstance(event, MetricsComputed) and event.round == 0:
+            channel.send(Pause())
+            channel.send(Interject("Consider a viral cause.", to="agent-a"))
+            channel.send(SetContentiousness(0.35))
+            channel.send(Resume())
+        if isinstance(event, MetricsComputed) and event.round == 1:
+            channel.send(Stop("enough"))
+    acted = [e.kind for e in seen if isinstance(e, ModeratorActed)]
+    assert acted == ["pause", "interject", "set_contentiousness", "resume", "stop"]
+    round1 = [e for e in seen if isinstance(e, TurnFinished) and e.round == 1]
+    assert [t.kappa for t in round1] == [0.35, 0.35]
+    assert any("The moderator says: Consider a viral cause." in m.content for m in run.messages["agent-a"])
+    assert not any("Consider a viral cause." in m.content for m in run.messages["agent-b"])
+    final = seen[-1]
+    assert isinstance(final, DebateFinished) and final.status == "stopped" and final.stop_reason == "enough"
+    assert not any(isinstance(e, TurnFinished) and e.round == 2 for e in seen)
+
+
+async def test_truncated_replies_are_rejected_with_a_reason_and_the_debate_goes_on(smollm: LlamaCppBackend, labels: LabelSet) -> None:
+    """A real model cut off after 6 tokens cannot finish its JSON: the turn records why."""
+    row = dev_cases()[30]
+    config = small_config(labels, row, max_rounds=2, recommendations=False, turn_tokens=6, crit_tokens=8)
+    agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
+    events = [e async for e in evince.run(config, agents, debate_id="ev4")]
+    turns = [e for e in events if isinstance(e, TurnFinished)]
+    assert len(turns) >= 2
+    assert all(t.distribution and sum(t.distribution.values()) == pytest.approx(1.0) for t in turns)
+    assert any("no usable distribution yet" in n or "previous distribution" in n for t in turns for n in t.parse_notes)
+    crits = [e for e in events if isinstance(e, JudgementMade)]
+    assert crits and all(c.score is None and "recorded as missing" in c.reasons["notes"][-1] for c in crits)
+    assert isinstance(events[-1], DebateFinished) and events[-1].status == "finished"
+
+
+MALFORMED = [
+    "I think it is probably Malaria, but who knows.",                              # prose, no JSON
+    '{"predictions": [{"label": "Malaria", "probability": 0.9, "argument": "fever"},'
+    ' {"label": "Typhoid", "probability": 0.9, "argument": "x"}], "arguments": []}',  # sums to 1.8
+    '{"predictions": [{"label": "Space flu", "probability": 0.7, "argument": "?"},'
+    ' {"label": "Dengue", "probability": -0.3, "argument": "?"}], "arguments": []}',  # unknown + negative
+    '{"predictions": [], "arguments": []}',                                          # empty
+    '```json\n{"predictions": [{"label": "malaria", "probability": "60%", "argument": "a"},'
+    ' {"label": "Typhoid", "probability": "40%", "argument": "b"},], "arguments": ["fever"]}\n```',  # fence, %, comma
+]
+
+
+async def test_malformed_agent_output_is_repaired_or_rejected_with_a_reason(labels: LabelSet) -> None:
+    a = ScriptedBackend("scripted-a", MALFORMED[0::2])
+    b = ScriptedBackend("scripted-b", MALFORMED[1::2])
+    judge = ScriptedBackend("scripted-judge", ['{"claim": "x", "reasons": [], "rival_reasons": [], "score": 7, "justification": "ok"}'] * 10)
+    # Negative thresholds: never "converged", so all three rounds run whatever the replies.
+    config = evince.EvinceConfig(case="fever, chills", labels=labels, max_rounds=3, recommendations=False,
+                                 eps_wd=-1, eps_mi=-1, eps_jsd=-1, eps_crit=-1)
+    agents = evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", judge, OPTS))
+    events = [e async for e in evince.run(config, agents, debate_id="ev5")]
+    turns = [e for e in events if isinstance(e, TurnFinished)]
+    notes = [" | ".join(t.parse_notes) for t in turns]
+    assert "no JSON" in notes[0] or "no usable" in notes[0]                      # prose: rejected, fallback used
+    assert "renormalized" in notes[1]                                            # 1.8 → 1
+    assert "Space flu" in notes[2] and "negative" in notes[2]                    # unknown label and negative dropped
+    assert "kept the previous distribution" in notes[3]                          # empty arrays
+    assert turns[4].distribution == pytest.approx({"Malaria": 0.6, "Typhoid": 0.4})  # repaired
+    for t in turns:
+        assert t.distribution and sum(t.distribution.values()) == pytest.approx(1.0)
+        assert set(t.distribution) <= set(labels.labels) | {"unknown"}
+    assert json.loads(json.dumps(events[-1].outcome))  # the outcome is JSON-able
+    assert isinstance(events[-1], DebateFinished) and events[-1].status == "finished"
