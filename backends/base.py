@@ -252,6 +252,12 @@ class Backend(ABC):
         """What the journal records about this backend (no secrets, no paths to user data)."""
         return {"model_id": self.model_id, "backend": self.kind}
 
+    @property
+    def privacy_warning(self) -> str | None:
+        """One line to show the user whenever this backend is loaded, or ``None``. Set where
+        debate text leaves this machine (a server entry with ``allow_remote = true``)."""
+        return None
+
 
 def schema_of(schema: type[BaseModel] | dict[str, Any] | None) -> dict[str, Any] | None:
     """The JSON schema for ``schema`` (a pydantic model or an already-made schema dict)."""

@@ -53,6 +53,12 @@ class ChatFormat:
             folded.append(Message("user", "\n\n".join(pending_system)))
         return folded
 
+    def render(self, messages: Sequence[Message], reply_prefix: str = "") -> str:
+        """The prompt as one text, up to the start of the assistant's reply (no BOS). For
+        servers and tokenizers that take text; in process, llama.cpp tokenizes turn by turn."""
+        body = "".join(self.prefix[m.role] + m.content + self.suffix[m.role] for m in self.turns(messages))
+        return body + self.prefix["assistant"] + reply_prefix
+
 
 CHATML = ChatFormat(
     name="chatml",

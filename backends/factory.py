@@ -16,9 +16,19 @@ def create_backend(entry: ModelEntry) -> Backend:
             from .llamacpp import LlamaCppBackend
 
             return LlamaCppBackend(entry, resolve_path(entry))
-    raise BackendUnavailable(
-        f"model {entry.id!r}: the {entry.backend!r} backend is not available in this build yet"
-    )
+        case "openai":
+            from .openai_compat import OpenAIBackend
+
+            return OpenAIBackend(entry)
+        case "transformers":
+            from .hf_transformers import TransformersBackend
+
+            return TransformersBackend(entry, resolve_path(entry))
+        case "vllm":
+            from .vllm_engine import VllmBackend
+
+            return VllmBackend(entry)
+    raise BackendUnavailable(f"model {entry.id!r}: unknown backend {entry.backend!r}")
 
 
 async def load_backend(entry: ModelEntry) -> Backend:

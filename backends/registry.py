@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .base import SamplingOptions
 from .chat_format import FORMATS
+from .loopback import check_server_url
 
 BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
 
@@ -71,6 +72,11 @@ class ServerSource(_Strict):
     #: Off by default: users' cases are sensitive and must not leave the machine unnoticed.
     allow_remote: bool = False
 
+    @model_validator(mode="after")
+    def _stays_local(self) -> ServerSource:
+        check_server_url(self.base_url, allow_remote=self.allow_remote)
+        return self
+
 
 Source = Annotated[
     LocalSource | HubSource | PackageSource | ServerSource, Field(discriminator="kind")
@@ -104,6 +110,10 @@ class ModelEntry(_Strict):
     #: llama.cpp's extra CPU weight layouts (AMX, repacking). Off by default: AMX kernels
     #: crash on some virtual machines that advertise the instructions.
     cpu_extra_buffers: bool = False
+    #: Where the transformers backend runs the model ("auto": CUDA, else MPS, else CPU).
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    #: Requests an HTTP backend keeps in flight at once (judges and jurors side by side).
+    max_concurrency: int = Field(4, ge=1, le=64)
     bundled: bool = False
     size_gb: float | None = None
     notes: str | None = None
@@ -193,7 +203,9 @@ def _describe(file: Path, text: str, model_id: str, exc: ValidationError) -> str
     """One line per problem: file:line, entry, dotted key, what is wrong."""
     lines = []
     for err in exc.errors():
-        loc = [str(p) for p in err["loc"] if not str(p).startswith(("LocalSource", "HubSource", "PackageSource", "ServerSource"))]
+        loc = [str(p) for i, p in enumerate(err["loc"])
+               if not str(p).startswith(("LocalSource", "HubSource", "PackageSource", "ServerSource"))
+               and not (i == 1 and err["loc"][0] == "source" and p in ("local", "hub", "package", "server"))]
         key = ".".join(loc) or "(entry)"
         line = _find_line(text, model_id, loc)
         where = f"{file}:{line}" if line else str(file)

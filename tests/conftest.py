@@ -1,7 +1,8 @@
 """Shared fixtures: the real bundled models, loaded once per test session, and isolated paths.
 
-Nothing here is faked: the backends are llama.cpp with the bundled GGUF files, journals are
-real SQLite files in temporary folders.
+Nothing here is faked: the backends are llama.cpp with the bundled GGUF files (in process, or
+behind a real ``llama_cpp.server`` on loopback, or loaded by transformers), journals are real
+SQLite files in temporary folders.
 """
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from backends.base import Backend
 from backends.llamacpp import LlamaCppBackend
+from backends.openai_compat import OpenAIBackend
 from backends.registry import Registry, load_registry
 from backends.sources import resolve_path
 from store.journal import Journal
+from tests.helpers.servers import RunningServer, server_entry
+from tests.helpers.servers import llama_server as llama_server_process
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -53,3 +58,37 @@ def gemma(registry: Registry) -> LlamaCppBackend:
 def journal(tmp_path: Path) -> Iterator[Journal]:
     with Journal(tmp_path / "journal.db") as j:
         yield j
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """SmolLM2 behind ``symposium serve llamacpp`` (llama_cpp.server) on a free loopback port."""
+    with llama_server_process("smollm2-135m", tmp_path_factory.mktemp("servers")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def openai_smollm(llama_server: RunningServer) -> OpenAIBackend:
+    """The openai backend, talking to :func:`llama_server`."""
+    return OpenAIBackend(server_entry(llama_server.base_url))
+
+
+@pytest.fixture(scope="session")
+def hf_smollm(registry: Registry) -> Backend:
+    """SmolLM2's GGUF loaded by transformers (the ``transformers`` extra)."""
+    pytest.importorskip("transformers", reason="the transformers backend needs pip install 'symposium-tui[transformers]'")
+    from backends.hf_transformers import TransformersBackend
+
+    entry = registry.get("smollm2-135m").model_copy(update={"backend": "transformers"})
+    return TransformersBackend(entry, resolve_path(entry))
+
+
+@pytest.fixture(scope="session")
+def vllm_smollm(registry: Registry) -> Backend:
+    """SmolLM2's GGUF on vLLM's in-process engine (CUDA machines with the vllm extra only)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("vLLM's engine needs a CUDA GPU")
+    from backends.vllm_engine import VllmBackend
+
+    return VllmBackend(registry.get("smollm2-135m").model_copy(update={"backend": "vllm", "context_length": 2048}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 
 from rich.console import Console
 from rich.text import Text
@@ -31,7 +32,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int)
     p.set_defaults(handler=run_chat)
 
-    d = sub.add_parser("demo", help="a first look: a streamed reply from the bundled SmolLM2 model")
+    d = sub.add_parser("demo", help="a first look: the app with a demo debate ready to start (on a terminal), "
+                       "else a streamed reply from the bundled SmolLM2 model")
     d.set_defaults(handler=run_demo)
 
 
@@ -41,6 +43,10 @@ def run_chat(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from .app import run_app
+
+        return run_app(db=args.db, models=args.models, start="demo")
     return asyncio.run(_chat(args.models, args.db, DEMO_MODEL, DEMO_PROMPT, None, max_tokens=96))
 
 
@@ -49,6 +55,8 @@ async def _chat(models: str | None, db: str | None, model_id: str, prompt: str, 
     console = Console(highlight=False)
     console.print(Text(f"loading {entry.name} …", style="dim"))
     backend = await load_backend(entry)
+    if backend.privacy_warning:
+        console.print(Text(f"warning: {backend.privacy_warning}", style="yellow"))
     agent = Agent("assistant", backend, entry.default_options().merged(**sampling))
     debate_id = new_debate_id()
     try:

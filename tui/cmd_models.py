@@ -1,8 +1,10 @@
-"""``symposium models``: list the registry with availability; ``pull`` one from Hugging Face."""
+"""``symposium models``: list the registry with availability; ``pull`` one from Hugging Face;
+``test`` one: load it and try a reply, a structured reply and a scoring call."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 
@@ -11,6 +13,7 @@ from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from backends.registry import HubSource, load_registry
 from backends.sources import hub_target, status
@@ -26,6 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pull = msub.add_parser("pull", help="download a model named in models.toml from Hugging Face")
     pull.add_argument("model_id")
     pull.set_defaults(handler=pull_model)
+    test = msub.add_parser("test", help="health check: load, one reply, one structured reply, one scoring call")
+    test.add_argument("model_id")
+    test.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each check")
+    test.set_defaults(handler=test_model)
 
 
 def list_models(args: argparse.Namespace) -> int:
@@ -53,6 +60,27 @@ def list_models(args: argparse.Namespace) -> int:
         if r["availability"] not in ("ready", "server"):
             console.print(f"  {r['id']}: {r['detail']}", markup=False, highlight=False)
     return 0
+
+
+def test_model(args: argparse.Namespace) -> int:
+    """Print what works for one entry; exit 1 if loading, a reply or a structured reply fails."""
+    from .health import check_model
+
+    entry = load_registry(args.models).get(args.model_id)
+    console = Console(highlight=False)
+    console.print(f"testing {entry.id} ({entry.backend}) …", style="dim", markup=False)
+    report = asyncio.run(check_model(entry, timeout=args.timeout))
+    if report.warning:
+        console.print(f"warning: {report.warning}", style="yellow", markup=False)
+    table = Table(title=f"{entry.id}: {entry.name}")
+    for col in ("check", "result", "time", "detail"):
+        table.add_column(col, overflow="fold")
+    marks = {"ok": "[green]✓[/]", "failed": "[red]✗[/]", "not supported": "[yellow]not supported[/]", "skipped": "[dim]skipped[/]"}
+    for check in report.checks:
+        seconds = f"{check.seconds:.1f} s" if check.seconds is not None else ""
+        table.add_row(check.name, marks[check.outcome], seconds, Text(check.detail))
+    console.print(table)
+    return 0 if report.usable else 1
 
 
 def pull_model(args: argparse.Namespace) -> int:

@@ -1,0 +1,73 @@
+"""Prompts as token ids from a Hugging Face tokenizer (transformers and vLLM in process).
+
+The markup comes from the tokenizer's chat template, or from the entry's ``chat_format`` when
+the tokenizer has none (the base Gemma GGUF). Message contents are tokenized separately with
+special tokens split, so a case that contains ``<|im_end|>`` stays text and cannot forge a turn
+boundary, as in the llama.cpp backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .base import BackendError, Message
+from .chat_format import ChatFormat, detect_format, get_format
+from .registry import ModelEntry
+
+#: Stands for message ``i`` while the template renders; NUL never occurs in a template.
+_SLOT = "\x00symposium-slot-{}\x00"
+
+
+class Prompter:
+    """Renders and tokenizes conversations for one tokenizer."""
+
+    def __init__(self, tokenizer: Any, entry: ModelEntry) -> None:
+        self.tokenizer = tokenizer
+        self.template: str | None = tokenizer.chat_template
+        self.format: ChatFormat | None
+        if self.template:
+            self.format = detect_format(self.template)  # only for its end-of-turn marker and stops
+        elif entry.chat_format:
+            self.format = get_format(entry.chat_format)
+        else:
+            raise BackendError(f"model {entry.id!r}: its tokenizer has no chat template; "
+                               "set chat_format (chatml, gemma, llama3 or mistral) on its entry in models.toml")
+        self.end_of_turn: str = self.format.end_of_turn if self.format else (tokenizer.eos_token or "")
+
+    def encode(self, text: str, *, special: bool) -> list[int]:
+        """Tokens of ``text``; ``special=False`` keeps marker look-alikes as plain text."""
+        if not text:
+            return []
+        return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=not special)["input_ids"])
+
+    def end_ids(self, extra: Any = None) -> set[int]:
+        """Token ids that end a reply: EOS, the turn's end marker, and ``extra`` (a model's
+        generation config may list more)."""
+        ids = {self.tokenizer.eos_token_id} if self.tokenizer.eos_token_id is not None else set()
+        ids |= set(extra) if isinstance(extra, list | tuple | set) else {extra} if extra is not None else set()
+        marker = self.encode(self.end_of_turn, special=True)
+        if len(marker) == 1:
+            ids.add(marker[0])
+        return ids
+
+    def prompt_ids(self, messages: Sequence[Message], reply_prefix: str = "") -> list[int]:
+        """The prompt's tokens up to the start of the assistant's reply (and ``reply_prefix``)."""
+        if self.template:
+            contents = [m.content for m in messages]
+            slots = [{"role": m.role, "content": _SLOT.format(i)} for i, m in enumerate(messages)]
+            text = self.tokenizer.apply_chat_template(slots, tokenize=False, add_generation_prompt=True)
+        else:
+            assert self.format is not None
+            turns = self.format.turns(messages)
+            contents = [t.content for t in turns]
+            text = self.format.render([Message(t.role, _SLOT.format(i)) for i, t in enumerate(turns)])
+            if self.tokenizer.bos_token and getattr(self.tokenizer, "add_bos_token", True):
+                text = self.tokenizer.bos_token + text
+        ids: list[int] = []
+        for i, part in enumerate(text.split("\x00")):
+            if i % 2 == 0:
+                ids += self.encode(part, special=True)
+            else:
+                ids += self.encode(contents[int(part.rsplit("-", 1)[1])], special=False)
+        return ids + self.encode(reply_prefix, special=False)

@@ -1,0 +1,422 @@
+"""Hugging Face transformers in process, on CPU, Apple MPS or CUDA.
+
+For models that are not in GGUF (or for a GPU without vLLM); it also loads GGUF files
+(transformers de-quantizes them), which is how the bundled models test it here. Only local
+files are read (``local_files_only``): weights never download at run time.
+
+Why a decoding loop of our own instead of ``model.generate``: it keeps each agent's KV cache
+between turns (a growing transcript is evaluated once, as with llama.cpp), lets a JSON-schema
+grammar (llguidance) veto tokens step by step, checks cancellation and stop strings at every
+token, and times the first token exactly. The loop runs in a worker thread and hands text to the
+event loop as it comes; sampling reuses transformers' own logits processors.
+
+Prompts come from the tokenizer's chat template, or the entry's ``chat_format`` where there is
+none (the base Gemma GGUF); see :mod:`backends.hf_prompt`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from . import structured
+from .base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ChatStream,
+    Completion,
+    Message,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+    schema_of,
+)
+from .hf_prompt import Prompter
+from .llamacpp import default_threads
+from .registry import ModelEntry
+
+log = logging.getLogger(__name__)
+
+
+class TransformersBackend(Backend):
+    """One model loaded once with transformers; a KV cache per session."""
+
+    kind = "transformers"
+
+    def __init__(self, entry: ModelEntry, path: Path) -> None:
+        super().__init__()
+        try:
+            import torch
+            import transformers
+        except ImportError:
+            raise BackendUnavailable(f"model {entry.id!r}: the transformers backend needs pip install 'symposium-tui[transformers]'") from None
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()  # progress bars would tear the TUI
+        self.torch = torch
+        self.entry = entry
+        self.model_id = entry.id
+        self.device = _device(entry.device, torch)
+        if self.device == "cpu":  # torch's workers spin like ggml's: one per core, not per logical CPU
+            torch.set_num_threads(entry.threads or default_threads())
+        folder, extra = (path.parent, {"gguf_file": path.name}) if path.is_file() else (path, {})
+        dtype = torch.float32 if self.device == "cpu" else torch.float16
+        try:  # GGUF conversion draws a tqdm bar on stderr that no setting turns off
+            with contextlib.redirect_stderr(io.StringIO()):
+                self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **extra)
+                model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True, dtype=dtype, **extra)
+        except (OSError, ValueError, KeyError) as exc:
+            raise BackendUnavailable(f"model {entry.id!r}: transformers could not load {path} ({exc}); "
+                                     "check the files, or use the llamacpp backend for GGUF architectures transformers lacks") from None
+        self.model = model.to(self.device).eval()
+        self.prompter = Prompter(self.tokenizer, entry)
+        self.format = self.prompter.format
+        self.n_ctx = min(entry.context_length, getattr(self.model.config, "max_position_embeddings", entry.context_length))
+        self.context_length = self.n_ctx
+        self.n_vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        self.end_ids = self.prompter.end_ids(getattr(self.model.generation_config, "eos_token_id", None))
+        self.lock = threading.Lock()
+        self._guidance: Any = None
+        self._grammars: dict[str, str] = {}
+
+    def new_cache(self) -> Any:
+        """An empty KV cache that can be cut back to any earlier length: sliding-window layers
+        (Gemma) keep their past until cut, so an agent's cache can roll back to a shared prefix."""
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        if hasattr(cache, "activate_past_recording"):
+            cache.activate_past_recording()
+        return cache
+
+    def guidance(self) -> tuple[Any, Any] | None:
+        """llguidance and its view of this tokenizer (built once, ~1 s), or ``None`` where
+        llguidance is not installed or cannot read the tokenizer."""
+        if self._guidance is None:
+            try:
+                import llguidance
+                import llguidance.hf
+
+                self._guidance = (llguidance, llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.n_vocab))
+            except ImportError:
+                self._guidance = False
+            except (ValueError, TypeError) as exc:  # slow (non-Rust) tokenizers
+                log.info("model %s: no grammar engine for this tokenizer (%s); validated retry instead", self.model_id, exc)
+                self._guidance = False
+        return self._guidance or None
+
+    def grammar(self, json_schema: dict[str, Any]) -> Any:
+        """A fresh llguidance matcher for ``json_schema`` (the grammar itself is cached)."""
+        found = self.guidance()
+        assert found is not None, "grammar() needs llguidance; check guidance() first"
+        llguidance, lltok = found
+        key = repr(json_schema)
+        if key not in self._grammars:
+            self._grammars[key] = llguidance.LLMatcher.grammar_from_json_schema(
+                structured.closed(json_schema), defaults={"whitespace_flexible": False})
+        matcher = llguidance.LLMatcher(lltok, self._grammars[key])
+        if matcher.is_error():
+            raise BackendError(f"model {self.model_id!r}: cannot turn this JSON schema into a grammar: {matcher.get_error()}")
+        return matcher
+
+    def _new_session(self, name: str) -> TransformersSession:
+        return TransformersSession(self, name)
+
+    async def aclose(self) -> None:
+        with self.lock:
+            self._sessions.clear()
+            self.model = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model_id": self.model_id,
+            "backend": self.kind,
+            "device": self.device,
+            "chat_template": "tokenizer" if self.prompter.template else (self.format.name if self.format else None),
+            "structured_output": "grammar (llguidance)" if self._guidance else "grammar when available, else validated retry",
+            "n_ctx": self.n_ctx,
+        }
+
+
+class TransformersSession(Session):
+    """One agent's KV cache (a transformers ``Cache``) on a shared model."""
+
+    def __init__(self, backend: TransformersBackend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+        self._cache: Any = None
+        self._cached: list[int] = []
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        options: SamplingOptions | None = None,
+        *,
+        schema: type[BaseModel] | dict[str, Any] | None = None,
+    ) -> ChatStream:
+        opts = options or self.backend.entry.default_options()
+        cancel = threading.Event()
+        return ChatStream(lambda stream: self._stream(stream, list(messages), opts, schema, cancel), cancel.set)
+
+    async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
+        if not candidates:
+            raise ValueError("score() needs at least one candidate")
+        return await asyncio.to_thread(self._score_sync, list(messages), list(candidates), prefix)
+
+    def reset(self) -> None:
+        with self.backend.lock:
+            self._cache, self._cached = None, []
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return len(self.backend.prompter.prompt_ids(messages))
+
+    # -- model work (worker thread, under the model lock) -----------------------------------
+
+    def _forward(self, tokens: Sequence[int], *, keep: int = 1) -> Any:
+        """Run ``tokens`` after the cache; returns the logits of the last ``keep`` (0: all)."""
+        be = self.backend
+        if be.model is None:
+            raise BackendError(f"model {be.model_id!r} was closed")
+        if self._cache is None:
+            self._cache = be.new_cache()
+        ids = be.torch.tensor([list(tokens)], device=be.device)
+        out = be.model(input_ids=ids, past_key_values=self._cache, use_cache=True, logits_to_keep=keep)
+        self._cache = out.past_key_values
+        return out.logits[0].float()
+
+    def _rollback(self, length: int) -> None:
+        """Keep only the first ``length`` cached positions (or forget the cache if it can't)."""
+        extra = self._cache.get_seq_length() - length
+        try:
+            if extra > 0:
+                self._cache.crop(-extra)  # a negative count: "remove this many" in every version
+            self._cached = self._cached[:length]
+        except (NotImplementedError, ValueError, RuntimeError, AttributeError) as exc:
+            log.debug("model %s: cache cannot be cut back (%s); evaluating again", self.backend.model_id, exc)
+            self._cache, self._cached = None, []
+
+    def _restore(self, prompt: list[int]) -> None:
+        """Back to exactly ``prompt`` after a candidate was scored on top of it."""
+        self._rollback(len(prompt))
+        if self._cache is None:  # a cache that cannot be cut: evaluate the prompt again
+            self._evaluate(prompt)
+
+    def _evaluate(self, prompt: list[int]) -> tuple[Any, int]:
+        """Bring the cache to ``prompt``; returns the next-token logits and the tokens run."""
+        common = 0
+        for cached, new in zip(self._cached, prompt):
+            if cached != new:
+                break
+            common += 1
+        common = min(common, len(prompt) - 1)  # at least one token runs, for fresh logits
+        if self._cache is not None and common < len(self._cached):
+            self._rollback(common)
+        if self._cache is None:
+            common = 0
+        logits = self._forward(prompt[common:])[-1]
+        self._cached = list(prompt)
+        return logits, len(prompt) - common
+
+    def _check_fits(self, n_prompt: int, max_new: int) -> None:
+        if n_prompt + max_new > self.backend.n_ctx:
+            raise BackendError(f"model {self.backend.model_id!r}: a prompt of {n_prompt} tokens plus {max_new} new ones does not fit "
+                               f"its context of {self.backend.n_ctx} tokens; raise context_length in models.toml or shorten the transcript")
+
+    def _generate_sync(self, messages: list[Message], opts: SamplingOptions, json_schema: dict[str, Any] | None,
+                       cancel: threading.Event, emit: Callable[[str], None]) -> Completion:
+        be = self.backend
+        torch = be.torch
+        timing = Timing()
+        started = time.perf_counter()
+        prompt = be.prompter.prompt_ids(messages)
+        self._check_fits(len(prompt), 1)
+        stops = tuple(opts.stop) + (() if json_schema or be.format is None else be.format.stop)
+        hold = max((len(s) for s in stops), default=1) - 1
+        out: list[int] = []
+        text, sent, finish = "", 0, "length"
+        with be.lock, torch.inference_mode():
+            logits, evaluated = self._evaluate(prompt)
+            timing.prompt_s = time.perf_counter() - started
+            sampler = _Sampler(be, opts, be.grammar(json_schema) if json_schema else None, prompt)
+            while len(out) < opts.max_tokens and len(prompt) + len(out) < be.n_ctx:
+                if cancel.is_set():
+                    finish = "cancelled"
+                    break
+                token = sampler.sample(logits)
+                if token in be.end_ids:
+                    finish = "stop"
+                    break
+                out.append(token)
+                if timing.first_token_s is None:
+                    timing.first_token_s = time.perf_counter() - started
+                text = be.tokenizer.decode(out, skip_special_tokens=True)
+                cut = _first_stop(text, stops)
+                if cut is not None:
+                    text, finish = text[:cut], "stop"
+                    break
+                safe = len(text.rstrip("\ufffd")) - hold
+                if safe > sent:
+                    emit(text[sent:safe])
+                    sent = safe
+                logits = self._forward([token])[-1]
+                self._cached.append(token)
+        if len(text) > sent:
+            emit(text[sent:])
+        timing.total_s = time.perf_counter() - started
+        return Completion(text, Usage(len(prompt), evaluated, len(out)), timing, finish,  # type: ignore[arg-type]
+                          be.model_id, opts, json_schema)
+
+    def _score_sync(self, messages: list[Message], candidates: list[str], prefix: str) -> ScoreResult:
+        be = self.backend
+        torch = be.torch
+        timing = Timing()
+        started = time.perf_counter()
+        prompt = be.prompter.prompt_ids(messages, reply_prefix=prefix)
+        ends = be.prompter.encode(be.prompter.end_of_turn, special=True)
+        encoded = [be.prompter.encode(c, special=False) + ends for c in candidates]
+        if any(len(e) == len(ends) for e in encoded):
+            raise ValueError("score() candidates must be non-empty strings")
+        self._check_fits(len(prompt), max(len(e) for e in encoded))
+        logprobs: list[float] = []
+        with be.lock, torch.inference_mode():
+            logits, evaluated = self._evaluate(prompt)
+            timing.prompt_s = time.perf_counter() - started
+            first = torch.log_softmax(logits, -1)
+            for tokens in encoded:
+                total = float(first[tokens[0]])
+                if len(tokens) > 1:
+                    rows = torch.log_softmax(self._forward(tokens[:-1], keep=0), -1)
+                    total += float(sum(rows[i, t] for i, t in enumerate(tokens[1:])))
+                    self._restore(prompt)
+                logprobs.append(total)
+        timing.total_s = time.perf_counter() - started
+        lp = np.array(logprobs)
+        probs = np.exp(lp - lp.max())
+        probs /= probs.sum()
+        return ScoreResult(candidates, logprobs, probs.tolist(), [len(e) for e in encoded],
+                           Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0), timing, be.model_id)
+
+    # -- async bridge -----------------------------------------------------------------------
+
+    async def _stream(self, stream: ChatStream, messages: list[Message], opts: SamplingOptions,
+                      schema: type[BaseModel] | dict[str, Any] | None, cancel: threading.Event) -> AsyncIterator[str]:
+        json_schema = schema_of(schema)
+        if schema is not None and json_schema is not None and await asyncio.to_thread(self.backend.guidance) is None:
+            stream.completion = await self._validated(messages, opts, schema, json_schema, cancel)
+            if stream.completion.text:
+                yield stream.completion.text
+            return
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def emit(delta: str) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, delta)
+
+        def work() -> Completion:
+            try:
+                return self._generate_sync(messages, opts, json_schema, cancel, emit)
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        task = loop.run_in_executor(None, work)
+        try:
+            while (delta := await queue.get()) is not None:
+                yield delta
+            stream.completion = await task
+        finally:
+            if not task.done():  # the consumer went away: stop the worker and wait for it
+                cancel.set()
+                await asyncio.shield(task)
+
+    async def _validated(self, messages: list[Message], opts: SamplingOptions, schema: type[BaseModel] | dict[str, Any],
+                         json_schema: dict[str, Any], cancel: threading.Event) -> Completion:
+        """Without a grammar engine: ask for JSON, check it, ask once more naming the problem."""
+        asked = structured.with_instruction(messages, json_schema)
+        first = await asyncio.to_thread(self._generate_sync, asked, opts, None, cancel, lambda _: None)
+        problem = structured.problem(first.text, schema)
+        if problem is None or first.finish_reason == "cancelled":
+            return first
+        second = await asyncio.to_thread(self._generate_sync, structured.retry_messages(asked, first.text, problem),
+                                         opts, None, cancel, lambda _: None)
+        second.usage = Usage(first.usage.prompt_tokens + second.usage.prompt_tokens,
+                             first.usage.prompt_tokens_evaluated + second.usage.prompt_tokens_evaluated,
+                             first.usage.completion_tokens + second.usage.completion_tokens)
+        second.schema = json_schema
+        return second
+
+
+class _Sampler:
+    """Next-token choice with transformers' logits processors and an optional grammar.
+
+    Repetition penalties apply to free text only: JSON repeats its punctuation by design.
+    """
+
+    def __init__(self, backend: TransformersBackend, opts: SamplingOptions, matcher: Any, prompt: list[int]) -> None:
+        from transformers.generation import logits_process as lp
+
+        self.torch = torch = backend.torch
+        self.matcher = matcher
+        self.n_vocab = backend.n_vocab
+        self.history = torch.tensor([prompt], device=backend.device)
+        self.greedy = opts.temperature <= 0
+        procs: list[Any] = []
+        if matcher is None and opts.repeat_penalty and opts.repeat_penalty != 1.0:
+            procs.append(lp.RepetitionPenaltyLogitsProcessor(opts.repeat_penalty))
+        if not self.greedy:
+            procs.append(lp.TemperatureLogitsWarper(opts.temperature))
+            if opts.top_k > 0:
+                procs.append(lp.TopKLogitsWarper(opts.top_k))
+            if opts.top_p < 1:
+                procs.append(lp.TopPLogitsWarper(opts.top_p))
+            if opts.min_p > 0:
+                procs.append(lp.MinPLogitsWarper(opts.min_p))
+        self.processors = lp.LogitsProcessorList(procs)
+        seed = opts.seed if opts.seed is not None else int.from_bytes(os.urandom(4), "little")
+        self.generator = torch.Generator(device=backend.device).manual_seed(seed)
+        self.mask = np.full((1, (self.n_vocab + 31) // 32), -1, dtype=np.int32)
+
+    def sample(self, logits: Any) -> int:
+        torch = self.torch
+        scores = self.processors(self.history, logits[None].clone())
+        if self.matcher is not None:
+            from llguidance.numpy import fill_next_token_bitmask
+
+            fill_next_token_bitmask(self.matcher, self.mask, 0)
+            allowed = np.unpackbits(self.mask.view(np.uint8), bitorder="little")[: scores.shape[-1]].astype(bool)
+            scores[0, torch.from_numpy(~allowed).to(scores.device)] = float("-inf")
+        if self.greedy:
+            token = int(scores[0].argmax())
+        else:
+            token = int(torch.multinomial(torch.softmax(scores[0], -1), 1, generator=self.generator))
+        if self.matcher is not None:
+            self.matcher.consume_token(token)
+        self.history = torch.cat([self.history, torch.tensor([[token]], device=self.history.device)], dim=1)
+        return token
+
+
+def _device(wanted: str, torch: Any) -> str:
+    if wanted != "auto":
+        if wanted == "cuda" and not torch.cuda.is_available() or wanted == "mps" and not torch.backends.mps.is_available():
+            raise BackendUnavailable(f"device {wanted!r} is not available here; set device = \"auto\" or \"cpu\" in models.toml")
+        return wanted
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    positions = [i for s in stops if s and (i := text.find(s)) >= 0]
+    return min(positions) if positions else None
