@@ -26,6 +26,10 @@ class Agent:
     options: SamplingOptions
     label: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    #: The backend session (KV cache) this agent speaks through; the role by default. Runs
+    #: that share a backend at the same time (the benchmark's parallel cases) give each
+    #: agent its own key.
+    session_key: str = ""
 
     @property
     def model_id(self) -> str:
@@ -33,7 +37,7 @@ class Agent:
 
     @property
     def session(self) -> Session:
-        return self.backend.session(self.role)
+        return self.backend.session(self.session_key or self.role)
 
     def participant(self) -> Participant:
         return Participant(

@@ -104,6 +104,17 @@ class TurnFinished(Event):
     distribution: dict[str, float] | None = None
     kappa: float | None = None
     at: float = field(default_factory=time.time)
+    #: What the agent was asked this turn (its user message), so a debate can be audited and
+    #: resumed with each agent's conversation exactly as it was.
+    request: str | None = None
+
+
+@dataclass(frozen=True)
+class DebateResumed(Event):
+    """A debate cut off earlier continues (``symposium resume``, the TUI's resume)."""
+
+    from_round: int
+    at: float = field(default_factory=time.time)
 
 
 @dataclass(frozen=True)
@@ -211,3 +222,11 @@ class Verdict(Command):
 
     accept: bool
     note: str = ""
+
+
+@dataclass(frozen=True)
+class AdvanceStage(Command):
+    """Close the current stage of a staged protocol (the decision conference) and go on to the
+    next, whatever the agreement judge says."""
+
+    reason: str = "advanced by the moderator"

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -43,11 +43,13 @@ from backends.base import Message
 
 from . import metrics as M
 from .agents import Agent, Turn, score_call_record
+from .agreement import AgreementJudge
 from .contentiousness import RoundSignals, Schedule, instruction, make_schedule
 from .crit import CritResult, crit
 from .distribution import DistributionParse, format_distribution, parse_distribution, reply_schema
 from .events import (
     DebateFinished,
+    DebateResumed,
     DebateStarted,
     Event,
     JudgementMade,
@@ -84,12 +86,26 @@ class EvinceConfig:
     turn_tokens: int = 256
     crit_tokens: int = 320
     domain: str = "diagnosis"
+    #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
+    #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
+    agreement_judge: bool = False
+    #: CRIT-judge each round (Figure 7.1). Off: no judge calls, equal weights in P_f and no
+    #: ΔCRIT in the stopping rule — the cheaper arm the diagnosis benchmark can run.
+    crit_judge: bool = True
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["labels"] = None if self.labels is None else list(self.labels.labels)
         data["closed"] = self.labels is not None
         return data
+
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> EvinceConfig:
+        """The config journalled by :meth:`describe` (to resume a debate)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["labels"] = LabelSet(data["labels"]) if data.get("labels") else None
+        return cls(**values)
 
 
 @dataclass
@@ -148,6 +164,9 @@ class Evince:
         self.crits: dict[str, CritResult] = {}
         self.history: list[dict[str, float]] = []
         self._phase: str | None = None
+        self._resume_round: int | None = None
+        self._spoken: dict[int, set[str]] = {}  # roles already heard in a round (resuming)
+        self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
 
     # -- prompts ------------------------------------------------------------------------------
 
@@ -186,7 +205,8 @@ class Evince:
         history = self.messages[role]
         if not history:
             history.append(Message("system", self._system(role)))
-        history.append(Message("user", self._ask(role, kappa, opponent)))
+        request = self._ask(role, kappa, opponent)
+        history.append(Message("user", request))
         schema = reply_schema(c.labels, top_k=c.top_k) if c.scoring == "verbalized" else Argument
         turn = agent.turn(agent.fit(history, c.turn_tokens), schema=schema,
                           options=agent.options.merged(max_tokens=c.turn_tokens))
@@ -209,7 +229,7 @@ class Evince:
             self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
             text=position.text, raw=completion.text, call=turn.call(),
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
-            parse_notes=tuple(notes), distribution=position.probs, kappa=kappa,
+            parse_notes=tuple(notes), distribution=position.probs, kappa=kappa, request=request,
         )
 
     async def _stream(self, turn: Turn, round_: int, phase: str, kind: str) -> AsyncIterator[Event]:
@@ -261,6 +281,8 @@ class Evince:
     # -- metrics and judging --------------------------------------------------------------------
 
     async def _judge(self, round_: int) -> AsyncIterator[Event]:
+        if not self.config.crit_judge:
+            return
         a, b = self.positions["agent-a"], self.positions["agent-b"]
         for role, mine, theirs in (("agent-a", a, b), ("agent-b", b, a)):
             result = await crit(self.agents.judge, mine.text, author="Agent A" if role == "agent-a" else "Agent B",
@@ -281,6 +303,8 @@ class Evince:
         for role, key in (("agent-a", "crit_a"), ("agent-b", "crit_b")):
             if role in self.crits and self.crits[role].normalized is not None:
                 values[key] = self.crits[role].normalized  # type: ignore[assignment]
+        if self.agreement is not None and self.agreement.last is not None:
+            values.update(self.agreement.last.metrics())
         mixture = self._consensus()
         values["entropy_mixture"] = M.entropy(mixture)
         if self.history:
@@ -313,10 +337,11 @@ class Evince:
         d_crit = cur.get("crit", 0.0) - prev.get("crit", 0.0) if "crit" in cur and "crit" in prev else 0.0
         return settled and d_crit < c.eps_crit
 
-    def _signals(self) -> RoundSignals | None:
-        if len(self.history) < 2:
+    def _signals(self, history: list[dict[str, float]] | None = None) -> RoundSignals | None:
+        history = self.history if history is None else history
+        if len(history) < 2:
             return None
-        prev, cur = self.history[-2], self.history[-1]
+        prev, cur = history[-2], history[-1]
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
         return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=cur["nmi"] - prev["nmi"], d_jsd=prev["jsd"] - cur["jsd"], d_crit=d_crit)
 
@@ -331,17 +356,57 @@ class Evince:
         self._phase = phase
         return PhaseChanged(self.debate_id, phase, round_, kappa)
 
+    # -- resuming -------------------------------------------------------------------------------
+
+    def restore(self, debate: dict[str, Any]) -> None:
+        """Rebuild the state of a journalled debate cut off before its end, so :meth:`run`
+        continues from its last finished turn: each agent's conversation (its recorded requests
+        and raw replies), positions, CRIT scores, metric history, the contentiousness schedule's
+        decisions and a moderator's standing override."""
+        for t in debate["turns"]:
+            if t["kind"] not in ("opening", "refutation"):
+                continue
+            role = t["role"]
+            history = self.messages[role]
+            if not history:
+                history.append(Message("system", self._system(role)))
+            history += [Message("user", t["request"] or "(request not recorded)"), Message("assistant", t["raw"])]
+            parsed = t["parsed"] or {}
+            self.positions[role] = _Position(dict(t["distribution"] or {}), list(parsed.get("arguments") or []), t["text"])
+            self._spoken.setdefault(t["round"], set()).add(role)
+        self.history = [{k: v for k, v in row.items() if k not in ("round", "phase", "kappa") and v is not None}
+                        for row in debate["metrics"]]
+        done = len(self.history)
+        for j in debate["judgements"]:
+            if j["kind"] == "crit" and j["round"] == done - 1 and j["target"] in ("agent-a", "agent-b"):
+                self.crits[j["target"]] = CritResult(score=j["score"], holistic=None, weighted=None, raw=j["raw"])
+        for r in range(1, done + 1):  # replay the schedule's decisions (adaptive schedules remember them)
+            self.schedule.value(r, self._signals(self.history[:r]))
+        overrides = [m for m in debate["moderator_events"] if m["kind"] == "set_contentiousness"]
+        if overrides:
+            self.moderation.kappa_override = overrides[-1]["payload"]["value"]
+        self._phase = debate["phases"][-1]["name"] if debate["phases"] else None
+        self._resume_round = done
+
     # -- the run --------------------------------------------------------------------------------
 
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        yield DebateStarted(
-            self.debate_id, "evince", c.title or _clip(c.case, 60), c.case, c.describe(),
-            (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
-        )
         stop_reason = "round cap reached"
-        round_ = 0
+        round_ = self._resume_round or 0
+        if self._resume_round is None:
+            yield DebateStarted(
+                self.debate_id, "evince", c.title or _clip(c.case, 60), c.case, c.describe(),
+                (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
+            )
+        else:
+            yield DebateResumed(self.debate_id, round_)
+            if self._converged() or round_ >= c.max_rounds:
+                round_ -= 1
+                async for event in self._conclude(round_, "converged before the interruption" if self._converged() else stop_reason):
+                    yield event
+                return
         while True:
             async for event in self.moderation.checkpoint(round_):
                 yield event
@@ -355,19 +420,33 @@ class Evince:
             phase_event = self._phase_event(phase_for(kappa), round_, kappa)
             if phase_event:
                 yield phase_event
+            spoken = self._spoken.pop(round_, set())  # a resumed round may be half done
             # Round 0 is asymmetric: A states its prior without contentiousness; B explores at κ0.
-            async for event in self._turn("agent-a", round_, None if round_ == 0 else kappa, self.positions.get("agent-b")):
-                yield event
+            for role, k, other in (("agent-a", None if round_ == 0 else kappa, "agent-b"), ("agent-b", kappa, "agent-a")):
+                if role in spoken:
+                    continue
+                if role == "agent-b":  # the moderator is heard between the two turns too
+                    async for event in self.moderation.checkpoint(round_):
+                        yield event
+                if self.moderation.stopped:
+                    break
+                async for event in self._turn(role, round_, k, self.positions.get(other)):
+                    yield event
             if self.moderation.stopped:
                 stop_reason = self.moderation.stop_reason or "stopped"
                 break
-            async for event in self._turn("agent-b", round_, kappa, self.positions["agent-a"]):
-                yield event
             async for event in self._judge(round_):
                 yield event
+            if self.agreement is not None:
+                said = [("Agent A", self.positions["agent-a"].text), ("Agent B", self.positions["agent-b"].text)]
+                async for event in self.agreement.events(self.debate_id, round_, said, _clip(c.case, 300)):
+                    yield event
             yield self._metrics(round_, kappa)
             if self._converged():
                 stop_reason = "converged: WD, MI, JSD settled and CRIT stopped rising"
+                break
+            if round_ > 0 and self.agreement is not None and self.agreement.last is not None and self.agreement.last.agreed:
+                stop_reason = "the agreement judge said AGREEMENT (seed 000)"
                 break
             if round_ + 1 >= c.max_rounds:
                 break
@@ -442,7 +521,8 @@ class Evince:
             text = "\n".join([*(f"? {q}" for q in recs["questions"]), *(f"+ {t}" for t in recs["tests"])]) or turn.completion.text
             yield TurnFinished(self.debate_id, role, agent.model_id, "conciliatory", round_, "recommendations",
                                text=text, raw=turn.completion.text, call=turn.call(),
-                               parsed=reply.model_dump() if reply else None, parse_notes=tuple(notes), kappa=kappa)
+                               parsed=reply.model_dump() if reply else None, parse_notes=tuple(notes), kappa=kappa,
+                               request=ask)
 
 
 def _merge(old: list[str], new: list[str]) -> list[str]:
@@ -459,5 +539,29 @@ async def run(config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
               channel: CommandChannel | None = None) -> AsyncIterator[Event]:
     """Run one EVINCE debate, yielding its events (the protocol's public entry point)."""
     async for event in Evince(config, agents, debate_id=debate_id, channel=channel).run():
+        yield event
+
+
+async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -> AsyncIterator[Event]:
+    """One model's prediction on its own, journalled as a "single" run: EVINCE's opening turn
+    (agent A's prompt, no opponent, no contentiousness). The diagnosis benchmark's single-model
+    baselines and the inputs of its mixture and vote ensembles (section 7.4.1)."""
+    run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
+    yield DebateStarted(debate_id, "single", config.title or _clip(config.case, 60), config.case,
+                        config.describe(), (agent.participant(),))
+    async for event in run_._turn("agent-a", 0, None, None):
+        yield event
+    probs = run_.positions["agent-a"].probs
+    yield DebateFinished(debate_id, "finished", "single prediction",
+                         {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})
+
+
+async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
+                 channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+    """Continue a journalled EVINCE debate (``store.queries.Queries.debate``) from its last
+    finished turn, under the config it was started with."""
+    run_ = Evince(EvinceConfig.from_description(debate["config"]), agents, debate_id=debate["id"], channel=channel)
+    run_.restore(debate)
+    async for event in run_.run():
         yield event
 

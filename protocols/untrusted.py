@@ -28,9 +28,13 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 def _loads(text: str) -> tuple[bool, Any]:
-    """``json.loads`` that reports failure instead of raising (deep nesting included)."""
+    """``json.loads`` that reports failure instead of raising (deep nesting included).
+
+    Not strict: raw newlines and tabs inside strings are accepted, because llama.cpp's JSON
+    grammar (``char ::= [^"\\]``) lets a model write them and they change nothing else.
+    """
     try:
-        return True, json.loads(text)
+        return True, json.loads(text, strict=False)
     except (ValueError, RecursionError):
         return False, None
 

@@ -29,6 +29,7 @@ from platformdirs import user_data_dir
 from protocols.events import (
     CallRecord,
     DebateFinished,
+    DebateResumed,
     DebateStarted,
     Event,
     JudgementMade,
@@ -191,6 +192,8 @@ class Journal:
                     self._moderator(event)
                 case DebateFinished():
                     self._finished(event)
+                case DebateResumed():
+                    self._resumed(event)
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: could not record {type(event).__name__} ({exc}).") from None
         return None
@@ -220,11 +223,11 @@ class Journal:
             cur = c.execute(
                 "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
                 " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
-                " duration_s, finish_reason, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " duration_s, finish_reason, created_at, request) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
                     e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
-                    *_turn_cost(e.call), e.at,
+                    *_turn_cost(e.call), e.at, e.request,
                 ),
             )
             turn_id = int(cur.lastrowid)
@@ -310,6 +313,13 @@ class Journal:
                 " WHERE id = ?",
                 (e.status, e.stop_reason, _dumps(e.outcome), e.at, e.at, e.debate_id),
             )
+
+    def _resumed(self, e: DebateResumed) -> None:
+        with self._transaction() as c:
+            c.execute("UPDATE debates SET status = 'running', stop_reason = NULL, finished_at = NULL, updated_at = ?"
+                      " WHERE id = ?", (e.at, e.debate_id))
+            c.execute("INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at) VALUES (?,?,?,?,?)",
+                      (e.debate_id, e.from_round, "resume_debate", _dumps({"from_round": e.from_round}), e.at))
 
     def _touch(self, debate_id: str) -> None:
         self.conn.execute("UPDATE debates SET updated_at = ? WHERE id = ?", (time.time(), debate_id))

@@ -70,7 +70,7 @@ class Queries:
         d["phases"] = self._rows("SELECT name, round, kappa, started_at FROM phases WHERE debate_id = ? ORDER BY id", q)
         d["turns"] = self._rows(
             "SELECT id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json, parse_notes_json,"
-            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at"
+            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at, request"
             " FROM turns WHERE debate_id = ? ORDER BY seq", q)
         dists: dict[int, dict[str, float]] = {}
         for r in self.db.query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
@@ -119,7 +119,3 @@ class Queries:
             """,
             (match, limit),
         )
-
-    def finished_turns(self, debate_id: str) -> list[dict[str, Any]]:
-        """The turns already recorded (to resume a debate from its last finished turn)."""
-        return self._rows("SELECT * FROM turns WHERE debate_id = ? ORDER BY seq", (debate_id,))

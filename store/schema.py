@@ -175,6 +175,12 @@ _V1_INITIAL = """
 """
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial layout", _V1_INITIAL),)
+# v2: what each agent was asked, so a turn can be audited and a debate resumed exactly.
+_V2_TURN_REQUESTS = "ALTER TABLE turns ADD COLUMN request TEXT;"
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial layout", _V1_INITIAL),
+    Migration(2, "turn requests", _V2_TURN_REQUESTS),
+)
 
 LATEST = MIGRATIONS[-1].version

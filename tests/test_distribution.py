@@ -407,3 +407,15 @@ def test_format_distribution() -> None:
         "Hepatitis C 40% · Hepatitis B 30% · Jaundice 30% · Acne <1%"
     )
     assert format_distribution(None) == format_distribution({}) == "(no distribution)"
+
+
+def test_raw_newlines_inside_json_strings_are_accepted() -> None:
+    """llama.cpp's JSON grammar lets a model put a bare newline inside a string."""
+    from protocols.untrusted import parse_as
+    from pydantic import BaseModel
+
+    class Note(BaseModel):
+        text: str
+
+    parsed, notes = parse_as('{"text": "line one\nline two"}', Note)
+    assert parsed is not None and parsed.text == "line one\nline two" and notes == []
