@@ -1,0 +1,117 @@
+"""``symposium run deliberation …``: moderated deliberation with the person as a deliberator
+(seed 002), headless, streamed to the terminal and journalled.
+
+The person's seat, headless: ``--human-script FILE`` gives one turn per line (a blank line
+passes, ``/end`` or the end of the file ends the deliberation: a script that runs out has
+nothing more to say); without it each turn is a line read from stdin (an empty line passes,
+``/end`` or end of input ends). The analyzer's panel is printed whenever it is updated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from backends.registry import load_registry
+from protocols import deliberation
+from protocols.analyzer import Analysis
+from protocols.events import Event, JudgementMade
+
+from .headless import load_agents, run_headless
+from .errors import UserError
+from .sanitize import terminal_safe
+from .textarg import read_text, text_arg
+
+END = "/end"
+
+
+def add_parser(protocols: argparse._SubParsersAction) -> None:
+    p = protocols.add_parser("deliberation", help="moderated deliberation: a moderator, two or more models and you")
+    p.add_argument("--topic", required=True, help="what to deliberate (your opening turn): text, or @FILE")
+    p.add_argument("--moderator", required=True, metavar="MODEL")
+    p.add_argument("--deliberator", action="append", dest="deliberators", required=True, metavar="MODEL",
+                   help="a deliberator's model (repeat: two or more)")
+    p.add_argument("--analyzer", metavar="MODEL", help="the analyzer (default: the moderator's model)")
+    p.add_argument("--no-analysis", action="store_true", help="no analyzer panel")
+    p.add_argument("--human-script", metavar="FILE", help="your turns, one per line (blank: pass; /end or end of file: finish)")
+    p.add_argument("--name", default="Person", help="the name the models call you")
+    p.add_argument("--max-turns", type=int, default=9, help="turns after the moderator's agenda")
+    p.add_argument("--analyze-every", type=int, default=4, help="update the analyzer panel every N turns (0: only at the end)")
+    p.add_argument("--word-cap", type=int, default=75, help="reply length limit for the models (words)")
+    p.add_argument("--turn-tokens", type=int, default=140, help="reply length limit for the models (tokens)")
+    p.add_argument("--analysis-tokens", type=int, default=160, help="reply length limit for each part of the analysis (tokens)")
+    p.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
+    p.set_defaults(handler=run_deliberation)
+
+
+class ScriptSeat:
+    """The person's turns from a file: one line per turn; blank passes; ``/end`` or EOF ends."""
+
+    def __init__(self, path: str | Path, console: Console | None = None) -> None:
+        self.lines = read_text(str(path), "script of your turns").splitlines()
+        self.console = console or Console(stderr=True, highlight=False)
+
+    async def __call__(self, prompt: str) -> str | None:
+        if not self.lines:
+            self.console.print(Text("  (the script has run out: you end the deliberation)", style="dim"))
+            return None
+        line = self.lines.pop(0)
+        return None if line.strip() == END else line
+
+
+class StdinSeat:
+    """The person's turns typed on stdin: one line per turn; empty passes; ``/end`` or EOF ends."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True, highlight=False)
+
+    async def __call__(self, prompt: str) -> str | None:
+        self.console.print(Text(f"{terminal_safe(prompt)} (Enter: pass, {END}: finish)", style="bold green"))
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line or line.strip() == END:
+            return None
+        return line.rstrip("\n")
+
+
+async def _with_panel(events: AsyncIterator[Event], console: Console) -> AsyncIterator[Event]:
+    """The run's events, and after each analysis (once it is journalled and shown) its panel."""
+    try:
+        async for event in events:
+            yield event
+            if isinstance(event, JudgementMade) and event.kind == "analysis":
+                panel = Analysis.from_json(event.reasons).render()
+                console.print(Text(terminal_safe(panel), style="dim"))
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]
+
+
+def run_deliberation(args: argparse.Namespace) -> int:
+    if len(args.deliberators) < 2:
+        raise UserError("a deliberation needs two or more deliberators: repeat --deliberator MODEL")
+    if args.max_turns < 1 or args.analyze_every < 0:
+        raise UserError("--max-turns must be at least 1 and --analyze-every at least 0")
+    topic = text_arg(args.topic, "topic")
+    seat = ScriptSeat(args.human_script) if args.human_script else StdinSeat()
+    roles = {deliberation.MODERATOR: args.moderator}
+    roles |= {f"deliberator-{i}": model for i, model in enumerate(args.deliberators, start=1)}
+    if not args.no_analysis:
+        roles["analyzer"] = args.analyzer or args.moderator
+
+    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
+        agents = await load_agents(load_registry(args.models), roles, stack, seed=args.seed)
+        config = deliberation.DeliberationConfig(
+            topic=topic, max_turns=args.max_turns, word_cap=args.word_cap, turn_tokens=args.turn_tokens,
+            analyze_every=args.analyze_every, analysis_tokens=args.analysis_tokens, person_name=args.name,
+        )
+        team = deliberation.DeliberationAgents(agents[deliberation.MODERATOR], [agents[r] for r in roles if r.startswith("deliberator-")],
+                                               agents.get("analyzer"))
+        return _with_panel(deliberation.run(config, team, seat, debate_id=debate_id), Console(highlight=False))
+
+    return asyncio.run(run_headless(args.db, make))
