@@ -1,0 +1,362 @@
+"""A human judge in the loop of a multi-agent panel (seed 001, Triem 2024, "Methodology").
+
+Triem's mechanism, as this module runs it:
+
+    "MULTIAGENT DEBATE: [...] three separate GPT-3.5 Turbo instances [...] each instructed to
+    emulate one circuit judge." "each agent presented its opinion unaware of other opinions.
+    Opinions were then consolidated into memory and shared with the next three agent instances
+    before proceeding to the next round."  (three rounds: nine steps a debate)
+    "HUMAN-AI DEBATE: [...] one of the GPT-3.5 Turbo models was replaced with human input."
+    "All human agents were labeled as 'human judges', so the LLM instances (which were labeled
+    in prompt as 'AI Agents') were 'aware' of human presence."  (prompts: Appendix i)
+
+    for round r = 1 … R                        (moderator checkpoint before each round)
+        for each seat s, in seat order:
+            AI seat:    text = LLM_s(case, discussion log of rounds < r)
+            human seat: text = the person's opinion (live) or the script's r-th turn
+            stance(s, r) = clerk(text) ∈ labels ∪ {none}, confirmable by the person;
+                           a script with a fixed stance gives it directly
+        the round's statements join every AI seat's memory, each under its speaker's name
+    outcome: the stance table, the changes per seat per round transition, whether each change
+             moved toward the human's stance (protocols.stance.analyze), the panel's decision
+
+"One separate model instance per agent": every seat is its own backend session
+(``backend.session(role)``): its own conversation and KV cache over weights loaded once, so a
+seat sees exactly what Triem's separate instances saw, its own earlier statements plus the
+shared log. Each seat's message history is append-only, so its cache is reused round to round.
+
+Conditions: "AI only" (no human seat) and "human present". The person is shown to the others
+as "Human Judge" with the AI seats as "AI Judge n" (Appendix i, phase 3), or blind: every seat,
+the person's included, is "Judge n" by its place at the table. The labels default to Triem's
+affirm / reverse / remand (+ none) for an appeal and are configurable for any question.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backends.base import Message
+
+from .agents import Agent, Turn
+from .events import (
+    AwaitingModerator,
+    DebateFinished,
+    DebateStarted,
+    Event,
+    JudgementMade,
+    Participant,
+    PhaseChanged,
+    TokenDelta,
+    TurnFinished,
+    TurnStarted,
+)
+from .moderation import CommandChannel, Moderation
+from .stance import (
+    LEGAL_LABELS,
+    LEGAL_RUBRIC,
+    NONE,
+    Confirm,
+    StanceReader,
+    analyze,
+    exact_label,
+    steps_from,
+)
+
+HUMAN_ROLE = "human"
+
+HumanTurn = Callable[[str], Awaitable[str]]
+"""``human_turn(prompt) -> text``: the person's statement for one round (the TUI, stdin)."""
+
+
+@dataclass(frozen=True)
+class HumanScript:
+    """A person's part written in advance (Triem's scripted human opinions).
+
+    File format: an optional first line ``stance: LABEL`` (the fixed stance recorded for every
+    turn, as Triem's scripts were "affirmative" or "non-affirmative"), then one statement per
+    round, separated by lines holding only ``---``. When the rounds outnumber the statements,
+    the last one is restated: the person holds their position."""
+
+    turns: tuple[str, ...]
+    stance: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> HumanScript:
+        lines = text.splitlines()
+        stance = None
+        first = next((i for i, line in enumerate(lines) if line.strip()), None)
+        if first is not None and lines[first].strip().casefold().startswith("stance:"):
+            stance = lines[first].split(":", 1)[1].strip() or None
+            lines = lines[first + 1:]
+        turns, current = [], []
+        for line in [*lines, "---"]:
+            if line.strip() == "---":
+                if "\n".join(current).strip():
+                    turns.append("\n".join(current).strip())
+                current = []
+            else:
+                current.append(line)
+        if not turns:
+            raise ValueError("the human script has no statements (separate them with lines holding only ---)")
+        return cls(tuple(turns), stance)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> HumanScript:
+        return cls.parse(Path(path).expanduser().read_text(encoding="utf-8"))
+
+    def turn(self, round_: int) -> str:
+        return self.turns[min(round_, len(self.turns)) - 1]
+
+
+@dataclass(frozen=True)
+class HumanSeat:
+    """The seat a person takes: where at the table (1-based; ``None``: last), shown as
+    "Human …" or ``blind``, and played live or from a ``script``."""
+
+    position: int | None = None
+    blind: bool = False
+    script: HumanScript | None = None
+
+
+@dataclass
+class HumanloopConfig:
+    """One panel discussion's settings (journalled with the debate)."""
+
+    case: str
+    question: str = "Should the court of appeals affirm, reverse, or remand the lower court's decision?"
+    labels: tuple[str, ...] = LEGAL_LABELS
+    rubric: dict[str, str] = field(default_factory=lambda: dict(LEGAL_RUBRIC))
+    rounds: int = 3
+    seat_title: str = "Judge"
+    human: HumanSeat | None = None
+    title: str = ""
+    turn_tokens: int = 200
+    stance_tokens: int = 60
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise ValueError("the discussion needs at least one round")
+        if len(self.labels) < 2 or any(exact_label(label, ()) == NONE for label in self.labels):
+            raise ValueError(f"give at least two positions; {NONE!r} is always added and cannot be one of them")
+        if self.human is not None and self.human.position is not None and self.human.position < 1:
+            raise ValueError("the human's place at the table counts from 1")
+        script = self.human.script if self.human else None
+        if script is not None and script.stance is not None and exact_label(script.stance, self.labels) is None:
+            raise ValueError(f"the script's stance {script.stance!r} is not one of: {', '.join((*self.labels, NONE))}")
+
+    def describe(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["condition"] = "AI only" if self.human is None else "human present"
+        return data
+
+
+@dataclass
+class HumanloopAgents:
+    """The AI seats in order (each becomes its own session, role ``agent-n``) and the clerk
+    that labels stances (role ``clerk``)."""
+
+    panel: list[Agent]
+    clerk: Agent
+
+
+@dataclass(frozen=True)
+class _Seat:
+    role: str
+    name: str
+    agent: Agent | None  # None: the person's seat
+
+
+class Humanloop:
+    """One run of the panel discussion. Iterate :meth:`run` for its events."""
+
+    def __init__(self, config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: str,
+                 channel: CommandChannel | None = None, human_turn: HumanTurn | None = None,
+                 confirm: Confirm | None = None) -> None:
+        if not agents.panel:
+            raise ValueError("the panel needs at least one AI seat")
+        if config.human is not None and config.human.script is None and human_turn is None:
+            raise ValueError("a live human seat needs a human_turn callable (or give the seat a script)")
+        self.config = config
+        self.debate_id = debate_id
+        self.human_turn = human_turn
+        self.seats = self._seat(agents.panel)
+        self.moderation = Moderation(debate_id, tuple(s.role for s in self.seats if s.agent), channel)
+        clerk = dataclasses.replace(agents.clerk, role="clerk")
+        self.reader = StanceReader(clerk, config.labels, question=config.question, rubric=config.rubric,
+                                   max_tokens=config.stance_tokens, confirm=confirm)
+        self.messages: dict[str, list[Message]] = {s.role: [] for s in self.seats if s.agent}
+        self.stances: list[JudgementMade] = []
+
+    def _seat(self, panel: list[Agent]) -> list[_Seat]:
+        """Seats in table order; names as in Appendix i (or all "Judge n" when blind)."""
+        c, title = self.config, self.config.seat_title
+        ai = [dataclasses.replace(a, role=f"agent-{i}") for i, a in enumerate(panel, start=1)]
+        if c.human is None:
+            return [_Seat(a.role, f"{title} {i}", a) for i, a in enumerate(ai, start=1)]
+        at = len(ai) if c.human.position is None else min(len(ai), c.human.position - 1)
+        order: list[Agent | None] = [*ai[:at], None, *ai[at:]]
+        seats = []
+        for place, agent in enumerate(order, start=1):
+            if c.human.blind:
+                name = f"{title} {place}"
+            else:
+                name = f"Human {title}" if agent is None else f"AI {title} {agent.role.removeprefix('agent-')}"
+            seats.append(_Seat(HUMAN_ROLE if agent is None else agent.role, name, agent))
+        return seats
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    def _system(self, seat: _Seat) -> str:
+        c = self.config
+        return (f"You are '{seat.name}' on a panel of {len(self.seats)} deciding this question: {c.question} "
+                f"The possible positions are: {', '.join(c.labels)}. Below are the case and, from round 2 on, "
+                "the discussion log. In each turn, bring up a new point of reasoning that supports your "
+                "perspective, cite relevant authority where you can, say clearly which position you take, "
+                "and rate your confidence in your reasoning from 0 to 100.\n"
+                f"Case:\n<<<\n{c.case.strip()}\n>>>")
+
+    def _ask(self, seat: _Seat, round_: int, log: list[tuple[str, str]]) -> str:
+        parts = []
+        if log:
+            said = "\n".join(f"{name}:\n<<<\n{_clip(text, 700)}\n>>>" for name, text in log)
+            parts.append(f"Discussion log, round {round_ - 1}:\n{said}")
+        parts.extend(f"The moderator says: {note}" for note in self.moderation.take_interjections(seat.role))
+        parts.append(f"Proceed with round {round_}.")
+        return "\n\n".join(parts)
+
+    # -- turns --------------------------------------------------------------------------------
+
+    async def _ai_turn(self, seat: _Seat, round_: int, log: list[tuple[str, str]]) -> AsyncIterator[Event]:
+        agent = seat.agent
+        assert agent is not None
+        history = self.messages[seat.role]
+        if not history:
+            history.append(Message("system", self._system(seat)))
+        request = self._ask(seat, round_, log)
+        history.append(Message("user", request))
+        tokens = self.config.turn_tokens
+        turn = agent.turn(agent.fit(history, tokens), options=agent.options.merged(max_tokens=tokens))
+        async for event in self._stream(turn, round_):
+            yield event
+        assert turn.completion is not None
+        text = turn.completion.text
+        history.append(Message("assistant", text))
+        yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
+                           text=text.strip(), raw=text, call=turn.call(), request=request)
+
+    async def _stream(self, turn: Turn, round_: int) -> AsyncIterator[Event]:
+        """Stream a turn; a Stop from the moderator cancels it mid-reply."""
+        self.moderation.channel.on_stop(turn.cancel)
+        try:
+            async for event in turn.events(self.debate_id, phase="discussion", round=round_, kind="opinion"):
+                yield event
+        finally:
+            self.moderation.channel.on_stop(None)
+
+    async def _human_turn(self, seat: _Seat, round_: int) -> AsyncIterator[Event]:
+        human = self.config.human
+        assert human is not None
+        yield TurnStarted(self.debate_id, seat.role, "human", "discussion", round_, "opinion")
+        prompt = None
+        if human.script is not None:
+            text = human.script.turn(round_)
+        else:
+            assert self.human_turn is not None
+            prompt = f"{seat.name}, round {round_}: your opinion on the question: {self.config.question}"
+            yield AwaitingModerator(self.debate_id, prompt)
+            text = (await self.human_turn(prompt)).strip()
+        yield TokenDelta(self.debate_id, seat.role, text or "(no opinion given)")
+        notes = () if text else ("the person gave no opinion: recorded as taking no stance",)
+        yield TurnFinished(self.debate_id, seat.role, "human", "discussion", round_, "opinion",
+                           text=text, raw=text, call=None, parse_notes=notes, request=prompt)
+
+    async def _stance(self, seat: _Seat, round_: int, text: str) -> JudgementMade:
+        human = self.config.human
+        if seat.agent is None and human is not None and human.script is not None and human.script.stance:
+            label = exact_label(human.script.stance, self.config.labels)
+            assert label is not None  # checked by HumanloopConfig
+            return self.reader.fixed(self.debate_id, role=seat.role, speaker=seat.name, label=label, round_=round_, source="script")
+        if not text.strip():
+            return self.reader.fixed(self.debate_id, role=seat.role, speaker=seat.name, label=NONE, round_=round_, source="empty")
+        return await self.reader.read(self.debate_id, role=seat.role, speaker=seat.name, text=text, round_=round_)
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def _participants(self) -> tuple[Participant, ...]:
+        out = []
+        for place, seat in enumerate(self.seats, start=1):
+            details = {"seat": place, "name": seat.name}
+            if seat.agent is None:
+                human = self.config.human
+                assert human is not None
+                out.append(Participant(seat.role, "human", "human", details={
+                    **details, "blind": human.blind, "scripted": human.script is not None,
+                    "fixed_stance": human.script.stance if human.script else None}))
+            else:
+                out.append(dataclasses.replace(seat.agent, details={**seat.agent.details, **details}).participant())
+        return (*out, self.reader.clerk.participant())
+
+    async def run(self) -> AsyncIterator[Event]:
+        c = self.config
+        yield DebateStarted(self.debate_id, "humanloop", c.title or _clip(c.question, 60), c.case, c.describe(), self._participants())
+        log: list[tuple[str, str]] = []
+        stop_reason = f"all {c.rounds} rounds held"
+        for round_ in range(1, c.rounds + 1):
+            async for event in self.moderation.checkpoint(round_):
+                yield event
+            if self.moderation.stopped or self.moderation.skip_requested:
+                stop_reason = self.moderation.stop_reason or "the moderator skipped to the conclusion"
+                break
+            yield PhaseChanged(self.debate_id, "discussion", round_)
+            said: list[tuple[str, str]] = []
+            for seat in self.seats:
+                text = ""
+                source = self._human_turn(seat, round_) if seat.agent is None else self._ai_turn(seat, round_, log)
+                async for event in source:
+                    if isinstance(event, TurnFinished):
+                        text = event.text
+                    yield event
+                async for event in self.moderation.checkpoint(round_):  # a Stop mid-turn ends here
+                    yield event
+                if self.moderation.stopped:
+                    break
+                judgement = await self._stance(seat, round_, text)
+                self.stances.append(judgement)
+                yield judgement
+                said.append((seat.name, text or "(no opinion given)"))
+            if self.moderation.stopped:
+                stop_reason = self.moderation.stop_reason or "stopped"
+                break
+            log = said
+        status = "stopped" if self.moderation.stopped else "finished"
+        yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())
+
+    def outcome(self) -> dict[str, Any]:
+        """The stance table and its change analysis (the same as :func:`store.stances.stance_report`
+        computes from the journal), and the panel's decision in the last round held."""
+        human = HUMAN_ROLE if self.config.human is not None else None
+        analysis = analyze(steps_from(self.stances), roles=[s.role for s in self.seats], human=human)
+        final = [row[-1] for row in analysis["table"].values() if row and row[-1] not in (None, NONE)]
+        ranked = Counter(final).most_common()
+        decision = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+        return {"condition": analysis["condition"], "labels": list(self.config.labels),
+                "seats": [{"role": s.role, "name": s.name, "human": s.agent is None} for s in self.seats],
+                "decision": decision, "analysis": analysis}
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def run(config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: str, channel: CommandChannel | None = None,
+              human_turn: HumanTurn | None = None, confirm: Confirm | None = None) -> AsyncIterator[Event]:
+    """Run one panel discussion, yielding its events (the protocol's public entry point)."""
+    async for event in Humanloop(config, agents, debate_id=debate_id, channel=channel,
+                                 human_turn=human_turn, confirm=confirm).run():
+        yield event
