@@ -14,10 +14,9 @@ only, never evaluated, and :func:`parse_distribution` never raises on any string
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

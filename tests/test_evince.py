@@ -189,3 +189,22 @@ async def test_malformed_agent_output_is_repaired_or_rejected_with_a_reason(labe
         assert set(t.distribution) <= set(labels.labels) | {"unknown"}
     assert json.loads(json.dumps(events[-1].outcome))  # the outcome is JSON-able
     assert isinstance(events[-1], DebateFinished) and events[-1].status == "finished"
+
+
+async def test_agreement_judge_is_logged_beside_the_information_metrics(smollm: LlamaCppBackend, labels: LabelSet) -> None:
+    row = dev_cases()[5]
+    config = small_config(labels, row, max_rounds=2, recommendations=False, turn_tokens=50, crit_tokens=60,
+                          agreement_judge=True)
+    agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
+    events = [e async for e in evince.run(config, agents, debate_id="ev6")]
+    verdicts = [e for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]
+    metrics = [e for e in events if isinstance(e, MetricsComputed)]
+    assert len(verdicts) == len(metrics) >= 1
+    for v, m in zip(verdicts, metrics):
+        assert v.verdict in ("AGREEMENT", "MORE DEBATE") and v.round == m.round
+        assert m.metrics["agreement"] == (1.0 if v.verdict == "AGREEMENT" else 0.0)
+        assert {"wd", "mi", "jsd"} <= set(m.metrics)
+    final = events[-1]
+    assert isinstance(final, DebateFinished)
+    if final.stop_reason.startswith("the agreement judge"):
+        assert verdicts[-1].verdict == "AGREEMENT" and verdicts[-1].round > 0

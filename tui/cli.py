@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 
-from . import cmd_chat, cmd_journal, cmd_models, cmd_run
+from . import cmd_bench, cmd_chat, cmd_journal, cmd_models, cmd_resume, cmd_run, cmd_serve
 from .errors import UserError
 
 #: Libraries that could phone home are told not to, before any of them is imported.
@@ -40,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmd_models.add_parser(sub)
     cmd_chat.add_parsers(sub)
     cmd_run.add_parsers(sub)
+    cmd_resume.add_parser(sub)
+    cmd_bench.add_parser(sub)
     cmd_journal.add_parsers(sub)
+    cmd_serve.add_parsers(sub)
     return parser
 
 
@@ -53,8 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ.setdefault(key, value)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
-        return 0
+        if not sys.stdout.isatty():
+            parser.print_help()
+            return 0
+        handler = open_app
     err = Console(stderr=True, highlight=False)
     try:
         return handler(args)
@@ -66,6 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         err.print(f"error: {exc}", style="red", markup=False)
         return 1
+
+
+def open_app(args: argparse.Namespace) -> int:
+    """``symposium`` with no command: the Textual app (help instead when not on a terminal)."""
+    from .app import run_app
+
+    return run_app(db=args.db, models=args.models)
 
 
 def is_user_error(exc: BaseException) -> bool:

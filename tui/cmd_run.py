@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
-from collections.abc import AsyncIterator, Callable
+import json
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from backends.base import Backend
-from backends.factory import load_backend
-from backends.registry import Registry, load_registry
-from protocols import evince
-from protocols.agents import Agent
+from backends.registry import load_registry
+from protocols import evince, socrasynth
 from protocols.contentiousness import SCHEDULES
 from protocols.events import Event
-from protocols.labels import LabelSet, normalize_label
-from store.journal import Journal, new_debate_id
 
+from . import run_agreement, run_d3, run_deliberation, run_humanloop
 from .errors import UserError
-from .printer import EventPrinter
-from .runner import drive
+from .headless import load_agents, read_labels, run_headless
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -44,51 +41,43 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--top-k", type=int, default=3)
     ev.add_argument("--reference", help="a reference label, to flag a consensus that contradicts it")
     ev.add_argument("--turn-tokens", type=int, default=256, help="reply length limit per turn")
+    ev.add_argument("--crit-tokens", type=int, default=320, help="reply length limit of the CRIT judge")
+    ev.add_argument("--agreement-judge", action="store_true",
+                    help="also ask the judge AGREEMENT / MORE DEBATE after each round (an extra stopping signal)")
     ev.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
     ev.set_defaults(handler=run_evince)
 
+    ss = protocols.add_parser("socrasynth", help="SocraSynth: two agents debate a subject for and against; judges score them with CRIT")
+    ss.add_argument("--subject", required=True, help="the debate subject, e.g. a policy question")
+    ss.add_argument("--agent-a", required=True, metavar="MODEL", help="argues for the subject (against with --swap-stances)")
+    ss.add_argument("--agent-b", required=True, metavar="MODEL", help="argues against the subject (for with --swap-stances)")
+    ss.add_argument("--judges", required=True, metavar="M1,M2", help="the judge panel, comma-separated (ideally not the debaters' models)")
+    ss.add_argument("--delta", type=float, default=1.2, help="δ ≥ 1: contentiousness is divided by δ each round (Table 6.2)")
+    ss.add_argument("--kappa-a", type=float, default=0.9, help="agent A's starting contentiousness (0-1)")
+    ss.add_argument("--kappa-b", type=float, default=0.9, help="agent B's starting contentiousness (0-1)")
+    ss.add_argument("--temperature-a", type=float, help="agent A's sampling temperature (default: its model's)")
+    ss.add_argument("--temperature-b", type=float, help="agent B's sampling temperature (default: its model's)")
+    ss.add_argument("--swap-stances", action="store_true", help="agent A argues against the subject, agent B for it")
+    ss.add_argument("--subtopics", type=int, default=3, help="how many subtopics the agents agree on")
+    ss.add_argument("--agenda-file", metavar="FILE", help="replace the agreed subtopics before the debate: lines "
+                    "'Title: description', or a JSON list of {\"title\", \"description\"}")
+    ss.add_argument("--max-rounds", type=int, default=4, help="safety cap on refutation rounds")
+    ss.add_argument("--mode", choices=("proposal", "diagnosis"), default="proposal",
+                    help="conciliatory output: a joint proposal with pros and cons, or joint diagnostic recommendations")
+    ss.add_argument("--conciliatory", type=float, default=0.3, help="contentiousness of the conciliatory stage (0.1-0.3)")
+    ss.add_argument("--qa-baseline", action="store_true", help="also ask one model the subject as a single Q&A; judges compare")
+    ss.add_argument("--qa-model", metavar="MODEL", help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)")
+    ss.add_argument("--turn-tokens", type=int, default=256, help="reply length limit per turn")
+    ss.add_argument("--crit-tokens", type=int, default=320, help="reply length limit per judge call")
+    ss.add_argument("--agreement-judge", action="store_true",
+                    help="the first judge also says AGREEMENT / MORE DEBATE after each round (an extra stopping signal)")
+    ss.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
+    ss.set_defaults(handler=run_socrasynth)
 
-def read_labels(spec: str) -> LabelSet | None:
-    """``auto`` → open set; otherwise the labels in a text or CSV file (a closed set)."""
-    if spec == "auto":
-        return None
-    path = Path(spec).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the labels file ({exc.strerror})") from None
-    if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-        column = next((c for c in ("disease", "label", "class") if rows and c in rows[0]), None)
-        if column is None:
-            raise UserError(f"{path}: a labels CSV needs a 'disease', 'label' or 'class' column")
-        names = [r[column] for r in rows]
-    else:
-        names = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    unique = {normalize_label(n): n.strip() for n in reversed(names) if n.strip()}  # first spelling wins
-    try:
-        labels = LabelSet(list(reversed(unique.values())))
-    except ValueError as exc:
-        raise UserError(f"{path}: {exc}") from None
-    if len(labels) < 2:
-        raise UserError(f"{path}: a closed class set needs at least two labels, found {len(labels)}")
-    return labels
-
-
-async def load_agents(registry: Registry, roles: dict[str, str], stack: AsyncExitStack, *, seed: int | None) -> dict[str, Agent]:
-    """One backend per distinct model (weights loaded once), one agent (own cache) per role."""
-    backends: dict[str, Backend] = {}
-    console = Console(stderr=True, highlight=False)
-    for model_id in dict.fromkeys(roles.values()):
-        entry = registry.get(model_id)
-        console.print(Text(f"loading {entry.name} …", style="dim"))
-        backend = await load_backend(entry)
-        stack.push_async_callback(backend.aclose)
-        backends[model_id] = backend
-    return {
-        role: Agent(role, backends[model_id], registry.get(model_id).default_options().merged(seed=seed))
-        for role, model_id in roles.items()
-    }
+    run_agreement.add_parser(protocols)
+    run_deliberation.add_parser(protocols)
+    run_humanloop.add_parser(protocols)
+    run_d3.add_parser(protocols)
 
 
 def run_evince(args: argparse.Namespace) -> int:
@@ -102,17 +91,74 @@ def run_evince(args: argparse.Namespace) -> int:
         config = evince.EvinceConfig(
             case=args.case, labels=labels, top_k=args.top_k, scoring=args.scoring, schedule=args.schedule,
             max_rounds=args.max_rounds, reference_label=args.reference, turn_tokens=args.turn_tokens,
+            crit_tokens=args.crit_tokens, agreement_judge=args.agreement_judge,
         )
         return evince.run(config, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]), debate_id=debate_id)
 
-    return asyncio.run(_drive(args.db, make))
+    return asyncio.run(run_headless(args.db, make))
 
 
-async def _drive(db: str | None, make: Callable[[AsyncExitStack, str], object]) -> int:
-    debate_id = new_debate_id()
-    async with AsyncExitStack() as stack:
-        events = await make(stack, debate_id)  # type: ignore[misc]
-        with Journal(db) as journal:
-            final = await drive(events, journal, EventPrinter())
-    Console(highlight=False).print(Text(f"journalled as {debate_id}", style="dim"))
-    return 0 if final is not None and final.status in ("finished", "stopped") else 1
+def read_agenda(spec: str) -> list[socrasynth.Subtopic]:
+    """The moderator's agenda from a file: one ``Title: description`` per line (``#`` starts a
+    comment), or a JSON list of ``{"title": …, "description": …}``."""
+    path = Path(spec).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the agenda file ({exc.strerror})") from None
+    try:
+        if text.lstrip().startswith("["):
+            items = json.loads(text)
+        else:
+            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            items = [dict(zip(("title", "description"), (part.strip() for part in line.split(":", 1)))) for line in lines]
+        agenda = [socrasynth.Subtopic.model_validate(item) for item in items]
+    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise UserError(f"{path}: not an agenda ({reason})") from None
+    if not 1 <= len(agenda) <= socrasynth.MAX_SUBTOPICS:
+        raise UserError(f"{path}: an agenda needs 1 to {socrasynth.MAX_SUBTOPICS} subtopics, found {len(agenda)}")
+    return agenda
+
+
+def run_socrasynth(args: argparse.Namespace) -> int:
+    judges = [m.strip() for m in args.judges.split(",") if m.strip()]
+    if not judges:
+        raise UserError("--judges needs at least one model")
+    editor: socrasynth.AgendaEditor | None = None
+    if args.agenda_file:
+        replacement = read_agenda(args.agenda_file)
+
+        async def editor(_agreed: list[socrasynth.Subtopic]) -> list[socrasynth.Subtopic]:
+            return replacement
+
+    try:
+        config = socrasynth.SocraSynthConfig(
+            subject=args.subject, swap_stances=args.swap_stances, kappa_a=args.kappa_a, kappa_b=args.kappa_b,
+            delta=args.delta, max_rounds=args.max_rounds, subtopics=args.subtopics, mode=args.mode,
+            conciliatory_kappa=args.conciliatory, qa_baseline=args.qa_baseline or bool(args.qa_model),
+            turn_tokens=args.turn_tokens, crit_tokens=args.crit_tokens, agenda_editor=editor,
+            agreement_judge=args.agreement_judge,
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    shared = sorted(set(judges) & {args.agent_a, args.agent_b})
+    if shared:
+        Console(stderr=True, highlight=False).print(Text(
+            f"warning: judge model(s) {', '.join(shared)} also debate; section 6.2.2.1 asks for judges other than the debaters",
+            style="yellow"), soft_wrap=True)
+
+    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
+        judge_roles = {f"judge-{i}": model for i, model in enumerate(judges, 1)}
+        roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, **judge_roles,
+                 **({"qa": args.qa_model} if args.qa_model else {})}
+        agents = await load_agents(load_registry(args.models), roles, stack, seed=args.seed)
+        a, b = agents["agent-a"], agents["agent-b"]
+        panel = socrasynth.SocraSynthAgents(
+            a=replace(a, options=a.options.merged(temperature=args.temperature_a)),
+            b=replace(b, options=b.options.merged(temperature=args.temperature_b)),
+            judges=[agents[role] for role in judge_roles], qa=agents.get("qa"),
+        )
+        return socrasynth.run(config, panel, debate_id=debate_id)
+
+    return asyncio.run(run_headless(args.db, make))

@@ -1,0 +1,58 @@
+"""Regenerate the screenshots in docs/ from a real journal.
+
+    python docs/make_screenshots.py --db JOURNAL [--debate ID]
+
+Home shows the journal's debates; New debate the demo form; Debate the chosen (default: the
+newest EVINCE) debate as it stood after its first round, the way it looks while running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from backends.registry import load_registry  # noqa: E402
+from store.journal import Journal  # noqa: E402
+from store.queries import Queries  # noqa: E402
+from tui.app import SymposiumApp  # noqa: E402
+from tui.replay import replay, rounds_of  # noqa: E402
+from tui.screens.debate import DebateScreen  # noqa: E402
+
+SIZE = (140, 42)
+
+
+async def shoot(db: Path, debate_id: str | None) -> None:
+    os.environ["SYMPOSIUM_CONFIG_DIR"] = tempfile.mkdtemp()
+    journal = Journal(db)
+    queries = Queries(journal)
+    if debate_id is None:
+        debate_id = next(d["id"] for d in queries.debates() if d["protocol"] == "evince")
+    debate = queries.debate(debate_id)
+    assert debate is not None
+    app = SymposiumApp(journal=journal, registry=load_registry())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.save_screenshot("home.svg", path=str(REPO / "docs"))
+        await pilot.press("n")
+        await pilot.pause()
+        app.save_screenshot("new-debate.svg", path=str(REPO / "docs"))
+        await pilot.press("escape")
+        first = rounds_of(debate)[0]
+        app.push_screen(DebateScreen(events=list(replay(debate, upto_round=first))))
+        await pilot.pause(0.5)
+        app.save_screenshot("debate.svg", path=str(REPO / "docs"))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, type=Path)
+    parser.add_argument("--debate")
+    args = parser.parse_args()
+    asyncio.run(shoot(args.db, args.debate))

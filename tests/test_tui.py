@@ -1,0 +1,179 @@
+"""The Textual app driven by Textual's Pilot: real screens, a real journal, the real models."""
+
+from __future__ import annotations
+
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Select, Static, TextArea
+
+from store.journal import Journal
+from store.queries import Queries
+from tests.helpers.sample_debate import record_sample, sample_events
+from tui.app import SymposiumApp
+from tui.screens.debate import DebateScreen
+from tui.screens.home import HomeScreen
+from tui.screens.new_debate import NewDebateScreen
+from tui.screens.review import ReviewScreen
+from tui.widgets.transcript import Transcript
+
+SIZE = (140, 42)
+
+
+@pytest.fixture(autouse=True)
+def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
+
+
+def make_app(tmp_path: Path, registry, **kwargs) -> SymposiumApp:
+    app = SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry, **kwargs)
+    app.export_dir = tmp_path / "exports"
+    return app
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.2)
+
+
+async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab")
+    record_sample(app.journal, "sample0002cd")
+    async with app.run_test(size=SIZE) as pilot:
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        table = home.query_one("#debates", DataTable)
+        assert table.row_count == 2
+        await pilot.press("slash")
+        await pilot.press(*"dark urine")
+        await pilot.press("enter")
+        hits = home.query_one("#hits", DataTable)
+        assert hits.display and hits.row_count > 0
+        table.focus()
+        await pilot.press("e")
+        exported = tmp_path / "exports" / f"symposium-{home.selected()}.md"
+        assert exported.exists() and stat.S_IMODE(exported.stat().st_mode) == 0o600
+        await pilot.press("delete")
+        await pilot.press("enter")  # confirm: "Delete" is focused
+        await pilot.pause()
+        assert table.row_count == 1
+        assert len(Queries(app.journal).debates()) == 1
+
+
+async def test_review_steps_through_rounds(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        transcript = review.query_one(Transcript)
+        assert len(transcript.turns) == 6 and len(review.metrics_rows) == 3
+        await pilot.press("left")  # the debate as it stood after its last round…
+        await pilot.press("left")  # …and after round 1
+        assert len(review.query_one(Transcript).turns) == 4 and len(review.metrics_rows) == 2
+        await pilot.press("end")
+        assert len(review.metrics_rows) == 3
+
+
+async def test_new_debate_form_explains_bad_values(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        form.query_one("#field-max_rounds", Input).value = "lots"
+        await pilot.press("ctrl+s")
+        assert "max_rounds" in str(form.query_one("#problem", Static).render())
+        form.query_one("#field-max_rounds", Input).value = "2"
+        form.query_one("#field-agent-b", Select).value = "gemma2-9b-it"
+        await pilot.press("ctrl+s")
+        assert "symposium models pull gemma2-9b-it" in str(form.query_one("#problem", Static).render())
+        assert isinstance(app.screen, NewDebateScreen)  # nothing started
+
+
+async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Path, registry) -> None:
+    """From the New-debate form to the final distribution, with the bundled models, pausing,
+    interjecting and changing contentiousness on the way; then the journal is checked."""
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        form.query_one("#field-case", TextArea).text = "Symptoms: itching, yellowish skin, dark urine, abdominal pain."
+        form.query_one("#field-agent-b", Select).value = "smollm2-135m"
+        form.query_one("#field-max_rounds", Input).value = "2"
+        form.query_one("#field-epsilon", Input).value = "0"
+        form.query_one("#field-turn_tokens", Input).value = "70"
+        form.query_one("#field-crit_tokens", Input).value = "90"
+        await pilot.press("ctrl+s")
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        await pilot.press("p")  # heard at the next checkpoint: before agent B's first turn
+        await wait_for(pilot, lambda: debate.paused, 300, "the pause to take effect")
+        assert not debate.metrics_rows
+        await pilot.press("i")
+        await pilot.press(*"Consider hepatitis.")
+        await pilot.press("enter")
+        await pilot.press("k")
+        await pilot.press(*"0.4")  # the current value is selected on focus: typing replaces it
+        await pilot.press("enter")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: debate.finished is not None, 600, "the end of the debate")
+        assert debate.finished is not None and "final_distribution" in debate.finished.outcome
+        await pilot.press("v")
+        await pilot.press(*"plausible")
+        await pilot.click("#accept")
+        await pilot.pause()
+        debate_id = debate.debate_id
+    assert debate_id is not None
+    with Journal(tmp_path / "journal.db") as journal:
+        stored = Queries(journal).debate(debate_id)
+    assert stored is not None and stored["status"] == "finished"
+    kinds = [m["kind"] for m in stored["moderator_events"]]
+    assert kinds == ["pause", "interject", "set_contentiousness", "resume", "verdict"]
+    assert stored["moderator_events"][1]["payload"]["text"] == "Consider hepatitis."
+    assert stored["moderator_events"][2]["payload"]["value"] == pytest.approx(0.4)
+    round1 = [t for t in stored["turns"] if t["round"] == 1 and t["kind"] == "refutation"]
+    assert round1 and all(t["kappa"] == pytest.approx(0.4) for t in round1)
+    assert sum(stored["outcome"]["final_distribution"].values()) == pytest.approx(1.0)
+
+
+async def test_ctrl_c_asks_before_quitting(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DebateScreen(events=sample_events(finished=False)))
+        await pilot.pause()
+        app.screen_stack[-1].running = True  # as if the models were still generating
+        await pilot.press("ctrl+c")
+        assert app.is_running and app.screen.__class__.__name__ == "ConfirmDialog"
+        await pilot.press("escape")
+        assert app.is_running
+
+
+def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Home, New debate and a Debate screen mid-run (recorded events, so identical everywhere)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab")
+    assert snap_compare(app, terminal_size=SIZE)
+
+    form_app = make_app(tmp_path / "form", registry)
+    assert snap_compare(form_app, press=["n"], terminal_size=SIZE)
+
+    mid_app = make_app(tmp_path / "mid", registry)
+
+    async def mid_run(pilot: Pilot) -> None:
+        mid_app.push_screen(DebateScreen(events=sample_events(rounds=2, finished=False)))
+        await pilot.pause()
+
+    assert snap_compare(mid_app, run_before=mid_run, terminal_size=SIZE)

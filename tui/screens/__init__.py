@@ -1,0 +1,1 @@
+"""The app's screens: home, new debate, debate, review, help, and small dialogs."""

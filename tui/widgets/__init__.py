@@ -1,0 +1,1 @@
+"""Widgets that render a protocol's events."""
