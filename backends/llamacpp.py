@@ -54,6 +54,7 @@ from .base import (
 )
 from .chat_format import ChatFormat, detect_format, get_format
 from .registry import ModelEntry
+from .structured import bounded_ints_as_enums
 
 log = logging.getLogger(__name__)
 
@@ -596,26 +597,9 @@ def _grammar_for(json_schema: dict[str, Any]) -> Any:
     key = json.dumps(json_schema)  # property order matters: the grammar emits keys in this order
     if key not in _GRAMMARS:
         try:
-            grammar_schema = json.dumps(_bounded_ints_as_enums(json_schema))
+            grammar_schema = json.dumps(bounded_ints_as_enums(json_schema))
             _GRAMMARS[key] = LlamaGrammar.from_json_schema(grammar_schema, verbose=False)
         except (ValueError, RuntimeError, KeyError, NotImplementedError) as exc:
             raise BackendError(f"cannot turn this JSON schema into a grammar: {exc}") from None
     return _GRAMMARS[key]
 
-
-def _bounded_ints_as_enums(node: Any) -> Any:
-    """Rewrite small bounded integers (``1 <= score <= 10``) as enums.
-
-    llama.cpp's schema-to-grammar converter ignores ``minimum``/``maximum``, so without this a
-    judge constrained to "an integer from 1 to 10" could still write 0 or 4000.
-    """
-    if isinstance(node, list):
-        return [_bounded_ints_as_enums(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _bounded_ints_as_enums(value) for key, value in node.items()}
-    low, high = out.get("minimum"), out.get("maximum")
-    if out.get("type") == "integer" and isinstance(low, int) and isinstance(high, int) and 0 <= high - low <= 100:
-        out = {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")}
-        out["enum"] = list(range(low, high + 1))
-    return out

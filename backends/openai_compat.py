@@ -52,7 +52,6 @@ from .base import (
     schema_of,
 )
 from .chat_format import ChatFormat, get_format
-from .llamacpp import _bounded_ints_as_enums
 from .loopback import check_server_url, is_loopback_host, url_host
 from .registry import ModelEntry, ServerSource
 
@@ -385,7 +384,7 @@ class OpenAISession(Session):
                 if stream.completion.text:
                     yield stream.completion.text
                 return
-            extra = DIALECTS[dialect](structured.closed(_bounded_ints_as_enums(json_schema)))
+            extra = DIALECTS[dialect](structured.closed(structured.bounded_ints_as_enums(json_schema)))
         reader = _Reader(be, be.chat_body(messages, opts, stream=True, extra=extra), started, timing)
         task = asyncio.ensure_future(reader.run())
         cancel.bind(task)

@@ -120,3 +120,21 @@ def _check(value: Any, node: dict[str, Any], root: dict[str, Any], path: str) ->
             if key in props and (found := _check(item, props[key], root, f"{path}.{key}")) is not None:
                 return found
     return None
+
+
+def bounded_ints_as_enums(node: Any) -> Any:
+    """Rewrite small bounded integers (``1 <= score <= 10``) as enums.
+
+    llama.cpp's schema-to-grammar converter ignores ``minimum``/``maximum``, so without this a
+    judge constrained to "an integer from 1 to 10" could still write 0 or 4000.
+    """
+    if isinstance(node, list):
+        return [bounded_ints_as_enums(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: bounded_ints_as_enums(value) for key, value in node.items()}
+    low, high = out.get("minimum"), out.get("maximum")
+    if out.get("type") == "integer" and isinstance(low, int) and isinstance(high, int) and 0 <= high - low <= 100:
+        out = {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")}
+        out["enum"] = list(range(low, high + 1))
+    return out

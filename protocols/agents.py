@@ -12,7 +12,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from backends.base import Backend, ChatStream, Completion, Message, SamplingOptions, ScoreResult, Session
+from backends.base import (
+    Backend,
+    ChatStream,
+    Completion,
+    Message,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+)
 
 from .events import CallRecord, Participant, TokenDelta, TurnStarted
 

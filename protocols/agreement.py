@@ -49,9 +49,10 @@ from typing import Any, Literal
 from backends.base import Message
 
 from .agents import Agent, score_call_record
-from .analyzer import Transcript, clip, render_transcript
+from .analyzer import Transcript, render_transcript
 from .events import CallRecord, Event, JudgementMade
 from .labels import normalize_label
+from .text import clip
 from .untrusted import MAX_INPUT_CHARS
 
 Verdict = Literal["AGREEMENT", "MORE DEBATE"]

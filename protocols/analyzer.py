@@ -46,6 +46,7 @@ from backends.base import Message
 
 from .agents import Agent
 from .events import CallRecord, Event, JudgementMade, ModelCalled, TurnFinished
+from .text import clip
 from .untrusted import MAX_INPUT_CHARS, json_candidates, parse_as
 
 Transcript = Sequence[tuple[str, str]]
@@ -188,12 +189,6 @@ def render_transcript(turns: Transcript, *, turn_chars: int = 500, budget_chars:
     return "\n".join(head + list(reversed(kept)))
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 class TranscriptCollector:
     """An event sink that keeps every finished turn as ``(speaker, text)``, for any protocol.
 
@@ -243,9 +238,13 @@ def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:
         found = reply.claims
     else:
         found = []
-        for value, _ in json_candidates(text):
-            items = value["claims"] if isinstance(value, dict) and isinstance(value.get("claims"), list) else [value]
-            found += [claim for claim in map(_claim, items) if claim is not None]
+        for value, _ in json_candidates(text):  # the reply closed where it was cut off, then its pieces
+            if isinstance(value, dict) and isinstance(value.get("claims"), list):
+                found = [claim for claim in map(_claim, value["claims"]) if claim is not None]
+                if found:
+                    break
+            elif (claim := _claim(value)) is not None:
+                found.append(claim)
         if found:
             notes = [f"kept {len(found)} complete claims of a reply that is not complete JSON"]
     claims: list[Claim] = []

@@ -57,9 +57,9 @@ from pydantic import BaseModel, Field
 
 from backends.base import Message
 
-from .agents import Agent, Turn
+from .agents import Agent
 from .agreement import AgreementJudge, JudgeMode, Verdict
-from .analyzer import clip, render_transcript
+from .analyzer import render_transcript
 from .events import (
     AdvanceStage,
     CallRecord,
@@ -77,6 +77,7 @@ from .events import (
     TurnStarted,
 )
 from .moderation import CommandChannel, Moderation
+from .text import clip
 from .untrusted import parse_as
 
 MODERATOR, JUDGE, EVALUATOR = "moderator", "judge", "evaluator"
@@ -349,7 +350,7 @@ class Conference:
         request = self._ask(role)
         history.append(Message("user", request))
         turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
-        async for event in self._stream(turn):
+        async for event in self.moderation.stream(turn, round_=self.round, phase=self.stage.name, kind="argument"):
             yield event
         completion = turn.completion
         assert completion is not None
@@ -360,15 +361,6 @@ class Conference:
                            text=text, raw=completion.text, call=turn.call(), parse_notes=notes, request=request)
         self.stage.turns += 1
         self._said(role, text)
-
-    async def _stream(self, turn: Turn) -> AsyncIterator[Event]:
-        """Stream a turn; a Stop from the person cancels it mid-reply."""
-        self.moderation.channel.on_stop(turn.cancel)
-        try:
-            async for event in turn.events(self.debate_id, phase=self.stage.name, round=self.round, kind="argument"):
-                yield event
-        finally:
-            self.moderation.channel.on_stop(None)
 
     async def _judge(self) -> AsyncIterator[Event]:
         async for event in self.judge.events(self.debate_id, self.round, self._round_said, self.stage.task):

@@ -67,7 +67,7 @@ from pydantic import BaseModel, Field
 
 from backends.base import Completion, Message
 
-from .agents import Agent, Turn
+from .agents import Agent
 from .events import (
     CallRecord,
     DebateFinished,
@@ -554,20 +554,12 @@ class D3:
             history.append(Message("system", self._advocate_system(p, side)))
         history.append(Message("user", ask))
         turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
-        async for event in self._stream(turn, round_, "advocacy" + p.suffix, kind):
+        async for event in self.moderation.stream(turn, round_=round_, phase="advocacy" + p.suffix, kind=kind):
             yield event
         assert turn.completion is not None
         history.append(Message("assistant", turn.completion.text))
         yield TurnFinished(self.debate_id, role, agent.model_id, "advocacy" + p.suffix, round_, kind,
                            text=turn.completion.text.strip(), raw=turn.completion.text, call=turn.call(), request=ask)
-
-    async def _stream(self, turn: Turn, round_: int, phase: str, kind: str) -> AsyncIterator[Event]:
-        self.moderation.channel.on_stop(turn.cancel)
-        try:
-            async for event in turn.events(self.debate_id, phase=phase, round=round_, kind=kind):
-                yield event
-        finally:
-            self.moderation.channel.on_stop(None)
 
     async def _judge(self, p: _Pass, r: _Round) -> AsyncIterator[Event]:
         """The judge scores both defenses of the round in one call (appendix D.2's criteria)."""

@@ -59,8 +59,8 @@ from typing import Any
 
 from backends.base import Message
 
-from .agents import Agent, Turn, call_record
-from .analyzer import Analysis, Analyzer, clip
+from .agents import Agent, call_record
+from .analyzer import Analysis, Analyzer
 from .events import (
     CallRecord,
     DebateFinished,
@@ -76,6 +76,7 @@ from .events import (
 )
 from .labels import normalize_label
 from .moderation import CommandChannel, Moderation
+from .text import clip
 from .untrusted import MAX_INPUT_CHARS
 
 HumanTurn = Callable[[str], Awaitable[str | None]]
@@ -324,7 +325,7 @@ class Deliberation:
         history = self._request(role, instruction)
         request = history[-1].content
         turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
-        async for event in self._stream(turn, turn_no, kind):
+        async for event in self.moderation.stream(turn, round_=turn_no, phase=self._phase, kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
@@ -334,15 +335,6 @@ class Deliberation:
         yield TurnFinished(self.debate_id, role, agent.model_id, self._phase, turn_no, kind, text=shown,
                            raw=completion.text, call=turn.call(), parse_notes=tuple(notes), request=request)
         self._heard(role, shown)
-
-    async def _stream(self, turn: Turn, turn_no: int, kind: str) -> AsyncIterator[Event]:
-        """Stream a turn; a Stop cancels it mid-reply."""
-        self.moderation.channel.on_stop(turn.cancel)
-        try:
-            async for event in turn.events(self.debate_id, phase=self._phase, round=turn_no, kind=kind):
-                yield event
-        finally:
-            self.moderation.channel.on_stop(None)
 
     async def _person_turn(self, turn_no: int, kind: str, text: str | None = None) -> AsyncIterator[Event]:
         """The person's turn (``text`` given: the topic). Sets :attr:`ended` when the seat returns ``None``."""

@@ -32,7 +32,9 @@ The phase shown for a round follows its κ (Table 7.2): exploratory at κ ≥ 0.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import random
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
@@ -42,11 +44,16 @@ from pydantic import BaseModel, Field
 from backends.base import Message
 
 from . import metrics as M
-from .agents import Agent, Turn, score_call_record
+from .agents import Agent, score_call_record
 from .agreement import AgreementJudge
 from .contentiousness import RoundSignals, Schedule, instruction, make_schedule
 from .crit import CritResult, crit
-from .distribution import DistributionParse, format_distribution, parse_distribution, reply_schema
+from .distribution import (
+    DistributionParse,
+    format_distribution,
+    parse_distribution,
+    reply_schema,
+)
 from .events import (
     DebateFinished,
     DebateResumed,
@@ -60,6 +67,8 @@ from .events import (
 )
 from .labels import LabelSet
 from .moderation import CommandChannel, Moderation
+from .schemas import chars_for, fit_schema
+from .text import clip
 from .untrusted import parse_as
 
 Scoring = Literal["verbalized", "scored"]
@@ -92,6 +101,9 @@ class EvinceConfig:
     #: CRIT-judge each round (Figure 7.1). Off: no judge calls, equal weights in P_f and no
     #: ΔCRIT in the stopping rule — the cheaper arm the diagnosis benchmark can run.
     crit_judge: bool = True
+    #: Present the class labels in a shuffled order (per case and agent): tiny models pick
+    #: the first labels listed, whatever the case says.
+    shuffle_labels: bool = True
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
@@ -175,11 +187,20 @@ class Evince:
         who = "Agent A" if role == "agent-a" else "Agent B"
         stance = ("You give the most likely answers, as a careful expert would." if role == "agent-a"
                   else "You explore: look for plausible alternatives the other agent may have missed.")
-        classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(c.labels.labels)}."
+        classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(self._label_order(role))}."
                    if c.labels is not None else "Name the labels yourself.")
         return (f"You are {who} in a structured debate ({c.domain}). {stance} {classes} "
                 f"Give your top {c.top_k} with probabilities that sum to 1, and short arguments.\n"
                 f"Case:\n<<<\n{c.case.strip()}\n>>>")
+
+    def _label_order(self, role: str) -> list[str]:
+        """The class labels in the order this agent reads them: shuffled per case and agent
+        (reproducibly), because small models tend to answer with whatever is listed first."""
+        labels = list(self.config.labels.labels) if self.config.labels is not None else []
+        if self.config.shuffle_labels:
+            seed = hashlib.sha256(f"{self.config.case}\x00{role}".encode()).digest()
+            random.Random(seed).shuffle(labels)
+        return labels
 
     def _ask(self, role: str, kappa: float | None, opponent: _Position | None) -> str:
         c = self.config
@@ -187,7 +208,7 @@ class Evince:
         if opponent is not None:
             other = "Agent B" if role == "agent-a" else "Agent A"
             parts.append(f"{other} predicts: {format_distribution(opponent.probs)}. "
-                         f"Its arguments: {_clip(' '.join(opponent.arguments), 500)}")
+                         f"Its arguments: {clip(' '.join(opponent.arguments), 500)}")
             parts.append(f"Refute {other} with counterarguments, then give your own top {c.top_k} with arguments.")
         else:
             parts.append(f"Predict your top {c.top_k} with probabilities and supporting arguments.")
@@ -207,11 +228,15 @@ class Evince:
             history.append(Message("system", self._system(role)))
         request = self._ask(role, kappa, opponent)
         history.append(Message("user", request))
-        schema = reply_schema(c.labels, top_k=c.top_k) if c.scoring == "verbalized" else Argument
+        if c.scoring == "verbalized":  # k arguments plus up to k general ones must fit the turn
+            schema = fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k,
+                                chars=chars_for(c.turn_tokens - 12 * c.top_k, 2 * c.top_k), min_items=1)
+        else:
+            schema = fit_schema(Argument.model_json_schema(), items=1, chars=chars_for(c.turn_tokens, 1))
         turn = agent.turn(agent.fit(history, c.turn_tokens), schema=schema,
                           options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
-        async for event in self._stream(turn, round_, phase_for(kappa), kind):
+        async for event in self.moderation.stream(turn, round_=round_, phase=phase_for(kappa), kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
@@ -231,15 +256,6 @@ class Evince:
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
             parse_notes=tuple(notes), distribution=position.probs, kappa=kappa, request=request,
         )
-
-    async def _stream(self, turn: Turn, round_: int, phase: str, kind: str) -> AsyncIterator[Event]:
-        """Stream a turn; a Stop from the moderator cancels it mid-reply."""
-        self.moderation.channel.on_stop(turn.cancel)
-        try:
-            async for event in turn.events(self.debate_id, phase=phase, round=round_, kind=kind):
-                yield event
-        finally:
-            self.moderation.channel.on_stop(None)
 
     async def _scored(self, agent: Agent, history: list[Message], raw: str) -> tuple[DistributionParse, ModelCalled]:
         """``scored`` mode: the distribution over C is read from log-likelihoods, conditioned on
@@ -286,7 +302,7 @@ class Evince:
         a, b = self.positions["agent-a"], self.positions["agent-b"]
         for role, mine, theirs in (("agent-a", a, b), ("agent-b", b, a)):
             result = await crit(self.agents.judge, mine.text, author="Agent A" if role == "agent-a" else "Agent B",
-                                counter=theirs.text, subject=_clip(self.config.case, 300), max_tokens=self.config.crit_tokens)
+                                counter=theirs.text, subject=clip(self.config.case, 300), max_tokens=self.config.crit_tokens)
             self.crits[role] = result
             for extra in result.calls[:-1]:
                 yield ModelCalled(self.debate_id, extra, round_)
@@ -397,7 +413,7 @@ class Evince:
         round_ = self._resume_round or 0
         if self._resume_round is None:
             yield DebateStarted(
-                self.debate_id, "evince", c.title or _clip(c.case, 60), c.case, c.describe(),
+                self.debate_id, "evince", c.title or clip(c.case, 60), c.case, c.describe(),
                 (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
             )
         else:
@@ -439,7 +455,7 @@ class Evince:
                 yield event
             if self.agreement is not None:
                 said = [("Agent A", self.positions["agent-a"].text), ("Agent B", self.positions["agent-b"].text)]
-                async for event in self.agreement.events(self.debate_id, round_, said, _clip(c.case, 300)):
+                async for event in self.agreement.events(self.debate_id, round_, said, clip(c.case, 300)):
                     yield event
             yield self._metrics(round_, kappa)
             if self._converged():
@@ -511,7 +527,7 @@ class Evince:
             history = [*self.messages[role], Message("user", ask)]
             tokens = self.config.turn_tokens
             turn = agent.turn(agent.fit(history, tokens), schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
-            async for ev in self._stream(turn, round_, "conciliatory", "recommendations"):
+            async for ev in self.moderation.stream(turn, round_=round_, phase="conciliatory", kind="recommendations"):
                 yield ev
             assert turn.completion is not None
             reply, notes = parse_as(turn.completion.text, Recommendations)
@@ -530,10 +546,6 @@ def _merge(old: list[str], new: list[str]) -> list[str]:
     return old + [s.strip() for s in new if s.strip() and s.casefold().strip() not in seen]
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
 
 async def run(config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
               channel: CommandChannel | None = None) -> AsyncIterator[Event]:
@@ -547,7 +559,7 @@ async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -
     (agent A's prompt, no opponent, no contentiousness). The diagnosis benchmark's single-model
     baselines and the inputs of its mixture and vote ensembles (section 7.4.1)."""
     run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
-    yield DebateStarted(debate_id, "single", config.title or _clip(config.case, 60), config.case,
+    yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
                         config.describe(), (agent.participant(),))
     async for event in run_._turn("agent-a", 0, None, None):
         yield event

@@ -42,7 +42,7 @@ from typing import Any
 
 from backends.base import Message
 
-from .agents import Agent, Turn
+from .agents import Agent
 from .events import (
     AwaitingModerator,
     DebateFinished,
@@ -66,6 +66,7 @@ from .stance import (
     exact_label,
     steps_from,
 )
+from .text import clip
 
 HUMAN_ROLE = "human"
 
@@ -223,7 +224,7 @@ class Humanloop:
     def _ask(self, seat: _Seat, round_: int, log: list[tuple[str, str]]) -> str:
         parts = []
         if log:
-            said = "\n".join(f"{name}:\n<<<\n{_clip(text, 700)}\n>>>" for name, text in log)
+            said = "\n".join(f"{name}:\n<<<\n{clip(text, 700)}\n>>>" for name, text in log)
             parts.append(f"Discussion log, round {round_ - 1}:\n{said}")
         parts.extend(f"The moderator says: {note}" for note in self.moderation.take_interjections(seat.role))
         parts.append(f"Proceed with round {round_}.")
@@ -241,22 +242,13 @@ class Humanloop:
         history.append(Message("user", request))
         tokens = self.config.turn_tokens
         turn = agent.turn(agent.fit(history, tokens), options=agent.options.merged(max_tokens=tokens))
-        async for event in self._stream(turn, round_):
+        async for event in self.moderation.stream(turn, round_=round_, phase="discussion", kind="opinion"):
             yield event
         assert turn.completion is not None
         text = turn.completion.text
         history.append(Message("assistant", text))
         yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
                            text=text.strip(), raw=text, call=turn.call(), request=request)
-
-    async def _stream(self, turn: Turn, round_: int) -> AsyncIterator[Event]:
-        """Stream a turn; a Stop from the moderator cancels it mid-reply."""
-        self.moderation.channel.on_stop(turn.cancel)
-        try:
-            async for event in turn.events(self.debate_id, phase="discussion", round=round_, kind="opinion"):
-                yield event
-        finally:
-            self.moderation.channel.on_stop(None)
 
     async def _human_turn(self, seat: _Seat, round_: int) -> AsyncIterator[Event]:
         human = self.config.human
@@ -303,7 +295,7 @@ class Humanloop:
 
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
-        yield DebateStarted(self.debate_id, "humanloop", c.title or _clip(c.question, 60), c.case, c.describe(), self._participants())
+        yield DebateStarted(self.debate_id, "humanloop", c.title or clip(c.question, 60), c.case, c.describe(), self._participants())
         log: list[tuple[str, str]] = []
         stop_reason = f"all {c.rounds} rounds held"
         for round_ in range(1, c.rounds + 1):
@@ -348,10 +340,6 @@ class Humanloop:
                 "seats": [{"role": s.role, "name": s.name, "human": s.agent is None} for s in self.seats],
                 "decision": decision, "analysis": analysis}
 
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def run(config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: str, channel: CommandChannel | None = None,

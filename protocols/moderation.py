@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 
+from .agents import Turn
 from .events import (
     AwaitingModerator,
     Command,
@@ -119,6 +120,15 @@ class Moderation:
             case Verdict():
                 self.verdict = command
                 yield ModeratorActed(self.debate_id, "verdict", asdict(command), round_)
+
+    async def stream(self, turn: Turn, *, round_: int, phase: str, kind: str) -> AsyncIterator[Event]:
+        """Run ``turn``, streaming its events; a Stop sent meanwhile cancels it mid-reply."""
+        self.channel.on_stop(turn.cancel)
+        try:
+            async for event in turn.events(self.debate_id, phase=phase, round=round_, kind=kind):
+                yield event
+        finally:
+            self.channel.on_stop(None)
 
     def take_interjections(self, role: str) -> list[str]:
         """Interjections for ``role`` not yet delivered to it (each reaches each addressee once)."""

@@ -92,8 +92,44 @@ def _repair_json(text: str) -> tuple[str, list[str]]:
     return "".join(out), sorted(notes)
 
 
+def _close_truncated(text: str) -> str | None:
+    """A reply cut off in the middle of its JSON (``max_tokens`` reached), cut back to the end
+    of its last complete inner object or array and closed; ``None`` if it is not that case.
+
+    ``{"predictions": [{"label": "A", "probability": 0.6}, {"label": "B", "prob`` becomes
+    ``{"predictions": [{"label": "A", "probability": 0.6}]}``: what the model finished saying.
+    """
+    stack: list[str] = []
+    in_string = escaped = False
+    cut: tuple[int, tuple[str, ...]] | None = None
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in _CLOSER:
+            if not stack or stack[-1] != _CLOSER[ch]:
+                return None
+            stack.pop()
+            if not stack:
+                return None  # a complete value: nothing was cut off
+            cut = (i + 1, tuple(stack))
+    if not stack or cut is None:
+        return None
+    end, still_open = cut
+    return text[:end] + "".join("}" if c == "{" else "]" for c in reversed(still_open))
+
+
 def json_candidates(text: str) -> Iterator[tuple[Any, list[str]]]:
-    """Candidate JSON values in the reply, each with the repairs it needed."""
+    """Candidate JSON values in the reply, each with the repairs it needed (the whole reply
+    first, closed if it was cut off, then the complete JSON pieces inside it)."""
     stripped = text.strip()
     sources: list[tuple[str, list[str]]] = []
     if stripped[:1] in ("{", "["):
@@ -111,6 +147,12 @@ def json_candidates(text: str) -> Iterator[tuple[Any, list[str]]]:
             ok, value = _loads(fixed)
             if ok:
                 yield value, notes + fixes
+                continue
+        closed = _close_truncated(fixed)
+        if closed is not None:
+            ok, value = _loads(closed)
+            if ok:
+                yield value, [*notes, *fixes, "closed a reply cut off mid-JSON, keeping its complete parts"]
 
 
 def parse_as(raw: str, model: type[Model]) -> tuple[Model | None, list[str]]:

@@ -419,3 +419,20 @@ def test_raw_newlines_inside_json_strings_are_accepted() -> None:
 
     parsed, notes = parse_as('{"text": "line one\nline two"}', Note)
     assert parsed is not None and parsed.text == "line one\nline two" and notes == []
+
+
+def test_a_reply_cut_off_mid_json_keeps_its_complete_predictions() -> None:
+    labels = LabelSet(["Pneumonia", "Psoriasis", "Malaria"])
+    raw = ('{ "predictions": [ { "label": "Pneumonia", "probability": 0.7, "argument": "cough" }, '
+           '{ "label": "Psoriasis", "probability": 0.3, "a')
+    parsed = parse_distribution(raw, labels)
+    assert parsed.probs == {"Pneumonia": 1.0}
+    assert any("cut off mid-JSON" in r for r in parsed.repairs)
+
+
+def test_cut_off_json_is_closed_at_its_last_complete_part() -> None:
+    from protocols.untrusted import json_candidates
+
+    values = [v for v, _ in json_candidates('{"a": [1, 2], "b": {"c": "x"}, "d": "unfinish')]
+    assert values[0] == {"a": [1, 2], "b": {"c": "x"}}
+    assert list(json_candidates('{"a": "never closed')) == []
