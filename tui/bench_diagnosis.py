@@ -64,7 +64,7 @@ class BenchConfig:
     jobs: int = 1
     synonyms: Path | None = None
     max_rounds: int = 2
-    turn_tokens: int = 72
+    turn_tokens: int = 48
     crit_tokens: int = 96
     top_k: int = 3
     n_boot: int = 1000
@@ -279,8 +279,11 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
         rr, brier, conf = E.reciprocal_ranks(preds, truths), E.brier_scores(preds, truths), E.confidences(preds)
         n = len(outs)
 
-        def ci(values: np.ndarray) -> tuple[float, float]:
+        def ci(values: np.ndarray, n: int = n) -> tuple[float, float]:
             return E.bootstrap_ci(lambda idx: float(values[idx].mean()), n, n_boot=c.n_boot, seed=c.seed)
+
+        def ece_of(idx: np.ndarray, conf: np.ndarray = conf, hit1: np.ndarray = hit1) -> float:
+            return E.expected_calibration_error(conf[idx], hit1[idx])
 
         rows[name] = {
             "cases": n,
@@ -290,7 +293,7 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
             "macro_f1": E.macro_f1(preds, truths),
             "brier": float(brier.mean()), "brier_ci": ci(brier),
             "ece": E.expected_calibration_error(conf, hit1),
-            "ece_ci": E.bootstrap_ci(lambda idx: E.expected_calibration_error(conf[idx], hit1[idx]), n, n_boot=c.n_boot, seed=c.seed),
+            "ece_ci": E.bootstrap_ci(ece_of, n, n_boot=c.n_boot, seed=c.seed),
             "rounds": float(np.mean([o.rounds for o in outs])),
             "tokens_per_case": float(np.mean([o.tokens for o in outs])),
             "seconds_per_case": float(np.mean([o.seconds for o in outs])),

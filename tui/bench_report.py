@@ -80,8 +80,9 @@ def svg(report: Report) -> str:
     width, bar, gap, top, height = 760, 56, 24, 40, 260
     left = 60
     n = len(report.systems)
-    width = max(width, left + n * (bar + gap) + 20)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 140}" font-family="sans-serif" font-size="12">',
+    longest = max((len(name) for name in report.systems), default=0)
+    width = max(width, left + n * (bar + gap) + 20 + int(longest * 5.5))  # room for the last slanted name
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + height + 30 + int(longest * 4.5)}" font-family="sans-serif" font-size="12">',
              f'<text x="{left}" y="20" font-size="14">Diagnostic accuracy (Acc@1) with 95% bootstrap intervals</text>',
              f'<line x1="{left}" y1="{top + height}" x2="{width - 10}" y2="{top + height}" stroke="#333"/>']
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):

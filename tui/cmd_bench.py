@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--jobs", type=int, default=None, help="cases at once (default: one per free core)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
     d.add_argument("--max-rounds", type=int, default=2)
-    d.add_argument("--turn-tokens", type=int, default=72)
+    d.add_argument("--turn-tokens", type=int, default=48)
     d.set_defaults(handler=run_bench)
 
 
