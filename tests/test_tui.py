@@ -177,3 +177,26 @@ def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: 
         await pilot.pause()
 
     assert snap_compare(mid_app, run_before=mid_run, terminal_size=SIZE)
+
+
+async def test_ctrl_c_during_a_debate_leaves_it_resumable(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        form = app.screen
+        form.query_one("#field-agent-b", Select).value = "smollm2-135m"
+        form.query_one("#field-turn_tokens", Input).value = "200"
+        await pilot.press("ctrl+s")
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        transcript = debate.query_one(Transcript)
+        await wait_for(pilot, lambda: transcript.current is not None and bool(transcript.current.raw), 300, "a turn to stream")
+        await pilot.press("ctrl+c")
+        await pilot.press("enter")  # "Quit" is focused
+        await pilot.pause()
+        debate_id = debate.debate_id
+    assert debate_id is not None
+    with Journal(tmp_path / "journal.db") as journal:
+        stored = Queries(journal).debate(debate_id)
+    assert stored is not None and stored["status"] == "interrupted"
+    assert "resumable" in stored["stop_reason"]

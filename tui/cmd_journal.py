@@ -12,6 +12,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from store.export import to_json, to_markdown, write_private
+from store.redact import redact_debate
 from store.journal import Journal
 from store.queries import Queries
 
@@ -33,6 +34,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("debate_id", help="id or unique prefix")
     e.add_argument("--format", choices=("md", "json"), default="md")
     e.add_argument("--out", help="file to write (created 0600); default: standard output")
+    e.add_argument("--redact", action="store_true", help="mask names, dates, phone numbers and emails")
     e.set_defaults(handler=export)
 
 
@@ -74,6 +76,8 @@ def show(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     debate = _load(args)
+    if args.redact:
+        debate = redact_debate(debate)
     text = to_json(debate) if args.format == "json" else to_markdown(debate)
     if args.out:
         write_private(Path(args.out), text)
