@@ -3,7 +3,7 @@
     python docs/make_screenshots.py --db JOURNAL [--debate ID]
 
 Home shows the journal's debates; New debate the demo form; Debate the chosen (default: the
-newest EVINCE) debate as it stood after its first round, the way it looks while running.
+newest EVINCE) debate as it stood after its second round, the way it looks while running.
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ async def shoot(db: Path, debate_id: str | None) -> None:
         await pilot.pause()
         app.save_screenshot("new-debate.svg", path=str(REPO / "docs"))
         await pilot.press("escape")
-        first = rounds_of(debate)[0]
-        app.push_screen(DebateScreen(events=list(replay(debate, upto_round=first))))
+        rounds = rounds_of(debate)
+        shown = rounds[min(1, len(rounds) - 1)]  # mid-debate: after its second round
+        app.push_screen(DebateScreen(events=list(replay(debate, upto_round=shown))))
         await pilot.pause(0.5)
         app.save_screenshot("debate.svg", path=str(REPO / "docs"))
 

@@ -126,6 +126,7 @@ class DebateScreen(Screen):
         self._status()
         if self.replay_events is not None:
             self.query_one("#loading").display = False
+            self.query_one("#analysis", Static).update(Text("no analysis was made in this debate", style="dim"))
             for event in self.replay_events:
                 self.show(event)
             self.query_one(Transcript).flush_all()

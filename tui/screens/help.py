@@ -36,7 +36,7 @@ class HelpScreen(ModalScreen):
         for b in self.bindings:
             if b.id and b.id not in seen:
                 seen.add(b.id)
-                table.add_row(b.key_display or b.key, b.description or b.action, b.id)
+                table.add_row(self.app.get_key_display(b), b.description or b.action, b.id)
         with VerticalScroll():
             yield Static(INTRO)
             yield Static(table)

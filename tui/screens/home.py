@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from protocols.text import clip
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
@@ -63,7 +64,8 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#debates", DataTable)
-        for column in ("started", "protocol", "title", "models", "status", "outcome", "turns"):
+        # the most telling columns first: a narrow terminal cuts the models off, not the outcome
+        for column in ("started", "protocol", "status", "turns", "title", "outcome", "models"):
             table.add_column(column, key=column)
         hits = self.query_one("#hits", DataTable)
         for column in ("debate", "round", "who", "what was said"):
@@ -87,8 +89,8 @@ class HomeScreen(Screen):
         for row in self.queries.debates(limit=500):
             started = datetime.fromtimestamp(row["created_at"]).strftime("%Y-%m-%d %H:%M")
             models = ", ".join(sorted({m.split("=")[1] for m in (row["models"] or "").split(", ") if "=" in m} - {"human"}))
-            table.add_row(started, row["protocol"], Text(terminal_safe(row["title"])[:48]), models, row["status"],
-                          Text(terminal_safe(_outcome(row))[:40]), str(row["turns"]), key=row["id"])
+            table.add_row(started, row["protocol"], row["status"], str(row["turns"]), Text(clip(terminal_safe(row["title"]), 40)),
+                          Text(clip(terminal_safe(_outcome(row)), 32)), models, key=row["id"])
 
     def selected(self) -> str | None:
         table = self.query_one("#debates", DataTable)

@@ -56,6 +56,7 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         self.query_one(Distributions).latest.clear()
         self.metrics_rows, self.judgement_lines, self.finished = [], [], None
         self.query_one("#outcome").update("")
+        self.query_one("#analysis").update(Text("no analysis was made in this debate", style="dim"))
         for event in replay(self.debate, upto_round=upto):
             self.show(event)
         if self.compare_rows is not None:
