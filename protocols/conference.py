@@ -245,6 +245,9 @@ class Conference:
         roles = [a.role for a in agents.participants]
         if len(roles) < 2 or len(set(roles)) != len(roles) or {MODERATOR, JUDGE, EVALUATOR} & set(roles):
             raise ValueError("a conference needs two or more participants with distinct roles (participant-1, participant-2, …)")
+        if agents.evaluator is not None and agents.evaluator.role in (*roles, agents.judge.role):
+            raise ValueError(f"the evaluator needs a role of its own, not {agents.evaluator.role!r} "
+                             "(dataclasses.replace(agent, role='evaluator') lets one model play both)")
         if not config.stages() or config.max_rounds < 1:
             raise ValueError("a conference needs at least one topic and max_rounds of at least 1")
         self.config = config

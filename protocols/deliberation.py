@@ -229,6 +229,9 @@ class Deliberation:
             raise ValueError("a deliberation needs two or more deliberators with distinct roles (deliberator-1, deliberator-2, …)")
         if agents.moderator.role != MODERATOR:
             raise ValueError(f"the moderator agent's role must be {MODERATOR!r}")
+        if agents.analyzer is not None and agents.analyzer.role in (*roles, MODERATOR, PERSON):
+            raise ValueError(f"the analyzer needs a role of its own, not {agents.analyzer.role!r} "
+                             "(dataclasses.replace(agent, role='analyzer') lets one model play both)")
         roster = Roster(tuple(roles), config.person_name)
         if len({normalize_label(roster.name(r)) for r in roster.speakers}) != len(roster.speakers):
             raise ValueError(f"the person's name {config.person_name!r} is already a speaker's name")

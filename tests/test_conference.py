@@ -212,3 +212,11 @@ def test_symposium_run_agreement_headless(tmp_path: Path, capsys: pytest.Capture
     assert debate is not None and debate["status"] == "finished" and debate["config"]["max_rounds"] == 1
     assert [j["kind"] for j in debate["judgements"]] == ["agreement"]
     assert debate["outcome"]["stages"][0]["closed_by"] in ("agreement", "round cap")
+
+
+def test_an_evaluator_sharing_the_judges_role_is_refused() -> None:
+    """One model may judge and evaluate, but under two roles: the journal keys participants by role."""
+    agents, _ = _scripted_agents([], [])
+    shared = conference.ConferenceAgents(agents.participants, agents.judge, agents.judge)
+    with pytest.raises(ValueError, match="evaluator needs a role of its own"):
+        conference.Conference(conference.ConferenceConfig(issue=ISSUE), shared, debate_id="dc-roles")

@@ -263,3 +263,15 @@ async def test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_t
     assert "Summary:\n  - Phones distract [bold]students[/bold]" in text and "\x1b" not in text  # no escapes, no markup
     assert "Points of agreement:\n  - Parents matter" in text and "Open questions:\n  (none)" in text
     assert "C2 (Deliberator 1): Allow them  [attacks C1]" in text and "+ C1.S1: focus" in text
+
+
+def test_an_analyzer_sharing_the_moderators_role_is_refused() -> None:
+    """One model may moderate and analyze, but under two roles: the journal keys participants by role."""
+    agents = _scripted([])
+    shared = deliberation.DeliberationAgents(agents.moderator, agents.deliberators, agents.moderator)
+
+    async def nobody(prompt: str) -> str | None:
+        return None
+
+    with pytest.raises(ValueError, match="analyzer needs a role of its own"):
+        deliberation.Deliberation(deliberation.DeliberationConfig(topic="phones"), shared, nobody, debate_id="dl-roles")

@@ -30,14 +30,14 @@ from store.journal import Journal
 from store.queries import Queries
 from tui.runner import drive
 
-from tests.helpers.paths import DEV_CSV
+from tests.helpers.paths import dev_csv
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
 
 
 def dev_cases() -> list[dict[str, str]]:
-    with DEV_CSV.open() as fh:
+    with dev_csv().open() as fh:
         return list(csv.DictReader(fh))
 
 

@@ -18,7 +18,7 @@ from protocols.agents import Agent
 from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.paths import DEV_CSV
+from tests.helpers.paths import dev_csv
 from tui.runner import drive
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=5)
@@ -27,7 +27,7 @@ OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=5)
 async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
     smollm: LlamaCppBackend, openai_smollm: OpenAIBackend, tmp_path: Path
 ) -> None:
-    with DEV_CSV.open() as fh:
+    with dev_csv().open() as fh:
         rows = list(csv.DictReader(fh))
     labels = LabelSet(list(dict.fromkeys(r["disease"].strip() for r in rows)))
     row = next(r for r in rows if r["disease"].strip() == "Jaundice")

@@ -8,6 +8,7 @@ protocol is run, shown and journalled the same way.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -261,7 +262,9 @@ def _start_conference(config: conference.ConferenceConfig, agents: Mapping[str, 
     participants = [agent for role, agent in agents.items() if role.startswith("participant-")]
     if len(participants) < 2:
         raise FormError("participant: a conference needs at least two participants")
-    return conference.run(config, conference.ConferenceAgents(participants, agents["judge"], agents["judge"]),
+    judge = agents["judge"]  # the form's one model judges and evaluates, each with its own role and KV cache
+    evaluator = dataclasses.replace(judge, role=conference.EVALUATOR)
+    return conference.run(config, conference.ConferenceAgents(participants, judge, evaluator),
                           debate_id=debate_id, channel=channel)
 
 
@@ -295,7 +298,9 @@ def _start_deliberation(config: deliberation.DeliberationConfig, agents: Mapping
     deliberators = [agent for role, agent in agents.items() if role.startswith("deliberator-")]
     if len(deliberators) < 2:
         raise FormError("deliberator: a deliberation needs at least two deliberators")
-    return deliberation.run(config, deliberation.DeliberationAgents(agents["moderator"], deliberators, agents["moderator"]),
+    moderator = agents["moderator"]  # the form's one model moderates and analyzes, each with its own role and KV cache
+    analyzer = dataclasses.replace(moderator, role="analyzer")
+    return deliberation.run(config, deliberation.DeliberationAgents(moderator, deliberators, analyzer),
                             person, debate_id=debate_id, channel=channel)
 
 
