@@ -1,8 +1,8 @@
-"""Keypress-to-screen latency of the app, idle and while two models generate.
+"""Keypress-to-screen latency of the app, idle and while a debate between two models generates.
 
-The app runs headless under Textual's Pilot. Each measurement presses a key that changes the
-screen (``?`` opens the help screen, ``escape`` closes it) and times it until the key has been
-handled and the app is idle again, i.e. the new screen is composed and rendered. The baseline is
+The app runs headless under Textual's Pilot. Each measurement sends a key that changes the
+screen (``?`` opens the help screen, ``escape`` closes it) and times it until the app composes
+the first frame that shows the result (the frame a terminal would be sent). The baseline is
 the same measurement with no debate running, in the same process; the ratio says what a live
 debate costs the interface. A debate's models compute in worker threads, so the ratio should
 stay near 1 on a machine with a core to spare; on 2 cores both threads compete with the
@@ -31,6 +31,7 @@ if str(REPO) not in sys.path:
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from textual import events  # noqa: E402
 from textual.pilot import Pilot  # noqa: E402
 
 from backends.registry import load_registry  # noqa: E402
@@ -42,18 +43,49 @@ from tui.screens.help import HelpScreen  # noqa: E402
 from tui.widgets.transcript import Transcript  # noqa: E402
 
 
-async def press_latencies(pilot: Pilot, presses: int, still_busy=lambda: True) -> list[float]:
-    """Milliseconds from each keypress to an idle, updated screen (help open, then closed)."""
+class FrameClock:
+    """Timestamps of the frames the app composes (``App._display``), with the screen each shows.
+
+    Headless, Textual still composes every frame and hands it to ``_display`` (which then skips
+    the terminal write), so this is the moment a real terminal would receive the new screen.
+    """
+
+    def __init__(self, app: SymposiumApp) -> None:
+        self.frames: list[tuple[float, type]] = []
+        original = app._display
+
+        def display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
+            self.frames.append((time.perf_counter(), type(screen)))
+            original(screen, renderable)
+
+        app._display = display  # type: ignore[method-assign]
+
+
+async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_busy=lambda: True) -> list[float]:
+    """Milliseconds from each keypress to the first frame showing its result (help open, then closed).
+
+    The key goes straight to the driver's queue, as a terminal's would; nothing here waits for
+    the process to be idle (Pilot's ``pause()`` does, which never happens while models compute
+    in the same process).
+    """
     app = pilot.app
+    driver = app._driver
+    assert driver is not None
     out: list[float] = []
     for i in range(presses):
-        key, want_help = ("question_mark", True) if i % 2 == 0 else ("escape", False)
+        key, char, want_help = ("question_mark", "?", True) if i % 2 == 0 else ("escape", None, False)
+        seen = len(clock.frames)
         start = time.perf_counter()
-        await pilot.press(key)
-        while isinstance(app.screen, HelpScreen) != want_help:
+        event = events.Key(key, char)
+        event.set_sender(app)
+        driver.send_message(event)
+        while not any(issubclass(kind, HelpScreen) == want_help for _, kind in clock.frames[seen:]):
+            if time.perf_counter() - start > 30:
+                raise TimeoutError(f"no frame after pressing {key}")
             await asyncio.sleep(0.001)
-        await pilot.pause()
-        out.append((time.perf_counter() - start) * 1000)
+        shown = next(t for t, kind in clock.frames[seen:] if issubclass(kind, HelpScreen) == want_help)
+        out.append((shown - start) * 1000)
+        await asyncio.sleep(0.15)  # a person's pace between keys
         if not still_busy():
             break
     if isinstance(app.screen, HelpScreen):
@@ -66,16 +98,21 @@ async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[fl
         os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
         app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
         results: dict[str, list[float]] = {}
+        clock = FrameClock(app)
         async with app.run_test(size=(140, 42)) as pilot:
-            results["idle"] = await press_latencies(pilot, presses)
+            await pilot.pause()
+            results["idle"] = await press_latencies(pilot, clock, presses)
             values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
             app.start_debate(EVINCE, values)
+            await pilot.pause()
             debate = app.screen
             assert isinstance(debate, DebateScreen)
+            while not debate.query(Transcript):  # composed on the next frames
+                await pilot.pause(0.05)
             transcript = debate.query_one(Transcript)
             while transcript.current is None:  # wait until the models are generating
                 await pilot.pause(0.1)
-            results["two models generating"] = await press_latencies(pilot, presses, lambda: debate.running)
+            results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running)
             debate.workers.cancel_group(debate, "debate")
             await pilot.pause()
         app.journal.close()
