@@ -53,6 +53,7 @@ from .base import (
 )
 from .chat_format import ChatFormat, get_format
 from .loopback import check_server_url, is_loopback_host, url_host
+from .markers import defang
 from .registry import ModelEntry, ServerSource
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ class OpenAIBackend(Backend):
         servers ignore the names they do not know."""
         body: dict[str, Any] = {
             "model": self.served_model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [{"role": m.role, "content": defang(m.content)} for m in messages],
             "max_tokens": opts.max_tokens, "temperature": opts.temperature, "top_p": opts.top_p,
             "top_k": opts.top_k, "min_p": opts.min_p,
             "repeat_penalty": opts.repeat_penalty, "repetition_penalty": opts.repeat_penalty,
@@ -458,7 +459,7 @@ class OpenAISession(Session):
             raise NotSupported(be.scoring_problem)
         timing = Timing()
         started = time.perf_counter()
-        shared = be.format.render(messages, prefix)
+        shared = be.format.render([Message(m.role, defang(m.content)) for m in messages], prefix)
         try:
             base = await be.completions(shared, logprobs=False)
             replies = await asyncio.gather(*(be.completions(shared + c + be.format.end_of_turn, logprobs=True) for c in candidates))

@@ -218,7 +218,8 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, Points)
     if reply is not None:
-        return _clean(reply.points), notes
+        items = _clean(reply.points)
+        return items, notes if items else [*notes, "the reply lists no items"]
     if text.lstrip().startswith("{"):
         salvaged = _clean([s for s in (_unquote(m) for m in _STRING.findall(text)) if s not in _FIELD_NAMES])
         if salvaged:
@@ -226,7 +227,7 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
     bullets = _clean(_BULLET.findall(text))
     if bullets:
         return bullets, [f"read {len(bullets)} bullet lines (no JSON in the reply)"]
-    return [], notes
+    return [], notes or ["no JSON list and no bullet lines in the reply"]
 
 
 def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:
@@ -262,6 +263,8 @@ def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:
             notes.append(f"C{i} answers claim {target}, which is {'itself' if target == i else 'not in the map'}: link dropped")
             continue
         links.append(Link(f"C{i}", f"C{target}", item.relation))
+    if not claims and not notes:
+        notes = ["the reply holds no claims"]
     return claims, links, notes
 
 
