@@ -125,6 +125,9 @@ class ModelEntry(_Strict):
     size_gb: float | None = None
     notes: str | None = None
     sampling: Sampling = Sampling()
+    #: Which protocol defaults suit this model (see ``protocols/params.py``): "standard" for
+    #: real instruction models, "small" for the bundled 135M/270M test models.
+    profile: Literal["standard", "small"] = "standard"
 
     @field_validator("chat_format")
     @classmethod

@@ -36,11 +36,11 @@ from textual.pilot import Pilot  # noqa: E402
 
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
-from tui.app import SymposiumApp  # noqa: E402
+from tui.app.app import SymposiumApp  # noqa: E402
 from tui.launch import EVINCE  # noqa: E402
-from tui.screens.debate import DebateScreen  # noqa: E402
-from tui.screens.help import HelpScreen  # noqa: E402
-from tui.widgets.transcript import Transcript  # noqa: E402
+from tui.app.screens.debate import DebateScreen  # noqa: E402
+from tui.app.screens.help import HelpScreen  # noqa: E402
+from tui.app.widgets.transcript import Transcript  # noqa: E402
 
 
 class FrameClock:

@@ -21,9 +21,9 @@ sys.path.insert(0, str(REPO))
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from store.queries import Queries  # noqa: E402
-from tui.app import SymposiumApp  # noqa: E402
-from tui.replay import replay, rounds_of  # noqa: E402
-from tui.screens.debate import DebateScreen  # noqa: E402
+from tui.app.app import SymposiumApp  # noqa: E402
+from tui.app.replay import replay, rounds_of  # noqa: E402
+from tui.app.screens.debate import DebateScreen  # noqa: E402
 
 SIZE = (140, 42)
 

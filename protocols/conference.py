@@ -51,9 +51,10 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
 
@@ -77,6 +78,7 @@ from .events import (
     TurnStarted,
 )
 from .moderation import CommandChannel, Moderation
+from .params import CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import parse_as
 
@@ -168,19 +170,27 @@ def select_speaker(n_messages: int, last_speaker: str | None, verdict: Verdict |
     return MODERATOR  # Algorithm 1's "auto": a speaker outside the conference (none in this module)
 
 
-@dataclass
+@pydantic_dataclass(config=CONFIG)
 class ConferenceConfig:
-    """One decision conference's settings (journalled with it)."""
+    """One decision conference's settings (journalled with it). The parameters declared with
+    :func:`param` are the ones the command line and the app offer."""
 
     issue: str
     topics: list[str] | None = None  # None: section 3.1.1's three stages
     title: str = ""
-    max_rounds: int = 3  # per stage
-    word_cap: int = 120
-    turn_tokens: int = 200
-    judge_mode: JudgeMode = "generate"
-    judge_tokens: int = 24
-    eval_tokens: int = 200
+    max_rounds: int = param(3, ge=1, le=20, section="seed 000", label="Round cap per stage",
+                            description="rounds a stage may take before it closes without agreement")
+    word_cap: int = param(120, ge=10, le=1000, section="Symposium", label="Words per reply",
+                          description="reply length asked of participants (words)")
+    turn_tokens: int = token_limit(200, "reply length limit per turn")
+    judge_mode: JudgeMode = param("generate", section="seed 000", label="Judge mode",
+                                  description="the judge writes its label (generate) or the labels are scored (score)")
+    judge_tokens: int = param(24, ge=4, le=512, section="Symposium", label="Judge's reply limit (tokens)",
+                              description="reply length limit of the agreement judge")
+    eval_tokens: int = token_limit(200, "reply length limit of the 10-factor evaluation", label="Evaluator's reply limit (tokens)")
+    profile: Profile = "standard"
+
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 120}
 
     def stages(self) -> list[tuple[str, str]]:
         if not self.topics:

@@ -61,9 +61,10 @@ import dataclasses
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Completion, Message
 
@@ -81,6 +82,7 @@ from .events import (
     TurnStarted,
 )
 from .moderation import CommandChannel, Moderation
+from .params import CONFIG, Profile, param, token_limit
 from .untrusted import parse_as
 
 Variant = Literal["more", "samre"]
@@ -268,34 +270,42 @@ class Ledger:
 # -- the protocol ---------------------------------------------------------------------------
 
 
-@dataclass
+@pydantic_dataclass(config=CONFIG)
 class D3Config:
-    """One D3 evaluation's settings (journalled with the debate)."""
+    """One D3 evaluation's settings (journalled with the debate). The parameters declared with
+    :func:`param` are the ones the command line and the app offer."""
 
     question: str
     answer_a: str
     answer_b: str
-    variant: Variant = "samre"
-    k: int = 3
-    max_rounds: int = 5
-    window: int = 2
-    epsilon: float = 1.0
+    variant: Variant = param("samre", section="seed 003", label="Variant",
+                             description="MORE: k advocates per answer, one round; SAMRE: rounds with judge feedback")
+    k: int = param(3, ge=1, le=10, section="seed 003", label="Advocates per answer (MORE)",
+                   description="advocates per answer in D3-MORE")
+    max_rounds: int = param(5, ge=1, le=20, section="seed 003", label="Round cap (SAMRE)",
+                            description="the round budget of D3-SAMRE")
+    window: int = param(2, ge=2, le=10, section="seed 003", label="Stability window (SAMRE)",
+                        description="rounds the score gap must stay stable to stop early")
+    epsilon: float = param(1.0, ge=0.0, le=10.0, section="seed 003", label="Stability ε (points)",
+                           description="how far the score gap may move and still count as stable")
     budget: Budget = field(default_factory=Budget)
-    swap_audit: bool = False
-    jury_size: int = 5
-    personas: bool = True
+    swap_audit: bool = param(False, section="seed 003", label="Swap audit (A/B then B/A)",
+                             description="evaluate again with the answers swapped; report whether the verdict held")
+    jury_size: int = param(5, ge=1, le=12, section="seed 003", label="Jurors",
+                           description="jurors (at most 5 with personas)")
+    personas: bool = param(True, section="seed 003, D.3", label="Juror personas",
+                           description="appendix D.3's personas for the jurors (off: impartial jurors)")
     title: str = ""
-    turn_tokens: int = 200
-    judge_tokens: int = 160
-    vote_tokens: int = 120
+    turn_tokens: int = token_limit(200, "reply length limit per advocate turn")
+    judge_tokens: int = token_limit(160, "reply length limit of the judge", label="Judge's reply limit (tokens)")
+    vote_tokens: int = token_limit(120, "reply length limit of each juror's vote", label="Juror's reply limit (tokens)")
+    profile: Profile = "standard"
+
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "turn_tokens": 120}
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.max_rounds < 1 or self.jury_size < 1:
-            raise ValueError("k, max_rounds and jury_size must be at least 1")
-        if self.window < 2:
-            raise ValueError("the stability window needs at least 2 rounds")
         if self.personas and self.jury_size > len(PERSONAS):
-            raise ValueError(f"appendix D.3 has {len(PERSONAS)} personas: a jury of personas has at most that many")
+            raise ValueError(f"jury_size: appendix D.3 has {len(PERSONAS)} personas, so a jury of personas has at most that many")
 
     def describe(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -57,6 +57,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
 from backends.base import Message
 
 from .agents import Agent, call_record
@@ -76,6 +78,7 @@ from .events import (
 )
 from .labels import normalize_label
 from .moderation import CommandChannel, Moderation
+from .params import CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import MAX_INPUT_CHARS
 
@@ -186,19 +189,26 @@ DELIBERATOR_SYSTEM = (  # Figure 5, the concise deliberator prompt
 TURNS_SYSTEM = "You manage turn-taking in a discussion. You answer only with the name of the next speaker."
 
 
-@dataclass
+@pydantic_dataclass(config=CONFIG)
 class DeliberationConfig:
-    """One deliberation's settings (journalled with it)."""
+    """One deliberation's settings (journalled with it). The parameters declared with
+    :func:`param` are the ones the command line and the app offer."""
 
     topic: str
     title: str = ""
-    max_turns: int = 9  # turns after the moderator's agenda
-    word_cap: int = 75  # Figure 5: "No more than 75 words"
-    turn_tokens: int = 140
-    select_tokens: int = 24
-    analyze_every: int = 4  # 0: only at the end
-    analysis_tokens: int = 160
-    person_name: str = "Person"
+    max_turns: int = param(9, ge=1, le=60, section="Symposium", label="Turns",
+                           description="turns after the moderator's agenda")
+    word_cap: int = param(75, ge=10, le=500, section="seed 002, Figure 5", label="Words per reply",
+                          description="reply length limit for the models (words): 'No more than 75 words'")
+    turn_tokens: int = token_limit(140, "reply length limit for the models (tokens)")
+    select_tokens: int = param(24, ge=4, le=256, section="Symposium", label="Speaker choice limit (tokens)",
+                               description="reply length limit of the moderator's choice of the next speaker")
+    analyze_every: int = param(4, ge=0, le=60, section="seed 002", label="Analyze every N turns",
+                               description="update the analyzer panel every N turns (0: only at the end)")
+    analysis_tokens: int = token_limit(160, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
+    person_name: str = param("Person", section="Symposium", label="Your name",
+                             description="the name the models call you")
+    profile: Profile = "standard"
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)

@@ -37,16 +37,17 @@ import json
 import random
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
 
 from . import metrics as M
 from .agents import Agent, score_call_record
 from .agreement import AgreementJudge
-from .contentiousness import RoundSignals, Schedule, instruction, make_schedule
+from .contentiousness import SCHEDULES, RoundSignals, Schedule, instruction, make_schedule
 from .crit import CritResult, crit
 from .distribution import (
     DistributionParse,
@@ -67,6 +68,7 @@ from .events import (
 )
 from .labels import LabelSet
 from .moderation import CommandChannel, Moderation
+from .params import CONFIG, Profile, param, token_limit
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
@@ -74,36 +76,61 @@ from .untrusted import parse_as
 Scoring = Literal["verbalized", "scored"]
 
 
-@dataclass
+@pydantic_dataclass(config=CONFIG)
 class EvinceConfig:
-    """One EVINCE debate's settings (all journalled with the debate)."""
+    """One EVINCE debate's settings (all journalled with the debate). The parameters declared
+    with :func:`param` are the ones the command line and the app offer (see :mod:`.params`)."""
 
     case: str
     labels: LabelSet | None = None  # None: an open class set
     title: str = ""
-    top_k: int = 3
-    scoring: Scoring = "verbalized"
-    schedule: str = "exponential"
+    top_k: int = param(3, ge=1, le=10, section="Figure 7.1", label="Top-k",
+                       description="labels each agent ranks with probabilities")
+    scoring: Scoring = param("verbalized", section="ch. 7", label="Distributions",
+                             description="verbalized: the agents write their distributions; scored: "
+                                         "log-likelihood over C (needs a closed class set)")
+    schedule: str = param("exponential", section="7.4.5", label="Contentiousness schedule",
+                          description="how κ moves between rounds", choices=sorted(SCHEDULES))
     schedule_params: dict[str, Any] = field(default_factory=dict)
-    eps_wd: float = 0.01
-    eps_mi: float = 0.01
-    eps_jsd: float = 0.01
-    eps_crit: float = 0.01
-    max_rounds: int = 5
-    reference_label: str | None = None
-    recommendations: bool = True
-    turn_tokens: int = 256
-    crit_tokens: int = 320
+    eps_wd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for WD",
+                          description="convergence threshold on the change in Wasserstein distance")
+    eps_mi: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for MI",
+                          description="convergence threshold on the change in mutual information")
+    eps_jsd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for JSD",
+                           description="convergence threshold on the change in Jensen-Shannon divergence")
+    eps_crit: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for CRIT",
+                            description="convergence threshold on the change in CRIT scores")
+    max_rounds: int = param(5, ge=1, le=20, section="Symposium", label="Round cap",
+                            description="safety cap on refutation rounds after the initial round")
+    reference_label: str | None = param(None, section="7.4.6", label="Reference label",
+                                        description="a given label, to flag a consensus that contradicts it")
+    recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
+                                  description="draft joint follow-up questions and tests after convergence")
+    turn_tokens: int = token_limit(256, "reply length limit per turn")
+    crit_tokens: int = token_limit(320, "reply length limit of the CRIT judge", label="Judge's reply limit (tokens)")
     domain: str = "diagnosis"
     #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
     #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
-    agreement_judge: bool = False
+    agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
+                                  description="also ask the judge AGREEMENT / MORE DEBATE after each round")
     #: CRIT-judge each round (Figure 7.1). Off: no judge calls, equal weights in P_f and no
     #: ΔCRIT in the stopping rule — the cheaper arm the diagnosis benchmark can run.
-    crit_judge: bool = True
+    crit_judge: bool = param(True, section="Figure 7.1", label="CRIT judge",
+                             description="judge each round's arguments with CRIT (weights P_f, ΔCRIT stops)")
     #: Present the class labels in a shuffled order (per case and agent): tiny models pick
     #: the first labels listed, whatever the case says.
-    shuffle_labels: bool = True
+    shuffle_labels: bool = param(True, section="Symposium", label="Shuffle labels",
+                                 description="list the class labels in a shuffled order per case and agent")
+    #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
+    profile: Profile = "standard"
+
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "turn_tokens": 160, "crit_tokens": 200}
+
+    def __post_init__(self) -> None:
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule: {self.schedule!r} is not one of {', '.join(sorted(SCHEDULES))}")
+        if self.scoring == "scored" and self.labels is None:
+            raise ValueError("scoring: 'scored' needs a closed class set; give a label list")
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)

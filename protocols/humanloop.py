@@ -38,7 +38,9 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
 
@@ -56,6 +58,7 @@ from .events import (
     TurnStarted,
 )
 from .moderation import CommandChannel, Moderation
+from .params import CONFIG, Profile, param, token_limit
 from .stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
@@ -124,24 +127,30 @@ class HumanSeat:
     script: HumanScript | None = None
 
 
-@dataclass
+@pydantic_dataclass(config=CONFIG)
 class HumanloopConfig:
-    """One panel discussion's settings (journalled with the debate)."""
+    """One panel discussion's settings (journalled with the debate). The parameters declared
+    with :func:`param` are the ones the command line and the app offer."""
 
     case: str
-    question: str = "Should the court of appeals affirm, reverse, or remand the lower court's decision?"
+    question: str = param("Should the court of appeals affirm, reverse, or remand the lower court's decision?",
+                          section="seed 001", label="Question", description="what the panel decides")
     labels: tuple[str, ...] = LEGAL_LABELS
     rubric: dict[str, str] = field(default_factory=lambda: dict(LEGAL_RUBRIC))
-    rounds: int = 3
-    seat_title: str = "Judge"
+    rounds: int = param(3, ge=1, le=20, section="seed 001", label="Rounds",
+                        description="discussion rounds; every seat speaks once per round")
+    seat_title: str = param("Judge", section="seed 001", label="Seat title",
+                            description="what the seats are called (e.g. Judge)")
     human: HumanSeat | None = None
     title: str = ""
-    turn_tokens: int = 200
-    stance_tokens: int = 60
+    turn_tokens: int = token_limit(200, "reply length limit per turn")
+    stance_tokens: int = param(60, ge=8, le=512, section="Symposium", label="Clerk's reply limit (tokens)",
+                               description="reply length limit of the stance clerk")
+    profile: Profile = "standard"
+
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"rounds": 2, "turn_tokens": 120}
 
     def __post_init__(self) -> None:
-        if self.rounds < 1:
-            raise ValueError("the discussion needs at least one round")
         if len(self.labels) < 2 or any(exact_label(label, ()) == NONE for label in self.labels):
             raise ValueError(f"give at least two positions; {NONE!r} is always added and cannot be one of them")
         if self.human is not None and self.human.position is not None and self.human.position < 1:

@@ -68,9 +68,10 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
 
@@ -90,6 +91,7 @@ from .events import (
     PhaseChanged,
     TurnFinished,
 )
+from .params import CONFIG, Profile, param, token_limit
 from .moderation import CommandChannel, Moderation
 from .schemas import chars_for, fit_schema
 from .text import clip
@@ -165,40 +167,47 @@ subtopics and returns the ones to debate (edited, dropped, added; the first ``MA
 are kept; none means the subject is debated as a whole)."""
 
 
-@dataclass
+@pydantic_dataclass(config=CONFIG)
 class SocraSynthConfig:
-    """One SocraSynth debate's settings (journalled with the debate, bar the editor hook)."""
+    """One SocraSynth debate's settings (journalled with the debate, bar the editor hook). The
+    parameters declared with :func:`param` are the ones the command line and the app offer."""
 
     subject: str
     title: str = ""
-    swap_stances: bool = False  # A argues against the subject and B for it
-    kappa_a: float = 0.9  # each agent's starting contentiousness Δ0 (appendix 6.B)
-    kappa_b: float = 0.9
-    delta: float = 1.2  # δ: Δ is divided by δ each round (Table 6.2)
-    threshold: float = 0.1  # refutation rounds run while Δ > 10%
-    max_rounds: int = 4  # safety cap on refutation rounds
-    subtopics: int = 3  # agenda size N the agents may agree on
-    case_check: bool = True
-    conciliatory_kappa: float = 0.3
-    mode: Mode = "proposal"
-    qa_baseline: bool = False
-    turn_tokens: int = 256
-    crit_tokens: int = 320
+    swap_stances: bool = param(False, section="ch. 6", label="Swap stances",
+                               description="agent A argues against the subject and agent B for it")
+    kappa_a: float = param(0.9, ge=0.0, le=1.0, section="6.B", label="Agent A's starting Δ",
+                           description="agent A's starting contentiousness Δ0")
+    kappa_b: float = param(0.9, ge=0.0, le=1.0, section="6.B", label="Agent B's starting Δ",
+                           description="agent B's starting contentiousness Δ0")
+    delta: float = param(1.2, ge=1.0, le=10.0, section="Table 6.2", label="δ (Δ is divided by it each round)",
+                         description="contentiousness Δ is divided by δ each round")
+    threshold: float = param(0.1, ge=0.0, le=1.0, section="Table 6.2", label="Δ threshold",
+                             description="refutation rounds run while Δ/δ is above this")
+    max_rounds: int = param(4, ge=1, le=30, section="Symposium", label="Round cap",
+                            description="safety cap on refutation rounds")
+    subtopics: int = param(3, ge=1, le=10, section="ch. 6", label="Subtopics on the agenda",
+                           description="how many subtopics the agents agree on")
+    case_check: bool = param(True, section="6.3.1.2", label="Case check",
+                             description="the moderator checks the case for missing points before closing")
+    conciliatory_kappa: float = param(0.3, ge=0.1, le=0.3, section="6.F", label="Conciliatory Δ",
+                                      description="contentiousness of the conciliatory stage")
+    mode: Mode = param("proposal", section="ch. 6", label="Conciliatory stage",
+                       description="a joint proposal with pros and cons, or joint diagnostic recommendations")
+    qa_baseline: bool = param(False, section="ch. 6", label="Compare with a one-answer Q&A",
+                              description="also ask one model the subject as a single Q&A; judges compare")
+    turn_tokens: int = token_limit(256, "reply length limit per turn")
+    crit_tokens: int = token_limit(320, "reply length limit per judge call", label="Judge's reply limit (tokens)")
     agenda_editor: AgendaEditor | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
-    agreement_judge: bool = False
+    agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
+                                  description="the first judge also says AGREEMENT / MORE DEBATE after each round")
+    #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
+    profile: Profile = "standard"
 
-    def __post_init__(self) -> None:
-        for name in ("kappa_a", "kappa_b", "threshold"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if not self.delta >= 1:
-            raise ValueError(f"delta must be >= 1 (Table 6.2), got {self.delta}")
-        if not 0.1 <= self.conciliatory_kappa <= 0.3:
-            raise ValueError(f"the conciliatory contentiousness must be in [0.1, 0.3] (appendix 6.F), got {self.conciliatory_kappa}")
-        if self.subtopics < 1 or self.max_rounds < 0:
-            raise ValueError("subtopics must be >= 1 and max_rounds >= 0")
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "subtopics": 2, "turn_tokens": 160,
+                                                     "crit_tokens": 200}
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)

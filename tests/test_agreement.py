@@ -17,7 +17,7 @@ from protocols.agreement import AGREEMENT, LABELS, MORE_DEBATE, AgreementJudge, 
 from protocols.events import DebateFinished, DebateStarted, Event, MetricsComputed
 from store.journal import Journal
 from store.queries import Queries
-from tui.runner import drive
+from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

@@ -18,9 +18,9 @@ from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.paths import REPO
-from tui.app import SymposiumApp
-from tui.runner import drive
-from tui.screens.debate import DebateScreen
+from tui.app.app import SymposiumApp
+from tui.headless.runner import drive
+from tui.app.screens.debate import DebateScreen
 
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid", "Common Cold"])
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=3)
@@ -40,7 +40,7 @@ def assert_complete(journal: Journal, debate_id: str, rounds: int) -> None:
 async def test_two_debates_in_one_process_share_a_journal(smollm, tmp_path: Path) -> None:
     def run(debate_id: str, case: str):
         config = evince.EvinceConfig(case=case, labels=LABELS, max_rounds=2, recommendations=False, turn_tokens=40,
-                                     crit_tokens=40, eps_wd=-1, eps_mi=-1, eps_jsd=-1, eps_crit=-1)
+                                     crit_tokens=40, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
         agents = evince.EvinceAgents(*(Agent(role, smollm, OPTS, session_key=f"{debate_id}/{role}")
                                        for role in ("agent-a", "agent-b", "judge")))
         return evince.run(config, agents, debate_id=debate_id)
@@ -66,7 +66,7 @@ async def test_the_app_and_a_headless_run_write_one_journal_at_once(registry, tm
         await pilot.press("n")
         form = app.screen
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
-        for field, value in (("max_rounds", "2"), ("turn_tokens", "40"), ("crit_tokens", "40"), ("epsilon", "0")):
+        for field, value in (("max_rounds", "2"), ("turn_tokens", "40"), ("crit_tokens", "40"), ("eps_wd", "0"), ("eps_mi", "0"), ("eps_jsd", "0"), ("eps_crit", "0")):
             form.query_one(f"#field-{field}", Input).value = value
         await pilot.press("ctrl+s")
         debate = app.screen

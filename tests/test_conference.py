@@ -20,8 +20,8 @@ from protocols.events import AdvanceStage, DebateFinished, Interject, JudgementM
 from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui import run_agreement
-from tui.runner import drive
+from tui.cli import run_agreement
+from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

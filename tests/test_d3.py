@@ -20,8 +20,8 @@ from protocols import d3
 from protocols.agents import Agent
 from store.journal import Journal
 from store.queries import Queries
-from tui import run_d3
-from tui.runner import drive
+from tui.cli import run_d3
+from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

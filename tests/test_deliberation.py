@@ -24,9 +24,9 @@ from protocols.events import DebateFinished, Event, JudgementMade, Stop, TurnFin
 from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui import run_deliberation
-from tui.run_deliberation import ScriptSeat, StdinSeat
-from tui.runner import drive
+from tui.cli import run_deliberation
+from tui.cli.run_deliberation import ScriptSeat, StdinSeat
+from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

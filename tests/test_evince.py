@@ -28,7 +28,7 @@ from protocols.labels import LabelSet
 from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui.runner import drive
+from tui.headless.runner import drive
 
 from tests.helpers.paths import dev_csv
 from tests.helpers.scripted import ScriptedBackend
@@ -117,7 +117,7 @@ async def test_moderator_commands_take_effect_and_are_recorded(smollm: LlamaCppB
     channel = CommandChannel()
     row = dev_cases()[20]
     config = small_config(labels, row, max_rounds=4, recommendations=False, turn_tokens=60, crit_tokens=80,
-                          eps_wd=-1, eps_mi=-1, eps_jsd=-1, eps_crit=-1)  # only the moderator ends it
+                          eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)  # only the moderator ends it
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
     run = evince.Evince(config, agents, debate_id="ev3", channel=channel)
     seen: list[object] = []
@@ -174,7 +174,7 @@ async def test_malformed_agent_output_is_repaired_or_rejected_with_a_reason(labe
     judge = ScriptedBackend("scripted-judge", ['{"claim": "x", "reasons": [], "rival_reasons": [], "score": 7, "justification": "ok"}'] * 10)
     # Negative thresholds: never "converged", so all three rounds run whatever the replies.
     config = evince.EvinceConfig(case="fever, chills", labels=labels, max_rounds=3, recommendations=False,
-                                 eps_wd=-1, eps_mi=-1, eps_jsd=-1, eps_crit=-1)
+                                 eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
     agents = evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", judge, OPTS))
     events = [e async for e in evince.run(config, agents, debate_id="ev5")]
     turns = [e for e in events if isinstance(e, TurnFinished)]

@@ -20,8 +20,8 @@ from protocols.stance import LEGAL_LABELS, NONE
 from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
-from tui import run_humanloop
-from tui.runner import drive
+from tui.cli import run_humanloop
+from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=7)
 CASE = ("The doctor recorded patients' conversations in treatment rooms as part of a training program and was "

@@ -19,7 +19,7 @@ from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.paths import dev_csv
-from tui.runner import drive
+from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=5)
 

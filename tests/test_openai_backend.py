@@ -26,7 +26,7 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.endless_debate import endless
 from tests.helpers.servers import RunningServer, llama_server, server_entry
-from tui.runner import drive
+from tui.headless.runner import drive
 
 QUESTION = [Message("user", "What is the capital of France? Answer with the city name only.")]
 

@@ -34,11 +34,12 @@ from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
-from tui.cli import build_parser
-from tui.cmd_run import read_agenda
+from tui.cli.main import build_parser
+from tui.cli.params import build_config
+from tui.cli.run import read_agenda
 from tui.errors import UserError
-from tui.printer import EventPrinter
-from tui.runner import drive
+from tui.headless.printer import EventPrinter
+from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 SUBJECT = "Should cities ban cars from their centres?"
@@ -105,7 +106,7 @@ def test_grammar_schemas_are_bounded_to_the_turn_budget() -> None:
     agenda = ss._fitted(ss.AgendaReply, items=3, chars=500)
     assert agenda["properties"]["subtopics"]["maxItems"] == 3
     assert agenda["$defs"]["Subtopic"]["properties"]["title"]["maxLength"] == 80  # never loosened
-    with pytest.raises(ValueError, match="0.1, 0.3"):
+    with pytest.raises(ValueError, match="conciliatory_kappa"):
         ss.SocraSynthConfig(subject=SUBJECT, conciliatory_kappa=0.5)
     with pytest.raises(ValueError, match="delta"):
         ss.SocraSynthConfig(subject=SUBJECT, delta=0.8)
@@ -125,7 +126,9 @@ def test_stances_swap_and_each_agent_divides_its_own_contentiousness(smollm: Lla
 def test_the_command_line_reads_judges_and_an_agenda_file(tmp_path: Path) -> None:
     args = build_parser().parse_args(["run", "socrasynth", "--subject", SUBJECT, "--agent-a", "m1", "--agent-b", "m2",
                                       "--judges", "j1,j2", "--delta", "1.5", "--qa-baseline", "--subtopics", "2"])
-    assert (args.judges, args.delta, args.qa_baseline, args.subtopics, args.max_rounds) == ("j1,j2", 1.5, True, 2, 4)
+    assert (args.judges, args.delta, args.qa_baseline, args.subtopics, args.max_rounds) == ("j1,j2", "1.5", True, "2", None)
+    config = build_config(ss.SocraSynthConfig, args, "standard", subject=SUBJECT)
+    assert (config.delta, config.qa_baseline, config.subtopics, config.max_rounds) == (1.5, True, 2, 4)
     assert build_parser().parse_args(["run", "evince", "--case", "x", "--agent-a", "a", "--agent-b", "b", "--judge", "j"]).judge == "j"
     text = tmp_path / "agenda.txt"
     text.write_text("# the moderator's agenda\nAir quality: health effects of traffic\nLocal shops\n")

@@ -14,12 +14,12 @@ from textual.widgets import DataTable, Input, Select, Static, TextArea
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.sample_debate import record_sample, sample_events
-from tui.app import SymposiumApp
-from tui.screens.debate import DebateScreen
-from tui.screens.home import HomeScreen
-from tui.screens.new_debate import NewDebateScreen
-from tui.screens.review import ReviewScreen
-from tui.widgets.transcript import Transcript
+from tui.app.app import SymposiumApp
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.home import HomeScreen
+from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.review import ReviewScreen
+from tui.app.widgets.transcript import Transcript
 
 SIZE = (140, 42)
 
@@ -111,7 +111,8 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
         form.query_one("#field-case", TextArea).text = "Symptoms: itching, yellowish skin, dark urine, abdominal pain."
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
         form.query_one("#field-max_rounds", Input).value = "2"
-        form.query_one("#field-epsilon", Input).value = "0"
+        for eps in ("eps_wd", "eps_mi", "eps_jsd", "eps_crit"):
+            form.query_one(f"#field-{eps}", Input).value = "0"
         form.query_one("#field-turn_tokens", Input).value = "70"
         form.query_one("#field-crit_tokens", Input).value = "90"
         await pilot.press("ctrl+s")

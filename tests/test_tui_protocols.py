@@ -11,9 +11,9 @@ from textual.widgets import Input, Select
 
 from store.queries import Queries
 from tests.test_tui import SIZE, make_app, wait_for
-from tui.screens.debate import DebateScreen
-from tui.screens.dialogs import PersonDialog
-from tui.screens.new_debate import NewDebateScreen
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.dialogs import PersonDialog
+from tui.app.screens.new_debate import NewDebateScreen
 
 SMALL: dict[str, dict[str, str]] = {
     "socrasynth": {"max_rounds": "1", "subtopics": "1", "turn_tokens": "32", "crit_tokens": "32"},

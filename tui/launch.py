@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +20,10 @@ from backends.factory import load_backend
 from backends.registry import Registry
 from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
 from protocols.agents import Agent
-from protocols.contentiousness import SCHEDULES
 from protocols.events import Event
 from protocols.labels import LabelSet, normalize_label
 from protocols.moderation import CommandChannel
+from protocols.params import PROFILES, ParamError, Profile, build, params_of, profile_overrides
 
 FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
 
@@ -53,32 +53,93 @@ class Field:
     choices: tuple[tuple[str, str], ...] = ()  # (value, shown text) for selects
     help: str = ""
     optional: bool = False
+    placeholder: str = ""  # shown in an empty input: a parameter's default
+
+
+#: The form's choice of defaults (see ``protocols/params.py``); "auto" follows the models.
+PROFILE_FIELD = Field("profile", "Defaults", "select", "auto",
+                      (("auto", "auto: as the models' registry entries say"),
+                       ("standard", "standard: real instruction models (7B and up)"),
+                       ("small", "small: the bundled tiny models")),
+                      help="empty parameter fields take this profile's defaults")
+
+
+def param_fields(config_cls: type) -> tuple[Field, ...]:
+    """The form fields of a protocol's parameters, generated from its config (one definition).
+    They start empty: an empty field takes the profile's default, shown in its help."""
+    small = profile_overrides(config_cls, "small")
+    fields = []
+    for p in params_of(config_cls):
+        shown = "none" if p.default is None else ("yes" if p.default is True else "no" if p.default is False else p.default)
+        default = f"default {shown}" + (f" (small: {small[p.name]})" if p.name in small else "")
+        help_text = " · ".join(n for n in (p.description, p.bounds(), p.section) if n)
+        if p.kind in ("bool", "choice"):
+            values = ("yes", "no") if p.kind == "bool" else p.choices
+            fields.append(Field(p.name, p.label, "select", "", (("", default), *((v, v) for v in values)),
+                                help=help_text, optional=True, placeholder=default))
+        else:
+            kind: FieldKind = p.kind if p.kind in ("int", "float") else "text"
+            fields.append(Field(p.name, p.label, kind, "", help=help_text, optional=True, placeholder=default))
+    return tuple(fields)
 
 
 @dataclass(frozen=True)
 class ProtocolSpec:
-    """A protocol as the app offers it: a form, a validator, and how to start a run."""
+    """A protocol as the app offers it: its inputs (what it works on, who plays which role), its
+    parameters (generated from the config), and how to start a run."""
 
     name: str
     title: str
     summary: str
-    fields: tuple[Field, ...]
-    #: Form values → the protocol's config; raises :class:`FormError` naming the field.
-    configure: Callable[[Mapping[str, Any]], Any]
+    config_cls: type
+    #: The protocol's inputs; its parameters' fields are generated (see :func:`param_fields`).
+    inputs: tuple[Field, ...]
+    #: Form values → the config's non-parameter values (case, labels …); raises :class:`FormError`.
+    prepare: Callable[[Mapping[str, Any]], dict[str, Any]]
     #: Config, agents (by role), the person's seat → the run's events.
     start: Callable[[Any, Mapping[str, Agent], str, CommandChannel, PersonSeat], AsyncIterator[Event]]
     #: A journalled debate cut off early and its agents → the events of its continuation.
     resume: Callable[[dict[str, Any], Mapping[str, Agent], CommandChannel], AsyncIterator[Event]] | None = None
 
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return (*self.inputs, PROFILE_FIELD, *param_fields(self.config_cls))
+
+    def profile(self, values: Mapping[str, Any], registry: Registry | None) -> Profile:
+        """The defaults profile the form asks for; "auto" follows the models' registry entries."""
+        requested = str(values.get("profile") or "auto")
+        if requested != "auto":
+            if requested not in PROFILES:
+                raise FormError(f"profile: {requested!r} is not one of auto, {', '.join(PROFILES)}")
+            return requested  # type: ignore[return-value]
+        return choose_profile(registry, self.roles_for(values).values()) if registry is not None else "standard"
+
+    def configure(self, values: Mapping[str, Any], registry: Registry | None = None) -> Any:
+        """Form values → the protocol's config, validated by the config itself (as on the
+        command line); raises :class:`FormError` naming the field."""
+        params: dict[str, Any] = {}
+        for p in params_of(self.config_cls):
+            raw = values.get(p.name)
+            if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+                continue
+            try:
+                params[p.name] = p.parse(raw)
+            except ParamError as exc:
+                raise FormError(str(exc)) from None
+        try:
+            return build(self.config_cls, {**self.prepare(values), **params}, profile=self.profile(values, registry))
+        except ParamError as exc:
+            raise FormError(str(exc)) from None
+
     def build(self, values: Mapping[str, Any], agents: Mapping[str, Agent], debate_id: str,
-              channel: CommandChannel, person: PersonSeat) -> AsyncIterator[Event]:
-        return self.start(self.configure(values), agents, debate_id, channel, person)
+              channel: CommandChannel, person: PersonSeat, registry: Registry | None = None) -> AsyncIterator[Event]:
+        return self.start(self.configure(values, registry), agents, debate_id, channel, person)
 
     def roles_for(self, values: Mapping[str, Any]) -> dict[str, str]:
         """Role → model id: one role per ``model`` field, ``<field>-1``, ``<field>-2`` … per
         model listed in a ``models`` field."""
         roles: dict[str, str] = {}
-        for f in self.fields:
+        for f in self.inputs:
             if f.kind == "model":
                 roles[f.name] = str(values[f.name])
             elif f.kind == "models":
@@ -88,6 +149,13 @@ class ProtocolSpec:
 
     def defaults(self) -> dict[str, Any]:
         return {f.name: f.default for f in self.fields}
+
+
+def choose_profile(registry: Registry, model_ids: Iterable[str]) -> Profile:
+    """``small`` when any of the debate's models is marked ``profile = "small"`` in the registry
+    (a tiny model cannot use a real model's turn lengths), else ``standard``."""
+    entries = [registry.entries[m] for m in model_ids if m in registry.entries]
+    return "small" if any(e.profile == "small" for e in entries) else "standard"
 
 
 class FormError(ValueError):
@@ -131,36 +199,18 @@ def load_labels(source: str) -> LabelSet | None:
         raise FormError(f"labels: {path}: {exc}") from None
 
 
-def _number(values: Mapping[str, Any], name: str, kind: type, low: float, high: float) -> Any:
-    try:
-        value = kind(values[name])
-    except (TypeError, ValueError):
-        raise FormError(f"{name}: {values[name]!r} is not a {'whole ' if kind is int else ''}number") from None
-    if not low <= value <= high:
-        raise FormError(f"{name}: must be between {low:g} and {high:g}")
-    return value
+def _text(values: Mapping[str, Any], name: str) -> str:
+    text = str(values.get(name) or "").strip()
+    if not text:
+        raise FormError(f"{name}: required")
+    return text
 
 
-def _evince_config(values: Mapping[str, Any]) -> evince.EvinceConfig:
+def _evince_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     case = str(values["case"]).strip()
     if not case:
         raise FormError("case: describe the case (symptoms, facts) to debate")
-    eps = _number(values, "epsilon", float, 0.0, 1.0)
-    config = evince.EvinceConfig(
-        case=case,
-        labels=load_labels(str(values["labels"])),
-        top_k=_number(values, "top_k", int, 1, 10),
-        scoring=values["scoring"],
-        schedule=values["schedule"],
-        eps_wd=eps, eps_mi=eps, eps_jsd=eps, eps_crit=eps,
-        max_rounds=_number(values, "max_rounds", int, 1, 20),
-        reference_label=str(values.get("reference") or "").strip() or None,
-        turn_tokens=_number(values, "turn_tokens", int, 32, 2048),
-        crit_tokens=_number(values, "crit_tokens", int, 32, 2048),
-    )
-    if config.scoring == "scored" and config.labels is None:
-        raise FormError("scoring: 'scored' needs a closed label set; choose a label list")
-    return config
+    return {"case": case, "labels": load_labels(str(values["labels"]))}
 
 
 def _start_evince(config: evince.EvinceConfig, agents: Mapping[str, Agent], debate_id: str,
@@ -173,49 +223,25 @@ EVINCE = ProtocolSpec(
     name="evince",
     title="EVINCE",
     summary="Two agents argue over a class set until their distributions converge (seed 004, ch. 7).",
-    fields=(
+    config_cls=evince.EvinceConfig,
+    inputs=(
         Field("case", "Case (information set S)", "textarea", DEMO_CASE),
         Field("labels", "Class labels C", "select", "symptom2disease", tuple(LABEL_SOURCES.items()),
               help="or type a path to a file with one label per line"),
         Field("agent-a", "Agent A (confirmatory)", "model", "smollm2-135m"),
         Field("agent-b", "Agent B (explorer)", "model", "gemma3-270m"),
         Field("judge", "CRIT judge", "model", "smollm2-135m"),
-        Field("schedule", "Contentiousness schedule", "select", "exponential",
-              tuple((name, name) for name in sorted(SCHEDULES))),
-        Field("scoring", "Distributions", "select", "verbalized",
-              (("verbalized", "verbalized (the agents write them)"), ("scored", "scored (log-likelihood over C)"))),
-        Field("max_rounds", "Round cap", "int", 3),
-        Field("epsilon", "Convergence threshold ε (WD, MI, JSD, CRIT)", "float", 0.01),
-        Field("top_k", "Top-k", "int", 3),
-        Field("reference", "Reference label", "text", "", optional=True,
-              help="flags a consensus that contradicts it (label-error detection)"),
-        Field("turn_tokens", "Reply length limit (tokens)", "int", 160),
-        Field("crit_tokens", "Judge's reply limit (tokens)", "int", 200),
     ),
-    configure=_evince_config,
+    prepare=_evince_inputs,
     start=_start_evince,
     resume=lambda debate, agents, channel: evince.resume(
         debate, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]), channel=channel),
 )
 
-def _text(values: Mapping[str, Any], name: str) -> str:
-    text = str(values.get(name) or "").strip()
-    if not text:
-        raise FormError(f"{name}: required")
-    return text
 
-
-def _socrasynth_config(values: Mapping[str, Any]) -> socrasynth.SocraSynthConfig:
+def _socrasynth_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     model_list(values["judge"], "judge")
-    try:
-        return socrasynth.SocraSynthConfig(
-            subject=_text(values, "subject"), delta=_number(values, "delta", float, 1.0, 10.0),
-            max_rounds=_number(values, "max_rounds", int, 1, 20), subtopics=_number(values, "subtopics", int, 1, 10),
-            mode=values["mode"], qa_baseline=values["qa_baseline"] == "yes",
-            turn_tokens=_number(values, "turn_tokens", int, 32, 2048), crit_tokens=_number(values, "crit_tokens", int, 32, 2048),
-        )
-    except ValueError as exc:
-        raise FormError(str(exc)) from None
+    return {"subject": _text(values, "subject")}
 
 
 def _start_socrasynth(config: socrasynth.SocraSynthConfig, agents: Mapping[str, Agent], debate_id: str,
@@ -229,32 +255,23 @@ SOCRASYNTH = ProtocolSpec(
     name="socrasynth",
     title="SocraSynth",
     summary="For and against a subject, judged with CRIT, then a joint proposal (seed 004, ch. 6).",
-    fields=(
+    config_cls=socrasynth.SocraSynthConfig,
+    inputs=(
         Field("subject", "Subject", "textarea", "Should hospitals let AI systems triage emergency patients?"),
         Field("agent-a", "Agent A (argues for)", "model", "smollm2-135m"),
         Field("agent-b", "Agent B (argues against)", "model", "gemma3-270m"),
         Field("judge", "Judges (model ids, comma separated)", "models", "smollm2-135m",
               help="ideally models that do not debate (section 6.2.2.1)"),
-        Field("delta", "δ (Δ is divided by it each round)", "float", 1.2),
-        Field("max_rounds", "Round cap", "int", 3),
-        Field("subtopics", "Subtopics on the agenda", "int", 2),
-        Field("mode", "Conciliatory stage", "select", "proposal",
-              (("proposal", "a joint proposal"), ("diagnosis", "joint recommendations (diagnosis)"))),
-        Field("qa_baseline", "Compare with a one-answer Q&A", "select", "no", (("no", "no"), ("yes", "yes"))),
-        Field("turn_tokens", "Reply length limit (tokens)", "int", 160),
-        Field("crit_tokens", "Judge's reply limit (tokens)", "int", 200),
     ),
-    configure=_socrasynth_config,
+    prepare=_socrasynth_inputs,
     start=_start_socrasynth,
 )
 
 
-def _conference_config(values: Mapping[str, Any]) -> conference.ConferenceConfig:
+def _conference_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     model_list(values["participant"], "participant")
     topics = [t.strip() for t in str(values.get("topics") or "").split(";") if t.strip()] or None
-    return conference.ConferenceConfig(
-        issue=_text(values, "issue"), topics=topics, max_rounds=_number(values, "max_rounds", int, 1, 20),
-        turn_tokens=_number(values, "turn_tokens", int, 16, 2048))
+    return {"issue": _text(values, "issue"), "topics": topics}
 
 
 def _start_conference(config: conference.ConferenceConfig, agents: Mapping[str, Agent], debate_id: str,
@@ -272,25 +289,22 @@ CONFERENCE = ProtocolSpec(
     name="agreement",
     title="Decision conference",
     summary="Stages that advance only when an agreement judge says AGREEMENT (seed 000).",
-    fields=(
+    config_cls=conference.ConferenceConfig,
+    inputs=(
         Field("issue", "Issue", "textarea", "Should our town build a new library or repair the old one?"),
         Field("topics", "Stages (separated by ;)", "text", "", optional=True,
               help="empty: issue discussion; model building; results exploration"),
         Field("participant", "Participants (model ids, comma separated)", "models", "smollm2-135m, gemma3-270m"),
         Field("judge", "Agreement judge and evaluator", "model", "smollm2-135m"),
-        Field("max_rounds", "Round cap per stage", "int", 3),
-        Field("turn_tokens", "Reply length limit (tokens)", "int", 120),
     ),
-    configure=_conference_config,
+    prepare=_conference_inputs,
     start=_start_conference,
 )
 
 
-def _deliberation_config(values: Mapping[str, Any]) -> deliberation.DeliberationConfig:
+def _deliberation_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     model_list(values["deliberator"], "deliberator")
-    return deliberation.DeliberationConfig(
-        topic=_text(values, "topic"), max_turns=_number(values, "max_turns", int, 1, 60),
-        word_cap=_number(values, "word_cap", int, 10, 500), turn_tokens=_number(values, "turn_tokens", int, 16, 2048))
+    return {"topic": _text(values, "topic")}
 
 
 def _start_deliberation(config: deliberation.DeliberationConfig, agents: Mapping[str, Agent], debate_id: str,
@@ -308,24 +322,21 @@ DELIBERATION = ProtocolSpec(
     name="deliberation",
     title="Moderated deliberation",
     summary="A moderator model, deliberator models and you; turn rules enforced (seed 002).",
-    fields=(
+    config_cls=deliberation.DeliberationConfig,
+    inputs=(
         Field("topic", "Topic", "textarea", "Should phones be banned in schools?"),
         Field("moderator", "Moderator and analyzer", "model", "smollm2-135m"),
         Field("deliberator", "Deliberators (model ids, comma separated)", "models", "smollm2-135m, gemma3-270m"),
-        Field("max_turns", "Turns", "int", 9),
-        Field("word_cap", "Words per reply", "int", 75),
-        Field("turn_tokens", "Reply length limit (tokens)", "int", 140),
     ),
-    configure=_deliberation_config,
+    prepare=_deliberation_inputs,
     start=_start_deliberation,
 )
 
 
-def _humanloop_config(values: Mapping[str, Any]) -> humanloop.HumanloopConfig:
+def _humanloop_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     model_list(values["agent"], "agent")
     seat = None if values["seat"] == "none" else humanloop.HumanSeat(blind=values["seat"] == "blind")
-    return humanloop.HumanloopConfig(case=_text(values, "case"), rounds=_number(values, "rounds", int, 1, 20),
-                                     human=seat, turn_tokens=_number(values, "turn_tokens", int, 16, 2048))
+    return {"case": _text(values, "case"), "human": seat}
 
 
 def _start_humanloop(config: humanloop.HumanloopConfig, agents: Mapping[str, Agent], debate_id: str,
@@ -343,7 +354,8 @@ HUMANLOOP = ProtocolSpec(
     name="humanloop",
     title="Human judge in the loop",
     summary="A panel of model judges, you optionally in one seat; stances tracked per step (seed 001).",
-    fields=(
+    config_cls=humanloop.HumanloopConfig,
+    inputs=(
         Field("case", "Case", "textarea", "The appellant was convicted under a statute that never defines 'consent'. "
               "On appeal he argues the statute is void for vagueness."),
         Field("agent", "Panel (model ids, comma separated)", "models", "smollm2-135m, gemma3-270m"),
@@ -351,24 +363,20 @@ HUMANLOOP = ProtocolSpec(
         Field("seat", "Your seat", "select", "shown",
               (("shown", "at the table, shown as Human"), ("blind", "at the table, shown as another judge"),
                ("none", "none (AI only)"))),
-        Field("rounds", "Rounds", "int", 2),
-        Field("turn_tokens", "Reply length limit (tokens)", "int", 120),
     ),
-    configure=_humanloop_config,
+    prepare=_humanloop_inputs,
     start=_start_humanloop,
 )
 
 
-def _d3_config(values: Mapping[str, Any]) -> d3.D3Config:
+def _d3_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     model_list(values["juror"], "juror")
     try:
-        return d3.D3Config(question=_text(values, "question"), answer_a=_text(values, "answer_a"),
-                           answer_b=_text(values, "answer_b"), variant=values["variant"],
-                           max_rounds=_number(values, "max_rounds", int, 1, 20),
-                           budget=d3.parse_budget(str(values.get("budget") or "")),
-                           swap_audit=values["swap_audit"] == "yes", turn_tokens=_number(values, "turn_tokens", int, 16, 2048))
+        budget = d3.parse_budget(str(values.get("budget") or ""))
     except ValueError as exc:
-        raise FormError(str(exc)) from None
+        raise FormError(f"budget: {exc}") from None
+    return {"question": _text(values, "question"), "answer_a": _text(values, "answer_a"),
+            "answer_b": _text(values, "answer_b"), "budget": budget}
 
 
 def _start_d3(config: d3.D3Config, agents: Mapping[str, Agent], debate_id: str,
@@ -381,21 +389,17 @@ D3 = ProtocolSpec(
     name="d3",
     title="D3 jury",
     summary="Advocates defend two answers, a judge scores, a jury votes; swap audit (seed 003).",
-    fields=(
+    config_cls=d3.D3Config,
+    inputs=(
         Field("question", "Question", "textarea", "At what temperature does water boil at sea level?"),
         Field("answer_a", "Answer A", "text", "100 degrees Celsius."),
         Field("answer_b", "Answer B", "text", "About 50 degrees Celsius."),
-        Field("variant", "Variant", "select", "samre", (("samre", "SAMRE: rounds with judge feedback"),
-                                                        ("more", "MORE: k advocates per answer, one round"))),
         Field("advocate", "Advocates", "model", "smollm2-135m"),
         Field("judge", "Judge", "model", "gemma3-270m"),
         Field("juror", "Jurors (model ids, comma separated)", "models", "smollm2-135m, gemma3-270m"),
-        Field("max_rounds", "Round cap", "int", 3),
         Field("budget", "Token budget", "text", "6000", optional=True, help="e.g. 6000 or 6000,judge=2000"),
-        Field("swap_audit", "Swap audit (A/B then B/A)", "select", "no", (("no", "no"), ("yes", "yes"))),
-        Field("turn_tokens", "Reply length limit (tokens)", "int", 120),
     ),
-    configure=_d3_config,
+    prepare=_d3_inputs,
     start=_start_d3,
 )
 

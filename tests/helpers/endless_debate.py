@@ -17,7 +17,7 @@ from backends.registry import load_registry
 from protocols.agents import Agent
 from protocols.events import DebateStarted, Event, TokenDelta, TurnFinished, TurnStarted
 from store.journal import Journal
-from tui.runner import drive
+from tui.headless.runner import drive
 
 
 async def endless(debate_id: str, agent: Agent) -> AsyncIterator[Event]:

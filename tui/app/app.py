@@ -1,0 +1,140 @@
+"""The Textual app: screens, keys (remappable by id), themes, command palette, quitting safely."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from platformdirs import user_documents_dir
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from backends.registry import Registry, load_registry
+from store.journal import Journal
+from store.queries import Queries
+
+from tui import settings
+from tui.launch import EVINCE, FormError, ProtocolSpec, resumable
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.dialogs import ConfirmDialog
+from tui.app.screens.help import HelpScreen
+from tui.app.screens.home import HomeScreen
+from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.review import ReviewScreen
+
+Start = Literal["home", "demo", "new"]
+THEMES = ("textual-dark", "textual-light")
+
+
+class SymposiumApp(App):
+    TITLE = "Symposium"
+    BINDINGS = [
+        Binding("ctrl+c", "request_quit", "Quit", id="app.quit", priority=True, show=False),
+        Binding("question_mark,f1", "help", "Help", id="app.help"),
+        Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme", show=False),
+    ]
+
+    def __init__(self, *, db: str | Path | None = None, models: str | Path | None = None, start: Start = "home",
+                 registry: Registry | None = None, journal: Journal | None = None) -> None:
+        super().__init__()
+        self.registry = registry or load_registry(models)
+        self.journal = journal or Journal(db)
+        self.start_with = start
+        self.export_dir = Path(user_documents_dir()) / "symposium"
+        saved = settings.load()
+        if saved.get("theme") in THEMES:
+            self.theme = saved["theme"]
+
+    def on_mount(self) -> None:
+        keymap, problem = settings.keymap()
+        if keymap:
+            self.set_keymap(keymap)
+        if problem:
+            self.notify(problem, severity="warning", timeout=10)
+        self.push_screen(HomeScreen())
+        if self.start_with == "demo":
+            self.push_screen(NewDebateScreen("evince", EVINCE.defaults()))
+        elif self.start_with == "new":
+            self.open_new_debate()
+
+    # -- navigation used by the screens --------------------------------------------------------
+
+    def open_new_debate(self) -> None:
+        self.push_screen(NewDebateScreen())
+
+    def start_demo(self) -> None:
+        """The one-key demo: EVINCE on a liver case, SmolLM2 against Gemma 3, judged by SmolLM2."""
+        self.start_debate(EVINCE, EVINCE.defaults())
+
+    def start_debate(self, spec: ProtocolSpec, values: dict[str, Any]) -> None:
+        if isinstance(self.screen, NewDebateScreen):
+            self.pop_screen()
+        self.push_screen(DebateScreen(spec, values))
+
+    def open_review(self, debate_id: str) -> None:
+        debate = Queries(self.journal).debate(debate_id)
+        if debate is None:
+            self.notify(f"debate {debate_id} is no longer in the journal", severity="warning")
+            return
+        self.push_screen(ReviewScreen(debate))
+
+    def resume(self, debate_id: str) -> None:
+        """Continue an interrupted debate from its last finished turn, on the Debate screen."""
+        debate = Queries(self.journal).debate(debate_id)
+        if debate is None:
+            return
+        try:
+            resumable(debate)
+        except FormError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.push_screen(DebateScreen(resume=debate, title=debate["title"]))
+
+    # -- app-wide actions ------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen([b.binding for b in self.active_bindings.values()]))
+
+    def action_toggle_theme(self) -> None:
+        self.theme = THEMES[1] if self.theme == THEMES[0] else THEMES[0]
+        saved = settings.load()
+        saved["theme"] = self.theme
+        settings.save(saved)
+
+    def action_request_quit(self) -> None:
+        """Ctrl-C asks first when a debate is running; the debate stays resumable."""
+        running = any(isinstance(s, DebateScreen) and s.running for s in self.screen_stack)
+        if not running:
+            self.exit()
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.workers.cancel_all()  # the runner marks the debate interrupted
+                self.exit()
+
+        self.push_screen(ConfirmDialog("A debate is running. Quit? It stays in the journal and can be resumed.", yes="Quit"), answer)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New debate", "Set up a debate", self.open_new_debate)
+        yield SystemCommand("Demo debate", "EVINCE between the two bundled models", self.start_demo)
+        yield SystemCommand("Toggle theme", "Light or dark", self.action_toggle_theme)
+        for binding in screen.BINDINGS:
+            if isinstance(binding, Binding) and binding.description and binding.id:
+                action = binding.action
+                yield SystemCommand(binding.description, f"{binding.id} ({binding.key})",
+                                    lambda action=action: self.run_action(action, screen))
+
+
+
+def run_app(*, db: str | None, models: str | None, start: Start = "home") -> int:
+    app = SymposiumApp(db=db, models=models, start=start)
+    try:
+        app.run()
+    finally:  # after the app and its workers are gone, so an interrupted debate is marked first
+        app.journal.close()
+    return 0

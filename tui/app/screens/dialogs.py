@@ -1,0 +1,170 @@
+"""Small modal dialogs: confirm, ask for text (an interjection), a number (κ), a verdict."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select
+
+from tui.sanitize import terminal_safe
+
+
+class _Dialog(ModalScreen):
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog.cancel")]
+    DEFAULT_CSS = """
+    _Dialog { align: center middle; }
+    _Dialog > Vertical { width: 64; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
+    _Dialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
+    _Dialog Button { margin-left: 1; }
+    _Dialog Input, _Dialog Select { margin-top: 1; }
+    """
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmDialog(_Dialog):
+    """Yes or no. Dismisses with ``True`` or ``False`` (``None`` on Escape)."""
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question, self.yes, self.no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            with Horizontal():
+                yield Button(self.no, id="no")
+                yield Button(self.yes, id="yes", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class InterjectDialog(_Dialog):
+    """A moderator's message and who gets it. Dismisses with ``(text, to)``."""
+
+    def __init__(self, targets: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.targets = targets
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Interject: the message reaches the agents at their next turn.")
+            yield Select(self.targets, value=self.targets[0][1], allow_blank=False, id="to")
+            yield Input(placeholder="Your message to the agents", id="text")
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button("Send", id="send", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#text", Input).focus()
+
+    def _send(self) -> None:
+        text = self.query_one("#text", Input).value.strip()
+        if text:
+            self.dismiss((text, str(self.query_one("#to", Select).value)))
+
+    def on_input_submitted(self) -> None:
+        self._send()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self._send() if event.button.id == "send" else self.dismiss(None)
+
+
+class NumberDialog(_Dialog):
+    """A number in a range. Dismisses with the float, or ``None``."""
+
+    def __init__(self, question: str, value: float | None, low: float = 0.0, high: float = 1.0) -> None:
+        super().__init__()
+        self.question, self.value, self.low, self.high = question, value, low, high
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            yield Input("" if self.value is None else f"{self.value:.2f}", id="number", type="number")
+            yield Label("", id="problem")
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button("Set", id="set", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#number", Input).focus()
+
+    def _set(self) -> None:
+        raw = self.query_one("#number", Input).value
+        try:
+            number = float(raw)
+        except ValueError:
+            number = float("nan")
+        if not self.low <= number <= self.high:
+            self.query_one("#problem", Label).update(f"Enter a number from {self.low:g} to {self.high:g}.")
+            return
+        self.dismiss(number)
+
+    def on_input_submitted(self) -> None:
+        self._set()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self._set() if event.button.id == "set" else self.dismiss(None)
+
+
+class VerdictDialog(_Dialog):
+    """Accept or reject the consensus, with a note. Dismisses with ``(accept, note)``."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Your verdict on the debate's consensus (kept in the journal).")
+            yield Input(placeholder="Note (optional)", id="note")
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button("Reject", id="reject", variant="error")
+                yield Button("Accept", id="accept", variant="success")
+
+    def on_mount(self) -> None:
+        self.query_one("#note", Input).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cancel":
+            self.dismiss(None)
+        else:
+            self.dismiss((event.button.id == "accept", self.query_one("#note", Input).value.strip()))
+
+
+class PersonDialog(_Dialog):
+    """The person's turn in a protocol with a human seat. Dismisses with their words, ``""``
+    to pass, or ``None`` to leave the discussion."""
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Your turn.")
+            yield Label(terminal_safe(self.prompt)[-600:], classes="prompt")
+            yield Input(placeholder="What you say (enter to send)", id="words")
+            with Horizontal():
+                yield Button("Leave", id="leave")
+                yield Button("Pass", id="pass")
+                yield Button("Say it", id="say", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#words", Input).focus()
+
+    def on_input_submitted(self) -> None:
+        self.dismiss(self.query_one("#words", Input).value.strip())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        match event.button.id:
+            case "say":
+                self.dismiss(self.query_one("#words", Input).value.strip())
+            case "pass":
+                self.dismiss("")
+            case _:
+                self.dismiss(None)

@@ -1,0 +1,44 @@
+"""Help: every key of the current screen, its binding id (to remap it), and how to remap."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.settings import config_dir
+
+INTRO = """Symposium — moderate debates between local models. Everything stays on this machine.
+
+Keys of this screen (ctrl+p opens the command palette with every action):"""
+
+
+class HelpScreen(ModalScreen):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; max-height: 90%; border: thick $accent; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, bindings: list[Binding]) -> None:
+        super().__init__()
+        self.bindings = bindings
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, padding=(0, 2))
+        table.add_column("key", style="bold")
+        table.add_column("action")
+        table.add_column("binding id", style="dim")
+        seen = set()
+        for b in self.bindings:
+            if b.id and b.id not in seen:
+                seen.add(b.id)
+                table.add_row(self.app.get_key_display(b), b.description or b.action, b.id)
+        with VerticalScroll():
+            yield Static(INTRO)
+            yield Static(table)
+            yield Static(f"\nRemap keys in {config_dir() / 'keymap.toml'}, one line per binding id, e.g.\n"
+                         '  "debate.interject" = "ctrl+i"\n\nThemes: ctrl+t switches light and dark.')

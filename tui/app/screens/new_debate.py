@@ -1,0 +1,164 @@
+"""New debate: choose a protocol, fill in its form, start. The last values are remembered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
+
+from backends.sources import status
+
+from tui import settings
+from tui.launch import PROTOCOLS, Field, FormError, ProtocolSpec
+
+
+class NewDebateScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start", id="new.start"),
+        Binding("escape", "app.pop_screen", "Back", id="new.back"),
+    ]
+
+    DEFAULT_CSS = """
+    NewDebateScreen #form { padding: 0 2; }
+    NewDebateScreen #fields { grid-size: 2; grid-gutter: 0 2; height: auto; }
+    NewDebateScreen .field { height: auto; }
+    NewDebateScreen .wide { column-span: 2; }
+    NewDebateScreen Label { margin-top: 1; color: $text-muted; }
+    NewDebateScreen TextArea { height: 4; }
+    NewDebateScreen .help { color: $text-disabled; }
+    NewDebateScreen #problem { color: $error; margin-top: 1; height: auto; }
+    NewDebateScreen #buttons { height: auto; margin-top: 1; }
+    NewDebateScreen #buttons Button { margin-right: 2; }
+    """
+
+    def __init__(self, protocol: str = "evince", values: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.protocol = protocol if protocol in PROTOCOLS else next(iter(PROTOCOLS))
+        self.initial = values
+
+    @property
+    def spec(self) -> ProtocolSpec:
+        return PROTOCOLS[self.protocol]
+
+    def _values(self) -> dict[str, Any]:
+        if self.initial is not None:
+            return {**self.spec.defaults(), "analyzer": "none", **self.initial}
+        remembered = settings.load().get("defaults", {}).get(self.protocol, {})
+        known = {**self.spec.defaults(), "analyzer": "none"}
+        return {**known, **{k: v for k, v in remembered.items() if k in known}}
+
+    def compose(self) -> ComposeResult:
+        values = self._values()
+        with VerticalScroll(id="form"):
+            yield Label("Protocol")
+            yield Select([(f"{s.title} — {s.summary}", s.name) for s in PROTOCOLS.values()], value=self.protocol,
+                         allow_blank=False, id="protocol")
+            with Grid(id="fields"):
+                for field in self.spec.fields:
+                    with Vertical(classes="field wide" if field.kind == "textarea" else "field"):
+                        yield Label(field.label + (" (optional)" if field.optional and not field.placeholder else ""))
+                        yield self._widget(field, values.get(field.name, field.default))
+                        if field.help:
+                            yield Static(field.help, classes="help")
+                with Vertical(classes="field"):
+                    yield Label("Analyzer for the side panel (optional)")
+                    yield Select([("none", "none"), *self._model_options()], value=values.get("analyzer", "none"),
+                                 allow_blank=False, id="field-analyzer")
+                    yield Static("summary, agreements, open questions, argument map after each round", classes="help")
+            yield Static(id="problem")
+            with Horizontal(id="buttons"):
+                yield Button("Start debate", id="start", variant="primary")
+                yield Button("Back", id="back")
+        yield Footer()
+
+    def _widget(self, field: Field, value: Any):
+        wid = f"field-{field.name}"
+        match field.kind:
+            case "textarea":
+                return TextArea(str(value), id=wid)
+            case "select":
+                options = list(field.choices)
+                if value and value not in {v for v, _ in options}:
+                    options.append((str(value), str(value)))  # a file path typed earlier
+                return Select([(shown, v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
+            case "model":
+                return Select(self._model_options(), value=value, allow_blank=False, id=wid)
+            case "models":
+                ids = ", ".join(e.id for e in self.app.registry if status(e).ready)  # type: ignore[attr-defined]
+                return Input(str(value), id=wid, tooltip=f"ready here: {ids}")
+            case "int" | "float":
+                return Input(str(value), type="integer" if field.kind == "int" else "number", id=wid,
+                             placeholder=field.placeholder)
+            case _:
+                return Input(str(value or ""), id=wid, placeholder=field.placeholder)
+
+    def _model_options(self) -> list[tuple[str, str]]:
+        options = []
+        for entry in self.app.registry:  # type: ignore[attr-defined]
+            st = status(entry)
+            mark = "" if st.ready else f"  [{st.availability}]"
+            options.append((f"{entry.id} — {entry.name}{mark}", entry.id))
+        return options
+
+    def on_mount(self) -> None:
+        self.query_one("#start", Button).focus(scroll_visible=False)
+
+    async def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "protocol" and event.value != self.protocol:
+            self.protocol = str(event.value)
+            self.initial = None
+            await self.recompose()
+
+    def collect(self) -> dict[str, Any]:
+        """The form's values, by field name (raw strings; the protocol's builder validates)."""
+        values: dict[str, Any] = {"analyzer": self.query_one("#field-analyzer", Select).value}
+        for field in self.spec.fields:
+            widget = self.query_one(f"#field-{field.name}")
+            if isinstance(widget, TextArea):
+                values[field.name] = widget.text
+            elif isinstance(widget, Select):
+                values[field.name] = widget.value
+            else:
+                values[field.name] = widget.value  # type: ignore[attr-defined]
+        return values
+
+    def _problem(self, values: dict[str, Any]) -> str | None:
+        for field in self.spec.fields:
+            if not field.optional and str(values[field.name]).strip() == "":
+                return f"{field.label}: required"
+        try:
+            roles = self.spec.roles_for(values)
+        except FormError as exc:
+            return str(exc)
+        registry = self.app.registry  # type: ignore[attr-defined]
+        for role, model_id in roles.items():
+            if model_id not in registry.entries:
+                return f"{role}: no model {model_id!r} in {registry.path}"
+            st = status(registry.get(model_id))
+            if not st.ready:
+                return f"{role}: {model_id} is not available ({st.availability}): {st.detail}"
+        return None
+
+    def action_start(self) -> None:
+        values = self.collect()
+        problem = self._problem(values)
+        if problem is None:
+            try:
+                self.spec.configure(values, self.app.registry)  # type: ignore[attr-defined]
+            except FormError as exc:
+                problem = str(exc)
+        if problem:
+            self.query_one("#problem", Static).update(problem)
+            return
+        settings.remember("defaults", {self.protocol: values})
+        self.app.start_debate(self.spec, values)  # type: ignore[attr-defined]
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.action_start()
+        else:
+            self.app.pop_screen()

@@ -1,0 +1,117 @@
+"""Review: a finished (or interrupted) debate replayed round by round, and compared with another."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from store.queries import Queries
+
+from tui.app.replay import replay, rounds_of
+from tui.sanitize import terminal_safe
+from tui.app.widgets.distribution import Distributions
+from tui.app.widgets.metrics import MetricsPanel
+from tui.app.widgets.transcript import Transcript
+from tui.app.screens.debate import DebateScreen
+
+
+class ReviewScreen(DebateScreen, inherit_bindings=False):
+    BINDINGS = [
+        Binding("left", "step(-1)", "Previous round", id="review.previous"),
+        Binding("right", "step(1)", "Next round", id="review.next"),
+        Binding("end", "step(0)", "Whole debate", id="review.all"),
+        Binding("m", "compare", "Compare", id="review.compare"),
+        Binding("r", "resume", "Resume", id="review.resume"),
+        Binding("v", "verdict", "Accept/reject", id="review.verdict"),
+        Binding("c", "copy", "Copy turn", id="review.copy"),
+        Binding("escape", "app.pop_screen", "Back", id="review.back"),
+    ]
+
+    def __init__(self, debate: dict[str, Any]) -> None:
+        super().__init__(events=[], title=debate["title"])
+        self.debate = debate
+        self.rounds = rounds_of(debate)
+        self.position: int | None = None  # index into rounds; None = the whole debate
+        self.compare_rows: list[dict[str, Any]] | None = None
+        self.compare_label = ""
+
+    def on_mount(self) -> None:
+        self.query_one("#loading").display = False
+        self.render_upto()
+
+    def render_upto(self) -> None:
+        """Show the debate as it stood after the selected round (or all of it)."""
+        upto = None if self.position is None else self.rounds[self.position]
+        transcript = self.query_one(Transcript)
+        transcript.remove_children()
+        transcript.turns.clear()
+        transcript.current = None
+        self.query_one(Distributions).latest.clear()
+        self.metrics_rows, self.judgement_lines, self.finished = [], [], None
+        self.query_one("#outcome").update("")
+        self.query_one("#analysis").update(Text("no analysis was made in this debate", style="dim"))
+        for event in replay(self.debate, upto_round=upto):
+            self.show(event)
+        if self.compare_rows is not None:
+            self.query_one(MetricsPanel).show(self.metrics_rows, self.compare_rows, ("", self.compare_label))
+        self.phase = "whole debate" if upto is None else f"up to round {upto} of {self.rounds[-1]}"
+        self._status()
+        transcript.flush_all()
+
+    def action_step(self, delta: int) -> None:
+        if not self.rounds:
+            return
+        if delta == 0:
+            self.position = None
+        elif self.position is None:
+            self.position = len(self.rounds) - 1 if delta < 0 else 0
+        else:
+            self.position = min(max(self.position + delta, 0), len(self.rounds) - 1)
+        self.render_upto()
+
+    def action_resume(self) -> None:
+        self.app.resume(self.debate["id"])  # type: ignore[attr-defined]
+
+    def action_compare(self) -> None:
+        others = [d for d in Queries(self.app.journal).debates(limit=200)  # type: ignore[attr-defined]
+                  if d["id"] != self.debate["id"] and d["protocol"] == self.debate["protocol"]]
+        if not others:
+            self.app.notify("no other debate of this protocol to compare with", severity="warning")
+            return
+
+        def chosen(debate_id: str | None) -> None:
+            if debate_id:
+                other = Queries(self.app.journal).debate(debate_id)  # type: ignore[attr-defined]
+                assert other is not None
+                self.compare_rows, self.compare_label = other["metrics"], debate_id[:6]
+                self.render_upto()
+
+        self.app.push_screen(ChooseDebate(others), chosen)
+
+
+class ChooseDebate(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="choose.cancel")]
+    DEFAULT_CSS = """
+    ChooseDebate { align: center middle; }
+    ChooseDebate > Vertical { width: 80; height: 20; border: thick $accent; background: $surface; padding: 1; }
+    """
+
+    def __init__(self, debates: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.debates = debates
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Compare the metric curves with:")
+            yield OptionList(*(Option(Text(f"{d['id'][:6]}  {terminal_safe(d['title'])[:50]}  ({d['status']})"), id=d["id"])
+                               for d in self.debates))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,132 @@
+"""The transcript: one box per turn, streaming while the model writes it.
+
+Model text is untrusted: it is shown as plain :class:`rich.text.Text` after
+:func:`tui.sanitize.terminal_safe`, never parsed as markup, so ``[bold]`` or an escape sequence
+in a reply is displayed, not obeyed.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from protocols.events import TokenDelta, TurnFinished, TurnStarted
+
+from tui.sanitize import terminal_safe
+
+#: Repaint a streaming turn at most this often (seconds): tokens arrive faster than eyes read.
+REPAINT_INTERVAL = 0.05
+
+
+class TurnView(Static):
+    """One turn. Starts streaming raw text; when finished shows the rendered text and notes."""
+
+    DEFAULT_CSS = """
+    TurnView { border: round $panel-lighten-2; padding: 0 1; margin: 0 0 1 0; height: auto; }
+    TurnView.agent-a { border: round $primary; }
+    TurnView.agent-b { border: round $accent; }
+    TurnView.user, TurnView.human { border: round $success; }
+    TurnView.streaming { border-subtitle-color: $warning; }
+    """
+
+    def __init__(self, role: str, model_id: str, title: str) -> None:
+        super().__init__(Text(""), classes=f"{role} streaming")
+        self.role = role
+        self.model_id = model_id
+        self.border_title = title
+        self.border_subtitle = "writing …"
+        self.raw = ""
+        self.final_text: str | None = None
+        self._dirty = False
+
+    def append(self, text: str) -> None:
+        self.raw += text
+        self._dirty = True
+
+    def flush(self) -> None:
+        if self._dirty and self.final_text is None:
+            self.update(Text(terminal_safe(self.raw)))
+            self._dirty = False
+
+    def finish(self, event: TurnFinished) -> None:
+        self.final_text = event.text
+        body = Text(terminal_safe(event.text.strip() or "(empty reply)"))
+        for note in event.parse_notes:
+            body.append("\n↳ " + terminal_safe(note), style="dim italic")
+        self.update(body)
+        self.remove_class("streaming")
+        call = event.call
+        if call is None:
+            self.border_subtitle = ""
+        else:
+            rate = ""
+            if call.first_token_s is not None and call.completion_tokens > 1 and call.duration_s > call.first_token_s:
+                rate = f" · {(call.completion_tokens - 1) / (call.duration_s - call.first_token_s):.0f} tok/s"
+            self.border_subtitle = (f"{call.completion_tokens} tokens{rate} · prompt {call.prompt_tokens} "
+                                    f"({call.prompt_tokens_evaluated} new) · {call.finish_reason}")
+
+
+def _title(role: str, model_id: str, kind: str, round_: int, kappa: float | None) -> str:
+    k = f" · κ {kappa:.2f}" if kappa is not None else ""
+    return f"{role} · {model_id} · {kind} · round {round_}{k}"
+
+
+class Transcript(VerticalScroll):
+    """All turns of a debate, newest at the bottom, following the stream unless scrolled up."""
+
+    DEFAULT_CSS = "Transcript { height: 1fr; padding: 0 1; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.current: TurnView | None = None
+        self.turns: list[TurnView] = []
+
+    def on_mount(self) -> None:
+        self.set_interval(REPAINT_INTERVAL, self._repaint)
+
+    def _repaint(self) -> None:
+        if self.current is not None:
+            self.current.flush()
+            self._follow()
+
+    def _follow(self) -> None:
+        if self.max_scroll_y - self.scroll_y <= 3:
+            self.scroll_end(animate=False)
+
+    def start(self, event: TurnStarted) -> None:
+        view = TurnView(event.role, event.model_id, _title(event.role, event.model_id, event.kind, event.round, None))
+        self.current = view
+        self.turns.append(view)
+        self.mount(view)
+        self._follow()
+
+    def delta(self, event: TokenDelta) -> None:
+        if self.current is not None and self.current.role == event.role:
+            self.current.append(event.text)
+
+    def finish(self, event: TurnFinished) -> None:
+        view = self.current if self.current is not None and self.current.role == event.role else None
+        if view is None:  # a turn with no streaming (a person's turn, a replayed debate)
+            view = TurnView(event.role, event.model_id, "")
+            self.turns.append(view)
+            self.mount(view)
+        view.border_title = _title(event.role, event.model_id, event.kind, event.round, event.kappa)
+        view.finish(event)
+        self.current = None
+        self._follow()
+
+    def last_text(self) -> str | None:
+        for view in reversed(self.turns):
+            if view.final_text is not None:
+                return view.final_text
+        return None
+
+    def note(self, text: str) -> None:
+        """A line from the moderator or the protocol between turns."""
+        self.mount(Static(Text(terminal_safe(text), style="yellow"), classes="note"))
+        self._follow()
+
+    def flush_all(self) -> None:
+        """Scroll to the end once a replay has been mounted."""
+        self.scroll_end(animate=False)

@@ -1,0 +1,2 @@
+"""The diagnosis benchmark (``symposium bench diagnosis``): ``diagnosis.py`` runs the systems over
+the cases, ``report.py`` writes the tables and plots."""

@@ -1,0 +1,320 @@
+"""``symposium bench diagnosis``: does debate help? EVINCE's section 7.4 on your own models.
+
+On the same cases, one run compares: each model alone; the two models' plain mixture and
+majority vote (no debate); EVINCE under each cooling schedule (section 7.4.5's ablation:
+none / fixed / linear / exponential). Every prediction is journalled as a debate (a "single"
+run or an EVINCE run) so a surprising case can be opened in the app.
+
+Finished (case, system) results are appended to ``PATH.cases.jsonl`` as they come, so an
+interrupted run picks up where it stopped. Cases run ``--jobs`` at a time (each job has its own
+KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backends.base import Backend, SamplingOptions
+from backends.llamacpp import LlamaCppBackend
+from protocols import evaluation as E
+from protocols import evince
+from protocols.agents import Agent
+from protocols.events import DebateFinished, Event
+from protocols.labels import LabelSet, normalize_label
+from protocols.metrics import mixture
+from store.journal import Journal, new_debate_id
+
+from tui.headless.runner import drive
+
+SCHEDULES = ("none", "fixed", "linear", "exponential")
+
+
+@dataclass
+class Case:
+    case_id: str
+    disease: str
+    symptoms: list[str]
+
+    @property
+    def text(self) -> str:
+        return "A patient presents with: " + ", ".join(s.replace("_", " ").strip() for s in self.symptoms) + "."
+
+
+@dataclass
+class BenchConfig:
+    cases: Path
+    models: tuple[str, str]
+    out: Path
+    judge: str | None = None
+    scoring: str = "verbalized"
+    schedules: tuple[str, ...] = SCHEDULES
+    limit: int | None = None
+    seed: int = 0
+    jobs: int = 1
+    synonyms: Path | None = None
+    max_rounds: int = 2
+    turn_tokens: int = 48
+    crit_tokens: int = 96
+    top_k: int = 3
+    n_boot: int = 1000
+
+
+@dataclass
+class Outcome:
+    """One system's answer to one case."""
+
+    case_id: str
+    system: str
+    truth: str
+    prediction: dict[str, float]
+    rounds: int
+    tokens: int
+    seconds: float
+    debate_id: str
+    stop_reason: str = ""
+
+
+@dataclass
+class Report:
+    config: dict[str, Any]
+    systems: list[str]
+    rows: dict[str, dict[str, Any]]
+    comparisons: list[dict[str, Any]]
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+
+
+# -- cases and labels ---------------------------------------------------------------------------
+
+
+def read_cases(path: Path, *, limit: int | None, seed: int) -> list[Case]:
+    """Cases from a CSV with ``case_id, disease, symptoms`` (``;``-separated). With ``limit``,
+    a reproducible random subset (``seed``), in file order."""
+    with path.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    missing = {"case_id", "disease", "symptoms"} - set(rows[0] if rows else {})
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    cases = [Case(r["case_id"], r["disease"].strip(), [s for s in r["symptoms"].split(";") if s.strip()]) for r in rows]
+    if limit is not None and limit < len(cases):
+        keep = sorted(np.random.default_rng(seed).choice(len(cases), size=limit, replace=False))
+        cases = [cases[i] for i in keep]
+    return cases
+
+
+def label_set(cases: Sequence[Case], synonyms: Path | None) -> LabelSet:
+    """The class set: the file's diseases (normalized for matching), plus the user's synonyms
+    (lines ``synonym = canonical label``)."""
+    names = list({normalize_label(c.disease): c.disease for c in reversed(cases)}.values())[::-1]
+    labels = LabelSet(names)
+    if synonyms is not None:
+        for number, line in enumerate(synonyms.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            synonym, sep, canonical = line.partition("=")
+            if not sep:
+                raise ValueError(f"{synonyms}:{number}: expected 'synonym = label'")
+            labels.add_synonym(synonym.strip(), canonical.strip())
+    return labels
+
+
+# -- running the systems ------------------------------------------------------------------------
+
+
+class Bench:
+    """Runs every system on every case, journalling each run and caching each result."""
+
+    def __init__(self, config: BenchConfig, backends: dict[str, Backend], options: dict[str, SamplingOptions],
+                 journal: Journal, on_done: Callable[[Outcome], None] = lambda _: None) -> None:
+        self.config = config
+        self.backends = backends
+        self.options = options
+        self.journal = journal
+        self.on_done = on_done
+        self.cache_path = config.out.with_name(config.out.name + ".cases.jsonl")
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        self.done: dict[tuple[str, str], Outcome] = {}
+        if self.cache_path.exists():
+            for line in self.cache_path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    o = Outcome(**json.loads(line))
+                    self.done[(o.case_id, o.system)] = o
+
+    @property
+    def systems(self) -> list[str]:
+        a, b = self.config.models
+        return [f"{a} alone", f"{b} alone", "mixture (no debate)", "majority vote (no debate)",
+                *(f"EVINCE, {s} cooling" for s in self.config.schedules)]
+
+    def _save(self, outcome: Outcome) -> None:
+        self.done[(outcome.case_id, outcome.system)] = outcome
+        with self.cache_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(asdict(outcome)) + "\n")
+        self.on_done(outcome)
+
+    def _agent(self, model: str, role: str, job: int) -> Agent:
+        """An agent with its own KV cache per job, seeded for reproducible runs."""
+        return Agent(role, self.backends[model], self.options[model].merged(seed=self.config.seed),
+                     session_key=f"job{job}/{role}")
+
+    def _evince_config(self, case: Case, labels: LabelSet, schedule: str) -> evince.EvinceConfig:
+        c = self.config
+        return evince.EvinceConfig(
+            case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]
+            schedule=schedule, max_rounds=c.max_rounds, reference_label=case.disease,
+            recommendations=False, turn_tokens=c.turn_tokens, crit_tokens=c.crit_tokens, crit_judge=c.judge is not None,
+        )
+
+    async def _run(self, events_of: Callable[[str], Any], case: Case, system: str) -> Outcome:
+        """Drive one journalled run and summarise it as an :class:`Outcome`."""
+        debate_id = new_debate_id()
+        tokens = 0
+
+        def count(event: Event) -> None:
+            nonlocal tokens
+            call = getattr(event, "call", None)  # turns, judgements and other model calls
+            if call is not None:
+                tokens += call.prompt_tokens_evaluated + call.completion_tokens
+
+        started = time.perf_counter()
+        final: DebateFinished | None = await drive(events_of(debate_id), self.journal, count)
+        seconds = time.perf_counter() - started
+        outcome = final.outcome if final else {}
+        return Outcome(case.case_id, system, case.disease, dict(outcome.get("final_distribution") or {}),
+                       int(outcome.get("rounds", 0)), tokens, round(seconds, 3), debate_id, final.stop_reason if final else "cut off")
+
+    async def run_case(self, case: Case, labels: LabelSet, job: int) -> None:
+        a, b = self.config.models
+        names = self.systems
+        singles: list[Outcome] = []
+        for model, name in ((a, names[0]), (b, names[1])):
+            if (case.case_id, name) not in self.done:
+                agent = self._agent(model, "agent-a", job)
+                config = self._evince_config(case, labels, "none")
+                self._save(await self._run(lambda did, cfg=config, ag=agent: evince.predict_alone(cfg, ag, debate_id=did), case, name))
+            singles.append(self.done[(case.case_id, name)])
+        for outcome in self._ensembles(case, singles):
+            if (case.case_id, outcome.system) not in self.done:
+                self._save(outcome)
+        for schedule, name in zip(self.config.schedules, names[4:]):
+            if (case.case_id, name) in self.done:
+                continue
+            judge_model = self.config.judge or a
+            agents = evince.EvinceAgents(self._agent(a, "agent-a", job), self._agent(b, "agent-b", job),
+                                         self._agent(judge_model, "judge", job))
+            config = self._evince_config(case, labels, schedule)
+            self._save(await self._run(lambda did, cfg=config, ag=agents: evince.run(cfg, ag, debate_id=did), case, name))
+
+    def _ensembles(self, case: Case, singles: list[Outcome]) -> list[Outcome]:
+        """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote."""
+        a, b = singles
+        names = self.systems
+        mixed = mixture([a.prediction or {"unknown": 1.0}, b.prediction or {"unknown": 1.0}], [1.0, 1.0])
+        assert isinstance(mixed, dict)
+        # Each model votes its top label; the label with most votes wins, a 1–1 split going to
+        # the more confident model. The vote is all the ensemble says: probability 1.
+        tops = [max(s.prediction.items(), key=lambda kv: kv[1]) for s in singles if s.prediction]
+        counts = Counter(normalize_label(label) for label, _ in tops)
+        winner = max(tops, key=lambda lp: (counts[normalize_label(lp[0])], lp[1]), default=None)
+        votes = {winner[0]: 1.0} if winner else {}
+        total = a.tokens + b.tokens
+        seconds = a.seconds + b.seconds
+        return [Outcome(case.case_id, names[2], case.disease, dict(sorted(mixed.items(), key=lambda kv: -kv[1])), 1, total, seconds, ""),
+                Outcome(case.case_id, names[3], case.disease, votes, 1, total, seconds, "")]
+
+    async def run(self, cases: Sequence[Case], labels: LabelSet) -> None:
+        queue: asyncio.Queue[Case] = asyncio.Queue()
+        for case in cases:
+            queue.put_nowait(case)
+
+        async def worker(job: int) -> None:
+            while not queue.empty():
+                await self.run_case(queue.get_nowait(), labels, job)
+
+        async with asyncio.TaskGroup() as group:  # one failing job cancels the others
+            for job in range(max(1, self.config.jobs)):
+                group.create_task(worker(job))
+
+
+def prepare_backends(backends: dict[str, Backend], jobs: int) -> None:
+    """Let ``jobs`` cases compute at once on each in-process model."""
+    for backend in backends.values():
+        if isinstance(backend, LlamaCppBackend):
+            backend.set_parallel(jobs)
+
+
+def default_jobs() -> int:
+    """One job per core that the models' threads leave free (2 on a 2-CPU machine)."""
+    from backends.llamacpp import default_threads
+
+    return max(1, (os.cpu_count() or 1) // default_threads())
+
+
+# -- the numbers --------------------------------------------------------------------------------
+
+
+def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
+    """Every metric per system with bootstrap CIs, and each ensemble or debate against its
+    better single model (Wilcoxon on per-case reciprocal ranks, Benjamini–Hochberg)."""
+    c = bench.config
+    systems = bench.systems
+    rows: dict[str, dict[str, Any]] = {}
+    per_case: dict[str, dict[str, np.ndarray]] = {}
+    for name in systems:
+        outs = [bench.done[(case.case_id, name)] for case in cases if (case.case_id, name) in bench.done]
+        if not outs:
+            continue
+        preds, truths = [o.prediction for o in outs], [o.truth for o in outs]
+        hit1, hit3 = E.hits_at(preds, truths, 1), E.hits_at(preds, truths, 3)
+        rr, brier, conf = E.reciprocal_ranks(preds, truths), E.brier_scores(preds, truths), E.confidences(preds)
+        n = len(outs)
+
+        def ci(values: np.ndarray, n: int = n) -> tuple[float, float]:
+            return E.bootstrap_ci(lambda idx: float(values[idx].mean()), n, n_boot=c.n_boot, seed=c.seed)
+
+        def ece_of(idx: np.ndarray, conf: np.ndarray = conf, hit1: np.ndarray = hit1) -> float:
+            return E.expected_calibration_error(conf[idx], hit1[idx])
+
+        rows[name] = {
+            "cases": n,
+            "acc1": float(hit1.mean()), "acc1_ci": ci(hit1),
+            "acc3": float(hit3.mean()), "acc3_ci": ci(hit3),
+            "mrr": float(rr.mean()), "mrr_ci": ci(rr),
+            "macro_f1": E.macro_f1(preds, truths),
+            "brier": float(brier.mean()), "brier_ci": ci(brier),
+            "ece": E.expected_calibration_error(conf, hit1),
+            "ece_ci": E.bootstrap_ci(ece_of, n, n_boot=c.n_boot, seed=c.seed),
+            "rounds": float(np.mean([o.rounds for o in outs])),
+            "tokens_per_case": float(np.mean([o.tokens for o in outs])),
+            "seconds_per_case": float(np.mean([o.seconds for o in outs])),
+        }
+        per_case[name] = {"rr": rr, "ids": np.array([o.case_id for o in outs])}
+    comparisons: list[dict[str, Any]] = []
+    singles = [s for s in systems[:2] if s in rows]
+    if singles:
+        best = max(singles, key=lambda s: (rows[s]["acc1"], rows[s]["mrr"]))
+        for name in systems[2:]:
+            if name not in rows:
+                continue
+            common = sorted(set(per_case[name]["ids"]) & set(per_case[best]["ids"]))
+            mine = dict(zip(per_case[name]["ids"], per_case[name]["rr"]))
+            theirs = dict(zip(per_case[best]["ids"], per_case[best]["rr"]))
+            comparisons.append({"system": name, "versus": best, "cases": len(common),
+                                "delta_acc1": rows[name]["acc1"] - rows[best]["acc1"],
+                                "delta_mrr": rows[name]["mrr"] - rows[best]["mrr"],
+                                "p": E.wilcoxon_p([mine[i] for i in common], [theirs[i] for i in common])})
+        for comp, adjusted in zip(comparisons, E.benjamini_hochberg([x["p"] for x in comparisons])):
+            comp["p_bh"] = adjusted
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(c).items()}
+    outcomes = [asdict(bench.done[(case.case_id, s)]) for case in cases for s in systems if (case.case_id, s) in bench.done]
+    return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes)

@@ -1,0 +1,5 @@
+"""``python -m tui.cli``: the same entry point as the ``symposium`` script."""
+
+from tui.cli.main import main
+
+raise SystemExit(main())

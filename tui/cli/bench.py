@@ -1,0 +1,107 @@
+"""``symposium bench diagnosis``: the section 7.4 benchmark on your models and your cases."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from backends.registry import load_registry
+from protocols.labels import LabelSet
+from store.journal import Journal
+
+from tui.bench.diagnosis import (
+    SCHEDULES,
+    Bench,
+    BenchConfig,
+    Case,
+    default_jobs,
+    label_set,
+    prepare_backends,
+    read_cases,
+    summarize,
+)
+from tui.bench.report import comparisons_table, terminal_table, write_outputs
+from tui.cli.commands import help_for
+from tui.errors import UserError
+from tui.launch import load_agents
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help=help_for("bench"))
+    kinds = bench.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
+    d = kinds.add_parser("diagnosis", help="does debate help? single models vs ensembles vs EVINCE (seed 004, 7.4)")
+    d.add_argument("--cases", required=True, type=Path, help="CSV with case_id, disease, symptoms (';'-separated)")
+    d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
+    d.add_argument("--judge", help="CRIT judge for EVINCE (default: none, equal weights — much faster)")
+    d.add_argument("--scoring", choices=("verbalized", "scored"), default="verbalized")
+    d.add_argument("--schedules", default=",".join(SCHEDULES), help="EVINCE cooling schedules to compare")
+    d.add_argument("--out", type=Path, default=Path("diagnosis"), help="writes OUT.md, OUT.json, OUT.svg (and OUT.cases.jsonl)")
+    d.add_argument("--limit", type=int, help="a random subset of N cases (reproducible with --seed)")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--jobs", type=int, default=None, help="cases at once (default: one per free core)")
+    d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
+    d.add_argument("--max-rounds", type=int, default=2)
+    d.add_argument("--turn-tokens", type=int, default=48)
+    d.set_defaults(handler=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    models = tuple(m.strip() for m in args.pair.split(",") if m.strip())
+    if len(models) != 2:
+        raise UserError("--models needs exactly two model ids, A,B")
+    schedules = tuple(s.strip() for s in args.schedules.split(",") if s.strip())
+    unknown = sorted(set(schedules) - set(SCHEDULES))
+    if unknown:
+        raise UserError(f"--schedules: unknown {', '.join(unknown)}; choose from {', '.join(SCHEDULES)}")
+    config = BenchConfig(cases=args.cases, models=models, out=args.out, judge=args.judge, scoring=args.scoring,
+                         schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
+                         synonyms=args.synonyms, max_rounds=args.max_rounds, turn_tokens=args.turn_tokens)
+    try:
+        cases = read_cases(config.cases, limit=config.limit, seed=config.seed)
+        labels = label_set(cases if config.limit is None else read_cases(config.cases, limit=None, seed=0), config.synonyms)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UserError(f"{config.cases}: {exc}") from None
+    command = "symposium " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("symposium") else shlex.join(sys.argv)
+    return asyncio.run(_bench(args.db, args.models, config, cases, labels, command))
+
+
+async def _bench(db: str | None, models_file: str | None, config: BenchConfig, cases: list[Case], labels: LabelSet,
+                 command: str) -> int:
+    console = Console(highlight=False)
+    registry = load_registry(models_file)
+    roles = {m: m for m in dict.fromkeys([*config.models, *([config.judge] if config.judge else [])])}
+    async with AsyncExitStack() as stack:
+        agents = await load_agents(registry, roles, stack, on_progress=lambda m: console.print(m, style="dim"))
+        backends = {m: agent.backend for m, agent in agents.items()}
+        prepare_backends(backends, config.jobs)
+        options = {m: registry.get(m).default_options() for m in backends}
+        with Journal(db) as journal, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                              TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                              console=console) as progress:
+            bench = Bench(config, backends, options, journal)
+            total = len(cases) * len(bench.systems)
+            task = progress.add_task("cases × systems", total=total,
+                                     completed=sum(1 for c in cases for s in bench.systems if (c.case_id, s) in bench.done))
+            bench.on_done = lambda _: progress.advance(task)
+            await bench.run(cases, labels)
+    report = summarize(bench, cases)
+    console.print(terminal_table(report))
+    if report.comparisons:
+        console.print(comparisons_table(report))
+    for path in write_outputs(report, config.out, command):
+        console.print(f"wrote {path}", style="dim")
+    return 0

@@ -1,0 +1,51 @@
+"""``symposium resume ID``: continue a debate cut off by Ctrl-C or a crash, from its last turn."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from contextlib import AsyncExitStack
+
+from rich.console import Console
+from rich.text import Text
+
+from backends.registry import load_registry
+from protocols.moderation import CommandChannel
+from store.journal import Journal
+from store.queries import Queries
+
+from tui.cli.commands import help_for
+from tui.errors import UserError
+from tui.launch import FormError, load_agents, resumable
+from tui.headless.printer import EventPrinter
+from tui.headless.runner import drive
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("resume", help=help_for("resume"))
+    p.add_argument("debate_id", help="id or unique prefix (see `symposium history`)")
+    p.set_defaults(handler=run_resume)
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    return asyncio.run(_resume(args.db, args.models, args.debate_id))
+
+
+async def _resume(db: str | None, models: str | None, prefix: str) -> int:
+    console = Console(highlight=False)
+    with Journal(db) as journal:
+        queries = Queries(journal)
+        debate_id = queries.find_debate(prefix)
+        debate = queries.debate(debate_id) if debate_id else None
+        if debate is None:
+            raise UserError(f"no debate {prefix!r} in the journal (or the prefix is ambiguous); see `symposium history`")
+        try:
+            spec, roles = resumable(debate)
+        except FormError as exc:
+            raise UserError(str(exc)) from None
+        console.print(Text(f"resuming {debate['id']} ({len(debate['turns'])} finished turns)", style="dim"))
+        async with AsyncExitStack() as stack:
+            agents = await load_agents(load_registry(models), roles, stack,
+                                       on_progress=lambda m: console.print(Text(m, style="dim")))
+            final = await drive(spec.resume(debate, agents, CommandChannel()), journal, EventPrinter(console))
+    return 0 if final is not None and final.status in ("finished", "stopped") else 1

@@ -1,0 +1,63 @@
+"""Diagnostics a user can send: a log file, the version, and where everything lives.
+
+Nothing is logged unless asked: ``--log-file FILE`` or ``$SYMPOSIUM_LOG`` writes a log (llama.cpp's
+own messages, backend errors and retries, each debate's start and end), ``--verbose`` adds
+debug detail (and, for headless commands without a log file, prints the log on stderr; the app
+then writes to the default log file, since its screen owns the terminal). Every line carries
+the id of the debate it belongs to, so one file can hold many debates and still be read.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import sys
+from pathlib import Path
+
+from platformdirs import user_log_dir
+
+#: The debate whose events are being driven (set by :func:`tui.headless.runner.drive`); copied
+#: into worker threads with the context, so backend log lines carry it too.
+current_debate: contextvars.ContextVar[str] = contextvars.ContextVar("symposium_debate", default="-")
+
+FORMAT = "%(asctime)s %(levelname)-7s %(name)s [debate %(debate_id)s] %(message)s"
+
+
+def default_log_file() -> Path:
+    """Where the app writes its log under ``--verbose`` when no file is named."""
+    return Path(user_log_dir("symposium")) / "symposium.log"
+
+
+class _DebateId(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.debate_id = current_debate.get()
+        return True
+
+
+def configure(log_file: str | None, verbose: bool, *, interactive: bool) -> Path | None:
+    """Set up logging for one run of the program; returns the log file in use, if any.
+
+    ``interactive``: the Textual app owns the terminal, so a verbose run without a named file
+    logs to :func:`default_log_file` instead of stderr.
+    """
+    target = log_file or os.environ.get("SYMPOSIUM_LOG") or None
+    if target is None and verbose and interactive:
+        target = str(default_log_file())
+    if target is None and not verbose:
+        return None
+    if target is not None:
+        path = Path(target).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        os.chmod(path, 0o600)  # it may name models and files; it is the user's alone
+    else:
+        path, handler = None, logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.addFilter(_DebateId())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for noisy in ("httpx", "httpcore", "asyncio", "markdown_it"):  # request chatter, not diagnostics
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return path

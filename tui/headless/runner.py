@@ -1,0 +1,62 @@
+"""Driving a protocol run: every event goes to the journal first, then to the screen.
+
+The same function serves ``symposium chat``, ``symposium run``, the benchmarks and the tests,
+so a debate is journalled identically whoever started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+
+from backends.base import BackendError
+from protocols.events import DebateFinished, DebateStarted, Event
+from store.journal import Journal
+
+from tui.diagnostics import current_debate
+
+EventSink = Callable[[Event], None]
+log = logging.getLogger(__name__)
+
+
+async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSink) -> DebateFinished | None:
+    """Record and show each event; returns the final event (``None`` if the run was cut off).
+
+    If the run is cancelled (Ctrl-C, the TUI closing) the debate is marked ``interrupted``,
+    which keeps every finished turn and lets ``symposium resume`` pick it up. A backend error
+    ends the debate as ``failed`` with the error as its stop reason, then propagates.
+    """
+    debate_id: str | None = None
+    final: DebateFinished | None = None
+    try:
+        async for event in events:
+            if isinstance(event, DebateStarted):
+                debate_id = event.debate_id
+                current_debate.set(debate_id)
+                log.info("%s started: %s", event.protocol, ", ".join(f"{p.role}={p.model_id}" for p in event.participants))
+            elif isinstance(event, DebateFinished):
+                log.info("finished: %s (%s)", event.status, event.stop_reason)
+            journal.record(event)
+            for sink in sinks:
+                sink(event)
+            if isinstance(event, DebateFinished):
+                final = event
+    except BackendError as exc:
+        log.error("backend error: %s", exc)
+        if debate_id is not None:
+            failed = DebateFinished(debate_id, "failed", str(exc), {})
+            journal.record(failed)
+            for sink in sinks:
+                sink(failed)
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        log.warning("interrupted (resumable)")
+        if debate_id is not None:
+            journal.mark_interrupted(debate_id, "interrupted before the end (resumable)")
+        raise
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:  # let the protocol's own clean-up run now, not at garbage collection
+            await aclose()
+    return final
