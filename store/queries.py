@@ -70,8 +70,8 @@ class Queries:
         d["phases"] = self._rows("SELECT name, round, kappa, started_at FROM phases WHERE debate_id = ? ORDER BY id", q)
         d["turns"] = self._rows(
             "SELECT id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json, parse_notes_json,"
-            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at, request"
-            " FROM turns WHERE debate_id = ? ORDER BY seq", q)
+            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at, request,"
+            " confidence FROM turns WHERE debate_id = ? ORDER BY seq", q)
         dists: dict[int, dict[str, float]] = {}
         for r in self.db.query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
             dists.setdefault(r["turn_id"], {})[r["label"]] = r["probability"]
@@ -83,6 +83,8 @@ class Queries:
             " FROM judgements WHERE debate_id = ? ORDER BY id", q)
         d["moderator_events"] = self._rows(
             "SELECT round, kind, payload_json, created_at FROM moderator_events WHERE debate_id = ? ORDER BY id", q)
+        d["notices"] = self._rows(
+            "SELECT round, kind, text, details_json, created_at FROM notices WHERE debate_id = ? ORDER BY id", q)
         d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
         return d
 

@@ -23,6 +23,8 @@ from . import run_agreement, run_d3, run_deliberation, run_humanloop
 from .errors import UserError
 from .headless import load_agents, read_labels, run_headless
 
+_SS = socrasynth.SocraSynthConfig(subject="-")  # the flags' defaults are the config's
+
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="run a debate headless (streamed, journalled)")
@@ -61,14 +63,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     ss.add_argument("--subtopics", type=int, default=3, help="how many subtopics the agents agree on")
     ss.add_argument("--agenda-file", metavar="FILE", help="replace the agreed subtopics before the debate: lines "
                     "'Title: description', or a JSON list of {\"title\", \"description\"}")
-    ss.add_argument("--max-rounds", type=int, default=4, help="safety cap on refutation rounds")
+    ss.add_argument("--max-rounds", type=int, default=_SS.max_rounds,
+                    help="safety bound on refutation rounds; Table 6.2's Δ test ends the debate before it")
     ss.add_argument("--mode", choices=("proposal", "diagnosis"), default="proposal",
                     help="conciliatory output: a joint proposal with pros and cons, or joint diagnostic recommendations")
     ss.add_argument("--conciliatory", type=float, default=0.3, help="contentiousness of the conciliatory stage (0.1-0.3)")
     ss.add_argument("--qa-baseline", action="store_true", help="also ask one model the subject as a single Q&A; judges compare")
     ss.add_argument("--qa-model", metavar="MODEL", help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)")
-    ss.add_argument("--turn-tokens", type=int, default=256, help="reply length limit per turn")
-    ss.add_argument("--crit-tokens", type=int, default=320, help="reply length limit per judge call")
+    ss.add_argument("--turn-tokens", type=int, default=_SS.turn_tokens, help="reply length limit per turn")
+    ss.add_argument("--crit-tokens", type=int, default=_SS.crit_tokens, help="reply length limit per judge call")
     ss.add_argument("--agreement-judge", action="store_true",
                     help="the first judge also says AGREEMENT / MORE DEBATE after each round (an extra stopping signal)")
     ss.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
