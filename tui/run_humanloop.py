@@ -51,7 +51,9 @@ def add_parser(protocols: argparse._SubParsersAction) -> None:
     p.add_argument("--confirm", default="accept", metavar="accept|ask|FILE",
                    help="stances: accept as extracted, ask on the terminal, or take answers from a file "
                         "(one line per step: blank keeps the extracted stance)")
-    p.add_argument("--turn-tokens", type=int, default=200, help="reply length limit per turn")
+    p.add_argument("--turn-tokens", type=int, default=humanloop.HumanloopConfig.turn_tokens, help="reply length limit per turn")
+    p.add_argument("--synthetic", action="store_true",
+                   help="Triem's phase 1: the first model alone simulates the whole panel (no human seat)")
     p.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
     p.set_defaults(handler=run_humanloop)
 
@@ -101,6 +103,7 @@ def _config(args: argparse.Namespace) -> humanloop.HumanloopConfig:
         return humanloop.HumanloopConfig(
             case=text_arg(args.case, "case"), labels=labels, rubric=dict(LEGAL_RUBRIC) if legal else {},
             rounds=args.rounds, human=human, turn_tokens=args.turn_tokens,
+            condition="synthetic" if args.synthetic else "multiagent",
             **({"question": args.question} if args.question else {}))
     except ValueError as exc:
         raise UserError(str(exc)) from None
