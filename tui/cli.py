@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from rich.console import Console
 
-from . import cmd_bench, cmd_chat, cmd_journal, cmd_models, cmd_resume, cmd_run, cmd_serve
+from . import cmd_bench, cmd_chat, cmd_d3report, cmd_journal, cmd_models, cmd_resume, cmd_run, cmd_serve
 from .errors import UserError
 
 #: Libraries that could phone home are told not to, before any of them is imported.
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd_resume.add_parser(sub)
     cmd_bench.add_parser(sub)
     cmd_journal.add_parsers(sub)
+    cmd_d3report.add_parser(sub)
     cmd_serve.add_parsers(sub)
     return parser
 

@@ -55,6 +55,9 @@ def add_parser(protocols: argparse._SubParsersAction) -> None:
         p.add_argument("--turn-tokens", type=int, default=200, help="reply length limit per advocate turn")
         p.add_argument("--judge-tokens", type=int, default=160)
         p.add_argument("--vote-tokens", type=int, default=120)
+        p.add_argument("--model-a", default="", metavar="MODEL", help="which model wrote answer A (never shown to the "
+                       "models; for the self-enhancement audit, section 4.3)")
+        p.add_argument("--model-b", default="", metavar="MODEL", help="which model wrote answer B")
         p.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
         p.set_defaults(handler=run_d3, variant=variant)
 
@@ -68,7 +71,7 @@ def _config(args: argparse.Namespace) -> d3.D3Config:
             question=text_arg(args.question, "question"), answer_a=text_arg(args.answer_a, "answer A"),
             answer_b=text_arg(args.answer_b, "answer B"), variant=args.variant, budget=budget, swap_audit=args.swap_audit,
             jury_size=args.jury_size, personas=not args.no_personas, turn_tokens=args.turn_tokens,
-            judge_tokens=args.judge_tokens, vote_tokens=args.vote_tokens, **extra)
+            judge_tokens=args.judge_tokens, vote_tokens=args.vote_tokens, model_a=args.model_a, model_b=args.model_b, **extra)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
