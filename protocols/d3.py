@@ -64,7 +64,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -275,7 +275,11 @@ class Ledger:
 
 @dataclass
 class D3Config:
-    """One D3 evaluation's settings (journalled with the debate)."""
+    """One D3 evaluation's settings (journalled with the debate). Defaults suit real instruction
+    models; :attr:`SMALL_MODEL_PROFILE` is what the bundled tiny models and the tests use."""
+
+    #: Overrides for the bundled 135M/270M models: replies short enough for them to finish.
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 200, "judge_tokens": 160, "vote_tokens": 120}
 
     question: str
     answer_a: str
@@ -290,9 +294,12 @@ class D3Config:
     jury_size: int = 5
     personas: bool = True
     title: str = ""
-    turn_tokens: int = 200
-    judge_tokens: int = 160
-    vote_tokens: int = 120
+    #: Token budget of one advocate turn (a defense or consolidation), 16-8192.
+    turn_tokens: int = 512
+    #: Token budget of the judge's reply (two 1-20 scores and two pieces of feedback), 16-4096.
+    judge_tokens: int = 400
+    #: Token budget of one juror's reply (two scores and a rationale), 16-4096.
+    vote_tokens: int = 256
     #: Where the answers came from (model ids; "" when unknown). Never shown to any model
     #: (section 2.1's anonymity); used only by the self-enhancement audit (section 4.3,
     #: :mod:`protocols.d3_audit`): a judge or juror of the same family is announced and its

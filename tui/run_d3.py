@@ -52,9 +52,9 @@ def add_parser(protocols: argparse._SubParsersAction) -> None:
                        help="token budget of the debate: a total, and/or advocate=N, judge=N")
         p.add_argument("--swap-audit", action="store_true",
                        help="evaluate again with the answers swapped; report whether the verdict held")
-        p.add_argument("--turn-tokens", type=int, default=200, help="reply length limit per advocate turn")
-        p.add_argument("--judge-tokens", type=int, default=160)
-        p.add_argument("--vote-tokens", type=int, default=120)
+        p.add_argument("--turn-tokens", type=int, default=d3.D3Config.turn_tokens, help="reply length limit per advocate turn")
+        p.add_argument("--judge-tokens", type=int, default=d3.D3Config.judge_tokens)
+        p.add_argument("--vote-tokens", type=int, default=d3.D3Config.vote_tokens)
         p.add_argument("--model-a", default="", metavar="MODEL", help="which model wrote answer A (never shown to the "
                        "models; for the self-enhancement audit, section 4.3)")
         p.add_argument("--model-b", default="", metavar="MODEL", help="which model wrote answer B")
