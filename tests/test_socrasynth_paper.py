@@ -24,6 +24,7 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tui.printer import EventPrinter
+from tui.replay import replay
 from tui.runner import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
@@ -123,6 +124,9 @@ async def test_an_unfinished_case_gets_one_more_round_and_the_cap_is_only_a_safe
     _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(), tmp_path, "p2")
     assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2) before Table 6.2")
     assert capped["outcome"]["case_checks"] == []
+    # when the table's test and the cap fall on the same round, the table's test ends the debate
+    _, both, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, delta=3.0), agents(), tmp_path, "p3")
+    assert both["stop_reason"].startswith("Δ fell") and both["outcome"]["case_checks"] == [{"round": 2, "agent-a": True, "agent-b": True}]
 
 
 # -- point 5: both sides of a judge's table row by one formula (Tables 6.5, 6.6) ----------------
@@ -169,6 +173,8 @@ async def test_a_judge_on_a_debaters_model_is_announced_shown_and_journalled(tmp
     assert [(n["kind"], n["details"]["model"]) for n in debate["notices"]] == [("self_judging", "model-a")]
     assert "⚠ notice: judge-1 runs on model-a, the model of Agent A" in shown
     assert debate["outcome"]["self_judging"] == {"judge-1": ["agent-a"]}
+    replayed = [e for e in replay(debate) if isinstance(e, Notice)]  # a replay in the app shows it again
+    assert [(e.kind, e.text) for e in replayed] == [(notice.kind, notice.text)]
     independent, clean, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=0), agents(), tmp_path, "p2")
     assert not any(isinstance(e, Notice) for e in independent) and clean["notices"] == []
 
