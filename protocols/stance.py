@@ -252,7 +252,7 @@ def _taken(label: str | None) -> bool:
     return label is not None and label != NONE
 
 
-_NUMBER = r"(\d{1,3}(?:\.\d+)?)"
+_NUMBER = r"(?<![\d.\-])(\d{1,6}(?:\.\d{1,3})?)(?!\d)(?!\.\d)"  # a whole number: "1000" is not "100", "-5" not "5"
 _CONFIDENCE = (
     re.compile(r"confiden\w*[^0-9\n]{0,40}?" + _NUMBER + r"\s*(%|/\s*100|out of 100|percent)?", re.IGNORECASE),
     re.compile(_NUMBER + r"\s*(%|/\s*100|out of 100|percent)\s*(?:confiden|certain|sure)", re.IGNORECASE),

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from backends.base import SamplingOptions
 from protocols import humanloop
@@ -47,6 +49,8 @@ def test_a_stated_confidence_is_read(text: str, value: float) -> None:
 @pytest.mark.parametrize(("text", "why"), [
     ("I would affirm the decision.", "no confidence stated"),
     ("Confidence: 140", "outside 0-100"),
+    ("Confidence: 1000", "outside 0-100"),
+    ("confidence: -5", "no confidence stated"),
     ("", "no confidence stated"),
 ])
 def test_a_missing_or_impossible_confidence_is_not_recorded_and_says_why(text: str, why: str) -> None:
@@ -128,3 +132,13 @@ def test_volatility_counts_affirm_versus_not_affirm() -> None:
     assert HumanloopConfig(case=CASE, labels=("yes", "no")).binary() is None
     with pytest.raises(ValueError, match="binary_label"):
         HumanloopConfig(case=CASE, labels=("yes", "no"), binary_label="maybe")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_arbitrary_text_never_breaks_the_confidence_and_statement_parsers(text: str) -> None:
+    value, note = parse_confidence(text)
+    assert (value is None) != (note is None)
+    assert value is None or 0 <= value <= 100
+    parts = split_statements(text, "Judge", 3)
+    assert len(parts) == 3 and all(isinstance(p, str) for p in parts)
