@@ -293,18 +293,23 @@ class Humanloop:
         if not history:
             history.append(Message("system", self._system(seat)))
         request = self._ask(seat, round_, log)
-        history.append(Message("user", request))
-        tokens = self.config.turn_tokens
-        turn = agent.turn(agent.fit(history, tokens), options=agent.options.merged(max_tokens=tokens))
-        async for event in self.moderation.stream(turn, round_=round_, phase="discussion", kind="opinion"):
+        turn = agent.turn(agent.fit([*history, Message("user", request)], self.config.turn_tokens),
+                          options=agent.options.merged(max_tokens=self.config.turn_tokens))
+        async for event in self._exchange(history, request, turn, round_, "opinion"):
             yield event
-        assert turn.completion is not None
-        text = turn.completion.text
-        history.append(Message("assistant", text))
+        text = history[-1].content
         confidence, note = parse_confidence(text)
         yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
                            text=text.strip(), raw=text, call=turn.call(), request=request, confidence=confidence,
                            parse_notes=(note,) if note else ())
+
+    async def _exchange(self, history: list[Message], request: str, turn: Any, round_: int, kind: str) -> AsyncIterator[Event]:
+        """Stream ``turn`` (already given ``history`` plus ``request``), then append the request
+        and the reply to ``history``: each speaker's memory is append-only (its cache reused)."""
+        async for event in self.moderation.stream(turn, round_=round_, phase="discussion", kind=kind):
+            yield event
+        assert turn.completion is not None
+        history += [Message("user", request), Message("assistant", turn.completion.text)]
 
     async def _human_turn(self, seat: _Seat, round_: int) -> AsyncIterator[Event]:
         human = self.config.human
@@ -359,14 +364,11 @@ class Humanloop:
         notes = self.moderation.take_interjections(SIMULATOR_ROLE)
         request = "\n\n".join([*(f"The moderator says: {n}" for n in notes),
                                 f"Proceed with round {round_}. All {c.simulated_judges} {c.seat_title.lower()}s should speak in each round."])
-        history.append(Message("user", request))
         tokens = c.turn_tokens * c.simulated_judges
-        turn = agent.turn(agent.fit(history, tokens), options=agent.options.merged(max_tokens=tokens))
-        async for event in self.moderation.stream(turn, round_=round_, phase="discussion", kind="simulation"):
+        turn = agent.turn(agent.fit([*history, Message("user", request)], tokens), options=agent.options.merged(max_tokens=tokens))
+        async for event in self._exchange(history, request, turn, round_, "simulation"):
             yield event
-        assert turn.completion is not None
-        text = turn.completion.text
-        history.append(Message("assistant", text))
+        text = history[-1].content
         parts = split_statements(text, c.seat_title, c.simulated_judges)
         missing = [f"no statement headed '{c.seat_title} {i}'" for i, part in enumerate(parts, 1) if not part]
         yield TurnFinished(self.debate_id, SIMULATOR_ROLE, agent.model_id, "discussion", round_, "simulation",
