@@ -10,9 +10,11 @@ bundled models.
 from __future__ import annotations
 
 import json
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +27,7 @@ from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
 from tests.helpers.scripted import ScriptedBackend
+from tui.run_humanloop import print_stance_report
 from tui.runner import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
@@ -75,6 +78,9 @@ async def test_each_steps_confidence_is_stored_with_the_turn_and_the_stance(tmp_
     assert [j["score"] for j in debate["judgements"] if j["kind"] == "stance"] == [80.0, 55.0, 85.0, None]
     assert report["debates"]["c1"]["confidence"] == {"agent-1": [80.0, 85.0], "agent-2": [55.0, None]}
     assert report["debates"]["c1"] == debate["outcome"]["analysis"]
+    shown = StringIO()
+    print_stance_report(report, Console(file=shown, width=120, color_system=None))
+    assert "affirm (80)" in shown.getvalue() and "reverse (55)" in shown.getvalue()
 
 
 async def test_the_synthetic_condition_is_one_instance_simulating_the_whole_panel(tmp_path: Path) -> None:
