@@ -52,6 +52,9 @@ always deliberates once, and its tokens are reported beside the budget. A round 
 way is never cut off, so the budget is a stopping rule, not a hard cap. Beyond the paper,
 jurors may run on different local models (persona i on model i mod m), or without personas
 (the paper's "homogeneous panel of generic impartial evaluators" ablation).
+
+Section 4.3's measures against reference verdicts (accuracy, Cohen's κ, the self-enhancement
+rate) are :mod:`protocols.d3_audit`, run over journalled evaluations by ``symposium d3-report``.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Completion, Message
 
 from .agents import Agent
+from .d3_audit import evaluators_of, family
 from .events import (
     CallRecord,
     DebateFinished,
@@ -76,6 +80,7 @@ from .events import (
     Event,
     JudgementMade,
     ModelCalled,
+    Notice,
     PhaseChanged,
     TokenDelta,
     TurnFinished,
@@ -273,7 +278,12 @@ class Ledger:
 @pydantic_dataclass(config=CONFIG)
 class D3Config:
     """One D3 evaluation's settings (journalled with the debate). The parameters declared with
-    :func:`param` are the ones the command line and the app offer."""
+    :func:`param` are the ones the command line and the app offer. Defaults suit real instruction
+    models; :attr:`SMALL_MODEL_PROFILE` is what the bundled tiny models and the tests use."""
+
+    #: Overrides for the bundled 135M/270M models: replies short enough for them to finish.
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "turn_tokens": 200, "judge_tokens": 160,
+                                                     "vote_tokens": 120}
 
     question: str
     answer_a: str
@@ -296,12 +306,21 @@ class D3Config:
     personas: bool = param(True, section="seed 003, D.3", label="Juror personas",
                            description="appendix D.3's personas for the jurors (off: impartial jurors)")
     title: str = ""
-    turn_tokens: int = token_limit(200, "reply length limit per advocate turn")
-    judge_tokens: int = token_limit(160, "reply length limit of the judge", label="Judge's reply limit (tokens)")
-    vote_tokens: int = token_limit(120, "reply length limit of each juror's vote", label="Juror's reply limit (tokens)")
+    #: A defense or consolidation.
+    turn_tokens: int = token_limit(512, "reply length limit per advocate turn")
+    #: Two 1-20 scores and two pieces of feedback.
+    judge_tokens: int = token_limit(400, "reply length limit of the judge", label="Judge's reply limit (tokens)")
+    #: Two scores and a rationale.
+    vote_tokens: int = token_limit(256, "reply length limit of each juror's vote", label="Juror's reply limit (tokens)")
+    #: Where the answers came from (model ids; "" when unknown). Never shown to any model
+    #: (section 2.1's anonymity); used only by the self-enhancement audit (section 4.3,
+    #: :mod:`protocols.d3_audit`): a judge or juror of the same family is announced and its
+    #: preference recorded in the outcome.
+    model_a: str = param("", section="seed 003, 4.3", label="Model of answer A",
+                         description="the model that wrote answer A, for the self-enhancement audit (never shown)")
+    model_b: str = param("", section="seed 003, 4.3", label="Model of answer B",
+                         description="the model that wrote answer B, for the self-enhancement audit (never shown)")
     profile: Profile = "standard"
-
-    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "turn_tokens": 120}
 
     def __post_init__(self) -> None:
         if self.personas and self.jury_size > len(PERSONAS):
@@ -668,6 +687,8 @@ class D3:
         participants = tuple(self._agent(role).participant() for role in self._roles())
         yield DebateStarted(self.debate_id, f"d3-{c.variant}", c.title or _clip(" ".join(c.question.split()), 60), c.question,
                             c.describe(), participants)
+        for notice in self.exposure_notices():
+            yield notice
         first_round = 1
         for order in (ANSWERS, ANSWERS[::-1]) if c.swap_audit else (ANSWERS,):
             p = _Pass(order, first_round)
@@ -680,6 +701,32 @@ class D3:
         status = "stopped" if self.moderation.stopped else "finished"
         reason = self.moderation.stop_reason or self.passes[0].stop_reason
         yield DebateFinished(self.debate_id, status, reason or "stopped", self.outcome())
+
+    def own_answers(self) -> dict[str, tuple[str, str]]:
+        """Evaluator role -> (its model, the answer "A"/"B" written by its own model family), for
+        the judge and jurors that share a family with exactly one answer (section 4.3)."""
+        c = self.config
+        if not (c.model_a and c.model_b):
+            return {}
+        sides = {"A": family(c.model_a), "B": family(c.model_b)}
+        out = {}
+        for role in ("judge", *(f"juror-{i}" for i in range(1, c.jury_size + 1))):
+            model = self._agent(role).model_id
+            own = [side for side, fam in sides.items() if fam == family(model)]
+            if len(own) == 1:
+                out[role] = (model, own[0])
+        return out
+
+    def exposure_notices(self) -> list[Notice]:
+        """Announce evaluators that may favour their own family's answer (self-enhancement)."""
+        exposed = self.own_answers()
+        if not exposed:
+            return []
+        listed = ", ".join(f"{role} ({model}: answer {side})" for role, (model, side) in exposed.items())
+        return [Notice(self.debate_id, "self_enhancement",
+                       f"evaluators of the same model family as an answer: {listed}; their preferences are recorded for "
+                       "the self-enhancement audit (seed 003 section 4.3; `symposium d3-report`).",
+                       {role: {"model": model, "own": side} for role, (model, side) in exposed.items()}, 0)]
 
     def outcome(self) -> dict[str, Any]:
         """Verdict, votes, scores per round and budget use per pass; the swap audit; tokens per role.
@@ -695,6 +742,12 @@ class D3:
                     total[key] += value
         outcome: dict[str, Any] = {"variant": self.config.variant, "verdict": finished[0]["verdict"] if finished else None,
                                    "passes": finished, "usage": usage, "swap_audit": None}
+        exposed = self.own_answers()
+        if exposed and finished:
+            judge_model = self._agent("judge").model_id
+            preferred = evaluators_of(outcome, judge_model)
+            outcome["self_enhancement"] = {role: {"model": model, "own": side, "preferred": preferred.get(role, ("", None))[1]}
+                                           for role, (model, side) in exposed.items()}
         if self.config.swap_audit and len(finished) == 2:
             first, second = finished[0]["verdict"], finished[1]["verdict"]
             outcome["swap_audit"] = {"held": first == second, "verdicts": {"A/B": first, "B/A": second}}

@@ -107,6 +107,10 @@ class TurnFinished(Event):
     #: What the agent was asked this turn (its user message), so a debate can be audited and
     #: resumed with each agent's conversation exactly as it was.
     request: str | None = None
+    #: The speaker's own 0-100 confidence in its reasoning, where the protocol asks for one
+    #: (seed 001, Appendix i: "rank your confidence ... on a scale of 0-100"); parsed and
+    #: range-checked from the reply, ``None`` when not stated or out of range.
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,19 @@ class ModeratorActed(Event):
     kind: str
     payload: dict[str, Any]
     round: int | None = None
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the person must know about the run that is not a turn or a judgement, e.g. a
+    judge that is one of the debaters' own models (SocraSynth's judges are independent, seed
+    004 section 6.3.1.3). Shown by the app and the CLI, and journalled (table ``notices``)."""
+
+    kind: str
+    text: str
+    details: dict[str, Any] = field(default_factory=dict)
+    round: int | None = None
+    at: float = field(default_factory=time.time)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,18 @@ Triem's mechanism, as this module runs it:
 seat sees exactly what Triem's separate instances saw, its own earlier statements plus the
 shared log. Each seat's message history is append-only, so its cache is reused round to round.
 
-Conditions: "AI only" (no human seat) and "human present". The person is shown to the others
+Conditions: Triem's three phases. "synthetic" (phase 1): one model instance is told to
+simulate the whole panel ("You are simulating a discussion between three judges ...";
+"Proceed with round [n]. All three judges should speak in each round."), its output
+appended to its one memory; each simulated judge's statement is then labelled as a seat of
+its own (roles ``agent-1`` … by the judge's number; we ask the model to open each judge's
+statement with "Judge n:" so the statements can be told apart, which the paper's human
+labellers did by reading). "AI only" (phase 2, no human seat) and "human present" (phase 3).
+At every step each seat states its confidence in its reasoning, 0-100 (Appendix i); it is
+parsed (:func:`protocols.stance.parse_confidence`), stored with the turn (``turns.confidence``)
+and with the stance (the judgement's score), and tabled per seat and round in the analysis.
+Volatility counts Triem's affirm / not-affirm changes (``binary_label``; see
+:mod:`protocols.stance`). The person is shown to the others
 as "Human Judge" with the AI seats as "AI Judge n" (Appendix i, phase 3), or blind: every seat,
 the person's included, is "Judge n" by its place at the table. The labels default to Triem's
 affirm / reverse / remand (+ none) for an appeal and are configurable for any question.
@@ -34,11 +45,12 @@ affirm / reverse / remand (+ none) for an appeal and are configurable for any qu
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
@@ -67,11 +79,13 @@ from .stance import (
     StanceReader,
     analyze,
     exact_label,
+    parse_confidence,
     steps_from,
 )
 from .text import clip
 
 HUMAN_ROLE = "human"
+SIMULATOR_ROLE = "simulator"  # the one instance of the synthetic condition
 
 HumanTurn = Callable[[str], Awaitable[str]]
 """``human_turn(prompt) -> text``: the person's statement for one round (the TUI, stdin)."""
@@ -132,6 +146,9 @@ class HumanloopConfig:
     """One panel discussion's settings (journalled with the debate). The parameters declared
     with :func:`param` are the ones the command line and the app offer."""
 
+    #: Overrides for the bundled 135M/270M models (short statements they can finish).
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"rounds": 2, "turn_tokens": 200, "stance_tokens": 60}
+
     case: str
     question: str = param("Should the court of appeals affirm, reverse, or remand the lower court's decision?",
                           section="seed 001", label="Question", description="what the panel decides")
@@ -143,26 +160,56 @@ class HumanloopConfig:
                             description="what the seats are called (e.g. Judge)")
     human: HumanSeat | None = None
     title: str = ""
-    turn_tokens: int = token_limit(200, "reply length limit per turn")
+    #: A new point of reasoning with cited authority and a confidence (Appendix i); in the
+    #: synthetic condition each simulated judge gets this much within the one turn.
+    turn_tokens: int = token_limit(600, "reply length limit of one seat's statement")
     stance_tokens: int = param(60, ge=8, le=512, section="Symposium", label="Clerk's reply limit (tokens)",
                                description="reply length limit of the stance clerk")
+    condition: Literal["multiagent", "synthetic"] = param(
+        "multiagent", section="seed 001", label="Condition",
+        description="multiagent: one instance per seat (phases 2 and 3); synthetic: one instance "
+                    "simulates the whole panel (phase 1, no human seat)")
+    simulated_judges: int = param(3, ge=2, le=9, section="seed 001", label="Simulated judges",
+                                  description="judges one instance simulates in the synthetic condition")
+    #: ``None``: "affirm" when it is one of the labels, else any change of label counts.
+    binary_label: str | None = param(None, section="seed 001", label="Label coded 1",
+                                     description="the label coded 1 in the affirm / not-affirm volatility")
     profile: Profile = "standard"
-
-    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"rounds": 2, "turn_tokens": 120}
 
     def __post_init__(self) -> None:
         if len(self.labels) < 2 or any(exact_label(label, ()) == NONE for label in self.labels):
             raise ValueError(f"give at least two positions; {NONE!r} is always added and cannot be one of them")
         if self.human is not None and self.human.position is not None and self.human.position < 1:
             raise ValueError("the human's place at the table counts from 1")
+        if self.condition not in ("multiagent", "synthetic"):
+            raise ValueError(f"condition must be 'multiagent' or 'synthetic', got {self.condition!r}")
+        if self.condition == "synthetic" and self.human is not None:
+            raise ValueError("the synthetic condition is one model simulating the whole panel: it has no human seat")
+        if not 2 <= self.simulated_judges <= 9:
+            raise ValueError(f"simulated_judges must be 2-9, got {self.simulated_judges}")
+        if self.binary_label is not None and exact_label(self.binary_label, self.labels) in (None, NONE):
+            raise ValueError(f"binary_label {self.binary_label!r} is not one of: {', '.join(self.labels)}")
         script = self.human.script if self.human else None
         if script is not None and script.stance is not None and exact_label(script.stance, self.labels) is None:
             raise ValueError(f"the script's stance {script.stance!r} is not one of: {', '.join((*self.labels, NONE))}")
 
+    def binary(self) -> str | None:
+        """The label coded 1 when counting changes of mind (see ``binary_label``)."""
+        if self.binary_label is not None:
+            return exact_label(self.binary_label, self.labels)
+        return "affirm" if "affirm" in self.labels else None
+
     def describe(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
-        data["condition"] = "AI only" if self.human is None else "human present"
+        data["phase"] = data.pop("condition")
+        data["condition"] = self.analysis_condition()
+        data["binary_label"] = self.binary()
         return data
+
+    def analysis_condition(self) -> str:
+        if self.condition == "synthetic":
+            return "synthetic"
+        return "AI only" if self.human is None else "human present"
 
 
 @dataclass
@@ -195,16 +242,21 @@ class Humanloop:
         self.debate_id = debate_id
         self.human_turn = human_turn
         self.seats = self._seat(agents.panel)
-        self.moderation = Moderation(debate_id, tuple(s.role for s in self.seats if s.agent), channel)
+        self.simulator = dataclasses.replace(agents.panel[0], role=SIMULATOR_ROLE) if config.condition == "synthetic" else None
+        speakers = (SIMULATOR_ROLE,) if self.simulator else tuple(s.role for s in self.seats if s.agent)
+        self.moderation = Moderation(debate_id, speakers, channel)
         clerk = dataclasses.replace(agents.clerk, role="clerk")
         self.reader = StanceReader(clerk, config.labels, question=config.question, rubric=config.rubric,
                                    max_tokens=config.stance_tokens, confirm=confirm)
         self.messages: dict[str, list[Message]] = {s.role: [] for s in self.seats if s.agent}
+        self.messages[SIMULATOR_ROLE] = []
         self.stances: list[JudgementMade] = []
 
     def _seat(self, panel: list[Agent]) -> list[_Seat]:
         """Seats in table order; names as in Appendix i (or all "Judge n" when blind)."""
         c, title = self.config, self.config.seat_title
+        if c.condition == "synthetic":  # simulated judges: seats without an agent of their own
+            return [_Seat(f"agent-{i}", f"{title} {i}", None) for i in range(1, c.simulated_judges + 1)]
         ai = [dataclasses.replace(a, role=f"agent-{i}") for i, a in enumerate(panel, start=1)]
         if c.human is None:
             return [_Seat(a.role, f"{title} {i}", a) for i, a in enumerate(ai, start=1)]
@@ -248,16 +300,23 @@ class Humanloop:
         if not history:
             history.append(Message("system", self._system(seat)))
         request = self._ask(seat, round_, log)
-        history.append(Message("user", request))
-        tokens = self.config.turn_tokens
-        turn = agent.turn(agent.fit(history, tokens), options=agent.options.merged(max_tokens=tokens))
-        async for event in self.moderation.stream(turn, round_=round_, phase="discussion", kind="opinion"):
+        turn = agent.turn(agent.fit([*history, Message("user", request)], self.config.turn_tokens),
+                          options=agent.options.merged(max_tokens=self.config.turn_tokens))
+        async for event in self._exchange(history, request, turn, round_, "opinion"):
+            yield event
+        text = history[-1].content
+        confidence, note = parse_confidence(text)
+        yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
+                           text=text.strip(), raw=text, call=turn.call(), request=request, confidence=confidence,
+                           parse_notes=(note,) if note else ())
+
+    async def _exchange(self, history: list[Message], request: str, turn: Any, round_: int, kind: str) -> AsyncIterator[Event]:
+        """Stream ``turn`` (already given ``history`` plus ``request``), then append the request
+        and the reply to ``history``: each speaker's memory is append-only (its cache reused)."""
+        async for event in self.moderation.stream(turn, round_=round_, phase="discussion", kind=kind):
             yield event
         assert turn.completion is not None
-        text = turn.completion.text
-        history.append(Message("assistant", text))
-        yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
-                           text=text.strip(), raw=text, call=turn.call(), request=request)
+        history += [Message("user", request), Message("assistant", turn.completion.text)]
 
     async def _human_turn(self, seat: _Seat, round_: int) -> AsyncIterator[Event]:
         human = self.config.human
@@ -273,22 +332,70 @@ class Humanloop:
             text = (await self.human_turn(prompt)).strip()
         yield TokenDelta(self.debate_id, seat.role, text or "(no opinion given)")
         notes = () if text else ("the person gave no opinion: recorded as taking no stance",)
+        confidence, _ = parse_confidence(text)  # a person may state one too; not asking is not an error
         yield TurnFinished(self.debate_id, seat.role, "human", "discussion", round_, "opinion",
-                           text=text, raw=text, call=None, parse_notes=notes, request=prompt)
+                           text=text, raw=text, call=None, parse_notes=notes, request=prompt, confidence=confidence)
 
     async def _stance(self, seat: _Seat, round_: int, text: str) -> JudgementMade:
         human = self.config.human
+        confidence, _ = parse_confidence(text)
         if seat.agent is None and human is not None and human.script is not None and human.script.stance:
             label = exact_label(human.script.stance, self.config.labels)
             assert label is not None  # checked by HumanloopConfig
-            return self.reader.fixed(self.debate_id, role=seat.role, speaker=seat.name, label=label, round_=round_, source="script")
+            return self.reader.fixed(self.debate_id, role=seat.role, speaker=seat.name, label=label, round_=round_,
+                                     source="script", confidence=confidence)
         if not text.strip():
             return self.reader.fixed(self.debate_id, role=seat.role, speaker=seat.name, label=NONE, round_=round_, source="empty")
-        return await self.reader.read(self.debate_id, role=seat.role, speaker=seat.name, text=text, round_=round_)
+        return await self.reader.read(self.debate_id, role=seat.role, speaker=seat.name, text=text, round_=round_,
+                                      confidence=confidence)
+
+    # -- the synthetic condition (Triem's phase 1) ------------------------------------------------
+
+    def _synthetic_system(self) -> str:
+        c, n = self.config, self.config.simulated_judges
+        return (f"You are simulating a discussion between {n} members of a panel ({c.seat_title} 1 to {c.seat_title} {n}) "
+                f"deciding this question: {c.question} The possible positions are: {', '.join(c.labels)}. Debate amongst "
+                f"yourselves step by step for {c.rounds} rounds of debate: in each round, each {c.seat_title.lower()} will bring "
+                "up a new point of reasoning that supports their perspective. Cite relevant authority as evidence to support "
+                "the reasoning. Then each rates their confidence in the soundness of their reasoning, on a scale of 0-100. "
+                f"Begin each {c.seat_title.lower()}'s statement with a line '{c.seat_title} k:'.\n"
+                f"Case:\n<<<\n{c.case.strip()}\n>>>")
+
+    async def _synthetic_round(self, round_: int) -> AsyncIterator[Event]:
+        """One round of the single instance: all simulated judges speak in one reply, which
+        joins its own memory; then each judge's statement is labelled as that seat's step."""
+        assert self.simulator is not None
+        c, agent, history = self.config, self.simulator, self.messages[SIMULATOR_ROLE]
+        if not history:
+            history.append(Message("system", self._synthetic_system()))
+        notes = self.moderation.take_interjections(SIMULATOR_ROLE)
+        request = "\n\n".join([*(f"The moderator says: {n}" for n in notes),
+                                f"Proceed with round {round_}. All {c.simulated_judges} {c.seat_title.lower()}s should speak in each round."])
+        tokens = c.turn_tokens * c.simulated_judges
+        turn = agent.turn(agent.fit([*history, Message("user", request)], tokens), options=agent.options.merged(max_tokens=tokens))
+        async for event in self._exchange(history, request, turn, round_, "simulation"):
+            yield event
+        text = history[-1].content
+        parts = split_statements(text, c.seat_title, c.simulated_judges)
+        missing = [f"no statement headed '{c.seat_title} {i}'" for i, part in enumerate(parts, 1) if not part]
+        yield TurnFinished(self.debate_id, SIMULATOR_ROLE, agent.model_id, "discussion", round_, "simulation",
+                           text=text.strip(), raw=text, call=turn.call(), request=request, parse_notes=tuple(missing),
+                           parsed={"statements": parts})
+        async for event in self.moderation.checkpoint(round_):
+            yield event
+        for seat, part in zip(self.seats, parts, strict=True):
+            if self.moderation.stopped:
+                return
+            judgement = await self._stance(seat, round_, part)
+            self.stances.append(judgement)
+            yield judgement
 
     # -- the run ------------------------------------------------------------------------------
 
     def _participants(self) -> tuple[Participant, ...]:
+        if self.simulator is not None:  # the simulated judges are not participants: one model plays them all
+            simulated = dataclasses.replace(self.simulator, details={"simulates": [s.name for s in self.seats]})
+            return (simulated.participant(), self.reader.clerk.participant())
         out = []
         for place, seat in enumerate(self.seats, start=1):
             details = {"seat": place, "name": seat.name}
@@ -314,6 +421,13 @@ class Humanloop:
                 stop_reason = self.moderation.stop_reason or "the moderator skipped to the conclusion"
                 break
             yield PhaseChanged(self.debate_id, "discussion", round_)
+            if self.simulator is not None:
+                async for event in self._synthetic_round(round_):
+                    yield event
+                if self.moderation.stopped:
+                    stop_reason = self.moderation.stop_reason or "stopped"
+                    break
+                continue
             said: list[tuple[str, str]] = []
             for seat in self.seats:
                 text = ""
@@ -341,12 +455,14 @@ class Humanloop:
         """The stance table and its change analysis (the same as :func:`store.stances.stance_report`
         computes from the journal), and the panel's decision in the last round held."""
         human = HUMAN_ROLE if self.config.human is not None else None
-        analysis = analyze(steps_from(self.stances), roles=[s.role for s in self.seats], human=human)
+        analysis = analyze(steps_from(self.stances), roles=[s.role for s in self.seats], human=human,
+                           binary=self.config.binary(), condition=self.config.analysis_condition())
         final = [row[-1] for row in analysis["table"].values() if row and row[-1] not in (None, NONE)]
         ranked = Counter(final).most_common()
         decision = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
         return {"condition": analysis["condition"], "labels": list(self.config.labels),
-                "seats": [{"role": s.role, "name": s.name, "human": s.agent is None} for s in self.seats],
+                "seats": [{"role": s.role, "name": s.name, "human": s.agent is None and self.simulator is None}
+                          for s in self.seats],
                 "decision": decision, "analysis": analysis}
 
 
@@ -357,3 +473,18 @@ async def run(config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: st
     async for event in Humanloop(config, agents, debate_id=debate_id, channel=channel,
                                  human_turn=human_turn, confirm=confirm).run():
         yield event
+
+
+def split_statements(text: str, title: str, n: int) -> list[str]:
+    """The synthetic panel's reply cut into its judges' statements: the text after each line
+    that opens with "<title> k" (markdown emphasis allowed), up to the next such line; one
+    entry per judge 1..n, empty where the reply has no statement for it. The last statement
+    headed with a number counts when a judge speaks twice (the reply is untrusted text)."""
+    head = re.compile(rf"^[\s>*_#-]*{re.escape(title)}\s+(\d+)\b[*_]*\s*[:.\-–—]?[*_]*", re.IGNORECASE | re.MULTILINE)
+    marks = list(head.finditer(text))
+    out = [""] * n
+    for m, nxt in zip(marks, [*marks[1:], None]):
+        k = int(m.group(1))
+        if 1 <= k <= n:
+            out[k - 1] = text[m.end(): nxt.start() if nxt else len(text)].strip()
+    return out

@@ -18,11 +18,16 @@ agent B when ``swap_stances``; LLM− argues against it)::
         latest CRIT) and Γ' = Γ_{t−2}; the table's initial Γ ← 0 is Γ_{−1}, so the first
         refutation round always runs. A missing Γ (judge failed) is no evidence that
         quality fell, so it never ends the loop. In round t LLM+ refutes LLM−'s latest
-        points, then LLM− refutes LLM+'s, each at its Δ_t; then Γ_t. Also ended by the round
-        cap ``max_rounds`` (a safety net, not in the table), the moderator's "skip to
-        conclusion" or "stop". When the loop ends by its own condition, the moderator asks
-        each agent whether it has made its case (section 6.3.1.2); if one says no, one
-        more refutation round is granted (once, and within the cap).
+        points, then LLM− refutes LLM+'s, each at its Δ_t; then Γ_t. The table's condition
+        is tested first, so it is what ends a debate: at Δ0 = 0.9 and δ = 1.2 after 12
+        refutation rounds (Δ_12 = 0.101, Δ_13 = 0.084). When it ends the loop, the moderator
+        asks each agent whether it has made its case (section 6.3.1.2); if one says no, one
+        more refutation round is granted (once). The round cap ``max_rounds`` is only a
+        safety bound against a loop that would not end (δ = 1, or a moderator who keeps
+        raising Δ), not part of the table: its default, 16, leaves room for the paper's 12
+        rounds plus the case check's extra one; the small-model profile lowers it to 4, and
+        then the cap, not the table, ends those debates (the stop reason says which). The
+        moderator's "skip to conclusion" and "stop" end the loop too.
     #4  Closing statements at round t_end (the round whose test failed, at its Δ), then Γ.
 
 Each generative round is journalled as a ``PhaseChanged`` and a ``MetricsComputed`` whose κ
@@ -40,11 +45,17 @@ Then the stages the chapter adds around Table 6.2:
     subtopic is CRIT's document (claim Ω and reasons R) and B's case its counter-argument
     (rival reasons R'); in ``b_argues`` the roles are reversed. One CRIT evaluation gives
     both cells of a table row: the arguing agent's score is CRIT's Γ; the countering agent's
-    is the judge's own rating of the rival reasons (Table 6.3 #5), the mean of √(γ'·θ') on
-    the same 1–10 scale; when the judge rated no rival reason, step #6's weighted sum read
-    from the counter's side, 11 − Γ_w (1 if it credited reasons for the claim, 5.5 if it
-    rated none on either side). Appendix 6.D's judges likewise score "the validity of Agent
-    A's arguments" and "the counterarguments presented by Agent B" in one reading. A judge
+    is scored by the *same* formula from the judge's ratings of its side (:func:`side_score`):
+    the mean of √(γ·θ) over the reasons the judge rated for the claim (Table 6.3 #3) gives the
+    arguing agent's cell, the same mean over the rival reasons (#5) the countering agent's, on
+    the paper's 1–10 scale. Equal ratings give equal scores. A side for which the judge rated
+    no reason gets no score (a missing cell, below): the judge said nothing about it, which
+    is not evidence that it is worth 1. Appendix 6.D's judges likewise score "the validity of
+    Agent A's arguments" and "the counterarguments presented by Agent B" in one reading.
+    The paper's judges are independent of the debaters (GPT-4 debates judged by other
+    models); a judge that runs on one of the debaters' own models is allowed here (a
+    laptop may hold one model) but announced by a :class:`~protocols.events.Notice`
+    (``kind="self_judging"``) that the app and the command line show and the journal keeps. A judge
     whose reply does not parse is retried once under a stricter schema and then recorded
     as missing (:func:`protocols.crit.crit`); a missing cell is left out of the totals of
     *both* agents for that row, so a gap never hands a row to one side, and is counted.
@@ -61,6 +72,12 @@ each round, and a turn per subtopic would multiply the model calls by N. The rep
 structured, one point per agenda item in order, so each subtopic's argument and
 counter-argument can still be judged on its own. Every string and list in a schema sent
 to a model is bounded to fit the turn's token budget, so a small model finishes its JSON.
+
+Sizes: the defaults suit real instruction models (7-70B): ``turn_tokens = 1024`` gives each
+point about 1,000 characters with three subtopics (a full paragraph), opponents see each
+other's points whole, and judges read up to ``judge_chars`` of each side's case per subtopic.
+``SocraSynthConfig.SMALL_MODEL_PROFILE`` holds the overrides that the bundled 135M/270M test
+models and the tests use (short turns, a low round cap).
 """
 
 from __future__ import annotations
@@ -88,6 +105,7 @@ from .events import (
     MetricsComputed,
     ModelCalled,
     ModeratorActed,
+    Notice,
     PhaseChanged,
     TurnFinished,
 )
@@ -106,7 +124,7 @@ MAX_SUBTOPICS = 10
 
 # -- what the models are asked to return (lenient bounds; the grammar is tightened per turn) --
 
-Point = Annotated[str, Field(max_length=1200)]
+Point = Annotated[str, Field(max_length=6000)]  # lenient: the grammar bounds each point to the turn's budget
 Item = Annotated[str, Field(max_length=300)]
 
 
@@ -141,7 +159,7 @@ class CaseCheck(BaseModel):
 class JointProposal(BaseModel):
     """Appendix 6.F: one proposal both agents sign, with the balance of pros and cons."""
 
-    proposal: str = Field(max_length=1200)
+    proposal: str = Field(max_length=6000)
     pros: list[Item] = Field(max_length=6)
     cons: list[Item] = Field(max_length=6)
 
@@ -149,7 +167,7 @@ class JointProposal(BaseModel):
 class JointRecommendations(BaseModel):
     """Section 6.3.2.2: joint recommendations to the clinician, with questions and tests."""
 
-    recommendations: str = Field(max_length=1200)
+    recommendations: str = Field(max_length=6000)
     questions: list[Item] = Field(max_length=6)
     tests: list[Item] = Field(max_length=6)
 
@@ -170,7 +188,16 @@ are kept; none means the subject is debated as a whole)."""
 @pydantic_dataclass(config=CONFIG)
 class SocraSynthConfig:
     """One SocraSynth debate's settings (journalled with the debate, bar the editor hook). The
-    parameters declared with :func:`param` are the ones the command line and the app offer."""
+    parameters declared with :func:`param` are the ones the command line and the app offer.
+
+    Defaults suit real instruction models; :attr:`SMALL_MODEL_PROFILE` is what the bundled
+    tiny models and the tests use (the registry picks a profile per model)."""
+
+    #: Overrides for the bundled 135M/270M models: short turns they can finish, a judge reply
+    #: they can complete, and a low round cap so a CPU test ends in minutes (with it the cap,
+    #: not Table 6.2's Δ test, usually ends the debate; the stop reason says so).
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 256, "crit_tokens": 320, "max_rounds": 4,
+                                                     "judge_chars": 1000}
 
     subject: str
     title: str = ""
@@ -184,8 +211,10 @@ class SocraSynthConfig:
                          description="contentiousness Δ is divided by δ each round")
     threshold: float = param(0.1, ge=0.0, le=1.0, section="Table 6.2", label="Δ threshold",
                              description="refutation rounds run while Δ/δ is above this")
-    max_rounds: int = param(4, ge=1, le=30, section="Symposium", label="Round cap",
-                            description="safety cap on refutation rounds")
+    #: Not in Table 6.2, whose own test ends the loop (12 rounds at Δ0 = 0.9, δ = 1.2, plus one
+    #: the case check may grant = 13 < 16).
+    max_rounds: int = param(16, ge=0, le=50, section="Symposium", label="Round cap",
+                            description="safety bound on refutation rounds (Table 6.2's Δ test ends the debate first)")
     subtopics: int = param(3, ge=1, le=10, section="ch. 6", label="Subtopics on the agenda",
                            description="how many subtopics the agents agree on")
     case_check: bool = param(True, section="6.3.1.2", label="Case check",
@@ -196,8 +225,14 @@ class SocraSynthConfig:
                        description="a joint proposal with pros and cons, or joint diagnostic recommendations")
     qa_baseline: bool = param(False, section="ch. 6", label="Compare with a one-answer Q&A",
                               description="also ask one model the subject as a single Q&A; judges compare")
-    turn_tokens: int = token_limit(256, "reply length limit per turn")
-    crit_tokens: int = token_limit(320, "reply length limit per judge call", label="Judge's reply limit (tokens)")
+    #: All of a turn's points together (one per subtopic), so ≈ 3·turn_tokens/N characters a
+    #: point; 1024 gives a paragraph each with N = 3.
+    turn_tokens: int = token_limit(1024, "reply length limit per turn (all its points together)")
+    #: Table 6.3: claim, rated reasons, rivals, Γ.
+    crit_tokens: int = token_limit(640, "reply length limit per judge call", label="Judge's reply limit (tokens)")
+    judge_chars: int = param(4000, ge=200, le=20000, section="6.3.1.3", label="Characters a judge reads per side",
+                             description="characters of each side's case per subtopic a judge reads "
+                                         "(the opening and the newest points that fit)")
     agenda_editor: AgendaEditor | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
@@ -206,12 +241,23 @@ class SocraSynthConfig:
     #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
     profile: Profile = "standard"
 
-    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "subtopics": 2, "turn_tokens": 160,
-                                                     "crit_tokens": 200}
+    def schedule_rounds(self) -> int | None:
+        """How many refutation rounds Table 6.2's Δ test allows (the larger Δ0 counts);
+        ``None`` when Δ never falls (δ = 1 with Δ0 above the threshold)."""
+        start = max(self.kappa_a, self.kappa_b)
+        if start <= self.threshold:
+            return 0
+        if self.delta == 1:
+            return None
+        t = 0
+        while start / self.delta ** (t + 1) > self.threshold:
+            t += 1
+        return t
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["agenda_editor"] = self.agenda_editor is not None
+        data["schedule_rounds"] = self.schedule_rounds()
         return data
 
 
@@ -321,7 +367,12 @@ class SocraSynth:
         return "\n".join(f"{i}. {s.title}: {s.description}" for i, s in enumerate(self.agenda, 1))
 
     def _numbered_points(self, points: list[str]) -> str:
-        return "\n".join(f"{i}. {s.title}: {clip(p, 400) or '(nothing said)'}" for i, (s, p) in enumerate(zip(self.agenda, points), 1))
+        limit = self._point_chars()  # an opponent sees each point whole, as long as it may be
+        return "\n".join(f"{i}. {s.title}: {clip(p, limit) or '(nothing said)'}" for i, (s, p) in enumerate(zip(self.agenda, points), 1))
+
+    def _point_chars(self) -> int:
+        """Characters one point may take: the turn's budget shared by the agenda's points."""
+        return chars_for(self.config.turn_tokens, max(1, len(self.agenda)))
 
     def _latest(self, role: str) -> list[str]:
         return self.theta[role][-1][1] if self.theta[role] else []
@@ -441,10 +492,7 @@ class SocraSynth:
             if self.moderation.skip_requested:
                 self.stop_reason = "the moderator skipped to the closing statements"
                 break
-            if t > c.max_rounds:
-                self.stop_reason = f"round cap reached (max_rounds = {c.max_rounds})"
-                break
-            ended = self._loop_ended(t)
+            ended = self._loop_ended(t)  # Table 6.2's own test comes first: it is what ends a debate
             if ended:
                 self.stop_reason = ended
                 if extra_granted or not c.case_check:
@@ -455,6 +503,9 @@ class SocraSynth:
                 if self.moderation.stopped or all(made.values()):
                     break
                 extra_granted = True  # section 6.3.1.2: no mutual confirmation yet, one more round
+            if t > c.max_rounds + extra_granted:  # the safety bound (the granted round may pass it by one)
+                self.stop_reason = f"round cap reached (max_rounds = {c.max_rounds}) before Table 6.2's test ended the debate"
+                break
             async for event in self._round(t, "refutation"):
                 yield event
         if not self.moderation.stopped:
@@ -516,7 +567,7 @@ class SocraSynth:
                    f"{other}'s main objection.")
         ask += "\n" + self._stance_line(role, kappa)
         n = len(self.agenda)
-        schema = _fitted(Points, items=n, chars=chars_for(self.config.turn_tokens, n), min_items=n)
+        schema = _fitted(Points, items=n, chars=self._point_chars(), min_items=n)
         out = _Reply()
         async for event in self._speak(role, ask, Points, schema, out, round_=t, phase=kind, kind=kind):
             yield event
@@ -545,7 +596,7 @@ class SocraSynth:
         if self.moderation.stopped:
             return
         judge = self.agents.judges[0]
-        per_topic = 1200 // len(self.agenda)
+        per_topic = max(200, self.config.judge_chars // len(self.agenda))
         document, counter = (f"Position: for “{clip(self.config.subject, 200)}”.\n" + self._record(self.pro, per_topic),
                              self._record(self.con, per_topic))
         result = await crit(judge, document, author=_name(self.pro), counter=counter, subject=clip(self.config.subject, 300),
@@ -606,19 +657,20 @@ class SocraSynth:
                     if self.moderation.stopped:
                         return
                     key = f"{i + 1}. {topic.title}"
-                    result = await crit(judge, self._case(arguing, i, 1000), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
-                                        counter=self._case(countering, i, 1000), max_tokens=self.config.crit_tokens,
+                    chars = self.config.judge_chars
+                    result = await crit(judge, self._case(arguing, i, chars), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
+                                        counter=self._case(countering, i, chars), max_tokens=self.config.crit_tokens,
                                         subject=clip(f"{self.config.subject} (subtopic: {topic.title}: {topic.description})", 400))
                     for extra in result.calls[:-1]:
                         yield ModelCalled(self.debate_id, extra, round_)
-                    countered = counter_score(result)
-                    table[key] = {arguing: result.score, countering: countered}
-                    base = {"alignment": alignment, "arguing": arguing, "countering": countering}
-                    yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", arguing, key, result.score, None,
+                    argued, countered = side_score(result, result.reasons), side_score(result, result.rivals)
+                    table[key] = {arguing: argued, countering: countered}
+                    base = {"alignment": alignment, "arguing": arguing, "countering": countering, "scored_as": SCORED_AS,
+                            "gamma": result.score}
+                    yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", arguing, key, argued, None,
                                         {**base, "position": "argument", **result.reasons_json()}, result.raw, round_, result.calls[-1])
                     yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", countering, key, countered, None,
                                         {**base, "position": "counter-argument", "rival_reasons": result.rivals,
-                                         "scored_as": "mean √(validity·credibility) of the rival reasons rated (Table 6.3 #5); 11 − weighted score when none",
                                          "notes": result.notes}, result.raw, round_)
                     self.judge_reasons.setdefault(judge.role, []).append(
                         {"alignment": alignment, "subtopic": key, "claim": result.claim, "justification": result.justification})
@@ -731,6 +783,8 @@ class SocraSynth:
         if c.qa_baseline:
             participants.append(self.qa.participant())
         yield DebateStarted(self.debate_id, "socrasynth", c.title or clip(c.subject, 60), c.subject, c.describe(), tuple(participants))
+        for notice in self.notices():
+            yield notice
         stages = [self._agenda_stage, self._generative_stage, self._evaluative_stage, self._conciliatory_stage]
         if c.qa_baseline:
             stages.append(self._qa_stage)
@@ -744,6 +798,24 @@ class SocraSynth:
         yield DebateFinished(self.debate_id, "stopped" if self.moderation.stopped else "finished",
                              self.moderation.stop_reason or self.stop_reason, self.outcome())
 
+    def self_judging(self) -> dict[str, list[str]]:
+        """Judges that run on a debater's own model: judge role -> the debaters it shares it with."""
+        debaters = {"agent-a": self.agents.a.model_id, "agent-b": self.agents.b.model_id}
+        found = {j.role: [r for r, m in debaters.items() if m == j.model_id] for j in self.agents.judges}
+        return {role: roles for role, roles in found.items() if roles}
+
+    def notices(self) -> list[Notice]:
+        """Section 6.3.1.3 uses independent judges: say so when a judge is a debater's model."""
+        out = []
+        for role, debaters in self.self_judging().items():
+            judge = next(j for j in self.agents.judges if j.role == role)
+            names = " and ".join(_name(r) for r in debaters)
+            out.append(Notice(self.debate_id, "self_judging",
+                              f"{role} runs on {judge.model_id}, the model of {names}: the paper's judges are independent "
+                              "of the debaters (section 6.3.1.3), and a model may favour its own arguments; add a judge on "
+                              "another model to check.", {"judge": role, "model": judge.model_id, "debaters": debaters}, 0))
+        return out
+
     def outcome(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "stances": {role: self.stance(role) for role in ROLES},
@@ -751,6 +823,7 @@ class SocraSynth:
             "rounds": self.rounds,
             "case_checks": self.case_checks,
             "evaluation": self.evaluation(),
+            "self_judging": self.self_judging(),
             "joint": self.joint,
         }
         if self.qa_result is not None:
@@ -763,16 +836,19 @@ class SocraSynth:
 # -- scoring ------------------------------------------------------------------------------------
 
 
-def counter_score(result: CritResult) -> float | None:
-    """The countering agent's cell in one CRIT evaluation: the mean of √(γ'·θ') over the
-    rival reasons the judge rated (Table 6.3 #5), 1–10. With no rival rated, 11 − Γ_w, the
-    counter's share of step #6's weighted sum: 1 when the judge credited reasons for the
-    claim, 5.5 when it rated no reason on either side. ``None`` when the judge failed."""
-    if result.score is None or result.weighted is None:
+SCORED_AS = ("mean √(validity·credibility) over the reasons the judge rated for this side: Table 6.3 #3 for the "
+             "argument, #5 for the counter-argument (the same formula for both sides; none rated: missing)")
+
+
+def side_score(result: CritResult, rated: list[dict[str, Any]]) -> float | None:
+    """One side's cell in a CRIT evaluation (Tables 6.5, 6.6): the mean of √(γ·θ) over the
+    reasons the judge rated for that side, on CRIT's 1–10 scale. The arguing side passes
+    ``result.reasons`` (Table 6.3 #3), the countering side ``result.rivals`` (#5): one formula,
+    so equal ratings give equal scores. ``None`` when the judge failed or rated nothing for
+    the side (a gap, left out of both agents' totals by :func:`tally`)."""
+    if result.score is None or not rated:
         return None
-    if not result.rivals:
-        return round(11 - result.weighted, 3)
-    return round(sum(math.sqrt(r["validity"] * r["credibility"]) for r in result.rivals) / len(result.rivals), 3)
+    return round(sum(math.sqrt(r["validity"] * r["credibility"]) for r in rated) / len(rated), 3)
 
 
 def tally(alignments: dict[str, dict[str, dict[str, dict[str, float | None]]]]) -> dict[str, Any]:

@@ -36,17 +36,25 @@ This module does the same for any protocol whose turns take a position from a cl
     the transition is undetermined (no opportunity): Triem did not count a neutral round or a
     misread one ("MISUNDERSTANDING OF PREVIOUS OPINION ... was not counted as a shift") as a
     change of mind. A later stance is compared with the one held before the neutral round.
-  - *changed* is ``before != after``; ``change_rate`` = changes / opportunities.
+  - *changed* is, with a ``binary`` label (Triem's "DECISION PROBABILITIES": "1 == 'AFFIRM'
+    and 0 == not 'AFFIRM'"), whether the step crossed between that label and the rest
+    (affirm → reverse is a change, reverse → remand is not); without one, ``before != after``
+    (for label sets that have no such pivot). ``change_rate`` = changes / opportunities.
   - the human's stance the seat had seen is the human's latest stance taken in a round before
     r (statements are shared at the end of each round, Triem's "Phases"). A change is
     ``toward`` the human when *after* equals it, ``away`` when *before* equalled it, else
     ``other``. The human seat's own transitions are not counted: the question is whether the
     AI seats move.
-  - the condition is "human present" when a seat is played by a person, else "AI only".
+  - the condition is "human present" when a seat is played by a person, else "AI only"
+    (and "synthetic" when one model instance simulated the whole panel).
+* :func:`parse_confidence` reads the 0-100 confidence Triem's prompts ask for at every step
+  ("rank your confidence in the soundness of your reasoning, on a scale of 0-100", Appendix
+  i) out of a statement: untrusted text, matched by pattern, range-checked, never evaluated.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -189,8 +197,10 @@ class StanceReader:
                "Which label fits the position this statement itself takes? Quote the few words that show it.")
         return [Message("system", CLERK_SYSTEM), Message("user", ask)]
 
-    async def read(self, debate_id: str, *, role: str, speaker: str, text: str, round_: int) -> JudgementMade:
-        """Label one turn (the clerk at temperature 0: a label, not a creative act) and confirm it."""
+    async def read(self, debate_id: str, *, role: str, speaker: str, text: str, round_: int,
+                   confidence: float | None = None) -> JudgementMade:
+        """Label one turn (the clerk at temperature 0: a label, not a creative act) and confirm it.
+        ``confidence`` is the speaker's own stated 0-100 rating, kept as the judgement's score."""
         messages = self.clerk.fit(self._prompt(speaker, text), self.max_tokens)
         options = self.clerk.options.merged(max_tokens=self.max_tokens, temperature=0.0)
         completion, call = await self.clerk.ask(messages, purpose="stance", schema=self.schema, options=options)
@@ -201,14 +211,15 @@ class StanceReader:
         final, confirmation = await self._confirmed(parsed.label, text, notes)
         reasons = {"speaker": speaker, "extracted": parsed.label, "evidence": parsed.evidence,
                    "confirmation": confirmation, "rejected": parsed.rejected, "notes": notes}
-        return JudgementMade(debate_id, self.clerk.role, self.clerk.model_id, "stance", role, speaker, None,
+        return JudgementMade(debate_id, self.clerk.role, self.clerk.model_id, "stance", role, speaker, confidence,
                              final, reasons, completion.text, round_, call)
 
-    def fixed(self, debate_id: str, *, role: str, speaker: str, label: str, round_: int, source: str) -> JudgementMade:
+    def fixed(self, debate_id: str, *, role: str, speaker: str, label: str, round_: int, source: str,
+              confidence: float | None = None) -> JudgementMade:
         """A stance that needs no reading: a script's fixed stance, or ``none`` for an empty turn."""
         reasons = {"speaker": speaker, "extracted": None, "evidence": "", "confirmation": source,
                    "rejected": None, "notes": []}
-        return JudgementMade(debate_id, source, "human", "stance", role, speaker, None, label, reasons, "", round_, None)
+        return JudgementMade(debate_id, source, "human", "stance", role, speaker, confidence, label, reasons, "", round_, None)
 
     async def _confirmed(self, extracted: str | None, text: str, notes: list[str]) -> tuple[str | None, str]:
         if self.confirm is None:
@@ -228,28 +239,62 @@ class StanceReader:
 
 @dataclass(frozen=True)
 class StanceStep:
-    """One labelled step: a seat's stance in a round (``None``: no usable label)."""
+    """One labelled step: a seat's stance in a round (``None``: no usable label), and the
+    confidence (0-100) the seat stated in it, where it stated one."""
 
     round: int
     role: str
     label: str | None
+    confidence: float | None = None
 
 
 def _taken(label: str | None) -> bool:
     return label is not None and label != NONE
 
 
-def analyze(steps: Iterable[StanceStep], *, roles: Sequence[str] | None = None, human: str | None = None) -> dict[str, Any]:
+_NUMBER = r"(?<![\d.\-])(\d{1,6}(?:\.\d{1,3})?)(?!\d)(?!\.\d)"  # a whole number: "1000" is not "100", "-5" not "5"
+_CONFIDENCE = (
+    re.compile(r"confiden\w*[^0-9\n]{0,40}?" + _NUMBER + r"\s*(%|/\s*100|out of 100|percent)?", re.IGNORECASE),
+    re.compile(_NUMBER + r"\s*(%|/\s*100|out of 100|percent)\s*(?:confiden|certain|sure)", re.IGNORECASE),
+)
+
+
+def parse_confidence(text: str) -> tuple[float | None, str | None]:
+    """The 0-100 confidence a statement gives itself (seed 001, Appendix i), and a note when
+    there is none or it is out of range. The last rating stated counts (a statement may quote
+    another judge's before giving its own). Never raises, never evaluates the text."""
+    if not isinstance(text, str) or not text.strip():
+        return None, "no confidence stated"
+    found: list[tuple[int, str]] = []
+    for pattern in _CONFIDENCE:
+        found += [(m.start(), m.group(1)) for m in pattern.finditer(text[:20000])]
+    if not found:
+        return None, "no confidence stated (0-100)"
+    value = float(max(found)[1])
+    if not 0 <= value <= 100:
+        return None, f"confidence {value:g} is outside 0-100: not recorded"
+    return value, None
+
+
+def analyze(steps: Iterable[StanceStep], *, roles: Sequence[str] | None = None, human: str | None = None,
+            binary: str | None = None, condition: str | None = None) -> dict[str, Any]:
     """Triem's volatility measures for one debate (see the module docstring for the reading).
 
     ``roles`` orders the table (default: order of first appearance); ``human`` is the role a
-    person plays, if any. The result holds only JSON types, so a run's outcome and the same
-    analysis recomputed from the journal compare equal."""
+    person plays, if any; ``binary`` the label that is "1" in Triem's affirm / not-affirm
+    coding (``None``: any change of label counts); ``condition`` overrides the one inferred
+    from ``human`` (the "synthetic" panel). The result holds only JSON types, so a run's
+    outcome and the same analysis recomputed from the journal compare equal."""
     steps = list(steps)
     order = list(roles) if roles is not None else list(dict.fromkeys(s.role for s in steps))
     rounds = sorted({s.round for s in steps})
     cell: dict[tuple[str, int], str | None] = {(s.role, s.round): s.label for s in steps}
     table = {role: [cell.get((role, r)) for r in rounds] for role in order}
+    stated = {(s.role, s.round): s.confidence for s in steps}
+    confidence = {role: [stated.get((role, r)) for r in rounds] for role in order}
+
+    def side(label: str | None) -> str | None:  # the class a label falls in for counting changes
+        return label if binary is None or label is None else ("1" if label == binary else "0")
 
     def last_taken(role: str, before: int) -> str | None:
         taken = [cell[(role, r)] for r in rounds if r < before and _taken(cell.get((role, r)))]
@@ -261,18 +306,20 @@ def analyze(steps: Iterable[StanceStep], *, roles: Sequence[str] | None = None, 
             continue
         for prev, r in pairwise(rounds):
             before, after = last_taken(role, r), cell.get((role, r))
-            changed = None if before is None or not _taken(after) else after != before
+            changed = None if before is None or not _taken(after) else side(after) != side(before)
             seen = last_taken(human, r) if human is not None else None
             direction = None
             if changed and seen is not None:
-                direction = "toward" if after == seen else "away" if before == seen else "other"
+                direction = "toward" if side(after) == side(seen) else "away" if side(before) == side(seen) else "other"
             transitions.append({"role": role, "from_round": prev, "to_round": r, "from": before, "to": after,
                                 "changed": changed, "human_stance": seen, "direction": direction})
     return {
-        "condition": "AI only" if human is None else "human present",
+        "condition": condition or ("AI only" if human is None else "human present"),
         "human": human,
+        "binary": binary,
         "rounds": rounds,
         "table": table,
+        "confidence": confidence,
         "transitions": transitions,
         **_counts(transitions),
         "by_role": {role: _counts([t for t in transitions if t["role"] == role]) for role in order if role != human},
@@ -310,4 +357,4 @@ def change_rates(analyses: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, A
 
 def steps_from(judgements: Iterable[JudgementMade]) -> list[StanceStep]:
     """The stance steps among a run's judgements."""
-    return [StanceStep(j.round or 0, j.target or "", j.verdict) for j in judgements if j.kind == "stance"]
+    return [StanceStep(j.round or 0, j.target or "", j.verdict, j.score) for j in judgements if j.kind == "stance"]

@@ -36,6 +36,7 @@ from protocols.events import (
     MetricsComputed,
     ModelCalled,
     ModeratorActed,
+    Notice,
     PhaseChanged,
     TurnFinished,
 )
@@ -190,6 +191,8 @@ class Journal:
                         self._call(event.debate_id, event.call, None, event.round)
                 case ModeratorActed():
                     self._moderator(event)
+                case Notice():
+                    self._notice(event)
                 case DebateFinished():
                     self._finished(event)
                 case DebateResumed():
@@ -223,11 +226,11 @@ class Journal:
             cur = c.execute(
                 "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
                 " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
-                " duration_s, finish_reason, created_at, request) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " duration_s, finish_reason, created_at, request, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
                     e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
-                    *_turn_cost(e.call), e.at, e.request,
+                    *_turn_cost(e.call), e.at, e.request, e.confidence,
                 ),
             )
             turn_id = int(cur.lastrowid)
@@ -303,6 +306,14 @@ class Journal:
             c.execute(
                 "INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at) VALUES (?,?,?,?,?)",
                 (e.debate_id, e.round, e.kind, _dumps(e.payload), time.time()),
+            )
+            self._touch(e.debate_id)
+
+    def _notice(self, e: Notice) -> None:
+        with self._transaction() as c:
+            c.execute(
+                "INSERT INTO notices(debate_id, round, kind, text, details_json, created_at) VALUES (?,?,?,?,?,?)",
+                (e.debate_id, e.round, e.kind, e.text, _dumps(e.details), e.at),
             )
             self._touch(e.debate_id)
 

@@ -33,7 +33,7 @@ class Queries:
     def __init__(self, journal: Journal) -> None:
         self.conn = journal.conn
 
-    def _query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Iterator[dict[str, Any]]:
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Iterator[dict[str, Any]]:
         """Rows as dicts, straight from sqlite3 (sqlite-utils would pull numpy into every
         command that reads the journal, for nothing: see ``symposium history``'s start-up)."""
         cursor = self.conn.execute(sql, params)
@@ -42,7 +42,7 @@ class Queries:
             yield dict(zip(columns, row))
 
     def _rows(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        return [_decode(r) for r in self._query(sql, params)]
+        return [_decode(r) for r in self.query(sql, params)]
 
     def debates(self, limit: int = 50, *, status: str | None = None) -> list[dict[str, Any]]:
         """Recent debates, newest first, with their participants' models and turn counts."""
@@ -63,7 +63,7 @@ class Queries:
 
     def find_debate(self, prefix: str) -> str | None:
         """The full id for an id or unique id prefix (users type the first few characters)."""
-        ids = [r["id"] for r in self._query("SELECT id FROM debates WHERE id LIKE ? || '%' LIMIT 2", (prefix,))]
+        ids = [r["id"] for r in self.query("SELECT id FROM debates WHERE id LIKE ? || '%' LIMIT 2", (prefix,))]
         return ids[0] if len(ids) == 1 else None
 
     def debate(self, debate_id: str) -> dict[str, Any] | None:
@@ -77,10 +77,10 @@ class Queries:
         d["phases"] = self._rows("SELECT name, round, kappa, started_at FROM phases WHERE debate_id = ? ORDER BY id", q)
         d["turns"] = self._rows(
             "SELECT id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json, parse_notes_json,"
-            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at, request"
-            " FROM turns WHERE debate_id = ? ORDER BY seq", q)
+            " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at, request,"
+            " confidence FROM turns WHERE debate_id = ? ORDER BY seq", q)
         dists: dict[int, dict[str, float]] = {}
-        for r in self._query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
+        for r in self.query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
             dists.setdefault(r["turn_id"], {})[r["label"]] = r["probability"]
         for t in d["turns"]:
             t["distribution"] = dists.get(t["id"])
@@ -90,6 +90,8 @@ class Queries:
             " FROM judgements WHERE debate_id = ? ORDER BY id", q)
         d["moderator_events"] = self._rows(
             "SELECT round, kind, payload_json, created_at FROM moderator_events WHERE debate_id = ? ORDER BY id", q)
+        d["notices"] = self._rows(
+            "SELECT round, kind, text, details_json, created_at FROM notices WHERE debate_id = ? ORDER BY id", q)
         d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
         return d
 
@@ -97,10 +99,10 @@ class Queries:
         """One dict per round that has metrics: ``{"round": r, "phase": …, "kappa": κ, "jsd": …}``.
 
         A round's phase is the latest phase begun at or before it."""
-        phases = list(self._query("SELECT round, name FROM phases WHERE debate_id = ? ORDER BY id", (debate_id,)))
-        kappas = {r["round"]: r["kappa"] for r in self._query("SELECT round, kappa FROM rounds WHERE debate_id = ?", (debate_id,))}
+        phases = list(self.query("SELECT round, name FROM phases WHERE debate_id = ? ORDER BY id", (debate_id,)))
+        kappas = {r["round"]: r["kappa"] for r in self.query("SELECT round, kappa FROM rounds WHERE debate_id = ?", (debate_id,))}
         per_round: dict[int, dict[str, Any]] = {}
-        for r in self._query("SELECT round, name, value FROM metrics WHERE debate_id = ? ORDER BY round, name", (debate_id,)):
+        for r in self.query("SELECT round, name, value FROM metrics WHERE debate_id = ? ORDER BY round, name", (debate_id,)):
             row = per_round.setdefault(r["round"], {"round": r["round"], "kappa": kappas.get(r["round"])})
             row[r["name"]] = r["value"]
         for number, row in per_round.items():

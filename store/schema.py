@@ -178,9 +178,27 @@ _V1_INITIAL = """
 # v2: what each agent was asked, so a turn can be audited and a debate resumed exactly.
 _V2_TURN_REQUESTS = "ALTER TABLE turns ADD COLUMN request TEXT;"
 
+# v3 (issue 14): the speaker's stated 0-100 confidence per turn (seed 001, Appendix i), and
+# notices about a run (e.g. a judge that is a debater's own model, seed 004 section 6.3.1.3).
+# Self-contained: adds one column and one table, touches nothing else.
+_V3_CONFIDENCE_AND_NOTICES = """
+        ALTER TABLE turns ADD COLUMN confidence REAL CHECK (confidence IS NULL OR confidence BETWEEN 0 AND 100);
+        CREATE TABLE notices (
+            id            INTEGER PRIMARY KEY,
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            round         INTEGER,
+            kind          TEXT NOT NULL,
+            text          TEXT NOT NULL,
+            details_json  TEXT NOT NULL DEFAULT '{}',
+            created_at    REAL NOT NULL
+        );
+        CREATE INDEX notices_debate ON notices(debate_id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial layout", _V1_INITIAL),
     Migration(2, "turn requests", _V2_TURN_REQUESTS),
+    Migration(3, "turn confidence and notices", _V3_CONFIDENCE_AND_NOTICES),
 )
 
 LATEST = MIGRATIONS[-1].version

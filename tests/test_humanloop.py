@@ -24,6 +24,7 @@ from tui.cli import run_humanloop
 from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=7)
+SMALL = HumanloopConfig.SMALL_MODEL_PROFILE  # the bundled models' profile
 CASE = ("The doctor recorded patients' conversations in treatment rooms as part of a training program and was "
         "convicted of intercepting oral communications. On appeal he argues the statute is unconstitutionally "
         "vague because it does not define 'consent'.")
@@ -71,8 +72,8 @@ async def test_panels_with_and_without_a_scripted_human_journal_stances_and_thei
     seat = HumanSeat(script=HumanScript.from_file(script_file))
     panel = HumanloopAgents([Agent("a", smollm, OPTS), Agent("b", gemma, OPTS)], Agent("clerk", gemma, OPTS))
     runs = {
-        "ai-only": humanloop.Humanloop(HumanloopConfig(case=CASE, rounds=2, turn_tokens=40), panel, debate_id="hl-ai"),
-        "human": humanloop.Humanloop(HumanloopConfig(case=CASE, rounds=2, turn_tokens=40, human=seat), panel, debate_id="hl-human"),
+        "ai-only": humanloop.Humanloop(HumanloopConfig(case=CASE, **{**SMALL, "rounds": 2, "turn_tokens": 40}), panel, debate_id="hl-ai"),
+        "human": humanloop.Humanloop(HumanloopConfig(case=CASE, **{**SMALL, "rounds": 2, "turn_tokens": 40}, human=seat), panel, debate_id="hl-human"),
     }
     with Journal(tmp_path / "j.db") as journal:
         finals = {name: await drive(run.run(), journal) for name, run in runs.items()}
@@ -93,7 +94,8 @@ async def test_panels_with_and_without_a_scripted_human_journal_stances_and_thei
         assert analysis == debate["outcome"]["analysis"]  # the journal reproduces the run's own analysis
         assert len(analysis["transitions"]) == 2  # two AI seats, one round transition
         for t in analysis["transitions"]:
-            assert t["changed"] is None or t["changed"] == (t["from"] != t["to"])
+            # Triem's affirm / not-affirm coding: only crossing between "affirm" and the rest counts
+            assert t["changed"] is None or t["changed"] == ((t["from"] == "affirm") != (t["to"] == "affirm"))
 
     human = debates["hl-human"]
     human_steps = [j for j in human["judgements"] if j["kind"] == "stance" and j["target"] == "human"]

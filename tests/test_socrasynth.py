@@ -13,7 +13,6 @@ from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import socrasynth as ss
 from protocols.agents import Agent
-from protocols.crit import CritResult
 from protocols.events import (
     DebateFinished,
     Event,
@@ -42,6 +41,7 @@ from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
+SMALL = ss.SocraSynthConfig.SMALL_MODEL_PROFILE  # the bundled models' profile; tests override single values
 SUBJECT = "Should cities ban cars from their centres?"
 
 
@@ -90,15 +90,6 @@ def test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted() -> N
     assert nothing["winners"] == {"j": None} and nothing["winner"] is None and nothing["gaps"] == 2
 
 
-def test_the_counter_argument_is_scored_from_the_rival_reasons_the_judge_rated() -> None:
-    rated = CritResult(score=7.0, holistic=7, weighted=7.0, rivals=[{"reason": "x", "validity": 4, "credibility": 9},
-                                                                    {"reason": "y", "validity": 8, "credibility": 8}])
-    assert ss.counter_score(rated) == pytest.approx((6 + 8) / 2)
-    assert ss.counter_score(CritResult(score=8.5, holistic=7, weighted=10.0)) == 1.0  # reasons credited, no rival
-    assert ss.counter_score(CritResult(score=7.75, holistic=10, weighted=5.5)) == 5.5  # nothing rated on either side
-    assert ss.counter_score(CritResult(score=None, holistic=None, weighted=None)) is None  # the judge failed
-
-
 def test_grammar_schemas_are_bounded_to_the_turn_budget() -> None:
     schema = ss._fitted(ss.Points, items=2, chars=80, min_items=2)
     points = schema["properties"]["points"]
@@ -128,7 +119,9 @@ def test_the_command_line_reads_judges_and_an_agenda_file(tmp_path: Path) -> Non
                                       "--judges", "j1,j2", "--delta", "1.5", "--qa-baseline", "--subtopics", "2"])
     assert (args.judges, args.delta, args.qa_baseline, args.subtopics, args.max_rounds) == ("j1,j2", "1.5", True, "2", None)
     config = build_config(ss.SocraSynthConfig, args, "standard", subject=SUBJECT)
-    assert (config.delta, config.qa_baseline, config.subtopics, config.max_rounds) == (1.5, True, 2, 4)
+    assert (config.delta, config.qa_baseline, config.subtopics) == (1.5, True, 2)
+    defaults = ss.SocraSynthConfig(subject=SUBJECT)  # flags left out: the config's own defaults
+    assert (config.max_rounds, config.turn_tokens) == (defaults.max_rounds, defaults.turn_tokens)
     assert build_parser().parse_args(["run", "evince", "--case", "x", "--agent-a", "a", "--agent-b", "b", "--judge", "j"]).judge == "j"
     text = tmp_path / "agenda.txt"
     text.write_text("# the moderator's agenda\nAir quality: health effects of traffic\nLocal shops\n")
@@ -147,7 +140,7 @@ def test_the_command_line_reads_judges_and_an_agenda_file(tmp_path: Path) -> Non
 async def test_a_debate_between_the_bundled_models_reaches_its_conciliatory_stage(
     smollm: LlamaCppBackend, gemma: LlamaCppBackend, tmp_path: Path
 ) -> None:
-    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, turn_tokens=32, crit_tokens=160)
+    config = ss.SocraSynthConfig(subject=SUBJECT, **{**SMALL, "max_rounds": 1, "turn_tokens": 32, "crit_tokens": 160}, subtopics=1)
     agents = ss.SocraSynthAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", gemma, OPTS),
                                  [Agent("judge-1", gemma, OPTS), Agent("judge-2", smollm, OPTS)])
     with Journal(tmp_path / "j.db") as journal:
@@ -212,7 +205,8 @@ async def test_moderator_commands_work_mid_run_and_are_recorded(smollm: LlamaCpp
         assert agreed
         return moderators_agenda
 
-    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=5, turn_tokens=24, crit_tokens=8, agenda_editor=editor)
+    config = ss.SocraSynthConfig(subject=SUBJECT, **{**SMALL, "max_rounds": 5, "turn_tokens": 24, "crit_tokens": 8},
+                                 subtopics=1, agenda_editor=editor)
     agents = ss.SocraSynthAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), [Agent("judge-1", smollm, OPTS)])
     run = ss.SocraSynth(config, agents, debate_id="ss2", channel=channel)
     seen: list[Event] = []
@@ -256,8 +250,9 @@ async def test_unparseable_judges_are_retried_then_missing_and_the_run_goes_on(s
     δ = 10 makes Δ fall below 10 % after the opening, so the moderator's "have you made your
     case?" check runs."""
     judge = ScriptedBackend("scripted-judge", ["Both sides argue well; I would say 7 out of 10."] * 40)
-    config = ss.SocraSynthConfig(subject="Fever, chills and joint pain after a trip to the tropics.", subtopics=1, delta=10,
-                                 max_rounds=2, turn_tokens=20, mode="diagnosis", qa_baseline=True)
+    config = ss.SocraSynthConfig(subject="Fever, chills and joint pain after a trip to the tropics.",
+                                 **{**SMALL, "max_rounds": 2, "turn_tokens": 20}, subtopics=1, delta=10, mode="diagnosis",
+                                 qa_baseline=True)
     agents = ss.SocraSynthAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), [Agent("judge-1", judge, OPTS)])
     shown = StringIO()
     with Journal(tmp_path / "j.db") as journal:

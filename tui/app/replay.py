@@ -18,6 +18,7 @@ from protocols.events import (
     JudgementMade,
     MetricsComputed,
     ModeratorActed,
+    Notice,
     Participant,
     PhaseChanged,
     TurnFinished,
@@ -47,13 +48,16 @@ def replay(debate: dict[str, Any], *, upto_round: int | None = None) -> Iterator
             c["first_token_s"], c["finish_reason"], c["error"])
         timeline.append((t["created_at"], 1, TurnFinished(
             did, t["role"], t["model_id"], t["phase"], t["round"], t["kind"], t["text"], t["raw"], call,
-            t["parsed"], tuple(t["parse_notes"] or ()), t["distribution"], t["kappa"], at=t["created_at"])))
+            t["parsed"], tuple(t["parse_notes"] or ()), t["distribution"], t["kappa"], at=t["created_at"],
+            request=t.get("request"), confidence=t.get("confidence"))))
     for j in debate["judgements"]:
         timeline.append((j["created_at"], 2, JudgementMade(
             did, j["judge_role"], j["judge_model"], j["kind"], j["target"], j["subject"], j["score"], j["verdict"],
             j["reasons"], j["raw"], j["round"])))
     for m in debate["moderator_events"]:
         timeline.append((m["created_at"], 3, ModeratorActed(did, m["kind"], m["payload"], m["round"])))
+    for n in debate.get("notices", ()):
+        timeline.append((n["created_at"], 3, Notice(did, n["kind"], n["text"], n["details"] or {}, n["round"], at=n["created_at"])))
     last_at: dict[int, float] = {}
     for at, _, event in timeline:
         number = _round_of(event)

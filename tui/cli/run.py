@@ -28,6 +28,7 @@ from tui.errors import UserError
 from tui.headless.session import load_agents, read_labels, resolve_profile, run_headless
 
 
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help=help_for("run"))
     protocols = run.add_subparsers(dest="protocol", metavar="PROTOCOL", required=True)

@@ -124,16 +124,20 @@ def run_humanloop(args: argparse.Namespace) -> int:
 
 
 def print_stance_report(report: dict[str, Any], console: Console | None = None) -> None:
-    """The stance table of each debate and the change rates by condition (plain text, never markup)."""
+    """The stance table of each debate (each step's stated 0-100 confidence in brackets) and the
+    change rates by condition (plain text, never markup)."""
     console = console or Console(highlight=False)
     for debate_id, a in report["debates"].items():
         table = Table(title=Text(f"Stances · {debate_id} · {a['condition']}"))
         table.add_column("seat")
         for r in a["rounds"]:
             table.add_column(f"round {r}")
+        confidence = a.get("confidence", {})
         for role, labels in a["table"].items():
             seat = role + (" (human)" if role == a["human"] else "")
-            table.add_row(Text(terminal_safe(seat)), *(Text(terminal_safe(label or "?")) for label in labels))
+            stated = confidence.get(role) or [None] * len(labels)
+            table.add_row(Text(terminal_safe(seat)), *(Text(terminal_safe(label or "?") + ("" if c is None else f" ({c:g})"))
+                                                       for label, c in zip(labels, stated, strict=True)))
         console.print(table)
         for step, counts in a["by_transition"].items():
             console.print(Text(f"  {step}: {_rate(counts)}"))

@@ -20,6 +20,7 @@ from protocols.events import (
     JudgementMade,
     MetricsComputed,
     ModeratorActed,
+    Notice,
     PhaseChanged,
     TokenDelta,
     TurnFinished,
@@ -81,6 +82,8 @@ class EventPrinter:
                 c.print(Text(f"  ⚖ {event.judge_role} ({event.judge_model}) {event.kind}{about}: {event.target or ''}{score}{verdict}", style="blue"))
             case ModeratorActed():
                 c.print(Text(f"  ✋ moderator {event.kind}: {terminal_safe(str(event.payload))}", style="yellow"))
+            case Notice():
+                c.print(Text(f"  ⚠ notice: {terminal_safe(event.text)}", style="bold yellow"))
             case AwaitingModerator():
                 c.print(Text(f"  … {terminal_safe(event.prompt)}", style="yellow"))
             case DebateFinished():

@@ -32,6 +32,7 @@ from protocols.events import (
     JudgementMade,
     MetricsComputed,
     ModeratorActed,
+    Notice,
     Pause,
     PhaseChanged,
     Resume,
@@ -225,6 +226,8 @@ class DebateScreen(Screen):
                 transcript.note(f"✋ moderator: {event.kind} {_payload(event.payload)}")
                 if event.kind in ("pause", "resume"):
                     self.paused = event.kind == "pause"
+            case Notice():
+                transcript.note(f"⚠ notice: {event.text}")
             case AwaitingModerator():
                 self.phase = "paused"
             case DebateFinished():

@@ -1,0 +1,198 @@
+"""SocraSynth against the letter of seed 004 chapter 6 (issue 14, points 3 and 5).
+
+Why scripted backends here: these tests need debaters and judges that say exactly the same
+thing every round (a CRIT score that never falls, symmetric ratings), so that what ends the
+debate and how a row is scored is decided by the protocol's arithmetic alone, and a debate
+of 12 refutation rounds runs in a second. The real-model runs are in tests/test_socrasynth.py.
+"""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from backends.base import SamplingOptions
+from protocols import socrasynth as ss
+from protocols.agents import Agent
+from protocols.crit import CritResult
+from protocols.events import Event, Notice
+from store.journal import Journal
+from store.queries import Queries
+from tests.helpers.scripted import ScriptedBackend
+from tui.headless.printer import EventPrinter
+from tui.app.replay import replay
+from tui.headless.runner import drive
+
+OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
+SUBJECT = "Should cities ban cars from their centres?"
+
+
+def crit_reply(score: int = 7, reasons: tuple[tuple[int, int], ...] = ((7, 7),),
+               rivals: tuple[tuple[int, int], ...] = ((7, 7),)) -> str:
+    def rated(pairs: tuple[tuple[int, int], ...]) -> list[dict[str, object]]:
+        return [{"reason": f"reason {i}", "validity": v, "credibility": c} for i, (v, c) in enumerate(pairs)]
+    return json.dumps({"claim": "the claim", "reasons": rated(reasons), "rival_reasons": rated(rivals),
+                       "score": score, "justification": "steady"})
+
+
+class _ByPrompt(list):  # type: ignore[type-arg]
+    """The scripted backend's reply queue, answering by what the last prompt asks."""
+
+    def __init__(self, backend: ScriptedBackend, crit: str, complete: bool) -> None:
+        super().__init__()
+        self.backend, self.crit, self.complete = backend, crit, complete
+
+    def __bool__(self) -> bool:
+        return True
+
+    def pop(self, index: int = -1) -> str:  # noqa: ARG002 - the queue's interface
+        ask = self.backend.prompts[-1][-1].content
+        if "Apply CRIT" in ask:
+            return self.crit
+        if "Suggest up to" in ask or "Combine them" in ask:
+            return json.dumps({"subtopics": [{"title": "Air quality", "description": "health effects"}]})
+        if "If it is balanced" in ask:
+            return json.dumps({"accept": True, "subtopics": []})
+        if "have you fully presented" in ask:
+            return json.dumps({"complete": self.complete})
+        if "The debate is over" in ask:
+            return json.dumps({"proposal": "Pedestrian zones, phased in.", "pros": ["cleaner air"], "cons": ["deliveries"]})
+        if "Which text gives better information" in ask:
+            return json.dumps({"better": "debate", "reasons": "deeper"})
+        return json.dumps({"points": ["A point argued at length for this subtopic."]})
+
+
+def scripted(model_id: str, *, crit: str = "", complete: bool = True) -> ScriptedBackend:
+    backend = ScriptedBackend(model_id, [])
+    backend.replies = _ByPrompt(backend, crit or crit_reply(), complete)
+    return backend
+
+
+def agents(judge_model: str = "judge-model", crit: str = "", complete: bool = True) -> ss.SocraSynthAgents:
+    return ss.SocraSynthAgents(Agent("agent-a", scripted("model-a", complete=complete), OPTS),
+                               Agent("agent-b", scripted("model-b", complete=complete), OPTS),
+                               [Agent("judge-1", scripted(judge_model, crit=crit), OPTS)])
+
+
+async def run(config: ss.SocraSynthConfig, panel: ss.SocraSynthAgents, tmp_path: Path,
+              debate_id: str = "p1") -> tuple[list[Event], dict, str]:
+    shown = StringIO()
+    events: list[Event] = []
+    with Journal(tmp_path / "j.db") as journal:
+        final = await drive(ss.run(config, panel, debate_id=debate_id), journal, events.append,
+                            EventPrinter(Console(file=shown, width=200, color_system=None)))
+        debate = Queries(journal).debate(debate_id)
+    assert final is not None and debate is not None
+    return events, debate, shown.getvalue()
+
+
+# -- point 5: Table 6.2's test ends the debate, with the case check -------------------------------
+
+
+async def test_the_paper_schedule_ends_the_debate_when_delta_falls_to_ten_percent_with_the_case_check(tmp_path: Path) -> None:
+    """At the defaults (Δ0 = 0.9, δ = 1.2) the loop runs refutation rounds 1 … 12 and ends on
+    Δ_13 ≤ 10 %; the moderator then asks both agents whether their case is made. Fails on the
+    code with max_rounds = 4 checked first (the cap ended every debate, no case check)."""
+    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1)
+    assert config.schedule_rounds() == 12 and config.max_rounds >= 13
+    events, debate, _ = await run(config, agents(), tmp_path)
+    outcome = debate["outcome"]
+    assert debate["stop_reason"].startswith("Δ fell to 0.084"), debate["stop_reason"]
+    refutations = [r for r in outcome["rounds"] if r["kind"] == "refutation"]
+    assert [r["round"] for r in refutations] == list(range(1, 13))
+    assert refutations[-1]["delta"] == pytest.approx(0.9 / 1.2 ** 12) and refutations[-1]["delta"] > 0.1
+    assert outcome["case_checks"] == [{"round": 13, "agent-a": True, "agent-b": True}]
+    checks = [t for t in debate["turns"] if t["kind"] == "case_check"]
+    assert [(t["round"], t["role"]) for t in checks] == [(13, "agent-a"), (13, "agent-b")]
+    closing = [r for r in outcome["rounds"] if r["kind"] == "closing"]
+    assert [r["round"] for r in closing] == [13]
+
+
+async def test_an_unfinished_case_gets_one_more_round_and_the_cap_is_only_a_safety_bound(tmp_path: Path) -> None:
+    """An agent that says its case is not made gets one more refutation round (section 6.3.1.2);
+    a cap below the schedule ends the debate and says that the cap, not the table, did it."""
+    events, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, delta=3.0), agents(complete=False), tmp_path)
+    outcome = debate["outcome"]
+    # δ = 3: Δ = 0.9, 0.3, 0.1 → rounds 1 runs, Δ_2 = 0.1 fails; the case check grants round 2
+    assert [r["kind"] for r in outcome["rounds"]] == ["opening", "refutation", "refutation", "closing"]
+    assert outcome["case_checks"] == [{"round": 2, "agent-a": False, "agent-b": False}]
+    assert debate["stop_reason"].startswith("Δ fell")
+    _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(), tmp_path, "p2")
+    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2) before Table 6.2")
+    assert capped["outcome"]["case_checks"] == []
+    # when the table's test and the cap fall on the same round, the table's test ends the debate
+    _, both, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, delta=3.0), agents(), tmp_path, "p3")
+    assert both["stop_reason"].startswith("Δ fell") and both["outcome"]["case_checks"] == [{"round": 2, "agent-a": True, "agent-b": True}]
+
+
+# -- point 5: both sides of a judge's table row by one formula (Tables 6.5, 6.6) ----------------
+
+
+def test_symmetric_ratings_give_equal_scores_and_a_side_with_no_rated_reason_is_a_gap() -> None:
+    result = CritResult(score=6.25, holistic=7, weighted=5.5, reasons=[{"reason": "r", "validity": 7, "credibility": 7}],
+                        rivals=[{"reason": "x", "validity": 7, "credibility": 7}])
+    assert ss.side_score(result, result.reasons) == ss.side_score(result, result.rivals) == 7.0
+    rated = CritResult(score=7.0, holistic=7, weighted=7.0, rivals=[{"reason": "x", "validity": 4, "credibility": 9},
+                                                                   {"reason": "y", "validity": 8, "credibility": 8}])
+    assert ss.side_score(rated, rated.rivals) == pytest.approx((6 + 8) / 2)
+    assert ss.side_score(rated, rated.reasons) is None  # nothing rated for the claim: no score, not 1
+    assert ss.side_score(CritResult(score=None, holistic=None, weighted=None), []) is None  # the judge failed
+
+
+async def test_the_judges_tables_score_argument_and_counter_argument_alike(tmp_path: Path) -> None:
+    """A judge that rates the claim's reasons and the rival reasons 7/7 gives both agents 7 in
+    every row of both alignments (the old code gave the arguing side Γ = 6.25 and the counter
+    7); a judge that lists no rival reasons leaves a gap, not a 1 for the counter side."""
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1), agents(), tmp_path)
+    evaluation = debate["outcome"]["evaluation"]
+    for alignment in ("a_argues", "b_argues"):
+        [row] = evaluation["alignments"][alignment]["judge-1"].values()
+        assert row == {"agent-a": 7.0, "agent-b": 7.0}
+    assert evaluation["winner"] == "tie" and evaluation["gaps"] == 0
+    _, one_sided, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1),
+                                agents(crit=crit_reply(rivals=())), tmp_path, "p2")
+    evaluation = one_sided["outcome"]["evaluation"]
+    [row] = evaluation["alignments"]["a_argues"]["judge-1"].values()
+    assert row == {"agent-a": 7.0, "agent-b": None}
+    assert evaluation["gaps"] == 2 and evaluation["winner"] is None
+
+
+# -- point 5: a judge on a debater's own model is announced ---------------------------------------
+
+
+async def test_a_judge_on_a_debaters_model_is_announced_shown_and_journalled(tmp_path: Path) -> None:
+    events, debate, shown = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=0),
+                                      agents(judge_model="model-a"), tmp_path)
+    [notice] = [e for e in events if isinstance(e, Notice)]
+    assert notice.kind == "self_judging" and notice.details == {"judge": "judge-1", "model": "model-a", "debaters": ["agent-a"]}
+    assert "6.3.1.3" in notice.text
+    assert [(n["kind"], n["details"]["model"]) for n in debate["notices"]] == [("self_judging", "model-a")]
+    assert "⚠ notice: judge-1 runs on model-a, the model of Agent A" in shown
+    assert debate["outcome"]["self_judging"] == {"judge-1": ["agent-a"]}
+    replayed = [e for e in replay(debate) if isinstance(e, Notice)]  # a replay in the app shows it again
+    assert [(e.kind, e.text) for e in replayed] == [(notice.kind, notice.text)]
+    independent, clean, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=0), agents(), tmp_path, "p2")
+    assert not any(isinstance(e, Notice) for e in independent) and clean["notices"] == []
+
+
+# -- point 3: turns sized for real models; a small-model profile for the bundled ones ------------
+
+
+def test_default_points_are_paragraphs_and_the_small_model_profile_is_a_set_of_overrides() -> None:
+    default = ss.SocraSynthConfig(subject=SUBJECT)
+    panel = agents()
+    debate = ss.SocraSynth(default, panel, debate_id="d")
+    debate.agenda = [ss.Subtopic(title=f"t{i}") for i in range(3)]
+    assert debate._point_chars() >= 900  # a paragraph or more per point with three subtopics (was 230)
+    long_point = "word " * 180  # 900 characters
+    assert long_point.strip() in debate._numbered_points([long_point.strip()] * 3)  # the opponent sees it whole
+    assert default.judge_chars >= 4 * debate._point_chars()
+    profile = ss.SocraSynthConfig.SMALL_MODEL_PROFILE
+    assert set(profile) <= set(ss.SocraSynthConfig.__dataclass_fields__)
+    small = ss.SocraSynthConfig(subject=SUBJECT, **profile)
+    assert small.turn_tokens < default.turn_tokens and small.max_rounds < default.max_rounds
+    assert "SMALL_MODEL_PROFILE" not in default.describe()
