@@ -312,8 +312,10 @@ class Evince:
         if c.scoring != "verbalized":
             return fit_schema(Argument.model_json_schema(), items=1, chars=min(c.argument_chars * 2, chars_for(c.turn_tokens, 1)))
         if strict:  # the retry: one short argument per prediction, no general arguments
-            return fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k,
-                              chars=min(c.argument_limit(), chars_for(c.turn_tokens - 12 * c.top_k, c.top_k + 1)), min_items=1)
+            schema = fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k,
+                                chars=min(c.argument_limit(), chars_for(c.turn_tokens - 12 * c.top_k, c.top_k)), min_items=1)
+            schema["properties"]["arguments"].update(maxItems=0, minItems=0)
+            return schema
         # k arguments plus up to k general ones must fit the turn
         return fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k, chars=c.argument_limit(), min_items=1)
 
