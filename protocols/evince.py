@@ -348,7 +348,7 @@ class Evince:
                         parsed = event
                     else:
                         yield event
-                raw = "\n\n".join(m.content for m in history[-3:] if m.role == "assistant") if parsed.ok else raw
+                raw = "\n\n".join(m.content for m in history[-3:] if m.role == "assistant")  # both replies
         else:
             parsed, score_call = await self._scored(agent, history, completion.text)
             yield score_call
@@ -356,6 +356,8 @@ class Evince:
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
             self.positions[role] = position
+            if not c.crit_judge:  # no judge, no gate: every argument enters R
+                self._admit(role, position.arguments)
             text = position.text(position.arguments)
         else:
             notes.append("no prediction this turn: the opponent and the judge are told so, and no metrics are computed for this round")

@@ -125,7 +125,8 @@ async def test_default_turns_allow_paragraph_long_arguments_that_reach_the_oppon
     assert len(para1) > 400 and len(para2) > 400
     a = SchemaRecorder("a", [reply({"Dengue": 0.8, "Zika": 0.2}, [para1, para2])])
     b = SchemaRecorder("b", [reply({"Dengue": 0.7, "Zika": 0.3})])
-    await run_all(config(max_rounds=1), agents(a, b, ScriptedBackend("j", [])))
+    events = await run_all(config(max_rounds=1), agents(a, b, ScriptedBackend("j", [])))
+    assert events[-1].outcome["rationale"]["agent-a"] == [para1, para2]  # type: ignore[attr-defined]  # no judge: all admitted
     schema = a.schemas[0]
     argument = schema["$defs"]["Prediction"]["properties"]["argument"]
     assert argument["maxLength"] >= 500 and schema["properties"]["arguments"]["items"]["maxLength"] >= 500
