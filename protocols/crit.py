@@ -111,7 +111,8 @@ class _Rated(Protocol):
 class CritResult:
     """One CRIT evaluation. ``score`` is Γ in [1, 10], or ``None`` when the judge failed.
 
-    ``weighted`` is step #6's Γ (``None`` when no reason was rated on either side);
+    ``weighted`` is step #6's value (5.5 when no reason was rated on either side, and Γ is
+    then the holistic score);
     ``holistic`` the judge's step #7 score; ``argument_scores`` maps the 1-based number of
     each argument a rated reason cites to its quality √(γθ)/10 in [0.1, 1].
     """
@@ -148,13 +149,14 @@ def _strength(r: _Rated | dict[str, Any]) -> float:
     return float(validity) * float(credibility) / 10
 
 
-def weighted_score(reasons: Sequence[_Rated | dict[str, Any]], rivals: Sequence[_Rated | dict[str, Any]]) -> float | None:
+def weighted_score(reasons: Sequence[_Rated | dict[str, Any]], rivals: Sequence[_Rated | dict[str, Any]]) -> float:
     """Table 6.3 step #6: Γ = 1 + 9·S⁺/(S⁺+S⁻) with s = γ·θ/10 (see the module docstring);
-    ``None`` when nothing was rated on either side."""
+    the neutral 5.5 when nothing was rated on either side (then :func:`crit` reports the
+    holistic score as Γ)."""
     support = sum(_strength(r) for r in reasons)
     rival = sum(_strength(r) for r in rivals)
     if support + rival == 0:
-        return None
+        return 5.5
     return 1 + 9 * support / (support + rival)
 
 
@@ -248,11 +250,11 @@ async def crit(
             rivals = [r.model_dump() for r in reply.rival_reasons]
             sub_calls = await _recurse(judge, reasons, document, author, subject_used, max_tokens, depth, notes)
             weighted = weighted_score(reasons, rivals)
-            if weighted is None:
+            rated = bool(reasons or rivals)
+            if not rated:
                 notes.append("no reason rated on either side: Γ is the judge's holistic score (step #7)")
-            score = float(reply.score) if weighted is None else round(weighted, 3)
             return CritResult(
-                score=score, holistic=reply.score, weighted=None if weighted is None else round(weighted, 3),
+                score=round(weighted, 3) if rated else float(reply.score), holistic=reply.score, weighted=round(weighted, 3),
                 claim=reply.claim, reasons=reasons, rivals=rivals, justification=reply.justification,
                 raw=raw, notes=notes, calls=[*calls, *sub_calls, call],
                 argument_scores=argument_scores(reasons, len(arguments or ())),
