@@ -108,10 +108,12 @@ class RoundSignals:
         crit_prev: float | None = None,
         crit_cur: float | None = None,
     ) -> RoundSignals:
-        """Signals from two rounds' metrics. MI enters as NMI, so that all four changes are
-        on [0, 1] scales (WD here is total variation, JSD is in bits, CRIT is in [0, 1])."""
+        """Signals from two rounds' metrics. MI enters as the agreement signal ``mi`` of
+        :func:`protocols.metrics.agreement_information`, so that all four changes are on [0, 1]
+        scales and positive when the agents converge (WD here is total variation, JSD is in
+        bits, CRIT is Γ/10)."""
         d_crit = crit_cur - crit_prev if crit_prev is not None and crit_cur is not None else 0.0
-        return cls(d_wd=prev.wd - cur.wd, d_mi=cur.nmi - prev.nmi, d_jsd=prev.jsd - cur.jsd, d_crit=d_crit)
+        return cls(d_wd=prev.wd - cur.wd, d_mi=cur.mi - prev.mi, d_jsd=prev.jsd - cur.jsd, d_crit=d_crit)
 
 
 class Schedule(ABC):
@@ -230,19 +232,26 @@ class NoModulation(Schedule):
 
 @dataclass(frozen=True)
 class Adaptive(_Decaying):
-    """Figure 7.1's ``κ ← Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)``; the paper gives no formula, so:
+    """Figure 7.1's ``κ ← Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)``, EVINCE's default schedule.
 
-        s       = tanh( (c(ΔWD) + c(ΔJSD) + c(ΔMI) + c(ΔCRIT)) / (4·σ) ),   c = clip to [−1, 1]
+    Section 7.3.2 (4) and 7.3.1.2 say only that Update "adjusts contentiousness κ using WD,
+    JSD, MI and CRIT, gradually cooling the debate as a consensus forms" ("once WD and JSD fall
+    and MI rises, the system lowers contentiousness"); the paper gives no formula, so this one
+    fills it in:
+
+        s       = tanh( (w_wd·c(ΔWD) + w_mi·c(ΔMI) + w_jsd·c(ΔJSD) + w_crit·c(ΔCRIT)) / (W·σ) )
         κ_{t+1} = clamp( κ_t · exp(−λ·(1 + g·s)),  floor, κ0 )
 
-    with :class:`RoundSignals` signs (positive = converging), λ = ``rate`` = 0.2,
-    g = ``gain`` = 2, σ = ``sensitivity`` = 0.05 (a mean improvement of 0.05 per metric is
-    already a clear signal). s ∈ (−1, 1) is the convergence evidence. Neutral or missing
-    signals (s = 0) cool like :class:`Exponential` (factor e^{−λ}); converging agents cool
-    up to three times faster (e^{−3λ}), which is section 7.3.1.2's "once WD and JSD fall and
-    MI rises, lower contentiousness"; at s = −½ κ holds, and clear divergence reheats
-    slightly, by at most e^{λ} (+22 %) a round and never above κ0. Each step changes log κ
-    by at most λ(1+g).
+    with c = clip to [−1, 1], W = w_wd + w_mi + w_jsd + w_crit, and :class:`RoundSignals` signs
+    (positive = converging). Parameters (all journalled with the debate): λ = ``rate`` = 0.1,
+    g = ``gain`` = 2, σ = ``sensitivity`` = 0.05 (a weighted mean improvement of 0.05 per
+    metric already counts as a clear signal), weights ``w_wd`` = ``w_mi`` = ``w_jsd`` =
+    ``w_crit`` = 1. s ∈ (−1, 1) is the round's convergence evidence. Clear convergence
+    (s → 1) cools by e^{−3λ} = 0.74 a round, i.e. 0.9, 0.67, 0.49, 0.36 — the 0.9, 0.7, 0.5, 0.3
+    of Tables 7.2 and 7.3; neutral or missing signals (a round without metrics) cool gently
+    (e^{−λ} = 0.90, like :class:`Exponential` at λ = 0.1); at s = −½ κ holds, and clear
+    divergence reheats by at most e^{λ} (+11 %) a round, never above κ0. Each step changes
+    log κ by at most λ(1+g).
 
     Stateful (the frozen dataclass holds a memo of decided rounds; use one instance per
     debate): rounds are decided in order and remembered, so asking again for a past round
@@ -251,24 +260,33 @@ class Adaptive(_Decaying):
     """
 
     name: ClassVar[str] = "adaptive"
+    rate: float = 0.1
     gain: float = 2.0
     sensitivity: float = 0.05
+    w_wd: float = 1.0
+    w_mi: float = 1.0
+    w_jsd: float = 1.0
+    w_crit: float = 1.0
     _history: list[float] = field(default_factory=list, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not (self.gain >= 0 and self.sensitivity > 0):
             raise ValueError("gain must be >= 0 and sensitivity > 0")
+        weights = (self.w_wd, self.w_mi, self.w_jsd, self.w_crit)
+        if not all(w >= 0 for w in weights) or sum(weights) <= 0:
+            raise ValueError(f"the weights w_wd, w_mi, w_jsd, w_crit must be >= 0 and not all 0, got {weights}")
         self._history.append(self._clamp(self.kappa0))
 
     def convergence(self, signals: RoundSignals | None) -> float:
         """The convergence evidence s ∈ (−1, 1) of one round's signals (0 when absent)."""
         if signals is None:
             return 0.0
-        terms = (signals.d_wd, signals.d_jsd, signals.d_mi, signals.d_crit)
+        terms = (signals.d_wd, signals.d_mi, signals.d_jsd, signals.d_crit)
         if not all(math.isfinite(t) for t in terms):
             return 0.0
-        mean = sum(min(1.0, max(-1.0, t)) for t in terms) / 4
+        weights = (self.w_wd, self.w_mi, self.w_jsd, self.w_crit)
+        mean = sum(w * min(1.0, max(-1.0, t)) for w, t in zip(weights, terms)) / sum(weights)
         return math.tanh(mean / self.sensitivity)
 
     def value(self, round_index: int, signals: RoundSignals | None = None) -> float:

@@ -6,20 +6,43 @@ Figure 7.1, as this module runs it::
            LLM_A (confirmatory), LLM_B (explorer), a CRIT judge.
     1. Initial round (t = 0):
          (P_A, R_A) = LLM_A(S, C, p0)                   -- predict top-k on C with arguments
-         (P_B, R_B) = LLM_B(P_A, S, C, p'0)             -- sees P_A, refutes it at κ0 = 0.9
-         metrics WD, MI, JSD between P_A and P_B; CRIT Γ_A, Γ_B by the judge
+         Γ_A = CRIT(S, P_A, R_A); gate R_A              -- quality gate (abstract; 7.1.1 (3))
+         (P_B, R_B) = LLM_B(P_A, S, C, p'0)             -- sees P_A and the admitted R_A; κ0 = 0.9
+         Γ_B = CRIT(S, P_B, R_B | R_A); gate R_B
+         R ← R ∪ admitted R_A ∪ admitted R_B; metrics WD, MI, JSD between P_A and P_B
     2. while true:                                       (moderator checkpoint before each round)
-         (P_A, R_A) = LLM_A(P_B, S, C, p't)             -- refute B at κ_t, update top-k
-         (P_B, R_B) = LLM_B(P_A, S, C, p't)             -- refute A at κ_t, update top-k
-         t = t + 1; metrics; changes ΔWD, ΔMI, ΔJSD, ΔCRIT
+         (P_A, R_A) = LLM_A(P_B, S, C, p't); CRIT; gate -- refute B at κ_t, update top-k
+         (P_B, R_B) = LLM_B(P_A, S, C, p't); CRIT; gate -- refute A at κ_t, update top-k
+         R ← R ∪ admitted; t = t + 1; metrics; changes ΔWD, ΔMI, ΔJSD, ΔCRIT
          stop when |ΔWD| < ε_WD ∧ |ΔMI| < ε_MI ∧ |ΔJSD| < ε_JSD ∧ ΔCRIT < ε_CRIT
               (section 7.3.2 (2): the information metrics settle and CRIT plateaus or
               declines), or at the round cap, or when the moderator stops or skips ahead
          κ = Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)          -- the debate's schedule
     3. Conciliatory output: P_f = (Γ_A·P_A + Γ_B·P_B) / (Γ_A + Γ_B) with the combined
-       rationale; joint follow-up recommendations (further questions, tests) drafted by A and
-       completed by B at low contentiousness (section 7.4.6, appendix 7.E.6); a flag when the
-       consensus contradicts a given reference label (label-error detection, 7.4.6).
+       rationale R; joint follow-up recommendations (further questions, tests) drafted by A and
+       completed by B at low contentiousness (section 7.4.6, appendix 7.E.6); a flag when a
+       confident, agreed consensus contradicts a given reference label (label-error
+       detection, 7.4.6).
+
+Decisions where the paper is silent (each a parameter of :class:`EvinceConfig`):
+
+* ``Update`` is the default schedule, ``adaptive`` (:class:`protocols.contentiousness.Adaptive`
+  states its formula); the section 7.4.5 arms (none / fixed / linear / exponential) stay
+  selectable by name.
+* The quality gate (abstract; 7.1.1 (3) "dynamic quality thresholds admit only arguments
+  exceeding external quality scores"): the CRIT judge rates each of an agent's numbered
+  arguments right after its turn; an argument whose quality √(γθ)/10 is under
+  ``gate_threshold`` is not shown to the opponent and does not enter the rationale R. The
+  judgement's journalled reasons list what was admitted and what was dropped. Arguments the
+  judge did not rate are admitted (no score, no grounds to drop). No judge, no gate.
+* CRIT runs on each turn as it is made (Figure 7.1 computes Crit(t) each round), so the gate
+  can act before the opponent replies; ΔCRIT compares the two agents' mean Γ/10 per round.
+* A reply that gives no usable distribution is retried once under a stricter schema
+  (``parse_retry``); if that fails too the turn has *no prediction*: nothing is shown to the
+  opponent or the judge as its prediction (they are told it gave none), no metrics are
+  computed for that round, and the round can never count as convergence (convergence needs
+  two consecutive rounds in which both agents predicted). P_f uses each agent's latest
+  stated prediction and says when one is older than the last round.
 
 An agent's distribution comes one of two ways, chosen per debate and recorded:
 ``verbalized`` (structured output; labels constrained to C when C is closed) or ``scored``
@@ -79,18 +102,27 @@ Scoring = Literal["verbalized", "scored"]
 @pydantic_dataclass(config=CONFIG)
 class EvinceConfig:
     """One EVINCE debate's settings (all journalled with the debate). The parameters declared
-    with :func:`param` are the ones the command line and the app offer (see :mod:`.params`)."""
+    with :func:`param` are the ones the command line and the app offer (see :mod:`.params`).
+
+    The defaults suit real instruction models (7–70B): paragraph-long arguments, Figure 7.1's
+    ``Update`` schedule, the CRIT judge with its quality gate. :attr:`SMALL_MODEL_PROFILE` is
+    the set of overrides for the bundled 135M/270M models and the tests
+    (:meth:`small_model` applies it).
+    """
 
     case: str
     labels: LabelSet | None = None  # None: an open class set
     title: str = ""
-    top_k: int = param(3, ge=1, le=10, section="Figure 7.1", label="Top-k",
+    top_k: int = param(3, ge=1, le=10, section="7.4 (eq. 7.1)", label="Top-k",
                        description="labels each agent ranks with probabilities")
     scoring: Scoring = param("verbalized", section="ch. 7", label="Distributions",
                              description="verbalized: the agents write their distributions; scored: "
                                          "log-likelihood over C (needs a closed class set)")
-    schedule: str = param("exponential", section="7.4.5", label="Contentiousness schedule",
-                          description="how κ moves between rounds", choices=sorted(SCHEDULES))
+    #: "adaptive" is Figure 7.1's Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT); none / fixed / linear /
+    #: exponential are section 7.4.5's ablation arms.
+    schedule: str = param("adaptive", section="Figure 7.1, 7.4.5", label="Contentiousness schedule",
+                          description="how κ moves between rounds (adaptive: Figure 7.1's Update)",
+                          choices=sorted(SCHEDULES))
     schedule_params: dict[str, Any] = field(default_factory=dict)
     eps_wd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for WD",
                           description="convergence threshold on the change in Wasserstein distance")
@@ -100,23 +132,40 @@ class EvinceConfig:
                            description="convergence threshold on the change in Jensen-Shannon divergence")
     eps_crit: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for CRIT",
                             description="convergence threshold on the change in CRIT scores")
+    #: Figure 7.1 has no cap; Tables 7.2/7.3 converge in 3-4 rounds.
     max_rounds: int = param(5, ge=1, le=20, section="Symposium", label="Round cap",
                             description="safety cap on refutation rounds after the initial round")
     reference_label: str | None = param(None, section="7.4.6", label="Reference label",
                                         description="a given label, to flag a consensus that contradicts it")
     recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
                                   description="draft joint follow-up questions and tests after convergence")
-    turn_tokens: int = token_limit(256, "reply length limit per turn")
-    crit_tokens: int = token_limit(320, "reply length limit of the CRIT judge", label="Judge's reply limit (tokens)")
+    #: Large enough that every argument can reach ``argument_chars``; smaller budgets shrink the
+    #: arguments so a whole reply fits.
+    turn_tokens: int = token_limit(1536, "reply length limit per turn")
+    argument_chars: int = param(600, ge=24, le=4000, section="Symposium", label="Longest argument (characters)",
+                                description="longest argument an agent may write: a paragraph")
+    crit_tokens: int = token_limit(1024, "reply length limit of the CRIT judge", label="Judge's reply limit (tokens)")
+    crit_depth: int = param(1, ge=0, le=3, section="Table 6.3 #3", label="CRIT recursion depth",
+                            description="levels of CRIT recursion on reasons that are claims (0: none)")
+    gate_threshold: float = param(0.5, ge=0.0, le=1.0, section="abstract; 7.1.1 (3)", label="Quality gate",
+                                  description="arguments whose CRIT quality √(γθ)/10 is below this are not "
+                                              "admitted to the exchange (0 admits everything)")
+    parse_retry: bool = param(True, section="Symposium", label="Retry unparsed replies",
+                              description="ask once more, under a stricter schema, for a reply without a usable distribution")
+    label_flag_confidence: float = param(0.6, ge=0.0, le=1.0, section="7.4.6", label="Label flag: confidence",
+                                         description="probability the consensus must put on its top label "
+                                                     "to flag a contradicted reference")
+    label_flag_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Label flag: agreement (JSD)",
+                                      description="largest JSD between the agents for their consensus to count as agreed")
     domain: str = "diagnosis"
     #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
     #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
     agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
                                   description="also ask the judge AGREEMENT / MORE DEBATE after each round")
-    #: CRIT-judge each round (Figure 7.1). Off: no judge calls, equal weights in P_f and no
-    #: ΔCRIT in the stopping rule — the cheaper arm the diagnosis benchmark can run.
+    #: Off: no judge calls, no quality gate, equal weights in P_f and no ΔCRIT in the stopping
+    #: rule — the cheaper arm the diagnosis benchmark can run.
     crit_judge: bool = param(True, section="Figure 7.1", label="CRIT judge",
-                             description="judge each round's arguments with CRIT (weights P_f, ΔCRIT stops)")
+                             description="judge each turn's arguments with CRIT (gate, weights P_f, ΔCRIT stops)")
     #: Present the class labels in a shuffled order (per case and agent): tiny models pick
     #: the first labels listed, whatever the case says.
     shuffle_labels: bool = param(True, section="Symposium", label="Shuffle labels",
@@ -124,13 +173,27 @@ class EvinceConfig:
     #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
     profile: Profile = "standard"
 
-    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"max_rounds": 3, "turn_tokens": 160, "crit_tokens": 200}
-
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule: {self.schedule!r} is not one of {', '.join(sorted(SCHEDULES))}")
         if self.scoring == "scored" and self.labels is None:
             raise ValueError("scoring: 'scored' needs a closed class set; give a label list")
+
+    #: Overrides for the bundled 135M/270M models and the tests: short turns whose worst-case
+    #: JSON fits the grammar-constrained budget, a short judge reply, no CRIT recursion.
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {
+        "max_rounds": 3, "turn_tokens": 110, "argument_chars": 120, "crit_tokens": 150, "crit_depth": 0,
+    }
+
+    @classmethod
+    def small_model(cls, **values: Any) -> EvinceConfig:
+        """A config with :attr:`SMALL_MODEL_PROFILE` applied (``values`` still win)."""
+        return cls(**{**cls.SMALL_MODEL_PROFILE, "profile": "small", **values})
+
+    def argument_limit(self) -> int:
+        """Characters allowed per argument: ``argument_chars``, or less when ``turn_tokens``
+        cannot hold k predictions' arguments plus up to k general ones at that length."""
+        return min(self.argument_chars, chars_for(self.turn_tokens - 12 * self.top_k, 2 * self.top_k))
 
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
@@ -169,11 +232,17 @@ class Argument(BaseModel):
 
 @dataclass
 class _Position:
-    """An agent's latest position: distribution, arguments and the text shown to the other."""
+    """An agent's latest stated position: distribution, arguments, the round it was stated in
+    and the arguments the quality gate admitted (all of them until the judge has rated them)."""
 
     probs: dict[str, float]
     arguments: list[str]
-    text: str
+    round: int
+    admitted: list[str] = field(default_factory=list)
+
+    def text(self, arguments: list[str] | None = None) -> str:
+        shown = self.admitted if arguments is None else arguments
+        return format_distribution(self.probs) + ("\n" + "\n".join(f"- {a}" for a in shown) if shown else "")
 
 
 def phase_for(kappa: float | None) -> str:
@@ -199,13 +268,25 @@ class Evince:
         self.moderation = Moderation(debate_id, ("agent-a", "agent-b"), channel)
         self.schedule: Schedule = make_schedule(config.schedule, **config.schedule_params)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": []}
+        #: Each agent's latest *stated* position (never an invented one).
         self.positions: dict[str, _Position] = {}
+        #: Each agent's latest CRIT result and the round it judged.
         self.crits: dict[str, CritResult] = {}
-        self.history: list[dict[str, float]] = []
+        self.crit_rounds: dict[str, int] = {}
+        #: Metrics of each round in which both agents predicted (round -> values).
+        self.by_round: dict[int, dict[str, float]] = {}
+        #: Figure 7.1's R: the admitted arguments of every round, per agent, in order.
+        self.rationale: dict[str, list[str]] = {"agent-a": [], "agent-b": []}
+        self.dropped: list[dict[str, Any]] = []
         self._phase: str | None = None
         self._resume_round: int | None = None
         self._spoken: dict[int, set[str]] = {}  # roles already heard in a round (resuming)
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
+
+    @property
+    def history(self) -> list[dict[str, float]]:
+        """The metrics of the scored rounds, in round order."""
+        return [self.by_round[r] for r in sorted(self.by_round)]
 
     # -- prompts ------------------------------------------------------------------------------
 
@@ -217,7 +298,7 @@ class Evince:
         classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(self._label_order(role))}."
                    if c.labels is not None else "Name the labels yourself.")
         return (f"You are {who} in a structured debate ({c.domain}). {stance} {classes} "
-                f"Give your top {c.top_k} with probabilities that sum to 1, and short arguments.\n"
+                f"Give your top {c.top_k} with probabilities that sum to 1, and your arguments.\n"
                 f"Case:\n<<<\n{c.case.strip()}\n>>>")
 
     def _label_order(self, role: str) -> list[str]:
@@ -229,14 +310,22 @@ class Evince:
             random.Random(seed).shuffle(labels)
         return labels
 
-    def _ask(self, role: str, kappa: float | None, opponent: _Position | None) -> str:
+    def _ask(self, role: str, kappa: float | None, opponent: _Position | None, opponent_spoke: bool) -> str:
+        """This turn's request. ``opponent`` is the other agent's position *of the turn it
+        answers*, or ``None`` when that turn gave no prediction (then it is told so, and is
+        never shown an older or invented one)."""
         c = self.config
         parts = []
+        other = "Agent B" if role == "agent-a" else "Agent A"
+        limit = 4 * c.argument_limit() * c.top_k
         if opponent is not None:
-            other = "Agent B" if role == "agent-a" else "Agent A"
+            args = " ".join(opponent.admitted) if opponent.admitted else "(none passed the quality gate)"
             parts.append(f"{other} predicts: {format_distribution(opponent.probs)}. "
-                         f"Its arguments: {clip(' '.join(opponent.arguments), 500)}")
+                         f"Its arguments: {clip(args, limit)}")
             parts.append(f"Refute {other} with counterarguments, then give your own top {c.top_k} with arguments.")
+        elif opponent_spoke:
+            parts.append(f"{other} gave no usable prediction this round. Predict your top {c.top_k} "
+                         "with probabilities and supporting arguments.")
         else:
             parts.append(f"Predict your top {c.top_k} with probabilities and supporting arguments.")
         if kappa is not None:
@@ -245,22 +334,30 @@ class Evince:
             parts.append(f"The moderator says: {note}")
         return "\n".join(parts)
 
+    def _schema(self, strict: bool = False) -> dict[str, Any]:
+        c = self.config
+        if c.scoring != "verbalized":
+            return fit_schema(Argument.model_json_schema(), items=1, chars=min(c.argument_chars * 2, chars_for(c.turn_tokens, 1)))
+        if strict:  # the retry: one short argument per prediction, no general arguments
+            schema = fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k,
+                                chars=min(c.argument_limit(), chars_for(c.turn_tokens - 12 * c.top_k, c.top_k)), min_items=1)
+            schema["properties"]["arguments"].update(maxItems=0, minItems=0)
+            return schema
+        # k arguments plus up to k general ones must fit the turn
+        return fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k, chars=c.argument_limit(), min_items=1)
+
     # -- one agent's turn -----------------------------------------------------------------------
 
-    async def _turn(self, role: str, round_: int, kappa: float | None, opponent: _Position | None) -> AsyncIterator[Event]:
+    async def _turn(self, role: str, round_: int, kappa: float | None, opponent: _Position | None,
+                    opponent_spoke: bool) -> AsyncIterator[Event]:
         agent = self.agents.a if role == "agent-a" else self.agents.b
         c = self.config
         history = self.messages[role]
         if not history:
             history.append(Message("system", self._system(role)))
-        request = self._ask(role, kappa, opponent)
+        request = self._ask(role, kappa, opponent, opponent_spoke)
         history.append(Message("user", request))
-        if c.scoring == "verbalized":  # k arguments plus up to k general ones must fit the turn
-            schema = fit_schema(reply_schema(c.labels, top_k=c.top_k), items=c.top_k,
-                                chars=chars_for(c.turn_tokens - 12 * c.top_k, 2 * c.top_k), min_items=1)
-        else:
-            schema = fit_schema(Argument.model_json_schema(), items=1, chars=chars_for(c.turn_tokens, 1))
-        turn = agent.turn(agent.fit(history, c.turn_tokens), schema=schema,
+        turn = agent.turn(agent.fit(history, c.turn_tokens), schema=self._schema(),
                           options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
         async for event in self.moderation.stream(turn, round_=round_, phase=phase_for(kappa), kind=kind):
@@ -268,21 +365,54 @@ class Evince:
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
+        raw = completion.text
+        notes: list[str] = []
         if c.scoring == "verbalized":
             parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
-            score_call = None
+            if not parsed.ok and c.parse_retry:
+                async for event in self._retry(agent, history, round_, parsed, notes):
+                    if isinstance(event, DistributionParse):
+                        parsed = event
+                    else:
+                        yield event
+                raw = "\n\n".join(m.content for m in history[-3:] if m.role == "assistant")  # both replies
         else:
             parsed, score_call = await self._scored(agent, history, completion.text)
-        position, fallback = self._position(role, parsed)
-        if score_call is not None:
             yield score_call
-        notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *fallback]
+        notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
+        if parsed.probs is not None:
+            position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
+            self.positions[role] = position
+            if not c.crit_judge:  # no judge, no gate: every argument enters R
+                self._admit(role, position.arguments)
+            text = position.text(position.arguments)
+        else:
+            notes.append("no prediction this turn: the opponent and the judge are told so, and no metrics are computed for this round")
+            text = "(no usable prediction)"
         yield TurnFinished(
             self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
-            text=position.text, raw=completion.text, call=turn.call(),
+            text=text, raw=raw, call=turn.call(),
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
-            parse_notes=tuple(notes), distribution=position.probs, kappa=kappa, request=request,
+            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request,
         )
+
+    async def _retry(self, agent: Agent, history: list[Message], round_: int, first: DistributionParse,
+                     notes: list[str]) -> AsyncIterator[Any]:
+        """Ask once more under a stricter schema at temperature 0; yields the call's event and
+        finally the new parse (appending the exchange to the agent's conversation)."""
+        c = self.config
+        ask = Message("user", f"Your reply could not be read ({first.rejected_reason}). Reply again with the JSON "
+                              f"object only: your top {c.top_k} labels with probabilities summing to 1, one short "
+                              "argument each.")
+        history.append(ask)
+        completion, call = await agent.ask(agent.fit(history, c.turn_tokens), purpose="retry", schema=self._schema(strict=True),
+                                           options=agent.options.merged(max_tokens=c.turn_tokens, temperature=0.0))
+        history.append(Message("assistant", completion.text))
+        yield ModelCalled(self.debate_id, call, round_)
+        parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
+        notes.append(f"the first reply gave no distribution; a retry under a stricter schema "
+                     f"{'gave one' if parsed.ok else 'did not either: ' + str(parsed.rejected_reason)}")
+        yield parsed
 
     async def _scored(self, agent: Agent, history: list[Message], raw: str) -> tuple[DistributionParse, ModelCalled]:
         """``scored`` mode: the distribution over C is read from log-likelihoods, conditioned on
@@ -300,65 +430,81 @@ class Evince:
                                    rejected_reason=None, raw=raw)
         return parsed, ModelCalled(self.debate_id, score_call_record(agent.role, result))
 
-    def _position(self, role: str, parsed: DistributionParse) -> tuple[_Position, list[str]]:
-        """The agent's new position, and a note when its reply gave no usable distribution: it
-        then keeps its previous one (or, in its first turn, a uniform one over the other
-        agent's labels) so the debate and its metrics go on."""
-        fallback: list[str] = []
-        if parsed.probs is not None:
-            probs = parsed.probs
-        elif role in self.positions:
-            probs = self.positions[role].probs
-            fallback.append("kept the previous distribution")
-        else:
-            other = self.positions.get("agent-b" if role == "agent-a" else "agent-a")
-            pool = list(other.probs) if other else (list(self.config.labels.labels)[: self.config.top_k] if self.config.labels else ["unknown"])
-            probs = {label: 1 / len(pool) for label in pool}
-            fallback.append("no usable distribution yet: used a uniform one")
-        arguments = parsed.arguments
-        text = format_distribution(probs) + ("\n" + "\n".join(f"- {a}" for a in arguments) if arguments else "")
-        position = _Position(probs, arguments, text)
-        self.positions[role] = position
-        return position, fallback
+    def _fresh(self, role: str, round_: int) -> _Position | None:
+        """``role``'s position if it was stated in ``round_``, else ``None``."""
+        position = self.positions.get(role)
+        return position if position is not None and position.round == round_ else None
 
-    # -- metrics and judging --------------------------------------------------------------------
+    # -- judging and the quality gate -----------------------------------------------------------
 
-    async def _judge(self, round_: int) -> AsyncIterator[Event]:
-        if not self.config.crit_judge:
+    async def _judge(self, role: str, round_: int, counter: _Position | None) -> AsyncIterator[Event]:
+        """CRIT on ``role``'s turn of ``round_`` (if it predicted), then the quality gate."""
+        c = self.config
+        mine = self._fresh(role, round_)
+        if not c.crit_judge or mine is None:
             return
-        a, b = self.positions["agent-a"], self.positions["agent-b"]
-        for role, mine, theirs in (("agent-a", a, b), ("agent-b", b, a)):
-            result = await crit(self.agents.judge, mine.text, author="Agent A" if role == "agent-a" else "Agent B",
-                                counter=theirs.text, subject=clip(self.config.case, 300), max_tokens=self.config.crit_tokens)
-            self.crits[role] = result
-            for extra in result.calls[:-1]:
-                yield ModelCalled(self.debate_id, extra, round_)
-            yield JudgementMade(self.debate_id, "judge", self.agents.judge.model_id, "crit", role, None,
-                                result.score, None, result.reasons_json(), result.raw, round_, result.calls[-1])
+        result = await crit(self.agents.judge, mine.text(mine.arguments), author="Agent A" if role == "agent-a" else "Agent B",
+                            counter=None if counter is None else counter.text(), subject=c.case,
+                            max_tokens=c.crit_tokens, arguments=mine.arguments, depth=c.crit_depth)
+        self.crits[role] = result
+        self.crit_rounds[role] = round_
+        gate = self._gate(role, round_, mine, result)
+        for extra in result.calls[:-1]:
+            yield ModelCalled(self.debate_id, extra, round_)
+        yield JudgementMade(self.debate_id, "judge", self.agents.judge.model_id, "crit", role, None,
+                            result.score, None, {**result.reasons_json(), "gate": gate}, result.raw, round_,
+                            result.calls[-1] if result.calls else None)
 
-    def _metrics(self, round_: int, kappa: float | None) -> MetricsComputed:
-        a, b = self.positions["agent-a"].probs, self.positions["agent-b"].probs
-        snap = M.compute_all(a, b)
-        scores = [r.normalized for r in self.crits.values() if r.normalized is not None]
-        values: dict[str, float] = {k: v for k, v in asdict(snap).items()}
-        if scores:
-            values["crit"] = sum(scores) / len(scores)
+    def _gate(self, role: str, round_: int, mine: _Position, result: CritResult) -> dict[str, Any]:
+        """Admit the arguments whose CRIT quality reaches ``gate_threshold`` (unrated ones too)."""
+        threshold = self.config.gate_threshold
+        admitted, dropped = [], []
+        for i, argument in enumerate(mine.arguments, 1):
+            quality = result.argument_scores.get(i)
+            if quality is not None and quality < threshold:
+                dropped.append({"argument": argument, "quality": quality})
+            else:
+                admitted.append(argument)
+        mine.admitted = admitted
+        self._admit(role, admitted)
+        self.dropped += [{"role": role, "round": round_, **d} for d in dropped]
+        return {"threshold": threshold, "admitted": admitted, "dropped": dropped,
+                "unrated": [a for i, a in enumerate(mine.arguments, 1) if i not in result.argument_scores]}
+
+    def _admit(self, role: str, arguments: list[str]) -> None:
+        """R ← R ∪ arguments (Figure 7.1), keeping first-seen order."""
+        seen = {a.casefold().strip() for a in self.rationale[role]}
+        self.rationale[role] += [a for a in arguments if a.casefold().strip() not in seen]
+
+    # -- metrics and convergence ----------------------------------------------------------------
+
+    def _metrics(self, round_: int, kappa: float | None) -> MetricsComputed | None:
+        """The round's metrics, or ``None`` when an agent gave no prediction this round."""
+        a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
+        if a is None or b is None:
+            return None
+        values: dict[str, float] = dict(asdict(M.compute_all(a.probs, b.probs)))
+        judged = [self.crits[r] for r in ("agent-a", "agent-b") if self.crit_rounds.get(r) == round_]
+        scores = [r.normalized for r in judged if r.normalized is not None]
+        if len(scores) == 2:  # ΔCRIT compares like with like: both agents judged this round
+            values["crit"] = sum(scores) / 2
         for role, key in (("agent-a", "crit_a"), ("agent-b", "crit_b")):
-            if role in self.crits and self.crits[role].normalized is not None:
+            if self.crit_rounds.get(role) == round_ and self.crits[role].normalized is not None:
                 values[key] = self.crits[role].normalized  # type: ignore[assignment]
         if self.agreement is not None and self.agreement.last is not None:
             values.update(self.agreement.last.metrics())
-        mixture = self._consensus()
-        values["entropy_mixture"] = M.entropy(mixture)
-        if self.history:
-            values["info_gain"] = self.history[-1]["entropy_mixture"] - values["entropy_mixture"]
-        self.history.append(values)
+        values["entropy_mixture"] = M.entropy(self._consensus())
+        earlier = [r for r in self.by_round if r < round_]
+        if earlier:
+            values["info_gain"] = self.by_round[max(earlier)]["entropy_mixture"] - values["entropy_mixture"]
+        self.by_round[round_] = values
         return MetricsComputed(self.debate_id, round_, values, kappa)
 
     def _consensus(self) -> dict[str, float]:
-        """P_f = (Γ_A·P_A + Γ_B·P_B)/(Γ_A + Γ_B); equal weights where a CRIT score is missing."""
-        weights = [self._weight("agent-a"), self._weight("agent-b")]
-        mixed = M.mixture([self.positions["agent-a"].probs, self.positions["agent-b"].probs], weights)
+        """P_f = (Γ_A·P_A + Γ_B·P_B)/(Γ_A + Γ_B) over the agents' latest stated positions;
+        equal weights where a CRIT score is missing."""
+        roles = [r for r in ("agent-a", "agent-b") if r in self.positions]
+        mixed = M.mixture([self.positions[r].probs for r in roles], [self._weight(r) for r in roles])
         assert isinstance(mixed, dict)
         return dict(sorted(mixed.items(), key=lambda kv: -kv[1]))
 
@@ -369,29 +515,39 @@ class Evince:
             return sum(known) / len(known) if known else 1.0
         return result.score
 
-    def _converged(self) -> bool:
-        """Section 7.3.2 (2): |ΔWD|, |ΔMI|, |ΔJSD| under their ε and CRIT not rising by ε."""
-        if len(self.history) < 2:
+    def _pair(self, round_: int) -> tuple[dict[str, float], dict[str, float]] | None:
+        if round_ in self.by_round and round_ - 1 in self.by_round:
+            return self.by_round[round_ - 1], self.by_round[round_]
+        return None
+
+    def _converged(self, round_: int) -> bool:
+        """Section 7.3.2 (2): |ΔWD|, |ΔMI|, |ΔJSD| under their ε and CRIT not rising by ε,
+        between two *consecutive* rounds in which both agents predicted (a round without a
+        prediction is never convergence)."""
+        pair = self._pair(round_)
+        if pair is None:
             return False
-        prev, cur = self.history[-2], self.history[-1]
+        prev, cur = pair
         c = self.config
         settled = (abs(cur["wd"] - prev["wd"]) < c.eps_wd and abs(cur["mi"] - prev["mi"]) < c.eps_mi
                    and abs(cur["jsd"] - prev["jsd"]) < c.eps_jsd)
-        d_crit = cur.get("crit", 0.0) - prev.get("crit", 0.0) if "crit" in cur and "crit" in prev else 0.0
+        d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
         return settled and d_crit < c.eps_crit
 
-    def _signals(self, history: list[dict[str, float]] | None = None) -> RoundSignals | None:
-        history = self.history if history is None else history
-        if len(history) < 2:
+    def _signals(self, round_: int) -> RoundSignals | None:
+        """Figure 7.1's changes between ``round_ − 1`` and ``round_`` (``None`` when either
+        round has no metrics: the schedule then treats the round as neutral)."""
+        pair = self._pair(round_)
+        if pair is None:
             return None
-        prev, cur = history[-2], history[-1]
+        prev, cur = pair
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
-        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=cur["nmi"] - prev["nmi"], d_jsd=prev["jsd"] - cur["jsd"], d_crit=d_crit)
+        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=cur["mi"] - prev["mi"], d_jsd=prev["jsd"] - cur["jsd"], d_crit=d_crit)
 
     def _kappa(self, round_: int) -> float | None:
         if self.moderation.kappa_override is not None:
             return self.moderation.kappa_override
-        return self.schedule.value(round_, self._signals())
+        return self.schedule.value(round_, self._signals(round_ - 1))
 
     def _phase_event(self, phase: str, round_: int, kappa: float | None) -> PhaseChanged | None:
         if phase == self._phase:
@@ -404,8 +560,9 @@ class Evince:
     def restore(self, debate: dict[str, Any]) -> None:
         """Rebuild the state of a journalled debate cut off before its end, so :meth:`run`
         continues from its last finished turn: each agent's conversation (its recorded requests
-        and raw replies), positions, CRIT scores, metric history, the contentiousness schedule's
-        decisions and a moderator's standing override."""
+        and raw replies), stated positions, CRIT scores and the gate's decisions, metric
+        history, the contentiousness schedule's decisions and a moderator's standing override."""
+        last_round = -1
         for t in debate["turns"]:
             if t["kind"] not in ("opening", "refutation"):
                 continue
@@ -415,21 +572,38 @@ class Evince:
                 history.append(Message("system", self._system(role)))
             history += [Message("user", t["request"] or "(request not recorded)"), Message("assistant", t["raw"])]
             parsed = t["parsed"] or {}
-            self.positions[role] = _Position(dict(t["distribution"] or {}), list(parsed.get("arguments") or []), t["text"])
+            if t["distribution"]:
+                arguments = list(parsed.get("arguments") or [])
+                self.positions[role] = _Position(dict(t["distribution"]), arguments, t["round"], arguments)
             self._spoken.setdefault(t["round"], set()).add(role)
-        self.history = [{k: v for k, v in row.items() if k not in ("round", "phase", "kappa") and v is not None}
-                        for row in debate["metrics"]]
-        done = len(self.history)
+            last_round = max(last_round, t["round"])
         for j in debate["judgements"]:
-            if j["kind"] == "crit" and j["round"] == done - 1 and j["target"] in ("agent-a", "agent-b"):
-                self.crits[j["target"]] = CritResult(score=j["score"], holistic=None, weighted=None, raw=j["raw"])
+            if j["kind"] != "crit" or j["target"] not in ("agent-a", "agent-b"):
+                continue
+            reasons = j["reasons"] or {}
+            self.crits[j["target"]] = CritResult(score=j["score"], holistic=None, weighted=None, raw=j["raw"])
+            self.crit_rounds[j["target"]] = j["round"]
+            gate = reasons.get("gate") or {}
+            self._admit(j["target"], list(gate.get("admitted") or []))
+            position = self.positions.get(j["target"])
+            if position is not None and position.round == j["round"] and "admitted" in gate:
+                position.admitted = list(gate["admitted"])
+        self.by_round = {row["round"]: {k: v for k, v in row.items() if k not in ("round", "phase", "kappa") and v is not None}
+                         for row in debate["metrics"]}
+        done = last_round
+        both = self._spoken.get(done) == {"agent-a", "agent-b"}
+        unscorable = any(self._fresh(r, done) is None for r in ("agent-a", "agent-b"))
+        if done >= 0 and (done in self.by_round or (both and unscorable)):
+            self._spoken.pop(done, None)  # the last round was closed: resume with the next
+            done += 1
+        # else: resume inside the last round; the roles already heard there are skipped
         for r in range(1, done + 1):  # replay the schedule's decisions (adaptive schedules remember them)
-            self.schedule.value(r, self._signals(self.history[:r]))
+            self.schedule.value(r, self._signals(r - 1))
         overrides = [m for m in debate["moderator_events"] if m["kind"] == "set_contentiousness"]
         if overrides:
             self.moderation.kappa_override = overrides[-1]["payload"]["value"]
         self._phase = debate["phases"][-1]["name"] if debate["phases"] else None
-        self._resume_round = done
+        self._resume_round = max(done, 0)
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -445,9 +619,9 @@ class Evince:
             )
         else:
             yield DebateResumed(self.debate_id, round_)
-            if self._converged() or round_ >= c.max_rounds:
+            if self._converged(round_ - 1) or round_ >= c.max_rounds:
                 round_ -= 1
-                async for event in self._conclude(round_, "converged before the interruption" if self._converged() else stop_reason):
+                async for event in self._conclude(round_, "converged before the interruption" if self._converged(round_) else stop_reason):
                     yield event
                 return
         while True:
@@ -465,7 +639,9 @@ class Evince:
                 yield phase_event
             spoken = self._spoken.pop(round_, set())  # a resumed round may be half done
             # Round 0 is asymmetric: A states its prior without contentiousness; B explores at κ0.
-            for role, k, other in (("agent-a", None if round_ == 0 else kappa, "agent-b"), ("agent-b", kappa, "agent-a")):
+            # A answers B's previous turn; B answers A's turn of this round.
+            for role, k, other, answered in (("agent-a", None if round_ == 0 else kappa, "agent-b", round_ - 1),
+                                             ("agent-b", kappa, "agent-a", round_)):
                 if role in spoken:
                     continue
                 if role == "agent-b":  # the moderator is heard between the two turns too
@@ -473,22 +649,27 @@ class Evince:
                         yield event
                 if self.moderation.stopped:
                     break
-                async for event in self._turn(role, round_, k, self.positions.get(other)):
+                opponent = self._fresh(other, answered)
+                async for event in self._turn(role, round_, k, opponent, opponent_spoke=answered >= 0):
+                    yield event
+                async for event in self._judge(role, round_, opponent):
                     yield event
             if self.moderation.stopped:
                 stop_reason = self.moderation.stop_reason or "stopped"
                 break
-            async for event in self._judge(round_):
-                yield event
-            if self.agreement is not None:
-                said = [("Agent A", self.positions["agent-a"].text), ("Agent B", self.positions["agent-b"].text)]
+            a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
+            if self.agreement is not None and a is not None and b is not None:
+                said = [("Agent A", a.text()), ("Agent B", b.text())]
                 async for event in self.agreement.events(self.debate_id, round_, said, clip(c.case, 300)):
                     yield event
-            yield self._metrics(round_, kappa)
-            if self._converged():
+            metrics = self._metrics(round_, kappa)
+            if metrics is not None:
+                yield metrics
+            if self._converged(round_):
                 stop_reason = "converged: WD, MI, JSD settled and CRIT stopped rising"
                 break
-            if round_ > 0 and self.agreement is not None and self.agreement.last is not None and self.agreement.last.agreed:
+            if (round_ > 0 and metrics is not None and self.agreement is not None and self.agreement.last is not None
+                    and self.agreement.last.agreed):
                 stop_reason = "the agreement judge said AGREEMENT (seed 000)"
                 break
             if round_ + 1 >= c.max_rounds:
@@ -500,18 +681,23 @@ class Evince:
 
     async def _conclude(self, round_: int, stop_reason: str) -> AsyncIterator[Event]:
         c = self.config
-        outcome: dict[str, Any] = {"rounds": round_ + 1, "scoring": c.scoring, "schedule": c.schedule}
-        if len(self.positions) < 2:
-            yield DebateFinished(self.debate_id, "stopped", stop_reason, outcome)
+        outcome: dict[str, Any] = {"rounds": round_ + 1, "scoring": c.scoring, "schedule": c.schedule,
+                                   "rationale": self.rationale, "gate_dropped": self.dropped,
+                                   "improvement": self._improvement()}
+        if not self.positions:
+            outcome["note"] = "no agent gave a usable prediction"
+            yield DebateFinished(self.debate_id, "stopped" if self.moderation.stopped else "finished", stop_reason, outcome)
             return
         final = self._consensus()
+        stale = {r: p.round for r, p in self.positions.items() if p.round != round_}
         outcome.update(
             final_distribution=final,
             top=next(iter(final)),
-            weights={"agent-a": self._weight("agent-a"), "agent-b": self._weight("agent-b")},
+            weights={r: self._weight(r) for r in self.positions},
             crit={role: r.score for role, r in self.crits.items()},
-            rationale={"agent-a": self.positions["agent-a"].arguments, "agent-b": self.positions["agent-b"].arguments},
         )
+        if stale or len(self.positions) < 2:
+            outcome["positions_from_rounds"] = {r: p.round for r, p in self.positions.items()}
         if c.reference_label is not None:
             outcome["label_check"] = self._label_check(final)
         if c.recommendations and not self.moderation.stopped:
@@ -526,16 +712,37 @@ class Evince:
         status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, outcome)
 
+    def _improvement(self) -> dict[str, float]:
+        """Tables 7.2/7.3's last row: each metric's change from the first to the last scored
+        round, in % of its first value (the comparable form of WD, whose scale differs)."""
+        rounds = sorted(self.by_round)
+        if len(rounds) < 2:
+            return {}
+        first, last = self.by_round[rounds[0]], self.by_round[rounds[-1]]
+        return {k: round(100 * (last[k] - first[k]) / first[k], 1) for k in ("wd", "mi", "crit", "jsd")
+                if k in first and k in last and first[k] != 0}
+
     def _label_check(self, final: dict[str, float]) -> dict[str, Any]:
-        """Section 7.4.6: flag a consensus that contradicts the reference label."""
-        reference = self.config.reference_label or ""
-        canonical = self.config.labels.match(reference) if self.config.labels else None
+        """Section 7.4.6: flag a questionable reference label only when a confident, agreed
+        consensus contradicts it: P_f(top) ≥ ``label_flag_confidence``, both agents' latest
+        top-1 is that label, and their JSD ≤ ``label_flag_max_jsd``. A plain miss is not a flag."""
+        c = self.config
+        reference = c.reference_label or ""
+        canonical = c.labels.match(reference) if c.labels else None
         top = next(iter(final))
         agrees = (canonical or reference).casefold() == top.casefold()
+        tops = [max(p.probs.items(), key=lambda kv: kv[1])[0] for p in self.positions.values()]
+        agreed = (len(tops) == 2 and all(t.casefold() == top.casefold() for t in tops)
+                  and M.jensen_shannon(self.positions["agent-a"].probs, self.positions["agent-b"].probs) <= c.label_flag_max_jsd)
+        confident = final[top] >= c.label_flag_confidence
+        flag = None
+        if not agrees and agreed and confident:
+            flag = (f"both agents agree on {top} with {final[top]:.0%} confidence, against the reference label "
+                    f"({canonical or reference}); check the label")
         return {
             "reference": canonical or reference, "consensus": top, "agrees": agrees,
             "reference_probability": final.get(canonical or reference, 0.0),
-            "flag": None if agrees else f"the debate's consensus ({top}) contradicts the reference label ({canonical or reference}); check the label",
+            "confident": confident, "agreed": agreed, "flag": flag,
         }
 
     async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]]) -> AsyncIterator[Event]:
@@ -573,7 +780,6 @@ def _merge(old: list[str], new: list[str]) -> list[str]:
     return old + [s.strip() for s in new if s.strip() and s.casefold().strip() not in seen]
 
 
-
 async def run(config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
               channel: CommandChannel | None = None) -> AsyncIterator[Event]:
     """Run one EVINCE debate, yielding its events (the protocol's public entry point)."""
@@ -588,10 +794,11 @@ async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -
     run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
     yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
                         config.describe(), (agent.participant(),))
-    async for event in run_._turn("agent-a", 0, None, None):
+    async for event in run_._turn("agent-a", 0, None, None, opponent_spoke=False):
         yield event
-    probs = run_.positions["agent-a"].probs
-    yield DebateFinished(debate_id, "finished", "single prediction",
+    position = run_.positions.get("agent-a")
+    probs = position.probs if position is not None else {}
+    yield DebateFinished(debate_id, "finished", "single prediction" if probs else "single prediction: no usable reply",
                          {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})
 
 
@@ -603,4 +810,3 @@ async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
     run_.restore(debate)
     async for event in run_.run():
         yield event
-

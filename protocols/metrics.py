@@ -10,6 +10,16 @@ the ground metric of the Wasserstein distance over *categorical* labels, and the
 distribution that MI needs when each agent only reports a marginal. Both are fixed here (see
 :func:`wasserstein` and :func:`coupling`). Logarithms are base 2 (bits) unless ``base`` says
 otherwise; JSD is always base 2 so that it lies in [0, 1].
+
+The metric shown as "MI" (key ``mi``) is :func:`agreement_information`: the mutual information
+under the maximal-agreement coupling divided by the entropy of the agents' average belief. It
+is 1 exactly when the two agents hold the same distribution and 0 when they share no label, so
+it *rises to its maximum as the agents agree* — the direction section 7.3.1.2 and Tables 7.2/7.3
+read into MI. Raw MI in bits (``mi_bits``) does not: two agents that agree and both sharpen onto
+one answer lose bits (their entropy), and the appendix's NMI = I/max(H) also reaches 1 for
+two agents that disagree in a one-to-one way (see :func:`agreement_information`). Both are
+kept in the snapshot for the record. :data:`METRIC_DEFINITIONS` holds the one-line definition
+of every metric, for the app's help.
 """
 
 from __future__ import annotations
@@ -25,6 +35,8 @@ from .labels import align, align_many
 
 __all__ = [
     "KL_EPSILON",
+    "METRIC_DEFINITIONS",
+    "agreement_information",
     "MetricsSnapshot",
     "compute_all",
     "coupling",
@@ -221,6 +233,25 @@ def normalized_mutual_information(p: Dist, q: Dist) -> float:
     return float(min(1.0, mutual_information(a, b) / h))
 
 
+def agreement_information(p: Dist, q: Dist) -> float:
+    """The EVINCE "MI" signal: I_γ(X;Y) / H(M), M = ½(P+Q), in [0, 1] (fills in appendix 7.A.1).
+
+    I_γ is :func:`mutual_information` under the maximal-agreement :func:`coupling`. Because
+    I_γ ≤ min(H(P), H(Q)) ≤ ½H(P) + ½H(Q) ≤ H(M), the ratio is at most 1, with equality only
+    when H(P) = H(Q) = H(M), i.e. JSD = 0, i.e. P = Q: it reaches its maximum exactly when the
+    agents agree, and is 0 when their supports are disjoint (the coupling is then independent).
+    Why not the appendix's NMI = I/max(H(X), H(Y)): P = (½, ½, 0) and Q = (½, 0, ½) disagree on
+    half their mass, yet the coupling pairs label 2 with label 3 one-to-one and NMI = 1 (ours:
+    0.667). Why not raw I in bits: it equals H(P) when P = Q, so it *falls* as two agreeing
+    agents sharpen. Two identical point masses (H(M) = 0) give 1.
+    """
+    a, b = _pair(p, q)
+    h = entropy((a + b) / 2)
+    if h == 0:
+        return 1.0  # M is a point mass only when P = Q = that point mass
+    return float(min(1.0, max(0.0, mutual_information(a, b) / h)))
+
+
 def information_gain(before: Dist, after: Dist, base: float = 2.0) -> float:
     """Entropy reduction H(before) − H(after): how much an agent's belief sharpened in a round.
 
@@ -258,13 +289,16 @@ def mixture(dists: Sequence[Dist], weights: Sequence[float]) -> np.ndarray | dic
 class MetricsSnapshot:
     """All metrics of one round, between agent A's and agent B's distributions.
 
-    ``wd`` is the default (total variation) Wasserstein distance; ``mi`` is in bits; ``kl_ab``
-    is D_KL(P_A‖P_B); ``cross_entropy_ab`` is H(P_A, P_B).
+    ``wd`` is the default (total variation) Wasserstein distance; ``mi`` is the agreement
+    signal of :func:`agreement_information` in [0, 1] (what the app plots as MI); ``mi_bits``
+    is raw MI in bits; ``nmi`` is the appendix's I/max(H); ``kl_ab`` is D_KL(P_A‖P_B);
+    ``cross_entropy_ab`` is H(P_A, P_B). :data:`METRIC_DEFINITIONS` defines each in one line.
     """
 
     jsd: float
     wd: float
     mi: float
+    mi_bits: float
     nmi: float
     kl_ab: float
     kl_ba: float
@@ -280,7 +314,8 @@ def compute_all(p_a: Mapping[str, float], p_b: Mapping[str, float]) -> MetricsSn
     return MetricsSnapshot(
         jsd=jensen_shannon(a, b),
         wd=wasserstein(a, b),
-        mi=mutual_information(a, b),
+        mi=agreement_information(a, b),
+        mi_bits=mutual_information(a, b),
         nmi=normalized_mutual_information(a, b),
         kl_ab=kl_divergence(a, b),
         kl_ba=kl_divergence(b, a),
@@ -288,6 +323,29 @@ def compute_all(p_a: Mapping[str, float], p_b: Mapping[str, float]) -> MetricsSn
         entropy_a=entropy(a),
         entropy_b=entropy(b),
     )
+
+
+METRIC_DEFINITIONS: dict[str, str] = {
+    "wd": "WD: Wasserstein-1 distance under the discrete ground metric (labels have no ground metric), "
+          "i.e. total variation ½Σ|P_A−P_B| in [0, 1]; compare its % change, not its scale, with Table 7.2",
+    "mi": "MI: mutual information of the agents' labels under the maximal-agreement coupling, divided by "
+          "the entropy of their average belief; 1 only when the agents agree, 0 when they share no label",
+    "mi_bits": "MI in bits under the maximal-agreement coupling (falls as two agreeing agents sharpen)",
+    "nmi": "NMI: appendix 7.A's I(X;Y)/max(H(X), H(Y)) under the maximal-agreement coupling",
+    "jsd": "JSD: Jensen–Shannon divergence between the agents' distributions, in bits, 0 (same) to 1 (no label in common)",
+    "kl_ab": "KL(A‖B): Kullback–Leibler divergence of agent A's distribution from B's, in bits (smoothed on zeros)",
+    "kl_ba": "KL(B‖A): Kullback–Leibler divergence of agent B's distribution from A's, in bits (smoothed on zeros)",
+    "cross_entropy_ab": "CE(A,B): cross-entropy −Σ P_A log P_B in bits (smoothed on zeros)",
+    "entropy_a": "H(A): Shannon entropy of agent A's distribution in bits (its openness)",
+    "entropy_b": "H(B): Shannon entropy of agent B's distribution in bits (its openness)",
+    "entropy_mixture": "H(P_f): entropy of the CRIT-weighted consensus P_f in bits",
+    "info_gain": "information gain: the fall of H(P_f) since the previous scored round, in bits",
+    "crit": "CRIT: mean of the two agents' CRIT scores Γ/10 this round (Table 6.3), 0.1 to 1",
+    "crit_a": "CRIT A: agent A's CRIT score Γ/10 this round",
+    "crit_b": "CRIT B: agent B's CRIT score Γ/10 this round",
+    "kappa": "κ: contentiousness of the round, 0 (agree) to 1 (devil's advocate), Table 6.1",
+}
+"""One line per metric key, for the app's help and the printed tables."""
 
 
 def deltas(prev: MetricsSnapshot, cur: MetricsSnapshot) -> dict[str, float]:

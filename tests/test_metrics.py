@@ -171,6 +171,49 @@ def test_mi_rises_as_agents_converge() -> None:
     assert snaps[0].wd > snaps[1].wd > snaps[2].wd
 
 
+def test_mi_rises_to_its_maximum_as_two_agents_converge_and_sharpen() -> None:
+    """Issue 14 point 2: two agents move onto one answer and both sharpen. Raw MI in bits
+    falls with their entropy (0.92 → 0.47 in the issue); the "MI" EVINCE plots must rise
+    every round and reach 1 once they agree, while JSD goes to 0."""
+    path = [  # (agent A, agent B) per round
+        ({"Dengue": 0.6, "Chikungunya": 0.3, "Zika": 0.1}, {"Chikungunya": 0.5, "Zika": 0.3, "Malaria": 0.2}),
+        ({"Dengue": 0.6, "Chikungunya": 0.3, "Zika": 0.1}, {"Dengue": 0.3, "Chikungunya": 0.5, "Zika": 0.2}),
+        ({"Dengue": 0.7, "Chikungunya": 0.3}, {"Dengue": 0.55, "Chikungunya": 0.45}),
+        ({"Dengue": 0.8, "Chikungunya": 0.2}, {"Dengue": 0.8, "Chikungunya": 0.2}),
+        ({"Dengue": 0.9, "Chikungunya": 0.1}, {"Dengue": 0.9, "Chikungunya": 0.1}),
+    ]
+    snaps = [compute_all(a, b) for a, b in path]
+    mi = [s.mi for s in snaps]
+    assert all(later >= earlier for earlier, later in zip(mi, mi[1:])), mi
+    assert mi[0] < mi[2] < mi[3]
+    assert mi[3] == pytest.approx(1.0) and mi[4] == pytest.approx(1.0)
+    assert snaps[4].jsd == 0.0
+    assert snaps[4].mi_bits < snaps[3].mi_bits  # the raw bits fall as they sharpen: not the signal
+
+
+def test_agreement_information_is_one_only_for_agreement() -> None:
+    from protocols.metrics import agreement_information
+
+    # one-to-one disagreement: the appendix's NMI says 1, agreement information does not
+    p, q = [0.5, 0.5, 0.0], [0.5, 0.0, 0.5]
+    assert normalized_mutual_information(p, q) == pytest.approx(1.0)
+    assert agreement_information(p, q) == pytest.approx(1 / 1.5)  # I = 1 bit, H(M) = 1.5 bits
+    assert agreement_information([1, 0], [0, 1]) == 0.0
+    assert agreement_information([1, 0], [1, 0]) == 1.0
+    assert agreement_information([0.2, 0.3, 0.5], [0.2, 0.3, 0.5]) == pytest.approx(1.0)
+
+
+def test_every_metric_has_a_one_line_definition() -> None:
+    from protocols.metrics import METRIC_DEFINITIONS
+
+    snap = compute_all({"a": 0.5, "b": 0.5}, {"a": 1.0})
+    for key in (*snap.__dataclass_fields__, "crit", "crit_a", "crit_b", "entropy_mixture", "info_gain", "kappa"):
+        assert key in METRIC_DEFINITIONS, key
+        assert "\n" not in METRIC_DEFINITIONS[key] and len(METRIC_DEFINITIONS[key]) <= 240
+    assert "1 only when the agents agree" in METRIC_DEFINITIONS["mi"]
+    assert "total variation" in METRIC_DEFINITIONS["wd"] and "no ground metric" in METRIC_DEFINITIONS["wd"]
+
+
 def test_information_gain() -> None:
     # H(uniform over 4) − H(½, ½) = 2 − 1 = 1 bit
     assert information_gain([0.25] * 4, [0.5, 0.5]) == pytest.approx(1.0)
@@ -205,7 +248,7 @@ def test_compute_all_and_deltas() -> None:
     assert same.jsd == same.wd == same.kl_ab == 0.0 and same.nmi == pytest.approx(1.0)
     d = deltas(snap, same)
     assert set(d) == {
-        "jsd", "wd", "mi", "nmi", "kl_ab", "kl_ba", "cross_entropy_ab", "entropy_a", "entropy_b"
+        "jsd", "wd", "mi", "mi_bits", "nmi", "kl_ab", "kl_ba", "cross_entropy_ab", "entropy_a", "entropy_b"
     }
     assert d["wd"] == pytest.approx(-0.6)
 

@@ -8,6 +8,15 @@ run or an EVINCE run) so a surprising case can be opened in the app.
 Finished (case, system) results are appended to ``PATH.cases.jsonl`` as they come, so an
 interrupted run picks up where it stopped. Cases run ``--jobs`` at a time (each job has its own
 KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
+
+Two designs (``--design``), and the report says which one ran:
+
+* ``paper`` (default): section 7.4.5 as the paper ran it: the CRIT judge on (a separate
+  ``--judge`` model, else model A judges), up to 5 rounds so that the schedules reach
+  different κ (linear 0.9, 0.7, 0.5, 0.3 vs exponential 0.9, 0.74, 0.6, 0.49) and convergence
+  can end a debate early, EVINCE's default turn and argument lengths.
+* ``quick``: a cheap smoke run: no judge (equal weights in P_f, no quality gate), 2 rounds,
+  48-token turns. Its schedules differ in one κ only: not the paper's ablation.
 """
 
 from __future__ import annotations
@@ -38,6 +47,26 @@ from store.journal import Journal, new_debate_id
 from tui.headless.runner import drive
 
 SCHEDULES = ("none", "fixed", "linear", "exponential")
+#: Schedules ``--schedules`` accepts: section 7.4.5's four arms plus Figure 7.1's Update.
+ALL_SCHEDULES = (*SCHEDULES, "adaptive")
+
+
+@dataclass(frozen=True)
+class Design:
+    """One way of running the ablation: rounds, judge, turn sizes (``None``: EVINCE's default)."""
+
+    name: str
+    summary: str
+    max_rounds: int
+    crit_judge: bool
+    turn_tokens: int | None
+    crit_tokens: int | None
+
+
+DESIGNS: dict[str, Design] = {
+    "paper": Design("paper", "section 7.4.5: CRIT judge on, up to 5 rounds, paragraph-long arguments", 5, True, None, None),
+    "quick": Design("quick", "smoke run, not the paper's ablation: no judge, 2 rounds, 48-token turns", 2, False, 48, 96),
+}
 
 
 @dataclass
@@ -63,11 +92,33 @@ class BenchConfig:
     seed: int = 0
     jobs: int = 1
     synonyms: Path | None = None
-    max_rounds: int = 2
-    turn_tokens: int = 48
-    crit_tokens: int = 96
+    design: str = "paper"
+    #: ``None``: the design's value (see :data:`DESIGNS`).
+    max_rounds: int | None = None
+    turn_tokens: int | None = None
+    crit_tokens: int | None = None
     top_k: int = 3
     n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.design not in DESIGNS:
+            raise ValueError(f"unknown design {self.design!r}; choose from {', '.join(DESIGNS)}")
+        d = DESIGNS[self.design]
+        defaults = evince.EvinceConfig(case="")
+        self.max_rounds = d.max_rounds if self.max_rounds is None else self.max_rounds
+        self.turn_tokens = self.turn_tokens or d.turn_tokens or defaults.turn_tokens
+        self.crit_tokens = self.crit_tokens or d.crit_tokens or defaults.crit_tokens
+
+    @property
+    def crit_judge(self) -> bool:
+        return DESIGNS[self.design].crit_judge
+
+    @property
+    def judge_model(self) -> str | None:
+        """The CRIT judge: ``judge``, else model A when the design judges, else none."""
+        if not self.crit_judge:
+            return None
+        return self.judge or self.models[0]
 
 
 @dataclass
@@ -171,8 +222,9 @@ class Bench:
         c = self.config
         return evince.EvinceConfig(
             case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]
-            schedule=schedule, max_rounds=c.max_rounds, reference_label=case.disease,
-            recommendations=False, turn_tokens=c.turn_tokens, crit_tokens=c.crit_tokens, crit_judge=c.judge is not None,
+            schedule=schedule, max_rounds=c.max_rounds or 1, reference_label=case.disease,
+            recommendations=False, turn_tokens=c.turn_tokens or 48, crit_tokens=c.crit_tokens or 96,
+            crit_judge=c.crit_judge,
         )
 
     async def _run(self, events_of: Callable[[str], Any], case: Case, system: str) -> Outcome:
@@ -209,7 +261,7 @@ class Bench:
         for schedule, name in zip(self.config.schedules, names[4:]):
             if (case.case_id, name) in self.done:
                 continue
-            judge_model = self.config.judge or a
+            judge_model = self.config.judge_model or a  # without a judge the agent is never called
             agents = evince.EvinceAgents(self._agent(a, "agent-a", job), self._agent(b, "agent-b", job),
                                          self._agent(judge_model, "judge", job))
             config = self._evince_config(case, labels, schedule)
@@ -316,5 +368,7 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
         for comp, adjusted in zip(comparisons, E.benjamini_hochberg([x["p"] for x in comparisons])):
             comp["p_bh"] = adjusted
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(c).items()}
+    config["design_summary"] = DESIGNS[c.design].summary
+    config["judge_model"] = c.judge_model
     outcomes = [asdict(bench.done[(case.case_id, s)]) for case in cases for s in systems if (case.case_id, s) in bench.done]
     return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes)

@@ -26,8 +26,8 @@ def _cell(row: dict[str, Any], key: str) -> str:
 
 
 def terminal_table(report: Report) -> Table:
-    table = Table(title=f"Diagnosis benchmark: {report.rows[report.systems[0]]['cases'] if report.systems else 0} cases "
-                        "(95% bootstrap intervals)")
+    table = Table(title=f"Diagnosis benchmark, {report.config.get('design', 'paper')} design: "
+                        f"{report.rows[report.systems[0]]['cases'] if report.systems else 0} cases (95% bootstrap intervals)")
     table.add_column("system")
     for title, _ in COLUMNS:
         table.add_column(title, justify="right")
@@ -54,8 +54,9 @@ def markdown(report: Report, command: str) -> str:
     cfg = report.config
     out = ["# Diagnosis benchmark", "",
            f"Command: `{command}`", "",
+           f"Design: **{cfg.get('design', 'paper')}** ({cfg.get('design_summary', '')}).", "",
            f"Cases: `{cfg['cases']}` (limit {cfg['limit'] or 'none'}, seed {cfg['seed']}); models "
-           f"{', '.join(cfg['models'])}; judge {cfg['judge'] or 'none (equal weights, no CRIT)'}; "
+           f"{', '.join(cfg['models'])}; CRIT judge {_judge(cfg)}; "
            f"distributions {cfg['scoring']}; top-{cfg['top_k']}; round cap {cfg['max_rounds']}; "
            f"{cfg['turn_tokens']}-token turns.", "",
            "| system | " + " | ".join(t for t, _ in COLUMNS) + " | rounds | tokens/case | s/case |",
@@ -73,6 +74,13 @@ def markdown(report: Report, command: str) -> str:
     out += ["", "Intervals: 95% percentile bootstrap over cases. ECE: 15 equal-frequency bins of top-1 confidence. "
             "Brier: multi-class, over the whole label set."]
     return "\n".join(out) + "\n"
+
+
+def _judge(cfg: dict[str, Any]) -> str:
+    judge = cfg.get("judge_model")
+    if not judge:
+        return "none (equal weights in P_f, no quality gate)"
+    return judge + ("" if cfg.get("judge") else " (model A: no separate --judge given)")
 
 
 def svg(report: Report) -> str:

@@ -24,6 +24,8 @@ from protocols.labels import LabelSet
 from store.journal import Journal
 
 from tui.bench.diagnosis import (
+    ALL_SCHEDULES,
+    DESIGNS,
     SCHEDULES,
     Bench,
     BenchConfig,
@@ -46,7 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d = kinds.add_parser("diagnosis", help="does debate help? single models vs ensembles vs EVINCE (seed 004, 7.4)")
     d.add_argument("--cases", required=True, type=Path, help="CSV with case_id, disease, symptoms (';'-separated)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
-    d.add_argument("--judge", help="CRIT judge for EVINCE (default: none, equal weights — much faster)")
+    d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
+                   help="paper: section 7.4.5 (CRIT judge on, 5 rounds); quick: no judge, 2 short rounds")
+    d.add_argument("--judge", help="CRIT judge for EVINCE (default under --design paper: model A)")
     d.add_argument("--scoring", choices=("verbalized", "scored"), default="verbalized")
     d.add_argument("--schedules", default=",".join(SCHEDULES), help="EVINCE cooling schedules to compare")
     d.add_argument("--out", type=Path, default=Path("diagnosis"), help="writes OUT.md, OUT.json, OUT.svg (and OUT.cases.jsonl)")
@@ -54,8 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--jobs", type=int, default=None, help="cases at once (default: one per free core)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
-    d.add_argument("--max-rounds", type=int, default=2)
-    d.add_argument("--turn-tokens", type=int, default=48)
+    d.add_argument("--max-rounds", type=int, default=None, help="default: the design's")
+    d.add_argument("--turn-tokens", type=int, default=None, help="default: the design's")
     d.set_defaults(handler=run_bench)
 
 
@@ -64,12 +68,13 @@ def run_bench(args: argparse.Namespace) -> int:
     if len(models) != 2:
         raise UserError("--models needs exactly two model ids, A,B")
     schedules = tuple(s.strip() for s in args.schedules.split(",") if s.strip())
-    unknown = sorted(set(schedules) - set(SCHEDULES))
+    unknown = sorted(set(schedules) - set(ALL_SCHEDULES))
     if unknown:
-        raise UserError(f"--schedules: unknown {', '.join(unknown)}; choose from {', '.join(SCHEDULES)}")
+        raise UserError(f"--schedules: unknown {', '.join(unknown)}; choose from {', '.join(ALL_SCHEDULES)}")
     config = BenchConfig(cases=args.cases, models=models, out=args.out, judge=args.judge, scoring=args.scoring,
                          schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
-                         synonyms=args.synonyms, max_rounds=args.max_rounds, turn_tokens=args.turn_tokens)
+                         synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
+                         turn_tokens=args.turn_tokens)
     try:
         cases = read_cases(config.cases, limit=config.limit, seed=config.seed)
         labels = label_set(cases if config.limit is None else read_cases(config.cases, limit=None, seed=0), config.synonyms)
@@ -83,7 +88,7 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
                  command: str) -> int:
     console = Console(highlight=False)
     registry = load_registry(models_file)
-    roles = {m: m for m in dict.fromkeys([*config.models, *([config.judge] if config.judge else [])])}
+    roles = {m: m for m in dict.fromkeys([*config.models, *([config.judge_model] if config.judge_model else [])])}
     async with AsyncExitStack() as stack:
         agents = await load_agents(registry, roles, stack, on_progress=lambda m: console.print(m, style="dim"))
         backends = {m: agent.backend for m, agent in agents.items()}
