@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 from backends.base import BackendError
-from protocols.events import DebateFinished, DebateStarted, Event
+from protocols.events import DebateFinished, DebateStarted, Event, ModelCalled
 from store.journal import Journal
 
 EventSink = Callable[[Event], None]
@@ -36,6 +36,9 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
                 final = event
     except BackendError as exc:
         if debate_id is not None:
+            failed_call = getattr(exc, "failed_call", None)  # set by Agent.ask: keep the failed call
+            if failed_call is not None:
+                journal.record(ModelCalled(debate_id, failed_call))
             failed = DebateFinished(debate_id, "failed", str(exc), {})
             journal.record(failed)
             for sink in sinks:
