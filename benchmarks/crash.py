@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="fast-mode debates run side by side on one journal")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
-    console = Console()
+    console = Console(width=max(160, Console().width))  # the table whole, also when piped
     console.print(f"seed {seed}")
     trials: list[Trial] = []
     seconds: dict[str, float] = {}

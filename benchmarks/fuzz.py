@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=None, help="default: a fresh one, printed")
     args = parser.parse_args()
     s = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    console = Console()
+    console = Console(width=max(160, Console().width))  # the table whole, also when piped
     console.print(f"seed {s}")
     per = -(-args.strings // (len(TARGETS) + 2))
     stats: Counter = Counter()
