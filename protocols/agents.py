@@ -6,6 +6,7 @@ Every protocol speaks through :class:`Agent`, so streaming, cost accounting and 
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 
 from backends.base import (
     Backend,
+    BackendError,
     ChatStream,
     Completion,
     Message,
@@ -22,7 +24,7 @@ from backends.base import (
     Session,
 )
 
-from .events import CallRecord, Participant, TokenDelta, TurnStarted
+from .events import CallRecord, ModelCalled, Participant, TokenDelta, TurnStarted
 
 
 @dataclass
@@ -89,8 +91,18 @@ class Agent:
         schema: type[BaseModel] | dict[str, Any] | None = None,
         options: SamplingOptions | None = None,
     ) -> tuple[Completion, CallRecord]:
-        """A call that is not shown as a debate turn (a judge's score, an analysis)."""
-        completion = await self.session.complete(messages, options or self.options, schema=schema)
+        """A call that is not shown as a debate turn (a judge's score, an analysis).
+
+        A call that fails carries its journal record on the error (``failed_call``): the
+        driver (:func:`tui.runner.drive`) writes it before marking the debate failed.
+        """
+        opts = options or self.options
+        started = time.perf_counter()
+        try:
+            completion = await self.session.complete(messages, opts, schema=schema)
+        except BackendError as exc:
+            exc.failed_call = failed_call_record(self.role, self.model_id, purpose, opts, started, exc)  # type: ignore[attr-defined]
+            raise
         return completion, call_record(self.role, purpose, completion)
 
 
@@ -115,11 +127,19 @@ class Turn:
         self._stream: ChatStream | None = None
 
     async def events(self, debate_id: str, *, phase: str, round: int, kind: str) -> AsyncIterator[TurnStarted | TokenDelta]:
+        """Stream the reply. A backend failure is first reported as a :class:`ModelCalled`
+        whose record holds the error (so the journal keeps the failed call), then re-raised."""
         yield TurnStarted(debate_id, self.agent.role, self.agent.model_id, phase, round, kind)
-        stream = self.agent.session.chat(self.messages, self.options, schema=self.schema)
-        self._stream = stream
-        async for delta in stream:
-            yield TokenDelta(debate_id, self.agent.role, delta)
+        started = time.perf_counter()
+        try:
+            stream = self.agent.session.chat(self.messages, self.options, schema=self.schema)
+            self._stream = stream
+            async for delta in stream:
+                yield TokenDelta(debate_id, self.agent.role, delta)
+        except BackendError as exc:
+            failed = failed_call_record(self.agent.role, self.agent.model_id, "turn", self.options, started, exc)
+            yield ModelCalled(debate_id, failed, round)
+            raise
         self.completion = stream.completion
 
     def cancel(self) -> None:
@@ -146,6 +166,24 @@ def call_record(role: str, purpose: str, completion: Completion) -> CallRecord:
         finish_reason=completion.finish_reason,
     )
 
+
+
+def failed_call_record(
+    role: str, model_id: str, purpose: str, options: SamplingOptions, started: float, exc: BaseException
+) -> CallRecord:
+    """The journal's record of a call that failed: no tokens counted, the error kept."""
+    return CallRecord(
+        role=role,
+        model_id=model_id,
+        purpose=purpose,
+        options=asdict(options),
+        prompt_tokens=0,
+        prompt_tokens_evaluated=0,
+        completion_tokens=0,
+        duration_s=round(time.perf_counter() - started, 4),
+        finish_reason="error",
+        error=f"{type(exc).__name__}: {exc}",
+    )
 
 
 def score_call_record(role: str, result: ScoreResult) -> CallRecord:

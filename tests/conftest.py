@@ -8,10 +8,14 @@ SQLite files in temporary folders.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
+import platformdirs
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import core as hypothesis_core
 
 from backends.base import Backend
 from backends.llamacpp import LlamaCppBackend
@@ -23,13 +27,59 @@ from tests.helpers.servers import RunningServer, server_entry
 from tests.helpers.servers import llama_server as llama_server_process
 
 
+#: The folders a user's own Symposium reads and writes; no test may touch them.
+USER_DIRS = {
+    "config": Path(platformdirs.user_config_dir("symposium")),
+    "data": Path(platformdirs.user_data_dir("symposium")),
+    "documents": Path(platformdirs.user_documents_dir()) / "symposium",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis with a fresh, printed seed on every run, CI included.
+
+    Under ``CI=true`` Hypothesis loads its ``ci`` profile, which derandomizes: the same
+    strings every run, so the fuzzing never reaches further. Here every run draws a new seed
+    (or takes ``SYMPOSIUM_FUZZ_SEED``, or ``--hypothesis-seed``) and prints it in the header,
+    so a failure is replayed with ``SYMPOSIUM_FUZZ_SEED=<seed>``.
+    """
+    settings.register_profile(
+        "symposium", deadline=None, database=None, derandomize=False, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.load_profile("symposium")
+    global FUZZ_SEED
+    forced = config.getoption("hypothesis_seed", default=None)
+    if forced is None:
+        FUZZ_SEED = int(os.environ.get("SYMPOSIUM_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+        hypothesis_core.global_force_seed = FUZZ_SEED
+    else:
+        FUZZ_SEED = int(forced)
+
+
+FUZZ_SEED: int | None = None
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"hypothesis seed: {FUZZ_SEED} (replay with SYMPOSIUM_FUZZ_SEED={FUZZ_SEED})"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep tests away from the user's journal and models folder, and offline."""
-    models_dir = tmp_path_factory.mktemp("models")
+    """Keep tests away from the user's journal, models, settings and exports, and offline.
+
+    Every per-user folder platformdirs can hand out (config, data, state, cache of our own,
+    documents) points into a temporary tree, so a test that forgets a path cannot read or
+    write the user's real ``~/.config/symposium`` (``tests/test_config_isolation.py`` checks).
+    """
+    root = tmp_path_factory.mktemp("user")
     saved = dict(os.environ)
-    os.environ["SYMPOSIUM_MODELS_DIR"] = str(models_dir)
+    os.environ["SYMPOSIUM_MODELS_DIR"] = str(tmp_path_factory.mktemp("models"))
     os.environ["SYMPOSIUM_DB"] = str(tmp_path_factory.mktemp("journal") / "journal.db")
+    os.environ["SYMPOSIUM_CONFIG_DIR"] = str(root / "config" / "symposium")
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
+                     ("XDG_DOCUMENTS_DIR", "documents")):
+        os.environ[var] = str(root / sub)
     os.environ.pop("SYMPOSIUM_MODELS", None)
     os.environ["HF_HUB_OFFLINE"] = "1"
     yield

@@ -8,11 +8,14 @@ string on demand; everything else in the suite runs the real bundled models.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from backends.base import (
     Backend,
+    BackendError,
     ChatStream,
     Completion,
     Message,
@@ -25,13 +28,25 @@ from backends.base import (
 )
 
 
+@dataclass(frozen=True)
+class Fail:
+    """A scripted call that streams ``partial`` and then fails as a backend would (server gone)."""
+
+    message: str
+    partial: str = ""
+
+
 class ScriptedBackend(Backend):
     kind = "scripted"
 
-    def __init__(self, model_id: str, replies: Sequence[str]) -> None:
+    def __init__(self, model_id: str, replies: Sequence[str | Fail], *, pace_s: float = 0.0) -> None:
+        """``pace_s``: seconds between 7-character chunks; about 0.02 streams at a small
+        model's pace on this machine (the crash harness's fast mode needs kills to land
+        mid-reply as well as between turns)."""
         super().__init__()
         self.model_id = model_id
         self.replies = list(replies)
+        self.pace_s = pace_s
         self.prompts: list[list[Message]] = []
 
     def _new_session(self, name: str) -> Session:
@@ -47,11 +62,17 @@ class _ScriptedSession(Session):
              schema: Any = None) -> ChatStream:
         opts = options or SamplingOptions()
         self.backend.prompts.append(list(messages))
-        text = self.backend.replies.pop(0) if self.backend.replies else "{}"
+        reply = self.backend.replies.pop(0) if self.backend.replies else "{}"
+        text = reply.partial if isinstance(reply, Fail) else reply
+        pace = self.backend.pace_s
 
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
             for i in range(0, len(text), 7):
+                if pace:
+                    await asyncio.sleep(pace)
                 yield text[i : i + 7]
+            if isinstance(reply, Fail):
+                raise BackendError(f"model {self.backend.model_id!r}: {reply.message}")
             stream.completion = Completion(text, Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001),
                                            "stop", self.backend.model_id, opts, schema_of(schema))
 

@@ -11,7 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 
 from backends.base import BackendError
-from protocols.events import DebateFinished, DebateStarted, Event
+from protocols.events import DebateFinished, DebateStarted, Event, ModelCalled
 from store.journal import Journal
 
 from tui.diagnostics import current_debate
@@ -45,6 +45,9 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
     except BackendError as exc:
         log.error("backend error: %s", exc)
         if debate_id is not None:
+            failed_call = getattr(exc, "failed_call", None)  # set by Agent.ask: keep the failed call
+            if failed_call is not None:
+                journal.record(ModelCalled(debate_id, failed_call))
             failed = DebateFinished(debate_id, "failed", str(exc), {})
             journal.record(failed)
             for sink in sinks:

@@ -1,0 +1,91 @@
+"""``symposium bench diagnosis`` (the README's headline table) on cases whose answers are known.
+
+Scripted backends give each model a fixed belief, so every figure of the report can be
+worked out by hand (below, per case) and compared: accuracy@1/@3, MRR, the mixture and the
+majority vote, EVINCE's journalled debates, the cache that lets a cut-off run continue, and
+the report files. Also the bad-input paths: missing columns, a bad synonyms line, a
+reproducible subset. (Scripted: the point is the bookkeeping, not a model's skill.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backends.base import SamplingOptions
+from store.journal import Journal
+from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases, summarize
+from tui.bench.report import write_outputs
+
+from tests.helpers.scripted import ScriptedBackend
+
+A_SAYS = '{"predictions": [{"label": "Malaria", "probability": 0.7, "argument": "a"}, {"label": "Dengue", "probability": 0.3, "argument": "b"}], "arguments": []}'
+B_SAYS = '{"predictions": [{"label": "Dengue", "probability": 0.6, "argument": "a"}, {"label": "Malaria", "probability": 0.4, "argument": "b"}], "arguments": []}'
+CASES = "case_id,disease,symptoms\nc1,Malaria,fever;chills\nc2,Malaria,sweating\nc3,Dengue,rash;joint_pain\nc4,Typhoid,rose_spots\n"
+
+
+def _bench(tmp_path: Path, journal: Journal) -> tuple[Bench, list, object]:
+    csv = tmp_path / "cases.csv"
+    csv.write_text(CASES, encoding="utf-8")
+    cases = read_cases(csv, limit=None, seed=0)
+    config = BenchConfig(cases=csv, models=("model-a", "model-b"), out=tmp_path / "out" / "diagnosis",
+                         schedules=("none",), n_boot=50, max_rounds=2)
+    backends = {"model-a": ScriptedBackend("model-a", [A_SAYS] * 50), "model-b": ScriptedBackend("model-b", [B_SAYS] * 50)}
+    options = {m: SamplingOptions(max_tokens=48, temperature=0.0) for m in backends}
+    return Bench(config, backends, options, journal), cases, label_set(cases, None)
+
+
+async def test_every_figure_matches_the_hand_worked_answer(tmp_path: Path, journal: Journal) -> None:
+    bench, cases, labels = _bench(tmp_path, journal)
+    await bench.run(cases, labels)
+    report = summarize(bench, cases)
+    rows = report.rows
+    # truths M, M, D, T. A ranks M > D; B ranks D > M; mixture .55 M / .45 D; vote: 1–1, A more sure: M
+    assert rows["model-a alone"]["acc1"] == pytest.approx(2 / 4)
+    assert rows["model-a alone"]["acc3"] == pytest.approx(3 / 4)
+    assert rows["model-a alone"]["mrr"] == pytest.approx((1 + 1 + 0.5 + 0) / 4)
+    assert rows["model-b alone"]["acc1"] == pytest.approx(1 / 4)
+    assert rows["model-b alone"]["mrr"] == pytest.approx((0.5 + 0.5 + 1 + 0) / 4)
+    assert rows["mixture (no debate)"]["acc1"] == pytest.approx(2 / 4)
+    assert rows["majority vote (no debate)"]["acc1"] == pytest.approx(2 / 4)
+    assert rows["majority vote (no debate)"]["acc3"] == pytest.approx(2 / 4)  # it names one label only
+    debate = rows["EVINCE, none cooling"]
+    assert debate["cases"] == 4 and debate["rounds"] >= 1 and debate["tokens_per_case"] > 0
+    lo, hi = rows["model-a alone"]["acc1_ci"]
+    assert 0 <= lo <= 0.5 <= hi <= 1
+    # every comparison is against the better single model (A), with a p-value
+    assert {c["versus"] for c in report.comparisons} == {"model-a alone"}
+    assert all(0 <= c["p"] <= 1 and 0 <= c["p_bh"] <= 1 for c in report.comparisons)
+    # each run is a journalled debate: 4 cases × (2 singles + 1 EVINCE)
+    n = journal.conn.execute("SELECT COUNT(*) FROM debates WHERE status = 'finished'").fetchone()[0]
+    assert n == 4 * 3
+    written = write_outputs(report, tmp_path / "out" / "diagnosis", "symposium bench diagnosis …")
+    assert {p.suffix for p in written} >= {".md", ".json", ".svg"}
+    data = json.loads((tmp_path / "out" / "diagnosis.json").read_text(encoding="utf-8"))
+    assert data["metrics"]["model-a alone"]["acc1"] == pytest.approx(0.5) and len(data["cases"]) == 4 * 5
+
+
+async def test_a_second_run_takes_finished_cases_from_the_cache(tmp_path: Path, journal: Journal) -> None:
+    bench, cases, labels = _bench(tmp_path, journal)
+    await bench.run(cases[:2], labels)
+    again, _, _ = _bench(tmp_path, journal)
+    assert len(again.done) == 2 * len(again.systems)
+    await again.run(cases, labels)
+    assert journal.conn.execute("SELECT COUNT(*) FROM debates").fetchone()[0] == 4 * 3  # none run twice
+
+
+def test_bad_case_files_and_synonyms_are_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,disease\n1,Malaria\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.csv: missing column\(s\) case_id, symptoms"):
+        read_cases(bad, limit=None, seed=0)
+    good = tmp_path / "cases.csv"
+    good.write_text(CASES, encoding="utf-8")
+    synonyms = tmp_path / "syn.txt"
+    synonyms.write_text("# comment\nbreakbone fever = Dengue\nno equals sign here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"syn\.txt:3: expected 'synonym = label'"):
+        label_set(read_cases(good, limit=None, seed=0), synonyms)
+    subset = [c.case_id for c in read_cases(good, limit=2, seed=7)]
+    assert subset == [c.case_id for c in read_cases(good, limit=2, seed=7)] and len(subset) == 2
