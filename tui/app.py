@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from platformdirs import user_documents_dir
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
+from textual.widgets import Input, TextArea
 from textual.binding import Binding
 from textual.screen import Screen
 
@@ -17,6 +19,7 @@ from store.queries import Queries
 
 from . import settings
 from .launch import EVINCE, FormError, ProtocolSpec, resumable
+from .sanitize import terminal_safe
 from .screens.debate import DebateScreen
 from .screens.dialogs import ConfirmDialog
 from .screens.help import HelpScreen
@@ -58,6 +61,26 @@ class SymposiumApp(App):
             self.push_screen(NewDebateScreen("evince", EVINCE.defaults()))
         elif self.start_with == "new":
             self.open_new_debate()
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notice, whoever raises it, is shown as plain text: messages carry text the code
+        does not own (a search, a model id, a server's error, a key map), and Textual would read
+        ``[/b]`` in it as markup and crash, or ``[@click=…]`` as an action. ``markup`` is
+        accepted for Textual's signature and ignored."""
+        super().notify(terminal_safe(str(message)), title=terminal_safe(str(title)), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A paste can carry escape sequences, and an Input shows its value raw: keep it clean."""
+        if (clean := terminal_safe(event.value)) != event.value:
+            event.input.value = clean
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """As :meth:`on_input_changed`, for the case text and other multi-line fields."""
+        text = event.text_area.text
+        if (clean := terminal_safe(text)) != text:
+            event.text_area.text = clean
 
     # -- navigation used by the screens --------------------------------------------------------
 

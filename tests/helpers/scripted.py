@@ -4,9 +4,14 @@ Why a stand-in here: the protocol tests below must feed specific malformed repli
 instead of JSON, negative probabilities, unknown labels, empty arrays) and check that each is
 repaired or rejected with a recorded reason. A real model cannot be made to emit a given bad
 string on demand; everything else in the suite runs the real bundled models.
+
+``delay`` paces the stream (seconds between chunks of ``chunk`` characters) so that an app test
+or benchmark sees a turn being written at a model's pace, not delivered at once.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -28,10 +33,12 @@ from backends.base import (
 class ScriptedBackend(Backend):
     kind = "scripted"
 
-    def __init__(self, model_id: str, replies: Sequence[str]) -> None:
+    def __init__(self, model_id: str, replies: Sequence[str], *, delay: float = 0.0, chunk: int = 7) -> None:
         super().__init__()
         self.model_id = model_id
         self.replies = list(replies)
+        self.delay = delay
+        self.chunk = chunk
         self.prompts: list[list[Message]] = []
 
     def _new_session(self, name: str) -> Session:
@@ -50,8 +57,11 @@ class _ScriptedSession(Session):
         text = self.backend.replies.pop(0) if self.backend.replies else "{}"
 
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
-            for i in range(0, len(text), 7):
-                yield text[i : i + 7]
+            step = self.backend.chunk
+            for i in range(0, len(text), step):
+                if self.backend.delay:
+                    await asyncio.sleep(self.backend.delay)
+                yield text[i : i + step]
             stream.completion = Completion(text, Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001),
                                            "stop", self.backend.model_id, opts, schema_of(schema))
 

@@ -50,7 +50,7 @@ from store.journal import JournalError, new_debate_id
 from ..launch import FormError, ProtocolSpec, load_agents, resumable
 from ..replay import replay
 from ..runner import drive
-from ..sanitize import terminal_safe
+from ..sanitize import plain, terminal_safe
 from ..widgets.distribution import Distributions
 from ..widgets.metrics import MetricsPanel
 from ..widgets.transcript import Transcript
@@ -183,7 +183,7 @@ class DebateScreen(Screen):
         """Errors users can fix are shown in words, never as a traceback."""
         self.phase = "failed"
         self.query_one("#outcome", Static).update(Text(f"⚠ {terminal_safe(message)}", style="bold red"))
-        self.app.notify(message, title="The debate could not go on", severity="error", timeout=15)
+        self.app.notify(message[:300], title="The debate could not go on", severity="error", timeout=15)  # whole in #outcome
 
     # -- rendering events -----------------------------------------------------------------------
 
@@ -289,7 +289,7 @@ class DebateScreen(Screen):
         bits.append(state)
         if self.debate_id:
             bits.append(self.debate_id)
-        self.query_one("#status", Static).update(Text(" · ".join(bits)))
+        self.query_one("#status", Static).update(plain(" · ".join(str(b) for b in bits)))
 
     # -- moderator controls ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from backends.sources import status
 
 from .. import settings
 from ..launch import PROTOCOLS, Field, FormError, ProtocolSpec
+from ..sanitize import plain
 
 
 class NewDebateScreen(Screen):
@@ -84,12 +85,12 @@ class NewDebateScreen(Screen):
                 options = list(field.choices)
                 if value and value not in {v for v, _ in options}:
                     options.append((str(value), str(value)))  # a file path typed earlier
-                return Select([(shown, v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
+                return Select([(plain(shown), v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
             case "model":
                 return Select(self._model_options(), value=value, allow_blank=False, id=wid)
             case "models":
                 ids = ", ".join(e.id for e in self.app.registry if status(e).ready)  # type: ignore[attr-defined]
-                return Input(str(value), id=wid, tooltip=f"ready here: {ids}")
+                return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
             case "int" | "float":
                 return Input(str(value), type="integer" if field.kind == "int" else "number", id=wid)
             case _:
@@ -100,7 +101,7 @@ class NewDebateScreen(Screen):
         for entry in self.app.registry:  # type: ignore[attr-defined]
             st = status(entry)
             mark = "" if st.ready else f"  [{st.availability}]"
-            options.append((f"{entry.id} — {entry.name}{mark}", entry.id))
+            options.append((plain(f"{entry.id} — {entry.name}{mark}"), entry.id))  # the user's registry: not markup
         return options
 
     def on_mount(self) -> None:
@@ -151,7 +152,7 @@ class NewDebateScreen(Screen):
             except FormError as exc:
                 problem = str(exc)
         if problem:
-            self.query_one("#problem", Static).update(problem)
+            self.query_one("#problem", Static).update(plain(problem))  # quotes what was typed
             return
         settings.remember("defaults", {self.protocol: values})
         self.app.start_debate(self.spec, values)  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from protocols.events import TokenDelta, TurnFinished, TurnStarted
 
-from ..sanitize import terminal_safe
+from ..sanitize import plain, terminal_safe
 
 #: Repaint a streaming turn at most this often (seconds): tokens arrive faster than eyes read.
 REPAINT_INTERVAL = 0.05
@@ -34,7 +34,7 @@ class TurnView(Static):
         super().__init__(Text(""), classes=f"{role} streaming")
         self.role = role
         self.model_id = model_id
-        self.border_title = title
+        self.border_title = plain(title)  # a str border title is read as markup; the model id is not ours
         self.border_subtitle = "writing …"
         self.raw = ""
         self.final_text: str | None = None
@@ -63,8 +63,8 @@ class TurnView(Static):
             rate = ""
             if call.first_token_s is not None and call.completion_tokens > 1 and call.duration_s > call.first_token_s:
                 rate = f" · {(call.completion_tokens - 1) / (call.duration_s - call.first_token_s):.0f} tok/s"
-            self.border_subtitle = (f"{call.completion_tokens} tokens{rate} · prompt {call.prompt_tokens} "
-                                    f"({call.prompt_tokens_evaluated} new) · {call.finish_reason}")
+            self.border_subtitle = plain(f"{call.completion_tokens} tokens{rate} · prompt {call.prompt_tokens} "
+                                         f"({call.prompt_tokens_evaluated} new) · {call.finish_reason}")
 
 
 def _title(role: str, model_id: str, kind: str, round_: int, kappa: float | None) -> str:
@@ -111,7 +111,7 @@ class Transcript(VerticalScroll):
             view = TurnView(event.role, event.model_id, "")
             self.turns.append(view)
             self.mount(view)
-        view.border_title = _title(event.role, event.model_id, event.kind, event.round, event.kappa)
+        view.border_title = plain(_title(event.role, event.model_id, event.kind, event.round, event.kappa))
         view.finish(event)
         self.current = None
         self._follow()
