@@ -10,6 +10,13 @@ interface for CPU, which is what this measures honestly.
 
     python benchmarks/tui.py                 # 40 presses each way, EVINCE between the two bundled models
     python benchmarks/tui.py --presses 20 --json out.json
+    python benchmarks/tui.py --scripted      # long turns over a long transcript, at model pace
+
+``--scripted`` isolates the interface's own cost: the Debate screen opens on a recorded
+transcript of ``--history-turns`` long turns, then two scripted models (tests/helpers/scripted.py,
+no CPU of their own) take turns writing ``--turn-tokens``-token replies at ``--rate`` tokens per
+second each, through the same ``drive`` → ``DebateScreen.show`` path as a live debate. What is
+left is what the app does per token and per frame, and whether it grows with turn length.
 """
 
 from __future__ import annotations
@@ -22,12 +29,12 @@ import platform
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]  # benchmarks/backends.py would shadow the package
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -41,6 +48,8 @@ from tui.launch import EVINCE  # noqa: E402
 from tui.screens.debate import DebateScreen  # noqa: E402
 from tui.screens.help import HelpScreen  # noqa: E402
 from tui.widgets.transcript import Transcript  # noqa: E402
+from tui.runner import drive  # noqa: E402
+from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E402
 
 
 class FrameClock:
@@ -119,10 +128,83 @@ async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[fl
     return results
 
 
+def long_reply(tokens: int, seed: int) -> str:
+    """About ``tokens`` tokens (4 characters each) of prose in paragraphs, like a model's turn."""
+    words = ("the", "liver", "enzymes", "point", "to", "hepatitis", "rather", "than", "jaundice", "alone,",
+             "given", "dark", "urine", "and", "itching;", "a", "bilirubin", "test", "would", "settle", "it.")
+    out, n = [], 0
+    while n * 4 < tokens * 4:
+        out.append(words[(n * 7 + seed) % len(words)])
+        n += 1
+        if n % 60 == 0:
+            out.append("\n\n")
+    return " ".join(out)
+
+
+def scripted_history(debate_id: str, turns: int, tokens: int) -> list:
+    parts = (Participant("agent-a", "scripted-a", "scripted"), Participant("agent-b", "scripted-b", "scripted"))
+    events: list = [DebateStarted(debate_id, "evince", "Benchmark", "a long transcript", {}, parts)]
+    for i in range(turns):
+        role = ("agent-a", "agent-b")[i % 2]
+        text = long_reply(tokens, i)
+        events.append(TurnFinished(debate_id, role, f"scripted-{role[-1]}", "debate", i // 2, "argument", text, text, None))
+    return events
+
+
+async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: float):
+    """Two scripted agents alternating long turns, streamed at ``rate`` tokens/s (4 chars a token)."""
+    from backends.base import SamplingOptions
+    from protocols.agents import Agent
+    from tests.helpers.scripted import ScriptedBackend
+
+    agents = [Agent(role, ScriptedBackend(f"scripted-{role[-1]}", [long_reply(tokens, i) for i in range(50)],
+                                          delay=1 / rate, chunk=4), SamplingOptions(max_tokens=tokens))
+              for role in ("agent-a", "agent-b")]
+    n = first_round
+    while True:
+        agent = agents[n % 2]
+        turn = agent.turn([])
+        async for event in turn.events(debate_id, phase="debate", round=n // 2, kind="argument"):
+            yield event
+        assert turn.completion is not None
+        text = turn.completion.text
+        yield TurnFinished(debate_id, agent.role, agent.model_id, "debate", n // 2, "argument", text, text, turn.call())
+        n += 1
+
+
+async def measure_scripted(presses: int, history: int, tokens: int, rate: float) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
+        app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
+        results: dict[str, list[float]] = {}
+        clock = FrameClock(app)
+        async with app.run_test(size=(140, 42)) as pilot:
+            await pilot.pause()
+            events = scripted_history("bench00000ab", history, tokens)
+            for event in events:
+                app.journal.record(event)
+            debate = DebateScreen(events=events)
+            app.push_screen(debate)
+            await pilot.pause(0.5)
+            results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses)
+            debate.replay_events = None
+            debate.running = True
+            app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
+                                 debate.collector), group="bench")
+            transcript = debate.query_one(Transcript)
+            while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
+                await asyncio.sleep(0.05)
+            results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses)
+            app.workers.cancel_group(app, "bench")
+            await pilot.pause()
+        app.journal.close()
+    return results
+
+
 def table(results: dict[str, list[float]]) -> Table:
-    baseline = statistics.median(results["idle"])
+    baseline = statistics.median(next(iter(results.values())))  # the first condition is the idle one
     t = Table(title="Keypress → updated screen (ms)")
-    for col in ("condition", "presses", "median", "p95", "max", "median vs idle"):
+    for col in ("condition", "presses", "p50", "p95", "max", "p50 vs idle"):
         t.add_column(col, justify="right")
     for name, values in results.items():
         values = sorted(values)
@@ -137,13 +219,26 @@ def main() -> None:
     parser.add_argument("--presses", type=int, default=40)
     parser.add_argument("--model-a", default="smollm2-135m")
     parser.add_argument("--model-b", default="gemma3-270m")
+    parser.add_argument("--scripted", action="store_true", help="scripted models: the interface's own cost")
+    parser.add_argument("--history-turns", type=int, default=30, help="--scripted: turns already shown")
+    parser.add_argument("--turn-tokens", type=int, default=1000, help="--scripted: tokens per turn")
+    parser.add_argument("--rate", type=float, default=40.0, help="--scripted: tokens per second while writing")
     parser.add_argument("--json", help="also write the raw latencies here")
     args = parser.parse_args()
-    results = asyncio.run(measure(args.presses, args.model_a, args.model_b))
+    if args.scripted:
+        results = asyncio.run(measure_scripted(args.presses, args.history_turns, args.turn_tokens, args.rate))
+        what = f"scripted models, {args.history_turns} turns shown, {args.turn_tokens}-token turns at {args.rate:g} tok/s"
+    else:
+        results = asyncio.run(measure(args.presses, args.model_a, args.model_b))
+        what = f"models {args.model_a} and {args.model_b} (EVINCE demo, 256-token turns)"
     console = Console()
     console.print(table(results))
-    console.print(f"{os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}; "
-                  f"models {args.model_a} and {args.model_b} (EVINCE demo, 256-token turns); command: "
+    import textual
+    import rich
+    from importlib.metadata import version
+    console.print(f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), {platform.platform()}, Python "
+                  f"{platform.python_version()}, textual {textual.__version__}, rich {version('rich')}, "
+                  f"threads {threading.active_count()}; {what}; command: "
                   f"python benchmarks/tui.py {' '.join(sys.argv[1:])}", highlight=False)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -32,3 +32,45 @@ def terminal_safe(text: str) -> str:
 def plain(text: object, style: str = "") -> Text:
     """``text`` (anything; ``str()`` of it) as a terminal-safe Rich ``Text``: shown, never obeyed."""
     return Text(terminal_safe(str(text)), style=style)
+
+
+class StreamSanitizer:
+    """:func:`terminal_safe` for text that arrives in pieces, in time proportional to each piece.
+
+    A streaming turn used to be re-sanitized whole at every repaint, so the cost of a repaint
+    grew with the turn's length. Here each piece is cleaned once; an escape sequence (or a
+    ``\\r`` before a possible ``\\n``) cut by a piece boundary is held back until it completes,
+    so the result equals ``terminal_safe`` of the whole text.
+    """
+
+    #: An unfinished escape longer than this is not waited for (it is dropped as a control).
+    HOLD_LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        cut = len(text)
+        esc = text.rfind("\x1b")
+        if esc != -1 and len(text) - esc < self.HOLD_LIMIT and not _complete(text, esc):
+            cut = esc
+        elif text.endswith("\r"):
+            cut = len(text) - 1
+        self._held = text[cut:]
+        return terminal_safe(text[:cut])
+
+    def close(self) -> str:
+        """What was held back, cleaned (the stream has ended)."""
+        text, self._held = self._held, ""
+        return terminal_safe(text)
+
+
+def _complete(text: str, esc: int) -> bool:
+    """Whether the escape sequence starting at ``text[esc]`` has its final character."""
+    match = _ESCAPES.match(text, esc)
+    if match is None:
+        return len(text) - esc > 1 and text[esc + 1] not in "[]"  # a lone ESC + other: a control to drop
+    if text[esc + 1 : esc + 2] == "]":
+        return match.group(2) is not None  # an OSC ends with BEL or ST
+    return True
