@@ -102,6 +102,7 @@ class DebateScreen(Screen):
         self.judgement_lines: list[Text] = []
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
+        self._status_line = ""
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -202,8 +203,9 @@ class DebateScreen(Screen):
             case TurnStarted():
                 self.round = event.round
                 transcript.start(event)
-            case TokenDelta():
+            case TokenDelta():  # the hot path: buffered, painted by the transcript's timer
                 transcript.delta(event)
+                return  # nothing in the status line changes per token
             case TurnFinished():
                 transcript.finish(event)
                 if event.distribution:
@@ -289,7 +291,10 @@ class DebateScreen(Screen):
         bits.append(state)
         if self.debate_id:
             bits.append(self.debate_id)
-        self.query_one("#status", Static).update(plain(" · ".join(str(b) for b in bits)))
+        line = " · ".join(str(b) for b in bits)
+        if line != self._status_line:  # a repaint only when it changed; one line high, so no layout
+            self._status_line = line
+            self.query_one("#status", Static).update(plain(line), layout=False)
 
     # -- moderator controls ---------------------------------------------------------------------
 

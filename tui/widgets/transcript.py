@@ -63,14 +63,16 @@ class TurnView(Vertical):
         self._paragraph += self._clean.feed(text)
         self._dirty = True
 
-    def flush(self) -> None:
+    def flush(self) -> bool:
+        """Paint what arrived since the last flush; whether anything was painted."""
         if not self._dirty or self.final_text is not None or not self.is_mounted:
-            return
+            return False
         if "\n\n" in self._paragraph:
             done, self._paragraph = self._paragraph.rsplit("\n\n", 1)
             self.mount(Static(Text(done)), before=self._tail)
         self._tail.update(Text(self._paragraph))
         self._dirty = False
+        return True
 
     def finish(self, event: TurnFinished) -> None:
         self.final_text = event.text
@@ -111,8 +113,7 @@ class Transcript(VerticalScroll):
         self.set_interval(REPAINT_INTERVAL, self._repaint)
 
     def _repaint(self) -> None:
-        if self.current is not None:
-            self.current.flush()
+        if self.current is not None and self.current.flush():
             self._follow()
 
     def _follow(self) -> None:
