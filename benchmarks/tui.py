@@ -47,7 +47,10 @@ from tui.app import SymposiumApp  # noqa: E402
 from tui.launch import EVINCE  # noqa: E402
 from tui.screens.debate import DebateScreen  # noqa: E402
 from tui.screens.help import HelpScreen  # noqa: E402
-from tui.widgets.transcript import Transcript  # noqa: E402
+from textual.widgets import Static  # noqa: E402
+from rich.text import Text  # noqa: E402
+from tui.sanitize import terminal_safe  # noqa: E402
+from tui.widgets.transcript import Transcript, TurnView  # noqa: E402
 from tui.runner import drive  # noqa: E402
 from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E402
 
@@ -201,10 +204,63 @@ async def measure_scripted(presses: int, history: int, tokens: int, rate: float)
     return results
 
 
-def table(results: dict[str, list[float]]) -> Table:
-    baseline = statistics.median(next(iter(results.values())))  # the first condition is the idle one
-    t = Table(title="Keypress → updated screen (ms)")
-    for col in ("condition", "presses", "p50", "p95", "max", "p50 vs idle"):
+class WholeTurn(Static):
+    """The baseline: how a streaming turn was painted before (the whole text re-sanitized and
+    redrawn at every repaint), kept here to measure the change against in the same run."""
+
+    def __init__(self) -> None:
+        super().__init__(Text(""))
+        self.raw = ""
+
+    def append(self, text: str) -> None:
+        self.raw += text
+
+    def flush(self) -> bool:
+        self.update(Text(terminal_safe(self.raw)))
+        return True
+
+
+async def flush_costs(lengths: tuple[int, ...], flushes: int) -> dict[str, list[float]]:
+    """CPU milliseconds of this process from one repaint of a streaming turn to its frame, by
+    the turn's length so far. CPU time, not wall time: it is what the repaint itself costs the
+    event loop, and other people's processes on a busy machine do not inflate it."""
+    results: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
+        app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
+        clock = FrameClock(app)
+        async with app.run_test(size=(140, 42)) as pilot:
+            screen = DebateScreen(events=scripted_history("flush0000000", 0, 0))
+            app.push_screen(screen)
+            await pilot.pause()
+            transcript = screen.query_one(Transcript)
+            for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView("agent-a", "m", "t"))):
+                for n in lengths:
+                    view = make()
+                    await transcript.mount(view)
+                    text = long_reply(n + flushes * 2, n)
+                    view.append(text[: n * 4])
+                    view.flush()
+                    await pilot.pause()
+                    costs = []
+                    for k in range(flushes):
+                        view.append(text[n * 4 + k * 8: n * 4 + k * 8 + 8])
+                        seen = len(clock.frames)
+                        cpu = time.process_time()
+                        view.flush()
+                        while len(clock.frames) == seen:
+                            await asyncio.sleep(0.0005)
+                        costs.append((time.process_time() - cpu) * 1000)
+                    results[f"{way}, at {n} tokens"] = costs
+                    await view.remove()
+        app.journal.close()
+    return results
+
+
+def table(results: dict[str, list[float]], title: str = "Keypress → updated screen (ms)", vs: str = "idle") -> Table:
+    baseline = statistics.median(next(iter(results.values())))  # the first condition is the baseline
+    t = Table(title=title)
+    for col in ("condition", "samples", "p50", "p95", "max", f"p50 vs {vs}"):
         t.add_column(col, justify="right")
     for name, values in results.items():
         values = sorted(values)
@@ -223,16 +279,21 @@ def main() -> None:
     parser.add_argument("--history-turns", type=int, default=30, help="--scripted: turns already shown")
     parser.add_argument("--turn-tokens", type=int, default=1000, help="--scripted: tokens per turn")
     parser.add_argument("--rate", type=float, default=40.0, help="--scripted: tokens per second while writing")
+    parser.add_argument("--flush-cost", action="store_true", help="CPU per repaint of a streaming turn, by length")
     parser.add_argument("--json", help="also write the raw latencies here")
     args = parser.parse_args()
-    if args.scripted:
+    if args.flush_cost:
+        results = asyncio.run(flush_costs((100, 1000, 3000), args.presses))
+        what = "CPU ms from a streaming turn's repaint to its frame (baseline: the first row)"
+    elif args.scripted:
         results = asyncio.run(measure_scripted(args.presses, args.history_turns, args.turn_tokens, args.rate))
         what = f"scripted models, {args.history_turns} turns shown, {args.turn_tokens}-token turns at {args.rate:g} tok/s"
     else:
         results = asyncio.run(measure(args.presses, args.model_a, args.model_b))
         what = f"models {args.model_a} and {args.model_b} (EVINCE demo, 256-token turns)"
     console = Console()
-    console.print(table(results))
+    console.print(table(results, "Repaint of a streaming turn → its frame (CPU ms)", "first row") if args.flush_cost
+                  else table(results))
     import textual
     import rich
     from importlib.metadata import version
