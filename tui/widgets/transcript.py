@@ -31,6 +31,7 @@ class TurnView(Vertical):
     DEFAULT_CSS = """
     TurnView { border: round $panel-lighten-2; padding: 0 1; margin: 0 0 1 0; height: auto; }
     TurnView > Static { height: auto; }
+    TurnView > .paragraph { margin-bottom: 1; }  /* the blank line the split paragraphs had */
     TurnView.agent-a { border: round $primary; }
     TurnView.agent-b { border: round $accent; }
     TurnView.user, TurnView.human { border: round $success; }
@@ -69,7 +70,7 @@ class TurnView(Vertical):
             return False
         if "\n\n" in self._paragraph:
             done, self._paragraph = self._paragraph.rsplit("\n\n", 1)
-            self.mount(Static(Text(done)), before=self._tail)
+            self.mount(Static(Text(done), classes="paragraph"), before=self._tail)
         self._tail.update(Text(self._paragraph))
         self._dirty = False
         return True
