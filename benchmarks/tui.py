@@ -73,7 +73,8 @@ class FrameClock:
         app._display = display  # type: ignore[method-assign]
 
 
-async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_busy=lambda: True) -> list[float]:
+async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_busy=lambda: True,
+                          cpu: list[float] | None = None) -> list[float]:
     """Milliseconds from each keypress to the first frame showing its result (help open, then closed).
 
     The key goes straight to the driver's queue, as a terminal's would; nothing here waits for
@@ -87,7 +88,7 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
     for i in range(presses):
         key, char, want_help = ("question_mark", "?", True) if i % 2 == 0 else ("escape", None, False)
         seen = len(clock.frames)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         event = events.Key(key, char)
         event.set_sender(app)
         driver.send_message(event)
@@ -97,6 +98,8 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
             await asyncio.sleep(0.001)
         shown = next(t for t, kind in clock.frames[seen:] if issubclass(kind, HelpScreen) == want_help)
         out.append((shown - start) * 1000)
+        if cpu is not None:  # this process's CPU until the frame was seen: what a busy machine does not inflate
+            cpu.append((time.process_time() - cpu_start) * 1000)
         await asyncio.sleep(0.15)  # a person's pace between keys
         if not still_busy():
             break
@@ -189,7 +192,8 @@ async def measure_scripted(presses: int, history: int, tokens: int, rate: float)
             debate = DebateScreen(events=events)
             app.push_screen(debate)
             await pilot.pause(0.5)
-            results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses)
+            idle_cpu: list[float] = []
+            results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu)
             debate.replay_events = None
             debate.running = True
             app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
@@ -197,7 +201,9 @@ async def measure_scripted(presses: int, history: int, tokens: int, rate: float)
             transcript = debate.query_one(Transcript)
             while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
                 await asyncio.sleep(0.05)
-            results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses)
+            busy_cpu: list[float] = []
+            results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu)
+            results["CPU ms, idle"], results["CPU ms, generating"] = idle_cpu, busy_cpu
             app.workers.cancel_group(app, "bench")
             await pilot.pause()
         app.journal.close()

@@ -52,3 +52,35 @@ async def test_streaming_turn_shows_exactly_what_was_written(tmp_path: Path, reg
         parts = [str(s.render()) for s in view.query(Static)]
         assert len(parts) >= 3  # finished paragraphs were set aside, not redrawn
         assert "\n\n".join(parts) == terminal_safe(written)
+
+
+async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, registry,
+                                                                monkeypatch) -> None:
+    """Closing Help used to rebuild the Debate screen's footer (issue 17's largest idle cost)."""
+    from tests.helpers.sample_debate import sample_events
+    from tests.test_tui_hostile import screen_text
+    from tui.widgets.footer import SteadyFooter
+
+    rebuilt: list[SteadyFooter] = []
+    original = SteadyFooter.recompose
+
+    async def counting(self):  # type: ignore[no-untyped-def]
+        rebuilt.append(self)
+        return await original(self)
+
+    monkeypatch.setattr(SteadyFooter, "recompose", counting)
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = DebateScreen(events=sample_events())
+        app.push_screen(screen)
+        await pilot.pause(0.2)
+        before = sum(f is screen.query_one(SteadyFooter) for f in rebuilt)
+        assert before >= 1  # built once its keys were known
+        for _ in range(3):
+            await pilot.press("question_mark")
+            await pilot.pause()
+            await pilot.press("escape")
+            await pilot.pause()
+        assert isinstance(app.screen, DebateScreen)
+        assert sum(f is screen.query_one(SteadyFooter) for f in rebuilt) == before
+        assert "Pause/resume" in screen_text(app)

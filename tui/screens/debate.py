@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, LoadingIndicator, Static
+from textual.widgets import LoadingIndicator, Static
 
 from backends.base import BackendError
 from backends.registry import RegistryError
@@ -51,6 +51,7 @@ from ..launch import FormError, ProtocolSpec, load_agents, resumable
 from ..replay import replay
 from ..runner import drive
 from ..sanitize import plain, terminal_safe
+from ..widgets.footer import SteadyFooter
 from ..widgets.distribution import Distributions
 from ..widgets.metrics import MetricsPanel
 from ..widgets.transcript import Transcript
@@ -121,7 +122,7 @@ class DebateScreen(Screen):
                 yield Static(id="outcome")
                 yield Static("Analysis", classes="heading", id="analysis-heading")
                 yield Static(Text("choose an analyzer model on the New-debate form", style="dim"), id="analysis")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._status()

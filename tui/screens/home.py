@@ -10,13 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from protocols.text import clip
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
 from ..sanitize import plain
+from ..widgets.footer import SteadyFooter
 from .dialogs import ConfirmDialog
 
 WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models, "
@@ -59,7 +60,7 @@ class HomeScreen(Screen):
             yield Input(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
             yield DataTable(id="hits", cursor_type="row")
             yield DataTable(id="debates", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#debates", DataTable)

@@ -8,13 +8,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from backends.sources import status
 
 from .. import settings
 from ..launch import PROTOCOLS, Field, FormError, ProtocolSpec
 from ..sanitize import plain
+from ..widgets.footer import SteadyFooter
 
 
 class NewDebateScreen(Screen):
@@ -74,7 +75,7 @@ class NewDebateScreen(Screen):
             with Horizontal(id="buttons"):
                 yield Button("Start debate", id="start", variant="primary")
                 yield Button("Back", id="back")
-        yield Footer()
+        yield SteadyFooter()
 
     def _widget(self, field: Field, value: Any):
         wid = f"field-{field.name}"
