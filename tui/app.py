@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +58,7 @@ class SymposiumApp(App):
         if problem:
             self.notify(problem, severity="warning", timeout=10)
         self.push_screen(HomeScreen())
+        self.call_after_refresh(self.settle_memory)
         if self.start_with == "demo":
             self.push_screen(NewDebateScreen("evince", EVINCE.defaults()))
         elif self.start_with == "new":
@@ -70,6 +72,20 @@ class SymposiumApp(App):
         accepted for Textual's signature and ignored."""
         super().notify(terminal_safe(str(message)), title=terminal_safe(str(title)), severity=severity,
                        timeout=timeout, markup=False)
+
+    @staticmethod
+    def settle_memory() -> None:
+        """Move the objects alive now (screens, widgets, a transcript's turns) out of the
+        garbage collector's reach, so that its full collections no longer walk them.
+
+        Why: with a long transcript the interpreter holds a few hundred thousand objects, and a
+        full collection over them stalled the event loop for ~80 ms at random moments (issue 17:
+        the p95 of keypress → frame; gone with ``gc.freeze()`` in the same profile). Called at
+        quiet points (start-up, a debate shown, a turn finished). The cost: a reference cycle
+        that is already garbage at that moment is never reclaimed; Textual's widgets free
+        themselves without cycles on removal, so this is small.
+        """
+        gc.freeze()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """A paste can carry escape sequences, and an Input shows its value raw: keep it clean."""

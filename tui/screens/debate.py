@@ -132,6 +132,7 @@ class DebateScreen(Screen):
             for event in self.replay_events:
                 self.show(event)
             self.query_one(Transcript).flush_all()
+            self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
         else:
             self.running = True
             self.run_worker(self._run(), name="debate", group="debate", exclusive=True)
@@ -209,6 +210,8 @@ class DebateScreen(Screen):
                 return  # nothing in the status line changes per token
             case TurnFinished():
                 transcript.finish(event)
+                if self.running:  # a quiet point: what the turn built is long-lived
+                    self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
                 if event.distribution:
                     self.query_one(Distributions).set(event.role, event.distribution)
                 if event.kappa is not None:
