@@ -71,9 +71,23 @@ class TurnView(Vertical):
         if "\n\n" in self._paragraph:
             done, self._paragraph = self._paragraph.rsplit("\n\n", 1)
             self.mount(Static(Text(done), classes="paragraph"), before=self._tail)
-        self._tail.update(Text(self._paragraph))
+        self._repaint_tail()
         self._dirty = False
         return True
+
+    def _repaint_tail(self) -> None:
+        """Repaint the paragraph being written; lay the screen out again only if its height
+        changed (a new line every few seconds), not at every repaint: a layout of the whole
+        screen was most of a repaint's cost while a model writes."""
+        tail = self._tail
+        tail.update(Text(self._paragraph), layout=False)
+        width = tail.content_region.width
+        if not width:  # not laid out yet
+            tail.refresh(layout=True)
+            return
+        height = tail.get_content_height(tail.container_size, self.app.size, width)  # what layout would compute (cached for it)
+        if height != tail.content_region.height:
+            tail.refresh(layout=True)
 
     def finish(self, event: TurnFinished) -> None:
         self.final_text = event.text
