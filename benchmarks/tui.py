@@ -55,6 +55,10 @@ from tui.runner import drive  # noqa: E402
 from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E402
 
 
+#: Threads alive in this process at each press (the models' worker threads included).
+THREADS: list[int] = []
+
+
 class FrameClock:
     """Timestamps of the frames the app composes (``App._display``), with the screen each shows.
 
@@ -98,6 +102,7 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
             await asyncio.sleep(0.001)
         shown = next(t for t, kind in clock.frames[seen:] if issubclass(kind, HelpScreen) == want_help)
         out.append((shown - start) * 1000)
+        THREADS.append(threading.active_count())
         if cpu is not None:  # this process's CPU until the frame was seen: what a busy machine does not inflate
             cpu.append((time.process_time() - cpu_start) * 1000)
         await asyncio.sleep(0.15)  # a person's pace between keys
@@ -305,7 +310,8 @@ def main() -> None:
     from importlib.metadata import version
     console.print(f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), {platform.platform()}, Python "
                   f"{platform.python_version()}, textual {textual.__version__}, rich {version('rich')}, "
-                  f"threads {threading.active_count()}; {what}; command: "
+                  f"Python threads during presses {min(THREADS, default=threading.active_count())}–{max(THREADS, default=threading.active_count())}; "
+                  f"{what}; command: "
                   f"python benchmarks/tui.py {' '.join(sys.argv[1:])}", highlight=False)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
