@@ -25,7 +25,8 @@ def _fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     time.tzset()
 
 
-def test_help_over_home(snap_compare, tmp_path: Path, registry) -> None:
+def test_help_over_home(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", "/nonexistent/symposium-config")  # Help shows the path; never written here
     app = make_app(tmp_path, registry)
     assert snap_compare(app, press=["question_mark"], terminal_size=SIZE)
 
