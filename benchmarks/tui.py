@@ -306,7 +306,6 @@ def main() -> None:
     console.print(table(results, "Repaint of a streaming turn → its frame (CPU ms)", "first row") if args.flush_cost
                   else table(results))
     import textual
-    import rich
     from importlib.metadata import version
     console.print(f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), {platform.platform()}, Python "
                   f"{platform.python_version()}, textual {textual.__version__}, rich {version('rich')}, "
