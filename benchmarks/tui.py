@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from contextlib import asynccontextmanager
 import json
 import os
 import platform
@@ -113,29 +114,36 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
     return out
 
 
-async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[float]]:
+@asynccontextmanager
+async def bench_app():
+    """The real app, headless at 140×42, on a throwaway journal and config, with its frame clock."""
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
         app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
-        results: dict[str, list[float]] = {}
         clock = FrameClock(app)
         async with app.run_test(size=(140, 42)) as pilot:
             await pilot.pause()
-            results["idle"] = await press_latencies(pilot, clock, presses)
-            values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
-            app.start_debate(EVINCE, values)
-            await pilot.pause()
-            debate = app.screen
-            assert isinstance(debate, DebateScreen)
-            while not debate.query(Transcript):  # composed on the next frames
-                await pilot.pause(0.05)
-            transcript = debate.query_one(Transcript)
-            while transcript.current is None:  # wait until the models are generating
-                await pilot.pause(0.1)
-            results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running)
-            debate.workers.cancel_group(debate, "debate")
-            await pilot.pause()
+            yield app, pilot, clock
         app.journal.close()
+
+
+async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[float]]:
+    results: dict[str, list[float]] = {}
+    async with bench_app() as (app, pilot, clock):
+        results["idle"] = await press_latencies(pilot, clock, presses)
+        values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
+        app.start_debate(EVINCE, values)
+        await pilot.pause()
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        while not debate.query(Transcript):  # composed on the next frames
+            await pilot.pause(0.05)
+        transcript = debate.query_one(Transcript)
+        while transcript.current is None:  # wait until the models are generating
+            await pilot.pause(0.1)
+        results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running)
+        debate.workers.cancel_group(debate, "debate")
+        await pilot.pause()
     return results
 
 
@@ -184,34 +192,28 @@ async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: fl
 
 
 async def measure_scripted(presses: int, history: int, tokens: int, rate: float) -> dict[str, list[float]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
-        app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
-        results: dict[str, list[float]] = {}
-        clock = FrameClock(app)
-        async with app.run_test(size=(140, 42)) as pilot:
-            await pilot.pause()
-            events = scripted_history("bench00000ab", history, tokens)
-            for event in events:
-                app.journal.record(event)
-            debate = DebateScreen(events=events)
-            app.push_screen(debate)
-            await pilot.pause(0.5)
-            idle_cpu: list[float] = []
-            results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu)
-            debate.replay_events = None
-            debate.running = True
-            app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
-                                 debate.collector), group="bench")
-            transcript = debate.query_one(Transcript)
-            while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
-                await asyncio.sleep(0.05)
-            busy_cpu: list[float] = []
-            results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu)
-            results["CPU ms, idle"], results["CPU ms, generating"] = idle_cpu, busy_cpu
-            app.workers.cancel_group(app, "bench")
-            await pilot.pause()
-        app.journal.close()
+    results: dict[str, list[float]] = {}
+    async with bench_app() as (app, pilot, clock):
+        events = scripted_history("bench00000ab", history, tokens)
+        for event in events:
+            app.journal.record(event)
+        debate = DebateScreen(events=events)
+        app.push_screen(debate)
+        await pilot.pause(0.5)
+        idle_cpu: list[float] = []
+        results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu)
+        debate.replay_events = None
+        debate.running = True
+        app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
+                             debate.collector), group="bench")
+        transcript = debate.query_one(Transcript)
+        while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
+            await asyncio.sleep(0.05)
+        busy_cpu: list[float] = []
+        results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu)
+        results["CPU ms, idle"], results["CPU ms, generating"] = idle_cpu, busy_cpu
+        app.workers.cancel_group(app, "bench")
+        await pilot.pause()
     return results
 
 
@@ -236,35 +238,30 @@ async def flush_costs(lengths: tuple[int, ...], flushes: int) -> dict[str, list[
     the turn's length so far. CPU time, not wall time: it is what the repaint itself costs the
     event loop, and other people's processes on a busy machine do not inflate it."""
     results: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
-        app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
-        clock = FrameClock(app)
-        async with app.run_test(size=(140, 42)) as pilot:
-            screen = DebateScreen(events=scripted_history("flush0000000", 0, 0))
-            app.push_screen(screen)
-            await pilot.pause()
-            transcript = screen.query_one(Transcript)
-            for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView("agent-a", "m", "t"))):
-                for n in lengths:
-                    view = make()
-                    await transcript.mount(view)
-                    text = long_reply(n + flushes * 2, n)
-                    view.append(text[: n * 4])
+    async with bench_app() as (app, pilot, clock):
+        screen = DebateScreen(events=scripted_history("flush0000000", 0, 0))
+        app.push_screen(screen)
+        await pilot.pause()
+        transcript = screen.query_one(Transcript)
+        for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView("agent-a", "m", "t"))):
+            for n in lengths:
+                view = make()
+                await transcript.mount(view)
+                text = long_reply(n + flushes * 2, n)
+                view.append(text[: n * 4])
+                view.flush()
+                await pilot.pause()
+                costs = []
+                for k in range(flushes):
+                    view.append(text[n * 4 + k * 8: n * 4 + k * 8 + 8])
+                    seen = len(clock.frames)
+                    cpu = time.process_time()
                     view.flush()
-                    await pilot.pause()
-                    costs = []
-                    for k in range(flushes):
-                        view.append(text[n * 4 + k * 8: n * 4 + k * 8 + 8])
-                        seen = len(clock.frames)
-                        cpu = time.process_time()
-                        view.flush()
-                        while len(clock.frames) == seen:
-                            await asyncio.sleep(0.0005)
-                        costs.append((time.process_time() - cpu) * 1000)
-                    results[f"{way}, at {n} tokens"] = costs
-                    await view.remove()
-        app.journal.close()
+                    while len(clock.frames) == seen:
+                        await asyncio.sleep(0.0005)
+                    costs.append((time.process_time() - cpu) * 1000)
+                results[f"{way}, at {n} tokens"] = costs
+                await view.remove()
     return results
 
 
