@@ -10,24 +10,32 @@ interface for CPU, which is what this measures honestly.
 
     python benchmarks/tui.py                 # 40 presses each way, EVINCE between the two bundled models
     python benchmarks/tui.py --presses 20 --json out.json
+    python benchmarks/tui.py --scripted      # long turns over a long transcript, at model pace
+
+``--scripted`` isolates the interface's own cost: the Debate screen opens on a recorded
+transcript of ``--history-turns`` long turns, then two scripted models (tests/helpers/scripted.py,
+no CPU of their own) take turns writing ``--turn-tokens``-token replies at ``--rate`` tokens per
+second each, through the same ``drive`` → ``DebateScreen.show`` path as a live debate. What is
+left is what the app does per token and per frame, and whether it grows with turn length.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from contextlib import asynccontextmanager
 import json
 import os
 import platform
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]  # benchmarks/backends.py would shadow the package
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -40,7 +48,16 @@ from tui.app.app import SymposiumApp  # noqa: E402
 from tui.launch import EVINCE  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 from tui.app.screens.help import HelpScreen  # noqa: E402
-from tui.app.widgets.transcript import Transcript  # noqa: E402
+from textual.widgets import Static  # noqa: E402
+from rich.text import Text  # noqa: E402
+from tui.sanitize import terminal_safe  # noqa: E402
+from tui.app.widgets.transcript import Transcript, TurnView  # noqa: E402
+from tui.headless.runner import drive  # noqa: E402
+from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E402
+
+
+#: Threads alive in this process at each press (the models' worker threads included).
+THREADS: list[int] = []
 
 
 class FrameClock:
@@ -61,7 +78,8 @@ class FrameClock:
         app._display = display  # type: ignore[method-assign]
 
 
-async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_busy=lambda: True) -> list[float]:
+async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_busy=lambda: True,
+                          cpu: list[float] | None = None) -> list[float]:
     """Milliseconds from each keypress to the first frame showing its result (help open, then closed).
 
     The key goes straight to the driver's queue, as a terminal's would; nothing here waits for
@@ -75,7 +93,7 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
     for i in range(presses):
         key, char, want_help = ("question_mark", "?", True) if i % 2 == 0 else ("escape", None, False)
         seen = len(clock.frames)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         event = events.Key(key, char)
         event.set_sender(app)
         driver.send_message(event)
@@ -85,6 +103,9 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
             await asyncio.sleep(0.001)
         shown = next(t for t, kind in clock.frames[seen:] if issubclass(kind, HelpScreen) == want_help)
         out.append((shown - start) * 1000)
+        THREADS.append(threading.active_count())
+        if cpu is not None:  # this process's CPU until the frame was seen: what a busy machine does not inflate
+            cpu.append((time.process_time() - cpu_start) * 1000)
         await asyncio.sleep(0.15)  # a person's pace between keys
         if not still_busy():
             break
@@ -93,36 +114,161 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
     return out
 
 
-async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[float]]:
+@asynccontextmanager
+async def bench_app():
+    """The real app, headless at 140×42, on a throwaway journal and config, with its frame clock."""
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
         app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
-        results: dict[str, list[float]] = {}
         clock = FrameClock(app)
         async with app.run_test(size=(140, 42)) as pilot:
             await pilot.pause()
-            results["idle"] = await press_latencies(pilot, clock, presses)
-            values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
-            app.start_debate(EVINCE, values)
-            await pilot.pause()
-            debate = app.screen
-            assert isinstance(debate, DebateScreen)
-            while not debate.query(Transcript):  # composed on the next frames
-                await pilot.pause(0.05)
-            transcript = debate.query_one(Transcript)
-            while transcript.current is None:  # wait until the models are generating
-                await pilot.pause(0.1)
-            results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running)
-            debate.workers.cancel_group(debate, "debate")
-            await pilot.pause()
+            yield app, pilot, clock
         app.journal.close()
+
+
+async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[float]]:
+    results: dict[str, list[float]] = {}
+    async with bench_app() as (app, pilot, clock):
+        results["idle"] = await press_latencies(pilot, clock, presses)
+        values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
+        app.start_debate(EVINCE, values)
+        await pilot.pause()
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        while not debate.query(Transcript):  # composed on the next frames
+            await pilot.pause(0.05)
+        transcript = debate.query_one(Transcript)
+        while transcript.current is None:  # wait until the models are generating
+            await pilot.pause(0.1)
+        results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running)
+        debate.workers.cancel_group(debate, "debate")
+        await pilot.pause()
     return results
 
 
-def table(results: dict[str, list[float]]) -> Table:
-    baseline = statistics.median(results["idle"])
-    t = Table(title="Keypress → updated screen (ms)")
-    for col in ("condition", "presses", "median", "p95", "max", "median vs idle"):
+def long_reply(tokens: int, seed: int) -> str:
+    """About ``tokens`` tokens (4 characters each) of prose in paragraphs, like a model's turn."""
+    words = ("the", "liver", "enzymes", "point", "to", "hepatitis", "rather", "than", "jaundice", "alone,",
+             "given", "dark", "urine", "and", "itching;", "a", "bilirubin", "test", "would", "settle", "it.")
+    out, n = [], 0
+    while n * 4 < tokens * 4:
+        out.append(words[(n * 7 + seed) % len(words)])
+        n += 1
+        if n % 60 == 0:
+            out.append("\n\n")
+    return " ".join(out)
+
+
+def scripted_history(debate_id: str, turns: int, tokens: int) -> list:
+    parts = (Participant("agent-a", "scripted-a", "scripted"), Participant("agent-b", "scripted-b", "scripted"))
+    events: list = [DebateStarted(debate_id, "evince", "Benchmark", "a long transcript", {}, parts)]
+    for i in range(turns):
+        role = ("agent-a", "agent-b")[i % 2]
+        text = long_reply(tokens, i)
+        events.append(TurnFinished(debate_id, role, f"scripted-{role[-1]}", "debate", i // 2, "argument", text, text, None))
+    return events
+
+
+async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: float):
+    """Two scripted agents alternating long turns, streamed at ``rate`` tokens/s (4 chars a token)."""
+    from backends.base import SamplingOptions
+    from protocols.agents import Agent
+    from tests.helpers.scripted import ScriptedBackend
+
+    agents = [Agent(role, ScriptedBackend(f"scripted-{role[-1]}", [long_reply(tokens, i) for i in range(50)],
+                                          delay=1 / rate, chunk=4), SamplingOptions(max_tokens=tokens))
+              for role in ("agent-a", "agent-b")]
+    n = first_round
+    while True:
+        agent = agents[n % 2]
+        turn = agent.turn([])
+        async for event in turn.events(debate_id, phase="debate", round=n // 2, kind="argument"):
+            yield event
+        assert turn.completion is not None
+        text = turn.completion.text
+        yield TurnFinished(debate_id, agent.role, agent.model_id, "debate", n // 2, "argument", text, text, turn.call())
+        n += 1
+
+
+async def measure_scripted(presses: int, history: int, tokens: int, rate: float) -> dict[str, list[float]]:
+    results: dict[str, list[float]] = {}
+    async with bench_app() as (app, pilot, clock):
+        events = scripted_history("bench00000ab", history, tokens)
+        for event in events:
+            app.journal.record(event)
+        debate = DebateScreen(events=events)
+        app.push_screen(debate)
+        await pilot.pause(0.5)
+        idle_cpu: list[float] = []
+        results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu)
+        debate.replay_events = None
+        debate.running = True
+        app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
+                             debate.collector), group="bench")
+        transcript = debate.query_one(Transcript)
+        while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
+            await asyncio.sleep(0.05)
+        busy_cpu: list[float] = []
+        results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu)
+        results["CPU ms, idle"], results["CPU ms, generating"] = idle_cpu, busy_cpu
+        app.workers.cancel_group(app, "bench")
+        await pilot.pause()
+    return results
+
+
+class WholeTurn(Static):
+    """The baseline: how a streaming turn was painted before (the whole text re-sanitized and
+    redrawn at every repaint), kept here to measure the change against in the same run."""
+
+    def __init__(self) -> None:
+        super().__init__(Text(""))
+        self.raw = ""
+
+    def append(self, text: str) -> None:
+        self.raw += text
+
+    def flush(self) -> bool:
+        self.update(Text(terminal_safe(self.raw)))
+        return True
+
+
+async def flush_costs(lengths: tuple[int, ...], flushes: int) -> dict[str, list[float]]:
+    """CPU milliseconds of this process from one repaint of a streaming turn to its frame, by
+    the turn's length so far. CPU time, not wall time: it is what the repaint itself costs the
+    event loop, and other people's processes on a busy machine do not inflate it."""
+    results: dict[str, list[float]] = {}
+    async with bench_app() as (app, pilot, clock):
+        screen = DebateScreen(events=scripted_history("flush0000000", 0, 0))
+        app.push_screen(screen)
+        await pilot.pause()
+        transcript = screen.query_one(Transcript)
+        for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView("agent-a", "m", "t"))):
+            for n in lengths:
+                view = make()
+                await transcript.mount(view)
+                text = long_reply(n + flushes * 2, n)
+                view.append(text[: n * 4])
+                view.flush()
+                await pilot.pause()
+                costs = []
+                for k in range(flushes):
+                    view.append(text[n * 4 + k * 8: n * 4 + k * 8 + 8])
+                    seen = len(clock.frames)
+                    cpu = time.process_time()
+                    view.flush()
+                    while len(clock.frames) == seen:
+                        await asyncio.sleep(0.0005)
+                    costs.append((time.process_time() - cpu) * 1000)
+                results[f"{way}, at {n} tokens"] = costs
+                await view.remove()
+    return results
+
+
+def table(results: dict[str, list[float]], title: str = "Keypress → updated screen (ms)", vs: str = "idle") -> Table:
+    baseline = statistics.median(next(iter(results.values())))  # the first condition is the baseline
+    t = Table(title=title)
+    for col in ("condition", "samples", "p50", "p95", "max", f"p50 vs {vs}"):
         t.add_column(col, justify="right")
     for name, values in results.items():
         values = sorted(values)
@@ -137,13 +283,31 @@ def main() -> None:
     parser.add_argument("--presses", type=int, default=40)
     parser.add_argument("--model-a", default="smollm2-135m")
     parser.add_argument("--model-b", default="gemma3-270m")
+    parser.add_argument("--scripted", action="store_true", help="scripted models: the interface's own cost")
+    parser.add_argument("--history-turns", type=int, default=30, help="--scripted: turns already shown")
+    parser.add_argument("--turn-tokens", type=int, default=1000, help="--scripted: tokens per turn")
+    parser.add_argument("--rate", type=float, default=40.0, help="--scripted: tokens per second while writing")
+    parser.add_argument("--flush-cost", action="store_true", help="CPU per repaint of a streaming turn, by length")
     parser.add_argument("--json", help="also write the raw latencies here")
     args = parser.parse_args()
-    results = asyncio.run(measure(args.presses, args.model_a, args.model_b))
+    if args.flush_cost:
+        results = asyncio.run(flush_costs((100, 1000, 3000), args.presses))
+        what = "CPU ms from a streaming turn's repaint to its frame (baseline: the first row)"
+    elif args.scripted:
+        results = asyncio.run(measure_scripted(args.presses, args.history_turns, args.turn_tokens, args.rate))
+        what = f"scripted models, {args.history_turns} turns shown, {args.turn_tokens}-token turns at {args.rate:g} tok/s"
+    else:
+        results = asyncio.run(measure(args.presses, args.model_a, args.model_b))
+        what = f"models {args.model_a} and {args.model_b} (EVINCE demo, 256-token turns)"
     console = Console()
-    console.print(table(results))
-    console.print(f"{os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}; "
-                  f"models {args.model_a} and {args.model_b} (EVINCE demo, 256-token turns); command: "
+    console.print(table(results, "Repaint of a streaming turn → its frame (CPU ms)", "first row") if args.flush_cost
+                  else table(results))
+    import textual
+    from importlib.metadata import version
+    console.print(f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), {platform.platform()}, Python "
+                  f"{platform.python_version()}, textual {textual.__version__}, rich {version('rich')}, "
+                  f"Python threads during presses {min(THREADS, default=threading.active_count())}–{max(THREADS, default=threading.active_count())}; "
+                  f"{what}; command: "
                   f"python benchmarks/tui.py {' '.join(sys.argv[1:])}", highlight=False)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

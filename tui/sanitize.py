@@ -1,20 +1,76 @@
-"""Making untrusted text (model output, case text) safe to put on a terminal.
+"""Making untrusted text (model output, case text, user input, server errors) safe to show.
 
 A model can emit ANSI escape sequences or other control characters, by accident or because a
 case text told it to. Printed raw they could recolour, clear or retitle the user's terminal.
 Everything shown goes through :func:`terminal_safe` first; the journal keeps the raw text.
+
+Textual and Rich also read plain ``str`` as markup (``notify``, ``Static.update``, ``Label``,
+``DataTable`` cells, ``border_title``), so ``[/b]`` typed into a search box used to raise
+``MarkupError`` and kill the app, and ``[@click=app.quit]`` would become a live action. Text the
+code does not own therefore reaches widgets only as :func:`plain` (a :class:`rich.text.Text`,
+never parsed as markup) or through ``SymposiumApp.notify`` (markup always off).
 """
 
 from __future__ import annotations
 
 import re
 
-# CSI / OSC / other ESC sequences, then any remaining C0/C1 control except tab and newline.
+from rich.text import Text
+
+# CSI / OSC / other ESC sequences, then any remaining C0/C1 control except tab and newline,
+# and the bidi embeddings, overrides and isolates that reorder what is shown ("Trojan Source").
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def terminal_safe(text: str) -> str:
     """``text`` without escape sequences or control characters (``\\r`` becomes a newline)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def plain(text: object, style: str = "") -> Text:
+    """``text`` (anything; ``str()`` of it) as a terminal-safe Rich ``Text``: shown, never obeyed."""
+    return Text(terminal_safe(str(text)), style=style)
+
+
+class StreamSanitizer:
+    """:func:`terminal_safe` for text that arrives in pieces, in time proportional to each piece.
+
+    A streaming turn used to be re-sanitized whole at every repaint, so the cost of a repaint
+    grew with the turn's length. Here each piece is cleaned once; an escape sequence (or a
+    ``\\r`` before a possible ``\\n``) cut by a piece boundary is held back until it completes,
+    so the result equals ``terminal_safe`` of the whole text.
+    """
+
+    #: An unfinished escape longer than this is not waited for (it is dropped as a control).
+    HOLD_LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        cut = len(text)
+        esc = text.rfind("\x1b")
+        if esc != -1 and len(text) - esc < self.HOLD_LIMIT and not _complete(text, esc):
+            cut = esc
+        elif text.endswith("\r"):
+            cut = len(text) - 1
+        self._held = text[cut:]
+        return terminal_safe(text[:cut])
+
+    def close(self) -> str:
+        """What was held back, cleaned (the stream has ended)."""
+        text, self._held = self._held, ""
+        return terminal_safe(text)
+
+
+def _complete(text: str, esc: int) -> bool:
+    """Whether the escape sequence starting at ``text[esc]`` has its final character."""
+    match = _ESCAPES.match(text, esc)
+    if match is None:
+        return len(text) - esc > 1 and text[esc + 1] not in "[]"  # a lone ESC + other: a control to drop
+    if text[esc + 1 : esc + 2] == "]":
+        return match.group(2) is not None  # an OSC ends with BEL or ST
+    return True

@@ -4,6 +4,9 @@ Why a stand-in here: the protocol tests below must feed specific malformed repli
 instead of JSON, negative probabilities, unknown labels, empty arrays) and check that each is
 repaired or rejected with a recorded reason. A real model cannot be made to emit a given bad
 string on demand; everything else in the suite runs the real bundled models.
+
+``delay`` paces the stream (seconds between chunks of ``chunk`` characters) so that an app test
+or benchmark sees a turn being written at a model's pace, not delivered at once.
 """
 
 from __future__ import annotations
@@ -39,14 +42,15 @@ class Fail:
 class ScriptedBackend(Backend):
     kind = "scripted"
 
-    def __init__(self, model_id: str, replies: Sequence[str | Fail], *, pace_s: float = 0.0) -> None:
-        """``pace_s``: seconds between 7-character chunks; about 0.02 streams at a small
-        model's pace on this machine (the crash harness's fast mode needs kills to land
+    def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7) -> None:
+        """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
+        small model's pace on this machine (the crash harness's fast mode needs kills to land
         mid-reply as well as between turns)."""
         super().__init__()
         self.model_id = model_id
         self.replies = list(replies)
-        self.pace_s = pace_s
+        self.delay = delay
+        self.chunk = chunk
         self.prompts: list[list[Message]] = []
 
     def _new_session(self, name: str) -> Session:
@@ -64,13 +68,13 @@ class _ScriptedSession(Session):
         self.backend.prompts.append(list(messages))
         reply = self.backend.replies.pop(0) if self.backend.replies else "{}"
         text = reply.partial if isinstance(reply, Fail) else reply
-        pace = self.backend.pace_s
 
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
-            for i in range(0, len(text), 7):
-                if pace:
-                    await asyncio.sleep(pace)
-                yield text[i : i + 7]
+            step = self.backend.chunk
+            for i in range(0, len(text), step):
+                if self.backend.delay:
+                    await asyncio.sleep(self.backend.delay)
+                yield text[i : i + step]
             if isinstance(reply, Fail):
                 raise BackendError(f"model {self.backend.model_id!r}: {reply.message}")
             stream.completion = Completion(text, Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001),

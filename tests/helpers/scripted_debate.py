@@ -52,9 +52,9 @@ def _agents(seed: int) -> evince.EvinceAgents:
     rng = random.Random(seed)
     crit = json.dumps({"claim": "x", "reasons": ["a"], "rival_reasons": ["b"], "score": 6, "justification": "fair"})
     return evince.EvinceAgents(
-        Agent("agent-a", ScriptedBackend("scripted-a", [_reply(rng) for _ in range(ROUNDS)], pace_s=PACE_S), OPTS),
-        Agent("agent-b", ScriptedBackend("scripted-b", [_reply(rng) for _ in range(ROUNDS)], pace_s=PACE_S), OPTS),
-        Agent("judge", ScriptedBackend("scripted-judge", [crit] * (2 * ROUNDS), pace_s=PACE_S), OPTS),
+        Agent("agent-a", ScriptedBackend("scripted-a", [_reply(rng) for _ in range(ROUNDS)], delay=PACE_S), OPTS),
+        Agent("agent-b", ScriptedBackend("scripted-b", [_reply(rng) for _ in range(ROUNDS)], delay=PACE_S), OPTS),
+        Agent("judge", ScriptedBackend("scripted-judge", [crit] * (2 * ROUNDS), delay=PACE_S), OPTS),
     )
 
 

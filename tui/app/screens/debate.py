@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, LoadingIndicator, Static
+from textual.widgets import LoadingIndicator, Static
 
 from backends.base import BackendError
 from backends.registry import RegistryError
@@ -51,7 +51,8 @@ from store.journal import JournalError, new_debate_id
 from tui.launch import FormError, ProtocolSpec, load_agents, resumable
 from tui.app.replay import replay
 from tui.headless.runner import drive
-from tui.sanitize import terminal_safe
+from tui.sanitize import plain, terminal_safe
+from tui.app.widgets.footer import SteadyFooter
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.metrics import MetricsPanel
 from tui.app.widgets.transcript import Transcript
@@ -104,6 +105,7 @@ class DebateScreen(Screen):
         self.judgement_lines: list[Text] = []
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
+        self._status_line = ""
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -122,7 +124,7 @@ class DebateScreen(Screen):
                 yield Static(id="outcome")
                 yield Static("Analysis", classes="heading", id="analysis-heading")
                 yield Static(Text("choose an analyzer model on the New-debate form", style="dim"), id="analysis")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self._status()
@@ -132,6 +134,7 @@ class DebateScreen(Screen):
             for event in self.replay_events:
                 self.show(event)
             self.query_one(Transcript).flush_all()
+            self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
         else:
             self.running = True
             self.run_worker(self._run(), name="debate", group="debate", exclusive=True)
@@ -186,7 +189,7 @@ class DebateScreen(Screen):
         """Errors users can fix are shown in words, never as a traceback."""
         self.phase = "failed"
         self.query_one("#outcome", Static).update(Text(f"⚠ {terminal_safe(message)}", style="bold red"))
-        self.app.notify(message, title="The debate could not go on", severity="error", timeout=15)
+        self.app.notify(message[:300], title="The debate could not go on", severity="error", timeout=15)  # whole in #outcome
 
     # -- rendering events -----------------------------------------------------------------------
 
@@ -206,10 +209,13 @@ class DebateScreen(Screen):
             case TurnStarted():
                 self.round = event.round
                 transcript.start(event)
-            case TokenDelta():
+            case TokenDelta():  # the hot path: buffered, painted by the transcript's timer
                 transcript.delta(event)
+                return  # nothing in the status line changes per token
             case TurnFinished():
                 transcript.finish(event)
+                if self.running:  # a quiet point: what the turn built is long-lived
+                    self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
                 if event.distribution:
                     self.query_one(Distributions).set(event.role, event.distribution)
                 if event.kappa is not None:
@@ -297,7 +303,10 @@ class DebateScreen(Screen):
         bits.append(state)
         if self.debate_id:
             bits.append(self.debate_id)
-        self.query_one("#status", Static).update(Text(" · ".join(bits)))
+        line = " · ".join(str(b) for b in bits)
+        if line != self._status_line:  # a repaint only when it changed; one line high, so no layout
+            self._status_line = line
+            self.query_one("#status", Static).update(plain(line), layout=False)
 
     # -- moderator controls ---------------------------------------------------------------------
 

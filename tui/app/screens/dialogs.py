@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
-from tui.sanitize import terminal_safe
+from tui.sanitize import plain
 
 
 class _Dialog(ModalScreen):
@@ -34,7 +34,7 @@ class ConfirmDialog(_Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(plain(self.question))  # names debates and models: not markup
             with Horizontal():
                 yield Button(self.no, id="no")
                 yield Button(self.yes, id="yes", variant="warning")
@@ -86,7 +86,7 @@ class NumberDialog(_Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(plain(self.question))
             yield Input("" if self.value is None else f"{self.value:.2f}", id="number", type="number")
             yield Label("", id="problem")
             with Horizontal():
@@ -147,7 +147,7 @@ class PersonDialog(_Dialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Your turn.")
-            yield Label(terminal_safe(self.prompt)[-600:], classes="prompt")
+            yield Label(plain(self.prompt[-600:]), classes="prompt")
             yield Input(placeholder="What you say (enter to send)", id="words")
             with Horizontal():
                 yield Button("Leave", id="leave")

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.sanitize import plain
 from tui.settings import config_dir
 
 INTRO = """Symposium — moderate debates between local models. Everything stays on this machine.
@@ -20,7 +21,7 @@ class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-height: 90%; border: thick $accent; background: $surface; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 90; height: auto; max-height: 90%; border: thick $accent; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, bindings: list[Binding]) -> None:
@@ -36,9 +37,9 @@ class HelpScreen(ModalScreen):
         for b in self.bindings:
             if b.id and b.id not in seen:
                 seen.add(b.id)
-                table.add_row(self.app.get_key_display(b), b.description or b.action, b.id)
+                table.add_row(plain(self.app.get_key_display(b)), plain(b.description or b.action), plain(b.id))  # keys come from the user's keymap
         with VerticalScroll():
             yield Static(INTRO)
             yield Static(table)
-            yield Static(f"\nRemap keys in {config_dir() / 'keymap.toml'}, one line per binding id, e.g.\n"
-                         '  "debate.interject" = "ctrl+i"\n\nThemes: ctrl+t switches light and dark.')
+            yield Static(plain(f"\nRemap keys in {config_dir() / 'keymap.toml'}, one line per binding id, e.g.\n"
+                               '  "debate.interject" = "ctrl+i"\n\nThemes: ctrl+t switches light and dark.'))

@@ -6,18 +6,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from protocols.text import clip
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
-from tui.sanitize import terminal_safe
+from tui.sanitize import plain
+from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog
 
 WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models, "
@@ -60,7 +60,7 @@ class HomeScreen(Screen):
             yield Input(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
             yield DataTable(id="hits", cursor_type="row")
             yield DataTable(id="debates", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#debates", DataTable)
@@ -89,8 +89,9 @@ class HomeScreen(Screen):
         for row in self.queries.debates(limit=500):
             started = datetime.fromtimestamp(row["created_at"]).strftime("%Y-%m-%d %H:%M")
             models = ", ".join(sorted({m.split("=")[1] for m in (row["models"] or "").split(", ") if "=" in m} - {"human"}))
-            table.add_row(started, row["protocol"], row["status"], str(row["turns"]), Text(clip(terminal_safe(row["title"]), 40)),
-                          Text(clip(terminal_safe(_outcome(row)), 32)), models, key=row["id"])
+            # every cell a Text: a DataTable reads a plain str as markup, and these come from the journal
+            table.add_row(plain(started), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
+                          plain(clip(row["title"], 40)), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
 
     def selected(self) -> str | None:
         table = self.query_one("#debates", DataTable)
@@ -127,11 +128,11 @@ class HomeScreen(Screen):
         hits.clear()
         found = self.queries.search(event.value) if event.value.strip() else []
         for i, hit in enumerate(found):
-            hits.add_row(Text(terminal_safe(hit["title"])[:30]), str(hit["round"]), hit["role"],
-                         Text(terminal_safe(hit["snippet"])), key=f"{hit['debate_id']}:{i}")
+            hits.add_row(plain(str(hit["title"])[:30]), plain(hit["round"]), plain(hit["role"]),
+                         plain(hit["snippet"]), key=f"{hit['debate_id']}:{i}")
         hits.display = bool(found)
         if event.value.strip() and not found:
-            self.app.notify(f"nothing said matches {event.value!r}")
+            self.app.notify(f"nothing said matches {clip(event.value, 60)!r}")
         elif found:
             hits.focus()
 

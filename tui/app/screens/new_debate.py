@@ -8,12 +8,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from backends.sources import status
 
 from tui import settings
 from tui.launch import PROTOCOLS, Field, FormError, ProtocolSpec
+from tui.sanitize import plain
+from tui.app.widgets.footer import SteadyFooter
 
 
 class NewDebateScreen(Screen):
@@ -73,7 +75,7 @@ class NewDebateScreen(Screen):
             with Horizontal(id="buttons"):
                 yield Button("Start debate", id="start", variant="primary")
                 yield Button("Back", id="back")
-        yield Footer()
+        yield SteadyFooter()
 
     def _widget(self, field: Field, value: Any):
         wid = f"field-{field.name}"
@@ -84,12 +86,12 @@ class NewDebateScreen(Screen):
                 options = list(field.choices)
                 if value and value not in {v for v, _ in options}:
                     options.append((str(value), str(value)))  # a file path typed earlier
-                return Select([(shown, v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
+                return Select([(plain(shown), v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
             case "model":
                 return Select(self._model_options(), value=value, allow_blank=False, id=wid)
             case "models":
                 ids = ", ".join(e.id for e in self.app.registry if status(e).ready)  # type: ignore[attr-defined]
-                return Input(str(value), id=wid, tooltip=f"ready here: {ids}")
+                return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
             case "int" | "float":
                 return Input(str(value), type="integer" if field.kind == "int" else "number", id=wid,
                              placeholder=field.placeholder)
@@ -101,7 +103,7 @@ class NewDebateScreen(Screen):
         for entry in self.app.registry:  # type: ignore[attr-defined]
             st = status(entry)
             mark = "" if st.ready else f"  [{st.availability}]"
-            options.append((f"{entry.id} — {entry.name}{mark}", entry.id))
+            options.append((plain(f"{entry.id} — {entry.name}{mark}"), entry.id))  # the user's registry: not markup
         return options
 
     def on_mount(self) -> None:
@@ -152,7 +154,7 @@ class NewDebateScreen(Screen):
             except FormError as exc:
                 problem = str(exc)
         if problem:
-            self.query_one("#problem", Static).update(problem)
+            self.query_one("#problem", Static).update(plain(problem))  # quotes what was typed
             return
         settings.remember("defaults", {self.protocol: values})
         self.app.start_debate(self.spec, values)  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from store.queries import Queries
 
 from tui.app.replay import replay, rounds_of
-from tui.sanitize import terminal_safe
+from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.metrics import MetricsPanel
 from tui.app.widgets.transcript import Transcript
@@ -110,7 +110,7 @@ class ChooseDebate(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Compare the metric curves with:")
-            yield OptionList(*(Option(Text(f"{d['id'][:6]}  {terminal_safe(d['title'])[:50]}  ({d['status']})"), id=d["id"])
+            yield OptionList(*(Option(plain(f"{d['id'][:6]}  {terminal_safe(d['title'])[:50]}  ({d['status']})"), id=d["id"])
                                for d in self.debates))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from textual.containers import Vertical
+
+from tui.sanitize import plain
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
 
@@ -29,7 +31,7 @@ class MetricsTable(DataTable):
     def show(self, rows: list[dict[str, Any]]) -> None:
         self.clear()
         for row in rows:
-            self.add_row(*(fmt(row.get(key)) for _, key in COLUMNS), key=str(row["round"]))
+            self.add_row(*(plain(fmt(row.get(key))) for _, key in COLUMNS), key=str(row["round"]))
 
 
 class MetricsPlot(PlotextPlot):

@@ -8,22 +8,30 @@ in a reply is displayed, not obeyed.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.containers import VerticalScroll
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from protocols.events import TokenDelta, TurnFinished, TurnStarted
 
-from tui.sanitize import terminal_safe
+from tui.sanitize import StreamSanitizer, plain, terminal_safe
 
 #: Repaint a streaming turn at most this often (seconds): tokens arrive faster than eyes read.
 REPAINT_INTERVAL = 0.05
 
 
-class TurnView(Static):
-    """One turn. Starts streaming raw text; when finished shows the rendered text and notes."""
+class TurnView(Vertical):
+    """One turn. Streams raw text; when finished shows the rendered text and notes.
+
+    While streaming, each finished paragraph becomes its own ``Static`` that is never redrawn
+    and only the paragraph being written is repainted, with text sanitized piece by piece
+    (:class:`StreamSanitizer`): a repaint costs the same at token 10 and token 1,000.
+    """
 
     DEFAULT_CSS = """
     TurnView { border: round $panel-lighten-2; padding: 0 1; margin: 0 0 1 0; height: auto; }
+    TurnView > Static { height: auto; }
+    TurnView > .paragraph { margin-bottom: 1; }  /* the blank line the split paragraphs had */
     TurnView.agent-a { border: round $primary; }
     TurnView.agent-b { border: round $accent; }
     TurnView.user, TurnView.human { border: round $success; }
@@ -31,30 +39,64 @@ class TurnView(Static):
     """
 
     def __init__(self, role: str, model_id: str, title: str) -> None:
-        super().__init__(Text(""), classes=f"{role} streaming")
+        super().__init__(classes=f"{role} streaming")
         self.role = role
         self.model_id = model_id
-        self.border_title = title
+        self.border_title = plain(title)  # a str border title is read as markup; the model id is not ours
         self.border_subtitle = "writing …"
-        self.raw = ""
+        self.chunks: list[str] = []
         self.final_text: str | None = None
+        self._clean = StreamSanitizer()
+        self._paragraph = ""  # sanitized text of the paragraph being written
+        self._tail = Static(Text(""))
         self._dirty = False
 
+    def compose(self) -> ComposeResult:
+        yield self._tail
+
+    @property
+    def raw(self) -> str:
+        """Everything the model has written so far (uncleaned; the journal keeps it too)."""
+        return "".join(self.chunks)
+
     def append(self, text: str) -> None:
-        self.raw += text
+        self.chunks.append(text)
+        self._paragraph += self._clean.feed(text)
         self._dirty = True
 
-    def flush(self) -> None:
-        if self._dirty and self.final_text is None:
-            self.update(Text(terminal_safe(self.raw)))
-            self._dirty = False
+    def flush(self) -> bool:
+        """Paint what arrived since the last flush; whether anything was painted."""
+        if not self._dirty or self.final_text is not None or not self.is_mounted:
+            return False
+        if "\n\n" in self._paragraph:
+            done, self._paragraph = self._paragraph.rsplit("\n\n", 1)
+            self.mount(Static(Text(done), classes="paragraph"), before=self._tail)
+        self._repaint_tail()
+        self._dirty = False
+        return True
+
+    def _repaint_tail(self) -> None:
+        """Repaint the paragraph being written; lay the screen out again only if its height
+        changed (a new line every few seconds), not at every repaint: a layout of the whole
+        screen was most of a repaint's cost while a model writes."""
+        tail = self._tail
+        tail.update(Text(self._paragraph), layout=False)
+        width = tail.content_region.width
+        if not width:  # not laid out yet
+            tail.refresh(layout=True)
+            return
+        height = tail.get_content_height(tail.container_size, self.app.size, width)  # what layout would compute (cached for it)
+        if height != tail.content_region.height:
+            tail.refresh(layout=True)
 
     def finish(self, event: TurnFinished) -> None:
         self.final_text = event.text
         body = Text(terminal_safe(event.text.strip() or "(empty reply)"))
         for note in event.parse_notes:
             body.append("\n↳ " + terminal_safe(note), style="dim italic")
-        self.update(body)
+        self.remove_children()
+        self._tail = Static(body)
+        self.mount(self._tail)
         self.remove_class("streaming")
         call = event.call
         if call is None:
@@ -63,8 +105,8 @@ class TurnView(Static):
             rate = ""
             if call.first_token_s is not None and call.completion_tokens > 1 and call.duration_s > call.first_token_s:
                 rate = f" · {(call.completion_tokens - 1) / (call.duration_s - call.first_token_s):.0f} tok/s"
-            self.border_subtitle = (f"{call.completion_tokens} tokens{rate} · prompt {call.prompt_tokens} "
-                                    f"({call.prompt_tokens_evaluated} new) · {call.finish_reason}")
+            self.border_subtitle = plain(f"{call.completion_tokens} tokens{rate} · prompt {call.prompt_tokens} "
+                                         f"({call.prompt_tokens_evaluated} new) · {call.finish_reason}")
 
 
 def _title(role: str, model_id: str, kind: str, round_: int, kappa: float | None) -> str:
@@ -86,8 +128,7 @@ class Transcript(VerticalScroll):
         self.set_interval(REPAINT_INTERVAL, self._repaint)
 
     def _repaint(self) -> None:
-        if self.current is not None:
-            self.current.flush()
+        if self.current is not None and self.current.flush():
             self._follow()
 
     def _follow(self) -> None:
@@ -111,7 +152,7 @@ class Transcript(VerticalScroll):
             view = TurnView(event.role, event.model_id, "")
             self.turns.append(view)
             self.mount(view)
-        view.border_title = _title(event.role, event.model_id, event.kind, event.round, event.kappa)
+        view.border_title = plain(_title(event.role, event.model_id, event.kind, event.round, event.kappa))
         view.finish(event)
         self.current = None
         self._follow()

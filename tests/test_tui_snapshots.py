@@ -1,0 +1,70 @@
+"""Snapshots of the app's screens per state (issue 16): recorded events and scripted models only,
+so what is drawn is identical on every machine. Update after a deliberate change with
+``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at the SVGs before committing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.helpers.sample_debate import record_sample, sample_events
+from tests.test_tui import SIZE, make_app
+from tests.test_tui_hostile import scripted_loader
+from tui.launch import EVINCE
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.new_debate import NewDebateScreen
+
+
+@pytest.fixture(autouse=True)
+def _fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+def test_help_over_home(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", "/nonexistent/symposium-config")  # Help shows the path; never written here
+    app = make_app(tmp_path, registry)
+    assert snap_compare(app, press=["question_mark"], terminal_size=SIZE)
+
+
+def test_debate_finished_on_an_80x24_terminal(snap_compare, tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+
+    async def finished(pilot: Pilot) -> None:
+        app.push_screen(DebateScreen(events=sample_events(rounds=2)))
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=finished, terminal_size=(80, 24))
+
+
+def test_review_of_a_recorded_debate(snap_compare, tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=3)
+    assert snap_compare(app, press=["o", "left"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("protocol", ["socrasynth", "deliberation"])
+def test_new_debate_form(snap_compare, tmp_path: Path, registry, protocol: str) -> None:
+    app = make_app(tmp_path, registry)
+
+    async def form(pilot: Pilot) -> None:
+        await app.push_screen(NewDebateScreen(protocol))
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=form, terminal_size=SIZE)
+
+
+def test_debate_that_failed_to_start(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tui.app.screens.debate.load_agents",
+                        scripted_loader([], fail="model 'big-model': server at 127.0.0.1:8080 answered 503 [overloaded]"))
+    app = make_app(tmp_path, registry)
+
+    async def failed(pilot: Pilot) -> None:
+        app.start_debate(EVINCE, EVINCE.defaults())
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, run_before=failed, terminal_size=SIZE)
