@@ -112,3 +112,21 @@ def roles_that_fit(free_bytes: int, weights_bytes: int, per_token: int, context:
     room = free_bytes - weights_bytes
     per_role = per_token * context
     return max(0, room // per_role) if per_role > 0 else 0
+
+
+def memory_advice(path: Path, context: int, cache_type: str = "f16", free_bytes: int | None = None) -> str:
+    """One line for ``symposium models test``: the KV cost of the GGUF at ``path`` and how many
+    roles at a full ``context`` fit in the memory free now (weights counted once)."""
+    shape = kv_shape_from_metadata(read_gguf_metadata(path))
+    per_token = kv_bytes_per_token(shape, cache_type)
+    per_role = per_token * context
+    free = available_memory() if free_bytes is None else free_bytes
+    line = (f"KV cache: {per_token:,} bytes/token ({cache_type}; {shape.layers} layers × {shape.kv_heads} KV heads × "
+            f"{shape.key_length}+{shape.value_length} dims), {per_role / 2**20:,.0f} MiB per role at {context:,} tokens")
+    if free is None:
+        return line + "; free memory unknown here"
+    weights = path.stat().st_size
+    roles = roles_that_fit(free, weights, per_token, context)
+    return (line + f"; {free / 2**30:.1f} GiB free now, weights {weights / 2**30:.1f} GiB: {roles} role(s) fit at full "
+            "context (agents of one model share one KV cache that grows with the tokens in use, so shorter "
+            "transcripts fit more)")

@@ -20,7 +20,8 @@ from backends.llamacpp import KvPool, LlamaCppBackend
 from backends.registry import Registry
 from backends.sources import resolve_path
 
-DEV_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "symptom2disease" / "dev.csv"
+DEV_CSV = next((p for base in Path(__file__).resolve().parents[1:4] if (p := base / "shared" / "data" / "symptom2disease" / "dev.csv").exists()),
+               Path("/nonexistent"))
 GREEDY = SamplingOptions(max_tokens=20, temperature=0.0, repeat_penalty=1.0)
 
 
