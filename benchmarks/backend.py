@@ -605,9 +605,9 @@ def scoring_table(results: list[dict[str, Any]]) -> Table:
             r"naive = reset() then score(case, \[label]) per label: the whole prompt once per label. "
             "sequential = the prompt once, then each label's tokens one label after another (the way before "
             "batching). raw = llama_cpp.Llama with its own prefix reuse (prompt once, n_tokens rewound per label). "
-            "batched = the prompt once, then all labels' tokens in one llama.cpp batch, one sequence per label "
-            "sharing the prompt's KV cells. Δ = largest |log-prob difference| against sequential: llama.cpp's "
-            "CPU kernels round differently from 64 rows a batch on, see tests/test_llamacpp_kv.py. "
+            "batched = the prompt once, then the labels' tokens in batches of ≤ 63 tokens, one sequence per label "
+            "sharing the prompt's KV cells (llama.cpp's CPU kernels round differently from 64 rows on). "
+            "Δ = largest |log-prob difference| against sequential. "
             + ("≈ = naive timed on a subset of labels, scaled to all (--naive-labels). " if estimated else "")
             + f"Top 3 (logprob) — {top3}."
         ),

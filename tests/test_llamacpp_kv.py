@@ -59,8 +59,8 @@ def smollm_pair(registry: Registry):
 async def test_batched_scoring_equals_the_sequential_way(smollm: LlamaCppBackend) -> None:
     """All 41 labels in batches sharing the prompt's cells give the sequential numbers.
 
-    Batches are capped at 63 tokens here: at 64 rows llama.cpp's CPU kernels change path and
-    round differently (the same 0.2-nat drift appears when a prompt is merely chunked
+    Batches are capped at 63 tokens (the default): at 64 rows llama.cpp's CPU kernels change
+    path and round differently (the same drift appears when a prompt is merely chunked
     differently), so the cap makes both ways run the same kernels and compare exactly."""
     messages, labels = disease_case()
     session = smollm.session("kv-batched-vs-sequential")
@@ -71,19 +71,17 @@ async def test_batched_scoring_equals_the_sequential_way(smollm: LlamaCppBackend
         calls.append(len(items))
         return real_decode(pool, items, protect=protect)
 
-    saved = smollm.score_batch_tokens
+    assert smollm.score_batch_tokens == 63
     try:
         smollm.score_mode = "sequential"
         session.reset()
         sequential = await session.score(messages, labels)
         smollm.score_mode = "batched"
-        smollm.score_batch_tokens = 63
         session.reset()
         KvPool.decode = counting  # type: ignore[method-assign]
         batched = await session.score(messages, labels)
     finally:
         KvPool.decode = real_decode  # type: ignore[method-assign]
-        smollm.score_batch_tokens = saved
         smollm.score_mode = "batched"
     fed = sum(n - 1 for n in batched.token_counts)
     assert len(calls) - 1 <= -(-fed // 63) + 1, f"candidates were not batched: {len(calls)} decodes for {fed} tokens"
@@ -102,9 +100,12 @@ async def test_one_full_batch_ranks_like_the_sequential_way(smollm: LlamaCppBack
     smollm.score_mode = "sequential"
     try:
         sequential = await session.score(messages, labels)
+        smollm.score_mode = "batched"
+        smollm.score_batch_tokens = smollm.n_batch
+        batched = await session.score(messages, labels)
     finally:
         smollm.score_mode = "batched"
-    batched = await session.score(messages, labels)
+        smollm.score_batch_tokens = 63
     assert max(abs(a - b) for a, b in zip(batched.logprobs, sequential.logprobs)) < 2.0
     best = max(range(len(labels)), key=lambda i: sequential.logprobs[i])
     assert batched.logprobs[best] >= sorted(batched.logprobs)[-3], "the sequential favourite left the top 3"
