@@ -179,7 +179,6 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as folder, Journal(Path(folder) / "journal.db") as journal:
             final = await drive(events, journal)
         debate_s = time.perf_counter() - loaded
-        rounds = journal_rounds = None
         kv = {b.model_id: b.kv_stats() for b in backends.values() if isinstance(b, LlamaCppBackend)}
         one_context = {b.model_id: b.n_ctx * b.kv_bytes_per_token() for b in backends.values() if isinstance(b, LlamaCppBackend)}
         roles_per_model = defaultdict(int)
@@ -189,7 +188,6 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         "protocol": args.protocol,
         "mode": args.mode,
         "status": final.status if final else "cut off",
-        "rounds": rounds or journal_rounds,
         "agents": {k: dict(v) for k, v in meter.agents.items()},
         "time": dict(meter.time) | {"debate_wall": debate_s, "load": loaded - started},
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -236,8 +234,11 @@ def token_table(results: list[dict[str, Any]]) -> Table:
     table = Table(title="Prompt tokens over a whole debate, per agent", caption_justify="left", caption=(
         "evaluated = prompt tokens llama.cpp ran (scored labels' tokens included); new = tokens new to that agent "
         "(past the longest prefix it had seen, its replies included): the least any cache must run. "
-        "naive = the same debate with KV reuse off, measured. fewer = naive evaluated ÷ cached evaluated."))
-    for column in ("protocol", "agent", "calls", "evaluated", "new", "eval ÷ new", "naive evaluated", "naive new", "fewer"):
+        "naive = the same debate with KV reuse off, measured; its sampled text drifts from the cached run's (llama.cpp "
+        "rounds differently for other batch sizes), so fewer = naive (evaluated ÷ new) ÷ cached (evaluated ÷ new): "
+        "how many times more tokens the naive way runs per token new to the agent."))
+    for column in ("protocol", "agent", "calls", "evaluated", "new", "eval ÷ new", "naive evaluated", "naive new",
+                   "naive eval ÷ new", "fewer"):
         table.add_column(column, justify="left" if column in ("protocol", "agent") else "right")
     by = {(r["protocol"], r["mode"]): r for r in results}
     for protocol in dict.fromkeys(r["protocol"] for r in results):
@@ -252,7 +253,8 @@ def token_table(results: list[dict[str, Any]]) -> Table:
                 protocol if name == names[0] else "", f"[bold]{name}[/]" if name == "total" else name, f"{row['calls']:.0f}",
                 f"{row['evaluated']:,.0f}", f"{row['new']:,.0f}", f"{row['evaluated'] / max(1, row['new']):.2f}×",
                 f"{nrow['evaluated']:,.0f}" if nrow else "—", f"{nrow['new']:,.0f}" if nrow else "—",
-                f"{nrow['evaluated'] / max(1, row['evaluated']):.1f}×" if nrow else "—",
+                f"{nrow['evaluated'] / max(1, nrow['new']):.2f}×" if nrow else "—",
+                f"{(nrow['evaluated'] / max(1, nrow['new'])) / (row['evaluated'] / max(1, row['new'])):.1f}×" if nrow else "—",
             )
         table.add_section()
     return table
@@ -310,7 +312,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--case", type=int, default=0, help="dev.csv row for EVINCE")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="also write every number here")
+    parser.add_argument("--report", type=Path, nargs="+", metavar="JSON", help="print the tables of earlier --json files")
     parser.add_argument("--child", nargs=2, metavar=("PROTOCOL", "MODE"), help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -331,6 +334,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     console = Console() if sys.stdout.isatty() else Console(width=130)
     started = time.perf_counter()
+    if args.report:
+        saved = [json.loads(path.read_text()) for path in args.report]
+        results = [r for doc in saved for r in doc["results"]]
+        console.print(token_table(results))
+        console.print(cost_table(results))
+        console.print(f"[dim]{saved[0]['machine']}; " + "; ".join(doc.get("command", "") for doc in saved) + "[/]")
+        return 0
     results = run_all(args, console)
     console.print(token_table(results))
     console.print(cost_table(results))
@@ -339,7 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{args.crit_tokens}; {time.perf_counter() - started:.0f} s. Command: "
                   f"{' '.join([Path(sys.executable).name, *sys.argv])}[/]")
     if args.json:
-        args.json.write_text(json.dumps({"machine": machine(threads), "results": results}, indent=2))
+        command = " ".join([Path(sys.executable).name, *sys.argv])
+        args.json.write_text(json.dumps({"machine": machine(threads), "command": command, "results": results}, indent=2))
     return 0
 
 
