@@ -182,3 +182,14 @@ def test_kv_bytes_per_token_from_the_gguf_files(registry: Registry, smollm: Llam
     assert gemma.sliding_window == 512
     assert roles_that_fit(16 << 30, 6 << 30, 344064, 8192) == 3
     assert roles_that_fit(1 << 30, 2 << 30, 1000, 100) == 0
+
+
+def test_models_test_advice_counts_roles_beside_the_weights(registry: Registry) -> None:
+    """The line ``symposium models test`` prints: weights counted once, then whole roles."""
+    from backends.kv_memory import memory_advice
+
+    path = resolve_path(registry.get("smollm2-135m"))
+    per_role = 23040 * 4096
+    line = memory_advice(path, 4096, free_bytes=path.stat().st_size + 3 * per_role + per_role // 2)
+    assert "23,040 bytes/token" in line and "3 role(s) fit" in line
+    assert "0 role(s) fit" in memory_advice(path, 4096, free_bytes=path.stat().st_size // 2)
