@@ -712,21 +712,34 @@ class KvPool:
         return True
 
     def _grow(self, cells: int) -> None:
-        """A bigger context with every agent's cells copied over exactly."""
+        """A bigger context with every agent's cells copied over exactly.
+
+        The agents' cells are saved first and the old context freed before the new one is
+        made, so memory peaks at the new context plus the cells in use, not at both contexts."""
         api = self._api()
-        new = self.backend.new_context(cells, POOL_SEQUENCES)
+        saved: list[tuple[int, Any, int]] = []
         for seq, owner in self.owners.items():
             if not owner._cached:
                 continue
             size = api.llama_state_seq_get_size(self.ctx.ctx, seq)
             buf = (ctypes.c_uint8 * size)()
             written = api.llama_state_seq_get_data(self.ctx.ctx, buf, size, seq)
-            if not written or not api.llama_state_seq_set_data(new.ctx, buf, written, seq):
-                owner._cached = []  # could not move it: that agent re-evaluates next turn
-        for tmp, (src, n) in self._scratch.items():  # a scoring batch in flight: share again
-            api.llama_memory_seq_cp(new.memory, src, tmp, 0, n)
+            saved.append((seq, buf, written))
         self.ctx.close()
-        self.ctx, self.cells = new, cells
+        try:
+            self.ctx = self.backend.new_context(cells, POOL_SEQUENCES)
+        except BackendError:  # no memory for more: back to the old size, every cache dropped
+            self.ctx = self.backend.new_context(self.cells, POOL_SEQUENCES)
+            for owner in self.owners.values():
+                owner._cached = []
+            self._scratch.clear()
+            raise
+        for seq, buf, written in saved:
+            if not written or not api.llama_state_seq_set_data(self.ctx.ctx, buf, written, seq):
+                self.owners[seq]._cached = []  # could not move it: that agent re-evaluates next turn
+        for tmp, (src, n) in self._scratch.items():  # a scoring batch in flight: share again
+            api.llama_memory_seq_cp(self.ctx.memory, src, tmp, 0, n)
+        self.cells = cells
         self.grows += 1
 
     def logits(self, index: int) -> np.ndarray:
