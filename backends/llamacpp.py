@@ -135,6 +135,21 @@ class LlamaCppBackend(Backend):
         self.add_bos = self.model.add_bos_token()
         self.parallel = 1
         self._slots = threading.BoundedSemaphore(self.parallel)
+        #: "shared": every session of this model is one sequence of one context whose unified
+        #: KV cache grows with the tokens in use; "per_agent": one whole context per session.
+        self.kv_layout = entry.kv_layout
+        self.kv_cache_type = entry.kv_cache_type
+        #: False re-evaluates every prompt from its first token (the naive way, for benchmarks).
+        self.kv_reuse = True
+        #: "batched" scores all candidates in one llama.cpp batch; "sequential" one after another.
+        self.score_mode: str = "batched"
+        #: Most candidate tokens per scoring batch. llama.cpp's CPU kernels switch at 64 rows to
+        #: a matrix path that rounds differently (up to 2 nats on a label of a Q4 model; the same
+        #: drift appears when a prompt is merely chunked differently). Below 64 the batched way
+        #: gives exactly the sequential way's numbers, and on CPU time is bound by the tokens
+        #: evaluated, not by the number of batches (measured: 63 and 512 within noise).
+        self.score_batch_tokens = EXACT_BATCH_ROWS
+        self._pool: KvPool | None = None
         self._eot_tokens = self._end_of_turn_tokens()
         self._piece_buf = ctypes.create_string_buffer(64)
 
@@ -168,12 +183,45 @@ class LlamaCppBackend(Backend):
         cores, as the diagnosis benchmark does). Call while nothing is running."""
         self.parallel = max(1, n)
         self._slots = threading.BoundedSemaphore(self.parallel)
+        if self.parallel > 1:  # one shared context computes one batch at a time
+            self.kv_layout = "per_agent"
 
     @contextmanager
     def computing(self, session: LlamaCppSession) -> Iterator[None]:
-        """Hold ``session``'s context and one of the model's compute slots."""
-        with session.lock, self._slots:
+        """Hold ``session``'s context (the shared one, or its own) and a compute slot."""
+        with session.lock, self._slots, session.pool.lock:
+            session.last_used = time.monotonic()
             yield
+
+    def pool_for(self, session: LlamaCppSession) -> KvPool:
+        """The KV pool ``session`` lives in: the model's shared one, or a context of its own."""
+        if self.kv_layout == "per_agent":
+            return KvPool(self, self.n_ctx, growable=False)
+        if self._pool is None:
+            self._pool = KvPool(self, self.n_ctx, growable=True)
+        return self._pool
+
+    def kv_stats(self) -> dict[str, Any]:
+        """KV cells reserved and in use, over every context of this model (for benchmarks)."""
+        pools = {id(p): p for p in ([self._pool] if self._pool else [])}
+        for session in self._sessions.values():
+            if isinstance(session, LlamaCppSession) and session._pool is not None:
+                pools[id(session._pool)] = session._pool
+        cells = sum(p.cells for p in pools.values())
+        per_token = self.kv_bytes_per_token()
+        return {
+            "contexts": len(pools),
+            "cells": cells,
+            "kv_bytes": cells * per_token,
+            "kv_bytes_per_token": per_token,
+            "grows": sum(p.grows for p in pools.values()),
+            "evictions": sum(p.evictions for p in pools.values()),
+        }
+
+    def kv_bytes_per_token(self) -> int:
+        from .kv_memory import kv_bytes_per_token, kv_shape_from_metadata
+
+        return kv_bytes_per_token(kv_shape_from_metadata(self.model.metadata()), self.kv_cache_type)
 
     def is_end(self, token: int) -> bool:
         return token in self._eot_tokens or bool(self._llama_cpp.llama_vocab_is_eog(self.model.vocab, token))
@@ -197,9 +245,17 @@ class LlamaCppBackend(Backend):
     def _new_session(self, name: str) -> LlamaCppSession:
         return LlamaCppSession(self, name)
 
-    def new_context(self) -> Any:
+    def new_context(self, cells: int | None = None, n_seq: int = 1) -> Any:
+        """A context of ``cells`` KV cells (default: one agent's window) for ``n_seq`` sequences
+        over one unified cache, so any sequence may use any free cell."""
         params = self._internals.LlamaContext.default_params()
-        params.n_ctx = self.n_ctx
+        params.n_ctx = cells or self.n_ctx
+        params.n_seq_max = n_seq
+        params.kv_unified = True
+        if self.kv_cache_type != "f16":  # llama.cpp quantizes the V cache only with flash attention
+            kind = {"q8_0": self._llama_cpp.GGML_TYPE_Q8_0}[self.kv_cache_type]
+            params.type_k = params.type_v = kind
+            params.flash_attn_type = self._llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
         params.n_batch = self.n_batch
         params.n_ubatch = self.n_batch
         params.n_threads = self.n_threads
@@ -212,8 +268,8 @@ class LlamaCppBackend(Backend):
             return self._internals.LlamaContext(model=self.model, params=params, verbose=False)
         except ValueError as exc:
             raise BackendError(
-                f"model {self.model_id!r}: could not create a context of {self.n_ctx} tokens ({exc}); "
-                "lower context_length in models.toml"
+                f"model {self.model_id!r}: could not create a context of {params.n_ctx} KV cells ({exc}); "
+                "lower context_length in models.toml, or set kv_cache_type = \"q8_0\""
             ) from None
 
     async def aclose(self) -> None:
@@ -225,6 +281,9 @@ class LlamaCppBackend(Backend):
                 assert isinstance(session, LlamaCppSession)
                 session.close()
             self._sessions.clear()
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
             self.model.close()
         finally:
             for _ in range(self.parallel):
@@ -238,6 +297,8 @@ class LlamaCppBackend(Backend):
             "n_ctx": self.n_ctx,
             "gpu_layers": self.entry.gpu_layers,
             "threads": self.n_threads,
+            "kv_layout": self.kv_layout,
+            "kv_cache_type": self.kv_cache_type,
         }
 
 
@@ -248,8 +309,9 @@ class LlamaCppSession(Session):
         self.backend = backend
         self.name = name
         self.lock = threading.Lock()
-        self._ctx: Any = None
-        self._batch: Any = None
+        self._pool: KvPool | None = None
+        self.seq = -1
+        self.last_used = 0.0
         #: Tokens whose keys and values are in this session's cache, in order.
         self._cached: list[int] = []
         #: Exact token ids of recent replies, keyed by their (stripped) text, so a reply fed
@@ -282,9 +344,11 @@ class LlamaCppSession(Session):
         return await asyncio.to_thread(self._score_sync, list(messages), list(candidates), prefix)
 
     def reset(self) -> None:
+        if self._pool is None:
+            self._cached = []
+            return
         with self.backend.computing(self):
-            if self._ctx is not None:
-                self._ctx.kv_cache_clear()
+            self._pool.forget(self.seq)
             self._cached = []
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
@@ -292,9 +356,12 @@ class LlamaCppSession(Session):
         return len(self._prompt_tokens(messages))
 
     def close(self) -> None:
-        if self._ctx is not None:
-            self._ctx.close()
-            self._ctx = None
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            with pool.lock:
+                pool.release(self.seq)
+            if pool is not self.backend._pool:
+                pool.close()
         self._cached = []
 
     # -- prompt rendering -------------------------------------------------------------------
@@ -314,39 +381,46 @@ class LlamaCppSession(Session):
 
     # -- llama.cpp work (worker thread, under the model lock) -------------------------------
 
-    def _context(self) -> Any:
-        if self._ctx is None:
-            self._ctx = self.backend.new_context()
-            self._batch = self.backend._internals.LlamaBatch(
-                n_tokens=self.backend.n_batch, embd=0, n_seq_max=1, verbose=False
-            )
-        return self._ctx
+    @property
+    def pool(self) -> KvPool:
+        """This session's KV pool, joined on first use (its sequence id is its own)."""
+        if self._pool is None:
+            pool = self.backend.pool_for(self)
+            with pool.lock:
+                self.seq = pool.acquire(self)
+            self._pool = pool
+        return self._pool
+
+    @property
+    def _ctx(self) -> Any:
+        return self.pool.ctx
 
     def _decode(self, tokens: Sequence[int], start: int, *, all_logits: bool = False) -> None:
-        """Run ``tokens`` at positions ``start…``; logits are kept for the last one (or all)."""
-        ctx = self._context()
-        batch = self._batch
+        """Run ``tokens`` at positions ``start…`` of this session's sequence; logits are kept
+        for the last one (or all)."""
+        pool = self.pool
         n_batch = self.backend.n_batch
         for offset in range(0, len(tokens), n_batch):
             chunk = tokens[offset : offset + n_batch]
-            batch.set_batch(chunk, n_past=start + offset, logits_all=all_logits)
-            try:
-                ctx.decode(batch)
-            except RuntimeError as exc:
-                raise BackendError(f"model {self.backend.model_id!r}: llama_decode failed ({exc})") from None
+            last = len(chunk) - 1
+            pool.decode(
+                [(t, start + offset + i, self.seq, all_logits or i == last) for i, t in enumerate(chunk)],
+                protect={self.seq},
+            )
 
     def _evaluate_prompt(self, prompt: list[int]) -> int:
         """Bring the cache to exactly ``prompt`` and return how many tokens had to be run."""
-        ctx = self._context()
+        pool = self.pool
         common = 0
-        for cached, new in zip(self._cached, prompt):
-            if cached != new:
-                break
-            common += 1
+        if self.backend.kv_reuse:
+            for cached, new in zip(self._cached, prompt):
+                if cached != new:
+                    break
+                common += 1
         if common == len(prompt):  # fully cached: re-run the last token to get fresh logits
             common -= 1
-        if common < len(self._cached) and not ctx.kv_cache_seq_rm(0, common, -1):
-            ctx.kv_cache_clear()
+        if common < len(self._cached) and not pool.ctx.kv_cache_seq_rm(self.seq, common, -1):
+            pool.forget(self.seq)
             common = 0
         self._cached = self._cached[:common]
         self._decode(prompt[common:], common)
@@ -387,13 +461,12 @@ class LlamaCppSession(Session):
             evaluated = self._evaluate_prompt(prompt)
             timing.prompt_s = time.perf_counter() - started
             sampler = _Sampler(be, opts, grammar)
-            ctx = self._ctx
             position = len(prompt)
             while len(out) < opts.max_tokens and position < be.n_ctx:
                 if cancel.is_set():
                     finish = "cancelled"
                     break
-                token = sampler.sample(ctx)
+                token = sampler.sample(self._ctx)  # the pool may have grown
                 if be.is_end(token):
                     finish = "stop"
                     break
@@ -448,20 +521,14 @@ class LlamaCppSession(Session):
         if any(len(e) == len(ends) for e in encoded):
             raise ValueError("score() candidates must be non-empty strings")
         self._check_fits(len(prompt), max(len(e) for e in encoded))
-        logprobs: list[float] = []
         with be.computing(self):
             evaluated = self._evaluate_prompt(prompt)
             timing.prompt_s = time.perf_counter() - started
             first = _log_softmax(self._logits(-1))
-            n = len(prompt)
-            for tokens in encoded:
-                total = float(first[tokens[0]])
-                if len(tokens) > 1:
-                    self._decode(tokens[:-1], n, all_logits=True)
-                    for i, token in enumerate(tokens[1:]):
-                        total += float(_log_softmax(self._logits(i))[token])
-                    self._ctx.kv_cache_seq_rm(0, n, -1)
-                logprobs.append(total)
+            if be.score_mode == "sequential":
+                logprobs = self._score_sequential(len(prompt), encoded, first)
+            else:
+                logprobs = self.pool.score(self.seq, len(prompt), encoded, first)
             self._cached = list(prompt)
         timing.total_s = time.perf_counter() - started
         lp = np.array(logprobs)
@@ -477,9 +544,22 @@ class LlamaCppSession(Session):
             model_id=be.model_id,
         )
 
+    def _score_sequential(self, n: int, encoded: list[list[int]], first: np.ndarray) -> list[float]:
+        """Each candidate after the prompt, one after another, rolled back after each: the way
+        before batching, kept as the reference the batched way is tested and benchmarked on."""
+        logprobs: list[float] = []
+        for tokens in encoded:
+            total = float(first[tokens[0]])
+            if len(tokens) > 1:
+                self._decode(tokens[:-1], n, all_logits=True)
+                for i, token in enumerate(tokens[1:]):
+                    total += float(_log_softmax(self._logits(i))[token])
+                self._ctx.kv_cache_seq_rm(self.seq, n, -1)
+            logprobs.append(total)
+        return logprobs
+
     def _logits(self, index: int) -> np.ndarray:
-        ptr = self._ctx.get_logits_ith(index)
-        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.backend.n_vocab,)).copy()
+        return self.pool.logits(index)
 
     # -- async bridge -----------------------------------------------------------------------
 
@@ -512,6 +592,212 @@ class LlamaCppSession(Session):
             if not task.done():  # the consumer went away: stop the worker and wait for it
                 cancel.set()
                 await asyncio.shield(task)
+
+
+#: Sequences one context may hold: the agents of a model plus the scratch sequences that batched
+#: scoring uses, one per candidate in a batch (llama.cpp allows up to 256; a cell's sequence set
+#: is a fixed-size bitset, so this costs no memory).
+POOL_SEQUENCES = 64
+
+#: Largest batch that llama.cpp's CPU matrix kernels handle on the same path as one token.
+EXACT_BATCH_ROWS = 63
+
+_NO_KV_SLOT = 1  # llama_decode's return code when the KV cache has no room for the batch
+
+
+class KvPool:
+    """One ``llama_context`` whose unified KV cache holds one sequence per agent.
+
+    Why: a context per agent reserves a whole window of KV cells per agent (and its own compute
+    and logits buffers) whether or not the agent uses them. Here the agents of one model share
+    the cells, each cell tagged with the sequence that owns it, so memory follows the tokens
+    actually cached. A shared pool starts at one agent's window and, when a batch finds no free
+    cells, grows by half a window (each sequence's cells copied over exactly with llama.cpp's
+    per-sequence state API) up to one window per agent, i.e. never beyond the per-agent layout;
+    past that the least recently used other agent's cache is dropped (it is re-evaluated on its
+    next turn, and :attr:`evictions` counts it). Each agent's own prefix reuse is unchanged: its
+    sequence holds exactly its tokens at its positions. The price: attention on a unified cache
+    walks the cells of all sequences (masked), so decoding slows a little as the pool fills.
+
+    Not thread-safe: callers hold :attr:`lock` (``LlamaCppBackend.computing``).
+    """
+
+    def __init__(self, backend: LlamaCppBackend, cells: int, *, growable: bool) -> None:
+        self.backend = backend
+        #: Re-entrant: a session that lost its sequence while waiting rejoins under the lock.
+        self.lock = threading.RLock()
+        self.cells = cells
+        self.growable = growable
+        self.ctx = backend.new_context(cells, POOL_SEQUENCES)
+        self.batch = backend._internals.LlamaBatch(n_tokens=backend.n_batch, embd=0, n_seq_max=1, verbose=False)
+        self._free = list(range(POOL_SEQUENCES - 1, -1, -1))
+        self.owners: dict[int, LlamaCppSession] = {}
+        self.grows = 0
+        self.evictions = 0
+        #: Scratch sequences of a scoring batch in flight: which agent's first n cells they share.
+        self._scratch: dict[int, tuple[int, int]] = {}
+
+    # -- sequences ------------------------------------------------------------------------
+
+    def acquire(self, session: LlamaCppSession | None = None, *, protect: set[int] = frozenset()) -> int:  # type: ignore[assignment]
+        """A free sequence id; when none is left, the least recently used agent outside
+        ``protect`` gives its sequence up (its cache is dropped; it rejoins on its next call)."""
+        if not self._free:
+            idle = [s for s in self.owners if s not in protect]
+            if not idle:
+                raise BackendError(
+                    f"model {self.backend.model_id!r}: more than {POOL_SEQUENCES} sequences busy in one context; "
+                    "use fewer agents on this model or kv_layout = \"per_agent\""
+                )
+            victim = self.owners[min(idle, key=lambda s: self.owners[s].last_used)]
+            self.release(victim.seq)
+            victim._pool, victim.seq, victim._cached = None, -1, []
+            self.evictions += 1
+        seq = self._free.pop()
+        if session is not None:
+            self.owners[seq] = session
+        return seq
+
+    def release(self, seq: int) -> None:
+        if seq < 0 or seq in self._free:
+            return
+        self.forget(seq)
+        self.owners.pop(seq, None)
+        self._free.append(seq)
+
+    def forget(self, seq: int) -> None:
+        """Drop every cell of ``seq`` (cells shared with other sequences stay theirs)."""
+        self._api().llama_memory_seq_rm(self.ctx.memory, seq, -1, -1)
+
+    def _api(self) -> Any:
+        return self.backend._llama_cpp
+
+    # -- decoding -------------------------------------------------------------------------
+
+    def decode(self, items: Sequence[tuple[int, int, int, bool]], *, protect: set[int]) -> None:
+        """One llama_decode of ``(token, position, sequence, wants_logits)`` items; when the cache
+        has no room, grow it or evict an agent outside ``protect``, then try again."""
+        api = self._api()
+        while True:
+            batch = self.batch.batch
+            batch.n_tokens = len(items)
+            for j, (token, pos, seq, logits) in enumerate(items):
+                batch.token[j] = token
+                batch.pos[j] = pos
+                batch.seq_id[j][0] = seq
+                batch.n_seq_id[j] = 1
+                batch.logits[j] = logits
+            code = api.llama_decode(self.ctx.ctx, batch)
+            if code == 0:
+                return
+            if code != _NO_KV_SLOT or not self._make_room(protect):
+                raise BackendError(
+                    f"model {self.backend.model_id!r}: llama_decode failed (code {code}, {self.cells} KV cells); "
+                    "raise context_length in models.toml or shorten the transcript"
+                )
+
+    def _make_room(self, protect: set[int]) -> bool:
+        cap = self.backend.n_ctx * max(1, len(self.owners))
+        if self.growable and self.cells < cap:
+            step = max(256, self.backend.n_ctx // 2)
+            self._grow(min(cap, self.cells + step))
+            return True
+        victims = [s for s in self.owners if s not in protect and self.owners[s]._cached]
+        if not victims:
+            return False
+        seq = min(victims, key=lambda s: self.owners[s].last_used)
+        self.forget(seq)
+        self.owners[seq]._cached = []
+        self.evictions += 1
+        return True
+
+    def _grow(self, cells: int) -> None:
+        """A bigger context with every agent's cells copied over exactly.
+
+        The agents' cells are saved first and the old context freed before the new one is
+        made, so memory peaks at the new context plus the cells in use, not at both contexts."""
+        api = self._api()
+        saved: list[tuple[int, Any, int]] = []
+        for seq, owner in self.owners.items():
+            if not owner._cached:
+                continue
+            size = api.llama_state_seq_get_size(self.ctx.ctx, seq)
+            buf = (ctypes.c_uint8 * size)()
+            written = api.llama_state_seq_get_data(self.ctx.ctx, buf, size, seq)
+            saved.append((seq, buf, written))
+        self.ctx.close()
+        try:
+            self.ctx = self.backend.new_context(cells, POOL_SEQUENCES)
+        except BackendError:  # no memory for more: back to the old size, every cache dropped
+            self.ctx = self.backend.new_context(self.cells, POOL_SEQUENCES)
+            for owner in self.owners.values():
+                owner._cached = []
+            self._scratch.clear()
+            raise
+        for seq, buf, written in saved:
+            if not written or not api.llama_state_seq_set_data(self.ctx.ctx, buf, written, seq):
+                self.owners[seq]._cached = []  # could not move it: that agent re-evaluates next turn
+        for tmp, (src, n) in self._scratch.items():  # a scoring batch in flight: share again
+            api.llama_memory_seq_cp(self.ctx.memory, src, tmp, 0, n)
+        self.cells = cells
+        self.grows += 1
+
+    def logits(self, index: int) -> np.ndarray:
+        ptr = self.ctx.get_logits_ith(index)
+        n_vocab = self.backend.n_vocab
+        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)).copy()
+
+    # -- batched scoring ------------------------------------------------------------------
+
+    def score(self, seq: int, n: int, encoded: list[list[int]], first: np.ndarray) -> list[float]:
+        """Summed log-probabilities of each candidate continuing ``seq``'s first ``n`` tokens.
+
+        Every candidate gets a scratch sequence that shares the prompt's cells
+        (``llama_memory_seq_cp`` only tags cells, nothing is copied) and its tokens go into one
+        llama_decode together, each reading its next-token log-probabilities from its own rows
+        of logits; the scratch sequences are dropped afterwards. Candidates that would not fit
+        one batch (``n_batch`` tokens, free sequences) go in as few batches as needed.
+        """
+        api = self._api()
+        logprobs = [float(first[tokens[0]]) for tokens in encoded]
+        pending = [k for k, tokens in enumerate(encoded) if len(tokens) > 1]
+        n_batch = min(self.backend.n_batch, self.backend.score_batch_tokens)
+        while pending:
+            group: list[int] = []
+            size = 0
+            while pending and len(group) < max(1, len(self._free)) and size + len(encoded[pending[0]]) - 1 <= n_batch:
+                size += len(encoded[pending[0]]) - 1
+                group.append(pending.pop(0))
+            if not group:
+                raise BackendError(
+                    f"model {self.backend.model_id!r}: a candidate of {len(encoded[pending[0]])} tokens "
+                    f"does not fit a batch of {n_batch}, or no free sequence is left for scoring"
+                )
+            scratch: list[int] = []
+            for _ in group:
+                scratch.append(self.acquire(protect={seq, *scratch}))
+            try:
+                items: list[tuple[int, int, int, bool]] = []
+                rows: list[tuple[int, int, int]] = []  # (candidate, batch row, token it predicts)
+                for k, tmp in zip(group, scratch):
+                    api.llama_memory_seq_cp(self.ctx.memory, seq, tmp, 0, n)
+                    self._scratch[tmp] = (seq, n)
+                    tokens = encoded[k]
+                    for i, token in enumerate(tokens[:-1]):
+                        rows.append((k, len(items), tokens[i + 1]))
+                        items.append((token, n + i, tmp, True))
+                self.decode(items, protect={seq, *scratch})
+                for k, row, token in rows:
+                    logprobs[k] += float(_log_softmax(self.logits(row))[token])
+            finally:
+                for tmp in scratch:
+                    self._scratch.pop(tmp, None)
+                    self.release(tmp)
+        return logprobs
+
+    def close(self) -> None:
+        self.ctx.close()
+        self.batch.close()
 
 
 class _Sampler:

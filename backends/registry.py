@@ -117,6 +117,12 @@ class ModelEntry(_Strict):
     #: llama.cpp's extra CPU weight layouts (AMX, repacking). Off by default: AMX kernels
     #: crash on some virtual machines that advertise the instructions.
     cpu_extra_buffers: bool = False
+    #: llama.cpp: "shared" puts every agent of this model in one context whose KV cache grows
+    #: with the tokens in use; "per_agent" reserves a whole context per agent (the old way).
+    kv_layout: Literal["shared", "per_agent"] = "shared"
+    #: llama.cpp KV cache precision: "q8_0" halves its memory (turns on flash attention, which
+    #: llama.cpp needs for a quantized V cache) at a small cost in accuracy.
+    kv_cache_type: Literal["f16", "q8_0"] = "f16"
     #: Where the transformers backend runs the model ("auto": CUDA, else MPS, else CPU).
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     #: Requests an HTTP backend keeps in flight at once (judges and jurors side by side).

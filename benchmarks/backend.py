@@ -6,8 +6,12 @@ For each bundled model this prints:
   tokens, through ``llama_cpp.Llama.create_completion`` (the baseline) and through
   ``LlamaCppSession.chat`` (Symposium), and their ratio (the backend's overhead);
 * the time to score the 41 disease labels of the Symptom2Disease dev set as the answer to one
-  case, with the shared prompt evaluated once (``session.score``) against the naive way of
-  evaluating the whole prompt again for every label, and whether both give the same numbers.
+  case, four ways: batched (the prompt once, then every label's tokens in one llama.cpp batch,
+  one sequence per label sharing the prompt's KV cells), sequential (the prompt once, then the
+  labels one after another), naive (the whole prompt again for every label), and a raw
+  llama-cpp-python ``Llama`` keeping its own prefix reuse (prompt once, then each label after
+  rewinding ``n_tokens``, no ``reset()`` per label); with the largest log-probability
+  difference of each against the sequential way.
 
 Baselines are measured in the same process, interleaved with the backend's runs, so a busy
 machine slows both sides alike: read the ratios, not the absolute numbers. Nothing here asserts
@@ -36,8 +40,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a plain script from a checkout
-    sys.path.insert(0, str(REPO))
+# Run as a plain script, this folder comes first on sys.path and its backends.py would shadow
+# the backends package: put the checkout first.
+sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]
 
 from pydantic import BaseModel, Field  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -50,7 +55,9 @@ from backends.registry import load_registry  # noqa: E402
 from backends.sources import resolve_path  # noqa: E402
 
 BUNDLED = ("smollm2-135m", "gemma3-270m")
-DEV_CSV = REPO.parent / "shared" / "data" / "symptom2disease" / "dev.csv"
+#: The dev split beside the checkout (``../shared``), or beside the worktrees' folder.
+DEV_CSV = next((p for base in (REPO.parent, REPO.parent.parent) if (p := base / "shared" / "data" / "symptom2disease" / "dev.csv").exists()),
+               REPO.parent / "shared" / "data" / "symptom2disease" / "dev.csv")
 RAW_N_CTX = 2048
 
 #: Asks for a long answer so that greedy decoding rarely stops before ``--tokens``.
@@ -145,6 +152,10 @@ class ScoringComparison:
     shared_s: list[float]
     naive_s: list[float]
     shared_logprobs: list[float]
+    sequential_s: list[float]
+    sequential_logprobs: list[float]
+    raw_s: list[float]
+    raw_logprobs: list[float]
     naive_index: list[int]
     naive_logprobs: list[float]
     shared_evaluated: int
@@ -158,7 +169,16 @@ class ScoringComparison:
         order_shared = sorted(range(len(subset)), key=lambda k: -subset[k])
         order_naive = sorted(range(len(subset)), key=lambda k: -self.naive_logprobs[k])
         top = sorted(range(len(self.labels)), key=lambda i: -self.shared_logprobs[i])[:3]
+        sequential = statistics.median(self.sequential_s)
+        raw = statistics.median(self.raw_s)
+        ref = self.sequential_logprobs
         return {
+            "sequential_s": sequential,
+            "raw_s": raw,
+            "batched_vs_sequential": sequential / shared if shared > 0 else None,
+            "batched_vs_raw": raw / shared if shared > 0 else None,
+            "max_diff_batched": max(abs(a - b) for a, b in zip(self.shared_logprobs, ref)),
+            "max_diff_raw": max(abs(a - b) for a, b in zip(self.raw_logprobs, ref)),
             "n_labels": len(self.labels),
             "naive_labels": len(self.naive_index),
             "naive_estimated": len(self.naive_index) < len(self.labels),
@@ -166,11 +186,11 @@ class ScoringComparison:
             "shared_s": shared,
             "naive_s": naive,
             "speedup": naive / shared if shared > 0 else None,
-            "max_abs_logprob_diff": max(abs(a - b) for a, b in zip(subset, self.naive_logprobs)),
+            "max_abs_logprob_diff": max(abs(a - b) for a, b in zip([ref[i] for i in self.naive_index], self.naive_logprobs)),
             "same_ranking": order_shared == order_naive,
             "top3": [(self.labels[i], self.shared_logprobs[i]) for i in top],
             "tokens_evaluated": {"shared": self.shared_evaluated, "naive": self.naive_evaluated},
-            "runs": {"shared_s": self.shared_s, "naive_s_measured": self.naive_s},
+            "runs": {"shared_s": self.shared_s, "sequential_s": self.sequential_s, "raw_s": self.raw_s, "naive_s_measured": self.naive_s},
             "logprobs": dict(zip(self.labels, self.shared_logprobs)),
         }
 
@@ -183,7 +203,7 @@ def _median(values: Any) -> float | None:
 # -- the raw llama-cpp-python baseline ----------------------------------------------------
 
 
-def load_raw_llama(path: Path, n_threads: int) -> Any:
+def load_raw_llama(path: Path, n_threads: int, *, logits_all: bool = False) -> Any:
     """``llama_cpp.Llama`` on the same file and thread count as the backend.
 
     The backend turns llama.cpp's CPU "extra buffer" kernels (AMX repacking) off because they
@@ -216,6 +236,7 @@ def load_raw_llama(path: Path, n_threads: int) -> Any:
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
                 flash_attn=True,
+                logits_all=logits_all,
                 verbose=False,
             )
     finally:
@@ -370,6 +391,49 @@ def case_messages(row: dict[str, str]) -> list[Message]:
     ]
 
 
+def raw_score(llm: Any, prompt: list[int], encoded: list[list[int]]) -> tuple[float, list[float]]:
+    """The labels' log-probabilities through ``llama_cpp.Llama`` as its users would get them with
+    its own prefix reuse: the prompt evaluated once, then for each label ``n_tokens`` rewound to
+    the prompt (``Llama.eval`` drops the cells past it) and the label's tokens evaluated."""
+    import numpy as np
+
+    from backends.llamacpp import _log_softmax
+
+    started = time.perf_counter()
+    llm.reset()
+    llm.eval(prompt)
+    n = len(prompt)
+    first = _log_softmax(np.asarray(llm.scores[n - 1], dtype=np.float32))
+    out: list[float] = []
+    for tokens in encoded:
+        total = float(first[tokens[0]])
+        if len(tokens) > 1:
+            llm.n_tokens = n
+            llm.eval(tokens[:-1])
+            for i, token in enumerate(tokens[1:]):
+                total += float(_log_softmax(np.asarray(llm.scores[n + i], dtype=np.float32))[token])
+        out.append(total)
+    return time.perf_counter() - started, out
+
+
+async def timed_scores(session: LlamaCppSession, messages: list[Message], labels: list[str], mode: str, repeat: int) -> tuple[list[float], list[float]]:
+    """``repeat`` runs of ``score(messages, labels)`` from an empty cache in ``mode``."""
+    backend = session.backend
+    backend.score_mode = mode
+    times: list[float] = []
+    result = None
+    try:
+        for _ in range(repeat):
+            session.reset()
+            started = time.perf_counter()
+            result = await session.score(messages, labels)
+            times.append(time.perf_counter() - started)
+    finally:
+        backend.score_mode = "batched"
+    assert result is not None
+    return times, result.logprobs
+
+
 async def compare_scoring(
     session: LlamaCppSession,
     messages: list[Message],
@@ -377,20 +441,29 @@ async def compare_scoring(
     repeat: int,
     naive_repeat: int,
     naive_labels: int | None,
+    raw_llm: Any,
 ) -> ScoringComparison:
-    """``score(messages, labels)`` on a reset session against ``reset(); score(messages, [label])``
-    for each label. Both go through the same code, so the only difference is how often the
-    prompt is evaluated (once, or once per label) and the log-probabilities must agree."""
+    """Batched, sequential, naive (``reset(); score(messages, [label])`` per label) and raw
+    ``Llama`` scoring of the same labels, interleaved per repetition so load hits all alike."""
     session.reset()
     await session.score(messages, labels[:2])  # warm-up: allocate the context and batch
+    be = session.backend
+    prompt = session._prompt_tokens(messages)
+    ends = be.tokenize(be.format.end_of_turn, special=True)
+    encoded = [be.tokenize(label, special=False) + ends for label in labels]
     shared_s: list[float] = []
-    shared = None
+    sequential_s: list[float] = []
+    raw_s: list[float] = []
+    shared_lp = sequential_lp = raw_lp = []
     for _ in range(repeat):
-        session.reset()
-        started = time.perf_counter()
-        shared = await session.score(messages, labels)
-        shared_s.append(time.perf_counter() - started)
-    assert shared is not None
+        times, shared_lp = await timed_scores(session, messages, labels, "batched", 1)
+        shared_s += times
+        times, sequential_lp = await timed_scores(session, messages, labels, "sequential", 1)
+        sequential_s += times
+        took, raw_lp = raw_score(raw_llm, prompt, encoded)
+        raw_s.append(took)
+    session.reset()
+    shared = await session.score(messages, labels)
     step = max(1, len(labels) // naive_labels) if naive_labels else 1
     index = list(range(0, len(labels), step))[: naive_labels or None]
     naive_s: list[float] = []
@@ -410,7 +483,11 @@ async def compare_scoring(
         prompt_tokens=shared.usage.prompt_tokens,
         shared_s=shared_s,
         naive_s=naive_s,
-        shared_logprobs=shared.logprobs,
+        shared_logprobs=shared_lp,
+        sequential_s=sequential_s,
+        sequential_logprobs=sequential_lp,
+        raw_s=raw_s,
+        raw_logprobs=raw_lp,
         naive_index=index,
         naive_logprobs=naive_lp,
         shared_evaluated=shared.usage.prompt_tokens_evaluated,
@@ -433,22 +510,29 @@ async def bench_model(model_id: str, args: argparse.Namespace, console: Console)
         raw_len = len(llm.tokenize(render_prompt(backend.format, free_messages).encode(), add_bos=True, special=True))
         prompts_match = raw_len == session.count_tokens(free_messages)
 
-        console.log(f"{model_id}: decode, free text ({args.repeat} × {args.tokens} tokens each side)")
-        free = await compare_decode("free", llm, session, free_messages, args.tokens, args.repeat)
-        console.log(f"{model_id}: decode, JSON grammar")
-        constrained = await compare_decode("json", llm, session, json_messages, args.tokens, args.repeat, DebateTurn)
+        decode: list[dict[str, Any]] = []
+        if not args.scoring_only:
+            console.log(f"{model_id}: decode, free text ({args.repeat} × {args.tokens} tokens each side)")
+            free = await compare_decode("free", llm, session, free_messages, args.tokens, args.repeat)
+            console.log(f"{model_id}: decode, JSON grammar")
+            constrained = await compare_decode("json", llm, session, json_messages, args.tokens, args.repeat, DebateTurn)
+            decode = [free.summary(), constrained.summary()]
 
         labels, rows = load_cases()
         console.log(f"{model_id}: scoring {len(labels)} labels, shared prompt vs one prompt per label")
-        scoring = await compare_scoring(
-            session, case_messages(rows[args.case]), labels, args.repeat, args.naive_repeat, args.naive_labels
-        )
+        raw_scorer = load_raw_llama(path, backend.n_threads, logits_all=True)
+        try:
+            scoring = await compare_scoring(
+                session, case_messages(rows[args.case]), labels, args.repeat, args.naive_repeat, args.naive_labels, raw_scorer
+            )
+        finally:
+            raw_scorer.close()
         return {
             "model": model_id,
             "chat_format": backend.format.name,
             "threads": backend.n_threads,
             "prompt_tokens_match": prompts_match,
-            "decode": [free.summary(), constrained.summary()],
+            "decode": decode,
             "scoring": scoring.summary() | {"case_id": rows[args.case].get("case_id")},
         }
     finally:
@@ -518,9 +602,12 @@ def scoring_table(results: list[dict[str, Any]]) -> Table:
     table = Table(
         title="Label scoring: every disease label as the reply to one case (s, median)",
         caption=(
-            r"naive = reset() then score(case, \[label]) per label: the whole prompt is evaluated once "
-            "per label (one prompt per label). shared = score(case, labels) after reset(): the prompt once, "
-            "then each label's few tokens. Same code path, so log-probabilities agree up to float noise. "
+            r"naive = reset() then score(case, \[label]) per label: the whole prompt once per label. "
+            "sequential = the prompt once, then each label's tokens one label after another (the way before "
+            "batching). raw = llama_cpp.Llama with its own prefix reuse (prompt once, n_tokens rewound per label). "
+            "batched = the prompt once, then the labels' tokens in batches of ≤ 63 tokens, one sequence per label "
+            "sharing the prompt's KV cells (llama.cpp's CPU kernels round differently from 64 rows on). "
+            "Δ = largest |log-prob difference| against sequential. "
             + ("≈ = naive timed on a subset of labels, scaled to all (--naive-labels). " if estimated else "")
             + f"Top 3 (logprob) — {top3}."
         ),
@@ -530,17 +617,19 @@ def scoring_table(results: list[dict[str, Any]]) -> Table:
     table.add_column("labels", justify="right")
     table.add_column("prompt tok", justify="right")
     table.add_column("naive", justify="right")
-    table.add_column("shared", justify="right")
-    table.add_column("speed-up", justify="right")
-    table.add_column("max |Δ logprob|", justify="right")
-    table.add_column("same ranking", justify="center")
+    table.add_column("sequential", justify="right")
+    table.add_column("raw Llama", justify="right")
+    table.add_column("batched", justify="right")
+    table.add_column("batched vs seq | raw | naive", justify="right")
+    table.add_column("Δ naive | raw | batched", justify="right")
     for res in results:
         s = res["scoring"]
         approx = "≈" if s["naive_estimated"] else ""
         table.add_row(
             res["model"], str(s["n_labels"]), str(s["prompt_tokens"]), approx + _fmt(s["naive_s"], 2),
-            _fmt(s["shared_s"], 2), approx + _fmt(s["speedup"], 1) + "×", f"{s['max_abs_logprob_diff']:.1e}",
-            "yes" if s["same_ranking"] else "[red]no[/]",
+            _fmt(s["sequential_s"], 2), _fmt(s["raw_s"], 2), _fmt(s["shared_s"], 2),
+            f"{_fmt(s['batched_vs_sequential'], 2)}× | {_fmt(s['batched_vs_raw'], 2)}× | {approx}{_fmt(s['speedup'], 1)}×",
+            f"{s['max_abs_logprob_diff']:.1e} | {s['max_diff_raw']:.1e} | {s['max_diff_batched']:.1e}",
         )
     return table
 
@@ -573,6 +662,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--naive-labels", type=int, default=None, help="time the naive scoring on this many labels and scale (default all; 8 with --quick)"
     )
     parser.add_argument("--case", type=int, default=0, help="dev.csv row used as the scoring case")
+    parser.add_argument("--scoring-only", action="store_true", help="skip the decode comparison")
     parser.add_argument("--quick", action="store_true", help="a ~30 s smoke run: fewer tokens, one repetition")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write every number here")
     args = parser.parse_args(argv)
@@ -591,7 +681,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     results = [asyncio.run(bench_model(model_id, args, console)) for model_id in args.models]
     info = machine() | {"elapsed_s": round(time.perf_counter() - started, 1)}
-    console.print(decode_table(results, args.tokens))
+    if not args.scoring_only:
+        console.print(decode_table(results, args.tokens))
     console.print(scoring_table(results))
     for res in results:
         if not res["prompt_tokens_match"]:

@@ -81,6 +81,11 @@ def test_model(args: argparse.Namespace) -> int:
         seconds = f"{check.seconds:.1f} s" if check.seconds is not None else ""
         table.add_row(check.name, marks[check.outcome], seconds, Text(check.detail))
     console.print(table)
+    if entry.backend == "llamacpp" and report.usable:
+        from backends.kv_memory import memory_advice
+        from backends.sources import resolve_path
+
+        console.print(memory_advice(resolve_path(entry), entry.context_length, entry.kv_cache_type), markup=False)
     return 0 if report.usable else 1
 
 
