@@ -31,6 +31,8 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     os.environ["SYMPOSIUM_MODELS_DIR"] = str(models_dir)
     os.environ["SYMPOSIUM_DB"] = str(tmp_path_factory.mktemp("journal") / "journal.db")
     os.environ.pop("SYMPOSIUM_MODELS", None)
+    # The user's own registry (config folder) must not leak into tests: point it at nothing.
+    os.environ["SYMPOSIUM_USER_MODELS"] = str(tmp_path_factory.mktemp("config") / "models.toml")
     os.environ["HF_HUB_OFFLINE"] = "1"
     yield
     os.environ.clear()

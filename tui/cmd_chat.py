@@ -11,6 +11,7 @@ from rich.text import Text
 
 from backends.factory import load_backend
 from backends.registry import load_registry
+from backends.sources import demo_model
 from protocols import chat
 from protocols.agents import Agent
 from store.journal import Journal, new_debate_id
@@ -18,7 +19,6 @@ from store.journal import Journal, new_debate_id
 from .printer import EventPrinter
 from .runner import drive
 
-DEMO_MODEL = "smollm2-135m"
 DEMO_PROMPT = "In two sentences, why is it useful for two people to debate a hard question?"
 
 
@@ -33,7 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_chat)
 
     d = sub.add_parser("demo", help="a first look: the app with a demo debate ready to start (on a terminal), "
-                       "else a streamed reply from the bundled SmolLM2 model")
+                       "else a streamed reply from a bundled model (SmolLM2, else Gemma 3 270M)")
     d.set_defaults(handler=run_demo)
 
 
@@ -47,7 +47,8 @@ def run_demo(args: argparse.Namespace) -> int:
         from .app import run_app
 
         return run_app(db=args.db, models=args.models, start="demo")
-    return asyncio.run(_chat(args.models, args.db, DEMO_MODEL, DEMO_PROMPT, None, max_tokens=96))
+    model_id = demo_model(load_registry(args.models)).id
+    return asyncio.run(_chat(args.models, args.db, model_id, DEMO_PROMPT, None, max_tokens=96))
 
 
 async def _chat(models: str | None, db: str | None, model_id: str, prompt: str, system: str | None, **sampling) -> int:

@@ -9,13 +9,14 @@ import json
 import os
 
 import socket
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from backends.registry import HubSource, load_registry
+from backends.registry import HubSource, load_registry, shipped_registry_path
 from backends.sources import hub_target, status
 
 from .errors import UserError
@@ -43,19 +44,28 @@ def list_models(args: argparse.Namespace) -> int:
         rows.append({
             "id": entry.id, "name": entry.name, "backend": entry.backend, "family": entry.family,
             "size_gb": entry.size_gb, "bundled": entry.bundled, "availability": st.availability, "detail": st.detail,
+            "from": str(registry.origin(entry.id)),
         })
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table(title=f"Models in {registry.path}")
-    for col in ("id", "name", "backend", "size", "status"):
+    files = {Path(r["from"]) for r in rows}
+    labels = {registry.path: "shipped" if registry.path == shipped_registry_path() else "--models"}
+    if registry.user_path is not None:
+        labels[registry.user_path] = "user"
+    table = Table(title="Models")
+    for col in ("id", "name", "backend", "size", "status", "from"):
         table.add_column(col)
     for r in rows:
         colour = "green" if r["availability"] in ("ready", "server") else "yellow"
         size = f"{r['size_gb']:g} GB" if r["size_gb"] else ""
-        table.add_row(r["id"], r["name"], r["backend"], size, f"[{colour}]{r['availability']}[/]")
+        table.add_row(Text(r["id"]), Text(r["name"]), r["backend"], size, f"[{colour}]{r['availability']}[/]",
+                      labels.get(Path(r["from"]), r["from"]))
     console = Console()
     console.print(table)
+    for path, label in labels.items():
+        present = "" if path in files or path.exists() else " (not created yet: `symposium models add` or `scan --add-all`)"
+        console.print(f"  {label}: {path}{present}", markup=False, highlight=False)
     for r in rows:
         if r["availability"] not in ("ready", "server"):
             console.print(f"  {r['id']}: {r['detail']}", markup=False, highlight=False)
