@@ -53,11 +53,13 @@ def shipped_registry_path() -> Path:
 
 
 def user_registry_path() -> Path:
-    """The user's own registry (``$SYMPOSIUM_USER_MODELS`` overrides the config folder)."""
+    """The user's own registry: ``$SYMPOSIUM_USER_MODELS``, else ``models.toml`` in the config
+    folder (``$SYMPOSIUM_CONFIG_DIR``, else the platform's, as for the app's settings)."""
     env = os.environ.get("SYMPOSIUM_USER_MODELS")
     if env:
         return Path(env).expanduser()
-    return Path(user_config_dir("symposium")) / "models.toml"
+    folder = os.environ.get("SYMPOSIUM_CONFIG_DIR")
+    return (Path(folder).expanduser() if folder else Path(user_config_dir("symposium"))) / "models.toml"
 
 
 class _Strict(BaseModel):
@@ -221,6 +223,36 @@ def load_registry(path: str | os.PathLike[str] | None = None, *, user: bool = Tr
         entries.update(mine.entries)
         origins.update(dict.fromkeys(mine.entries, user_file))
     return Registry(path=base.path, entries=entries, origins=origins, user_path=user_file if user else None)
+
+
+USER_HEADER = """\
+# Your own models for Symposium: entries here add to the shipped registry, and an entry with a
+# shipped id replaces it. `symposium models add` and `symposium models scan` append here; edit
+# freely (the keys are those of the shipped models.toml, listed at its top).
+"""
+
+
+def add_user_entry(model_id: str, table: str, user_file: Path | None = None) -> Path:
+    """Append one ``[models.<id>]`` table to the user registry, validated before it is written.
+
+    The file is replaced atomically, so a failed write never leaves a half-written registry;
+    an id already in the user file is refused (the user's edits there are never overwritten).
+    """
+    file = user_file or user_registry_path()
+    old = file.read_text(encoding="utf-8") if file.exists() else USER_HEADER
+    if file.exists() and model_id in _read_file(file).entries:
+        raise RegistryError(f"{file}: already has an entry {model_id!r}; choose another id (--id) or edit that file")
+    new = old + ("" if old.endswith("\n") else "\n") + "\n" + table
+    file.parent.mkdir(parents=True, exist_ok=True)
+    draft = file.with_name(file.name + ".new")
+    draft.write_text(new, encoding="utf-8")
+    try:
+        _read_file(draft)
+    except RegistryError:
+        draft.unlink()
+        raise
+    os.replace(draft, file)
+    return file
 
 
 def _read_file(file: Path) -> Registry:
