@@ -11,7 +11,9 @@ import os
 import re
 import socket
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from rich.console import Console
@@ -20,10 +22,13 @@ from rich.text import Text
 
 from backends.discovery import DiscoveryError, Found, entry_toml, hf_cache_root, lmstudio_roots, locate, ollama_root, scan_all, suggest_id
 from backends.gguf_meta import GGUFError, GGUFInfo, read_gguf
-from backends.registry import HubSource, LocalSource, Registry, add_user_entry, load_registry, shipped_registry_path
+from backends.registry import HubSource, LocalSource, ModelEntry, Registry, add_user_entry, load_registry, shipped_registry_path
 from backends.sources import hub_target, status
 
 from .errors import UserError
+
+if TYPE_CHECKING:
+    from .health_debate import DebateCheck
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -223,7 +228,43 @@ def test_model(args: argparse.Namespace) -> int:
         seconds = f"{check.seconds:.1f} s" if check.seconds is not None else ""
         table.add_row(check.name, marks[check.outcome], seconds, Text(check.detail))
     console.print(table)
-    return 0 if report.usable else 1
+    if not args.debate:
+        return 0 if report.usable else 1
+    if not report.usable:
+        console.print("skipping the debate check: the basic checks failed", style="yellow", markup=False)
+        return 1
+    return 0 if _debate_check(console, entry, args.timeout) else 1
+
+
+def _debate_check(console: Console, entry: ModelEntry, timeout: float) -> bool:
+    """Print ``models test --debate``'s table; true when the model looks fit for a debate."""
+    from .health_debate import check_debate  # the protocols are imported only when asked
+
+    console.print("one short EVINCE debate (openings, one refutation round, CRIT after each) …", style="dim", markup=False)
+    started = time.perf_counter()
+    debate = asyncio.run(check_debate(entry, timeout=timeout))
+    print_debate_check(console, entry.id, debate, time.perf_counter() - started)
+    return debate.usable
+
+
+def print_debate_check(console: Console, model_id: str, debate: DebateCheck, seconds: float) -> None:
+    table = Table(title=f"{model_id} in a debate ({seconds:.0f} s)")
+    for col in ("step", "replies", "valid JSON", "labels in class set", "cut off by token limit", "prompt reused", "tok/s"):
+        table.add_column(col, justify="right" if col != "step" else "left")
+    for step in debate.steps.values():
+        labels = f"{step.labels_inside}/{step.labels_named}" if step.labels_named else "—"
+        reused = f"{step.prompt_reused / step.prompt_tokens:.0%}" if step.prompt_tokens else "—"
+        rate = f"{step.tokens_per_s:.1f}" if step.tokens_per_s else "—"
+        table.add_row(step.name, str(step.calls), f"{step.valid_json}/{step.calls}", labels,
+                      f"{step.cut_off}/{step.calls}", reused, rate)
+    console.print(table)
+    if debate.error:
+        console.print(f"the debate failed: {debate.error}", style="red", markup=False)
+    elif debate.stop_reason:
+        console.print(f"the debate ended: {debate.stop_reason}", style="dim", markup=False)
+    verdict = ("looks fit for a debate" if debate.usable else
+               "not fit as is: too many replies are not valid JSON, name labels outside the class set or are cut off")
+    console.print(f"{model_id}: {verdict}", style="green" if debate.usable else "yellow", markup=False)
 
 
 def pull_model(args: argparse.Namespace) -> int:
