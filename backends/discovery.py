@@ -178,6 +178,13 @@ def family_of(info: GGUFInfo) -> str:
     return re.sub(r"[\d_.-]+$", "", info.architecture.lower()) or "unknown"
 
 
+def clean_name(value: str, limit: int = 80) -> str:
+    """A GGUF's ``general.name`` made fit for tables and forms: the file is untrusted, so no
+    control characters and no square brackets (the app's widgets read those as markup)."""
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f]+", " ", value).replace("[", "(").replace("]", ")")
+    return " ".join(text.split())[:limit].strip()
+
+
 def _toml_string(value: str) -> str:
     """A TOML basic string: JSON's escapes are TOML's, plus DEL, which TOML forbids raw."""
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
@@ -193,7 +200,7 @@ def entry_toml(model_id: str, found: Found, info: GGUFInfo) -> str:
         notes.append("the file has no chat template: set chat_format (chatml, gemma, llama3, mistral)")
     lines = [
         f"[models.{model_id}]",
-        f"name = {_toml_string(info.name or found.path.name)}",
+        f"name = {_toml_string(clean_name(info.name or '') or clean_name(found.path.name))}",
         f"family = {_toml_string(family_of(info))}",
         'backend = "llamacpp"',
         f"source = {{ kind = \"local\", path = {_toml_string(str(found.path))} }}",

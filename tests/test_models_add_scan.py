@@ -200,3 +200,25 @@ async def test_new_debate_form_lists_user_registry_models(tmp_path: Path, monkey
         assert isinstance(form, NewDebateScreen)
         values = [value for _, value in form.query_one("#field-agent-a", Select)._options]
         assert "my-smol" in values and "smollm2-135m" in values
+
+
+def test_a_hostile_gguf_name_is_cleaned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header is untrusted: escape sequences and markup brackets never reach the registry."""
+    gguf = pytest.importorskip("gguf")
+    path = tmp_path / "evil.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name("Evil \x1b[2J[bold red]model[/]\x07 9B")
+    writer.add_context_length(131072)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    info = read_gguf(path)
+    assert info.context_length == 131072 and "\x1b" in (info.name or "")
+    monkeypatch.setenv("SYMPOSIUM_USER_MODELS", str(tmp_path / "models.toml"))
+    from backends.discovery import Found, entry_toml
+    from backends.registry import add_user_entry
+
+    add_user_entry("evil", entry_toml("evil", Found("file", str(path), path), info))
+    entry = load_registry().get("evil")
+    assert entry.name == "Evil (2J(bold red)model(/) 9B" and entry.context_length == 8192
+    assert "raise context_length" in (entry.notes or "")
