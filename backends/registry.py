@@ -1,5 +1,13 @@
 """The model registry: ``models.toml``, validated, with clear errors and availability checks.
 
+Two files make the registry. The *shipped* one is package data (``backends/models.toml`` in a
+wheel, read with :mod:`importlib.resources`); in a source checkout or an editable install it is
+the top-level ``models.toml``, which is the one file maintainers edit: the build copies it into
+the wheel (``setup.py``), so the two can never drift and no symlink is needed (wheels cannot
+carry one). The *user's* registry lives in the platform config folder
+(``symposium models add``/``scan`` write it) and adds entries to the shipped one or replaces
+them whole, id by id; every entry remembers the file it came from.
+
 Users edit ``models.toml`` by hand, so every error names the file, the entry, the key and (when
 it can be found) the line, and says what to do. Nothing here loads a model or touches the
 network; :mod:`backends.sources` turns a source into a file path and :mod:`backends.factory`
@@ -11,10 +19,12 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from platformdirs import user_config_dir
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,8 +40,26 @@ from .loopback import check_server_url
 
 BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
 
-#: The registry shipped with the project (editable installs and source checkouts).
-DEFAULT_REGISTRY = Path(__file__).resolve().parent.parent / "models.toml"
+#: The shipped registry in a source checkout or editable install (the file maintainers edit).
+CHECKOUT_REGISTRY = Path(__file__).resolve().parent.parent / "models.toml"
+
+
+def shipped_registry_path() -> Path:
+    """The shipped registry: package data in an installed wheel, else the checkout's file."""
+    packaged = resources.files("backends").joinpath("models.toml")
+    if packaged.is_file():
+        return Path(str(packaged))  # wheels install unpacked: the resource is a real file
+    return CHECKOUT_REGISTRY
+
+
+def user_registry_path() -> Path:
+    """The user's own registry: ``$SYMPOSIUM_USER_MODELS``, else ``models.toml`` in the config
+    folder (``$SYMPOSIUM_CONFIG_DIR``, else the platform's, as for the app's settings)."""
+    env = os.environ.get("SYMPOSIUM_USER_MODELS")
+    if env:
+        return Path(env).expanduser()
+    folder = os.environ.get("SYMPOSIUM_CONFIG_DIR")
+    return (Path(folder).expanduser() if folder else Path(user_config_dir("symposium"))) / "models.toml"
 
 
 class _Strict(BaseModel):
@@ -152,19 +180,27 @@ class RegistryError(ValueError):
 
 @dataclass(frozen=True)
 class Registry:
-    """All model entries of one ``models.toml``."""
+    """All model entries: the base file's, then the user registry's added on top."""
 
     path: Path
     entries: dict[str, ModelEntry]
+    #: Which file each entry was read from (the user registry wins over the base file).
+    origins: dict[str, Path] = field(default_factory=dict)
+    #: The user registry, whether or not it exists yet (where ``models add`` writes).
+    user_path: Path | None = None
+
+    def origin(self, model_id: str) -> Path:
+        return self.origins.get(model_id, self.path)
 
     def get(self, model_id: str) -> ModelEntry:
         try:
             return self.entries[model_id]
         except KeyError:
             known = ", ".join(self.entries) or "(none)"
+            files = str(self.path) + (f" or {self.user_path}" if self.user_path else "")
             raise RegistryError(
-                f"model {model_id!r} is not in {self.path}; known ids: {known}. "
-                "Add a [models.<id>] table there or pick one of these."
+                f"model {model_id!r} is not in {files}; known ids: {known}. "
+                "Add it with `symposium models add` (or a [models.<id>] table) or pick one of these."
             ) from None
 
     def __iter__(self):
@@ -172,18 +208,64 @@ class Registry:
 
 
 def registry_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """Where the registry is read from: ``--models``, ``$SYMPOSIUM_MODELS``, else the default."""
+    """The base registry: ``--models``, ``$SYMPOSIUM_MODELS``, else the shipped one."""
     if explicit:
         return Path(explicit).expanduser()
     env = os.environ.get("SYMPOSIUM_MODELS")
     if env:
         return Path(env).expanduser()
-    return DEFAULT_REGISTRY
+    return shipped_registry_path()
 
 
-def load_registry(path: str | os.PathLike[str] | None = None) -> Registry:
-    """Read and validate ``models.toml``; raise :class:`RegistryError` with a precise message."""
-    file = registry_path(path)
+def load_registry(path: str | os.PathLike[str] | None = None, *, user: bool = True) -> Registry:
+    """The base registry (``--models`` or the shipped one) with the user's registry on top.
+
+    A user entry with a shipped id replaces that entry whole (no key-by-key merging: what the
+    user's file says is what runs). ``user=False`` reads the base file alone.
+    """
+    base = _read_file(registry_path(path))
+    origins = dict.fromkeys(base.entries, base.path)
+    entries = dict(base.entries)
+    user_file = user_registry_path()
+    if user and user_file.exists() and user_file.resolve() != base.path.resolve():
+        mine = _read_file(user_file)
+        entries.update(mine.entries)
+        origins.update(dict.fromkeys(mine.entries, user_file))
+    return Registry(path=base.path, entries=entries, origins=origins, user_path=user_file if user else None)
+
+
+USER_HEADER = """\
+# Your own models for Symposium: entries here add to the shipped registry, and an entry with a
+# shipped id replaces it. `symposium models add` and `symposium models scan` append here; edit
+# freely (the keys are those of the shipped models.toml, listed at its top).
+"""
+
+
+def add_user_entry(model_id: str, table: str, user_file: Path | None = None) -> Path:
+    """Append one ``[models.<id>]`` table to the user registry, validated before it is written.
+
+    The file is replaced atomically, so a failed write never leaves a half-written registry;
+    an id already in the user file is refused (the user's edits there are never overwritten).
+    """
+    file = user_file or user_registry_path()
+    old = file.read_text(encoding="utf-8") if file.exists() else USER_HEADER
+    if file.exists() and model_id in _read_file(file).entries:
+        raise RegistryError(f"{file}: already has an entry {model_id!r}; choose another id (--id) or edit that file")
+    new = old + ("" if old.endswith("\n") else "\n") + "\n" + table
+    file.parent.mkdir(parents=True, exist_ok=True)
+    draft = file.with_name(file.name + ".new")
+    draft.write_text(new, encoding="utf-8")
+    try:
+        _read_file(draft)
+    except RegistryError:
+        draft.unlink()
+        raise
+    os.replace(draft, file)
+    return file
+
+
+def _read_file(file: Path) -> Registry:
+    """Read and validate one ``models.toml``; raise :class:`RegistryError` with a precise message."""
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

