@@ -227,3 +227,19 @@ def template_format(template: ChatTemplate) -> ChatFormat:
     stops = tuple(dict.fromkeys(((end,) if end else ()) + (family.stop if family else ())))
     return ChatFormat(name=f"template ({family.name})" if family else "template", prefix={}, suffix={},
                       end_of_turn=end, stop=stops)
+
+
+def tokenize_pieces(pieces: Sequence[Piece], encode: Callable[[str, bool], list[int]],
+                    is_special: Callable[[int], bool]) -> list[int]:
+    """Tokens of a rendered prompt: whole, as transformers or ``llama-server --jinja`` tokenize
+    it, when that cannot turn message text into markup (no message text holds special-token
+    text, and no special token forms across a boundary: the whole has exactly the markup's
+    special tokens); otherwise piece by piece, message text with special tokens split.
+    ``encode(text, special)`` is the model's tokenizer without BOS."""
+    texts = [p.text for p in pieces if p.message is not None]
+    if all(encode(t, True) == encode(t, False) for t in texts):
+        whole = encode("".join(p.text for p in pieces), True)
+        markup = sum(sum(map(is_special, encode(p.text, True))) for p in pieces if p.message is None)
+        if sum(map(is_special, whole)) == markup:
+            return whole
+    return [t for p in pieces for t in encode(p.text, p.message is None)]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .base import BackendError, Message
 from .chat_format import ChatFormat, get_format
-from .chat_template import ChatTemplate, template_format
+from .chat_template import ChatTemplate, template_format, tokenize_pieces
 from .registry import ModelEntry
 
 #: Stands for message ``i`` while the template renders; NUL never occurs in a template.
@@ -77,11 +77,6 @@ class Prompter:
         """The template's prompt, tokenized whole as ``apply_chat_template`` does (no BOS beyond
         the template's own) unless message text carries special-token text."""
         assert self.template is not None
-        pieces = self.template.pieces(messages)
-        if all(self.encode(p.text, special=True) == self.encode(p.text, special=False) for p in pieces if p.message is not None):
-            specials = set(self.tokenizer.all_special_ids) | set(getattr(self.tokenizer, "added_tokens_decoder", {}))
-            whole = self.encode("".join(p.text for p in pieces), special=True)
-            markup = sum(sum(t in specials for t in self.encode(p.text, special=True)) for p in pieces if p.message is None)
-            if sum(t in specials for t in whole) == markup:
-                return whole
-        return [t for p in pieces for t in self.encode(p.text, special=p.message is None)]
+        specials = set(self.tokenizer.all_special_ids) | set(getattr(self.tokenizer, "added_tokens_decoder", {}))
+        return tokenize_pieces(self.template.pieces(messages), lambda text, special: self.encode(text, special=special),
+                               specials.__contains__)

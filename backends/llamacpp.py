@@ -53,7 +53,7 @@ from .base import (
     schema_of,
 )
 from .chat_format import ChatFormat, get_format
-from .chat_template import AppendOnly, ChatTemplate, append_only, template_format
+from .chat_template import AppendOnly, ChatTemplate, append_only, template_format, tokenize_pieces
 from .registry import ModelEntry
 from .structured import bounded_ints_as_enums
 
@@ -185,16 +185,8 @@ class LlamaCppBackend(Backend):
         writes ``bos_token``, the vocabulary asks for it, or both.
         """
         assert self.template is not None
-        pieces = self.template.pieces(messages)
-        texts = [p.text for p in pieces if p.message is not None]
-        tokens: list[int] | None = None
-        if all(self.tokenize(t, special=True) == self.tokenize(t, special=False) for t in texts):
-            whole = self.tokenize("".join(p.text for p in pieces), special=True)
-            markup = sum(sum(map(self._is_special, self.tokenize(p.text, special=True))) for p in pieces if p.message is None)
-            if sum(map(self._is_special, whole)) == markup:
-                tokens = whole
-        if tokens is None:
-            tokens = [t for p in pieces for t in self.tokenize(p.text, special=p.message is None)]
+        tokens = tokenize_pieces(self.template.pieces(messages), lambda text, special: self.tokenize(text, special=special),
+                                 self._is_special)
         bos = self.model.token_bos()
         if self.add_bos and bos >= 0 and tokens[:1] != [bos]:
             tokens.insert(0, bos)
