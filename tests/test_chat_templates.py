@@ -218,3 +218,20 @@ def test_append_only_helper_reports_where_turns_differ() -> None:
 
     result = append_only(tokens, lambda reply: [ord(reply[0])])
     assert not result.ok and "from token 0" in result.detail
+
+
+async def test_models_test_says_how_kv_reuse_fares(registry: Registry) -> None:
+    """`symposium models test` prints the load check's describe(): the template and KV reuse."""
+    from tui.health import check_model
+
+    entry = registry.get("smollm2-135m").model_copy(update={"chat_format": None})
+    report = await check_model(entry)
+    assert "chat_format=template (chatml)" in report.checks[0].detail
+    assert "kv_reuse=append-only" in report.checks[0].detail
+
+
+def test_a_rewriting_template_is_reported_as_such(smollm_own: LlamaCppBackend) -> None:
+    backend = with_template(smollm_own, "mistral-7b-instruct-v0.3", add_bos=False)
+    backend.append_only = backend._check_append_only()
+    assert backend.describe()["kv_reuse"].startswith("not append-only (turn 2 differs from token ")
+    assert backend.describe()["kv_reuse"].endswith("earlier turns are re-evaluated")
