@@ -1,12 +1,9 @@
-"""Chat turn formats for models run in process (llama.cpp, transformers without a template).
+"""Hand-written chat turn formats: for models whose file has no chat template (the base Gemma
+3 270M), entries that name one in ``models.toml``, and OpenAI-compatible servers (to score).
 
-We render prompts ourselves instead of running each GGUF's Jinja template because the
-per-agent KV cache only pays off when a conversation's tokens are *append-only*: turn ``n+1``'s
-prompt must start with exactly the tokens already in the cache. Rendering message by message
-with fixed prefixes and suffixes guarantees that; a template that rewrites earlier turns (some
-strip reasoning, some move the system prompt) would not.
-
-The Gemma 3 270M file ships without a chat template, so its format is named in ``models.toml``.
+A GGUF's own Jinja template is the default in process (:mod:`backends.chat_template`); these
+formats render message by message with fixed prefixes and suffixes, so they are append-only by
+construction.
 """
 
 from __future__ import annotations
@@ -37,27 +34,31 @@ class ChatFormat:
 
     def turns(self, messages: Sequence[Message]) -> list[Message]:
         """The messages as this family sees them (system folded in where there is no role)."""
-        if self.system_role:
-            return list(messages)
-        folded: list[Message] = []
-        pending_system: list[str] = []
-        for message in messages:
-            if message.role == "system":
-                pending_system.append(message.content)
-                continue
-            if pending_system and message.role == "user":
-                message = Message("user", "\n\n".join([*pending_system, message.content]))
-                pending_system = []
-            folded.append(message)
-        if pending_system:  # a system prompt with no user turn after it
-            folded.append(Message("user", "\n\n".join(pending_system)))
-        return folded
+        return list(messages) if self.system_role else fold_system(messages)
 
     def render(self, messages: Sequence[Message], reply_prefix: str = "") -> str:
         """The prompt as one text, up to the start of the assistant's reply (no BOS). For
         servers and tokenizers that take text; in process, llama.cpp tokenizes turn by turn."""
         body = "".join(self.prefix[m.role] + m.content + self.suffix[m.role] for m in self.turns(messages))
         return body + self.prefix["assistant"] + reply_prefix
+
+
+def fold_system(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each system prompt folded into the next user turn (Gemma's convention:
+    the system text, a blank line, the user's text), for models with no system role."""
+    folded: list[Message] = []
+    pending_system: list[str] = []
+    for message in messages:
+        if message.role == "system":
+            pending_system.append(message.content)
+            continue
+        if pending_system and message.role == "user":
+            message = Message("user", "\n\n".join([*pending_system, message.content]))
+            pending_system = []
+        folded.append(message)
+    if pending_system:  # a system prompt with no user turn after it
+        folded.append(Message("user", "\n\n".join(pending_system)))
+    return folded
 
 
 CHATML = ChatFormat(

@@ -1,9 +1,10 @@
 """Prompts as token ids from a Hugging Face tokenizer (transformers and vLLM in process).
 
-The markup comes from the tokenizer's chat template, or from the entry's ``chat_format`` when
-the tokenizer has none (the base Gemma GGUF). Message contents are tokenized separately with
-special tokens split, so a case that contains ``<|im_end|>`` stays text and cannot forge a turn
-boundary, as in the llama.cpp backend.
+The markup comes from the tokenizer's chat template, rendered by the same sandboxed renderer as
+the llama.cpp backend (:mod:`backends.chat_template`: trimmed turns, system prompts folded for
+templates without one), or from the entry's ``chat_format`` when the tokenizer has none (the
+base Gemma GGUF). Message text that contains special-token text (``<|im_end|>`` in a case) is
+tokenized apart with special tokens split, so it stays text and cannot forge a turn boundary.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import BackendError, Message
-from .chat_format import ChatFormat, detect_format, get_format
+from .chat_format import ChatFormat, get_format
+from .chat_template import ChatTemplate, template_format, tokenize_pieces
 from .registry import ModelEntry
 
 #: Stands for message ``i`` while the template renders; NUL never occurs in a template.
@@ -24,10 +26,12 @@ class Prompter:
 
     def __init__(self, tokenizer: Any, entry: ModelEntry) -> None:
         self.tokenizer = tokenizer
-        self.template: str | None = tokenizer.chat_template
+        self.template: ChatTemplate | None = None
         self.format: ChatFormat | None
-        if self.template:
-            self.format = detect_format(self.template)  # only for its end-of-turn marker and stops
+        if tokenizer.chat_template and not entry.chat_format:
+            self.template = ChatTemplate(tokenizer.chat_template, bos_token=tokenizer.bos_token or "",
+                                         eos_token=tokenizer.eos_token or "", origin=f"model {entry.id!r}")
+            self.format = template_format(self.template)  # its end-of-turn marker and stops
         elif entry.chat_format:
             self.format = get_format(entry.chat_format)
         else:
@@ -53,17 +57,14 @@ class Prompter:
 
     def prompt_ids(self, messages: Sequence[Message], reply_prefix: str = "") -> list[int]:
         """The prompt's tokens up to the start of the assistant's reply (and ``reply_prefix``)."""
-        if self.template:
-            contents = [m.content for m in messages]
-            slots = [{"role": m.role, "content": _SLOT.format(i)} for i, m in enumerate(messages)]
-            text = self.tokenizer.apply_chat_template(slots, tokenize=False, add_generation_prompt=True)
-        else:
-            assert self.format is not None
-            turns = self.format.turns(messages)
-            contents = [t.content for t in turns]
-            text = self.format.render([Message(t.role, _SLOT.format(i)) for i, t in enumerate(turns)])
-            if self.tokenizer.bos_token and getattr(self.tokenizer, "add_bos_token", True):
-                text = self.tokenizer.bos_token + text
+        if self.template is not None:
+            return self._template_ids(messages) + self.encode(reply_prefix, special=False)
+        assert self.format is not None
+        turns = self.format.turns(messages)
+        contents = [t.content for t in turns]
+        text = self.format.render([Message(t.role, _SLOT.format(i)) for i, t in enumerate(turns)])
+        if self.tokenizer.bos_token and getattr(self.tokenizer, "add_bos_token", True):
+            text = self.tokenizer.bos_token + text
         ids: list[int] = []
         for i, part in enumerate(text.split("\x00")):
             if i % 2 == 0:
@@ -71,3 +72,11 @@ class Prompter:
             else:
                 ids += self.encode(contents[int(part.rsplit("-", 1)[1])], special=False)
         return ids + self.encode(reply_prefix, special=False)
+
+    def _template_ids(self, messages: Sequence[Message]) -> list[int]:
+        """The template's prompt, tokenized whole as ``apply_chat_template`` does (no BOS beyond
+        the template's own) unless message text carries special-token text."""
+        assert self.template is not None
+        specials = set(self.tokenizer.all_special_ids) | set(getattr(self.tokenizer, "added_tokens_decoder", {}))
+        return tokenize_pieces(self.template.pieces(messages), lambda text, special: self.encode(text, special=special),
+                               specials.__contains__)

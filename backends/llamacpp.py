@@ -52,7 +52,8 @@ from .base import (
     Usage,
     schema_of,
 )
-from .chat_format import ChatFormat, detect_format, get_format
+from .chat_format import ChatFormat, get_format
+from .chat_template import AppendOnly, ChatTemplate, append_only, template_format, tokenize_pieces
 from .registry import ModelEntry
 from .structured import bounded_ints_as_enums
 
@@ -131,8 +132,8 @@ class LlamaCppBackend(Backend):
         self.context_length = self.n_ctx
         self.n_batch = min(512, self.n_ctx)
         self.n_threads = entry.threads or default_threads()
-        self.format = self._chat_format(entry)
         self.add_bos = self.model.add_bos_token()
+        self.template, self.format = self._chat_format(entry)
         self.parallel = 1
         self._slots = threading.BoundedSemaphore(self.parallel)
         #: "shared": every session of this model is one sequence of one context whose unified
@@ -152,20 +153,59 @@ class LlamaCppBackend(Backend):
         self._pool: KvPool | None = None
         self._eot_tokens = self._end_of_turn_tokens()
         self._piece_buf = ctypes.create_string_buffer(64)
+        #: Whether a debate's growing prompts keep this model's KV cache whole (checked at load).
+        self.append_only: AppendOnly = self._check_append_only()
 
     # -- set-up helpers -------------------------------------------------------------------
 
-    def _chat_format(self, entry: ModelEntry) -> ChatFormat:
+    def _chat_format(self, entry: ModelEntry) -> tuple[ChatTemplate | None, ChatFormat]:
+        """The GGUF's own chat template, unless the entry names a hand-written format or the
+        file has none; the :class:`ChatFormat` carries the end-of-turn marker and stops."""
         if entry.chat_format:
-            return get_format(entry.chat_format)
-        template = self.model.metadata().get("tokenizer.chat_template")
-        found = detect_format(template)
-        if found is None:
+            return None, get_format(entry.chat_format)
+        source = self.model.metadata().get("tokenizer.chat_template")
+        if not source:
             raise BackendError(
-                f"model {entry.id!r}: its GGUF has no recognisable chat template; "
+                f"model {entry.id!r}: its GGUF has no chat template; "
                 "set chat_format (chatml, gemma, llama3 or mistral) on its entry in models.toml"
             )
-        return found
+        special = self.tokenize_text_of
+        template = ChatTemplate(source, bos_token=special(self.model.token_bos()), eos_token=special(self.model.token_eos()),
+                                origin=f"model {entry.id!r}")
+        return template, template_format(template)
+
+    def tokenize_text_of(self, token: int) -> str:
+        """The vocabulary's text of a special token (``<bos>``, ``<|im_end|>``), '' for none."""
+        if token < 0:
+            return ""
+        return self.model.token_get_text(token)
+
+    def _check_append_only(self) -> AppendOnly:
+        if self.template is None:  # hand-written formats render turn by turn: append-only by construction
+            return AppendOnly(True)
+        # The cache holds a reply's tokens without the end-of-turn token that stopped it.
+        return append_only(self.template_tokens, lambda reply: self.tokenize(reply, special=False))
+
+    def _is_special(self, token: int) -> bool:
+        attr = self._llama_cpp.llama_vocab_get_attr(self.model.vocab, token)
+        return bool(attr & (self._llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | self._llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED))
+
+    def template_tokens(self, messages: Sequence[Message], reply_prefix: str = "") -> list[int]:
+        """The prompt the model's own template gives for ``messages``, as tokens.
+
+        The whole rendering is tokenized at once (as transformers or ``llama-server --jinja``
+        would) when no message text contains special-token text and no special token forms
+        across a markup/text boundary; otherwise markup and text are tokenized apart, so text
+        such as ``<|im_end|>`` in a case stays plain text. BOS: one, whether the template
+        writes ``bos_token``, the vocabulary asks for it, or both.
+        """
+        assert self.template is not None
+        tokens = tokenize_pieces(self.template.pieces(messages), lambda text, special: self.tokenize(text, special=special),
+                                 self._is_special)
+        bos = self.model.token_bos()
+        if self.add_bos and bos >= 0 and tokens[:1] != [bos]:
+            tokens.insert(0, bos)
+        return tokens + self.tokenize(reply_prefix, special=False)
 
     def _end_of_turn_tokens(self) -> set[int]:
         """Token ids that end a reply: the vocabulary's end-of-generation tokens plus the
@@ -294,6 +334,7 @@ class LlamaCppBackend(Backend):
             "model_id": self.model_id,
             "backend": self.kind,
             "chat_format": self.format.name,
+            "kv_reuse": self.append_only.describe(),
             "n_ctx": self.n_ctx,
             "gpu_layers": self.entry.gpu_layers,
             "threads": self.n_threads,
@@ -368,6 +409,8 @@ class LlamaCppSession(Session):
 
     def _prompt_tokens(self, messages: Sequence[Message], *, reply_prefix: str = "") -> list[int]:
         be = self.backend
+        if be.template is not None:
+            return be.template_tokens(messages, reply_prefix)
         fmt = be.format
         tokens: list[int] = [be.model.token_bos()] if be.add_bos else []
         for message in fmt.turns(messages):

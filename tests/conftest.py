@@ -136,11 +136,18 @@ def hf_smollm(registry: Registry) -> Backend:
 
 
 @pytest.fixture(scope="session")
-def vllm_smollm(registry: Registry) -> Backend:
-    """SmolLM2's GGUF on vLLM's in-process engine (CUDA machines with the vllm extra only)."""
+def vllm_smollm(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Backend:
+    """A tiny local Llama with SmolLM2's tokenizer on vLLM's in-process engine (CUDA machines with
+    the vllm extra only; vLLM loads no GGUF, and tests download nothing)."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("vLLM's engine needs a CUDA GPU")
+    from backends.registry import LocalSource
     from backends.vllm_engine import VllmBackend
+    from tests.fixtures.tiny_hf_model import build
 
-    return VllmBackend(registry.get("smollm2-135m").model_copy(update={"backend": "vllm", "context_length": 2048}))
+    folder = build(tmp_path_factory.mktemp("tiny-llama"), resolve_path(registry.get("smollm2-135m")))
+    entry = registry.get("smollm2-135m").model_copy(
+        update={"backend": "vllm", "context_length": 2048, "chat_format": None,
+                "source": LocalSource(kind="local", path=str(folder))})
+    return VllmBackend(entry, path=folder)
