@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -43,3 +44,19 @@ class HelpScreen(ModalScreen):
             yield Static(table)
             yield Static(plain(f"\nRemap keys in {config_dir() / 'keymap.toml'}, one line per binding id, e.g.\n"
                                '  "debate.interject" = "ctrl+i"\n\nThemes: ctrl+t switches light and dark.'))
+            yield Static(metrics_help())
+
+
+def metrics_help() -> Text:
+    """What each metric on the Debate screen means, one line each (from the protocol code, so
+    the help cannot drift from what is computed), and where the paper-vs-code table lives."""
+    from protocols.metrics import METRIC_DEFINITIONS
+
+    text = Text()
+    text.append("\nMetrics (the Debate screen's table and plot)\n", style="bold")
+    for name in ("wd", "mi", "jsd", "nmi", "mi_bits"):
+        if name in METRIC_DEFINITIONS:
+            text.append(f"  {METRIC_DEFINITIONS[name]}\n")
+    text.append("\nWhere each protocol follows its paper and where it differs, and why: docs/protocols.md\n"
+                "(in the source; `symposium run PROTOCOL --help` gives each parameter's section).", style="dim")
+    return text
