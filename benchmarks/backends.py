@@ -44,7 +44,7 @@ from backends.base import Backend, Message, SamplingOptions  # noqa: E402
 from backends.factory import create_backend  # noqa: E402
 from backends.registry import ModelEntry, load_registry  # noqa: E402
 from backends.serve_llamacpp import command, free_port, wait_until_ready  # noqa: E402
-from tui.cli.main import OFFLINE_ENV  # noqa: E402
+from tui.cli.parser import OFFLINE_ENV  # noqa: E402
 
 BACKENDS = ("llamacpp", "openai", "transformers")
 PROMPT = [Message("user", "You are debating whether hospitals should let AI triage emergency patients. "

@@ -9,7 +9,7 @@ import pytest
 
 from backends.serve_llamacpp import free_port
 from tests.helpers.servers import RunningServer
-from tui.cli.main import main
+from tui.cli.parser import main
 
 SERVED = """[models.served]
 name = "SmolLM2 over HTTP"

@@ -33,7 +33,7 @@ from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
-from tui.cli.main import build_parser
+from tui.cli.parser import build_parser
 from tui.cli.params import build_config
 from tui.cli.run import read_agenda
 from tui.errors import UserError

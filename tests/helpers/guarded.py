@@ -70,6 +70,6 @@ if __name__ == "__main__":
             json.dump({"attempts": attempts, "env": env}, fh)
 
     atexit.register(write_report)
-    from tui.cli.main import main
+    from tui.cli.parser import main
 
     raise SystemExit(main(argv))

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from tests.helpers.paths import REPO
 
+#: strace -f's line head: "1234 connect(" (one or more spaces, by version) or "[pid 1234] connect(".
+_HEAD = re.compile(r"^\s*(?:\[pid\s+)?(\d+)\]?\s+(\w+)\(")
 _ADDRESS = re.compile(r'sa_family=(AF_INET6?).*?(?:sin6?_addr=inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6?, "([^"]+)")')
 
 
@@ -57,8 +59,9 @@ def run_walled(argv: list[str], trace: Path, *, env: dict[str, str] | None = Non
                          capture_output=True, text=True, timeout=timeout, check=False)
     attempts = []
     for line in trace.read_text(encoding="utf-8", errors="replace").splitlines():
-        m = _ADDRESS.search(line)
+        m, head = _ADDRESS.search(line), _HEAD.match(line)
         if m:
-            pid, syscall = line.split(" ", 1)[0], line.split(" ", 1)[1].split("(", 1)[0]
-            attempts.append(Attempt(pid, syscall, m.group(1), m.group(2) or m.group(3)))
+            if head is None:
+                raise ValueError(f"{trace}: an strace line this parser does not know: {line!r}")
+            attempts.append(Attempt(head.group(1), head.group(2), m.group(1), m.group(2) or m.group(3)))
     return run, attempts

@@ -1,4 +1,4 @@
-"""The ``symposium`` command line: ``main.py`` builds the parser, one module per command group
+"""The ``symposium`` command line: ``parser.py`` builds the parser, one module per command group
 (``models``, ``chat``, ``run`` and its protocol modules, ``resume``, ``bench``, ``journal``,
 ``serve``). Command modules import their heavy dependencies inside their handlers, so
 ``symposium --help`` starts fast."""
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console script's entry point (``symposium = tui.cli:main``); see :mod:`tui.cli.main`."""
-    from tui.cli.main import main as run
+    """The console script's entry point (``symposium = tui.cli:main``); see :mod:`tui.cli.parser`."""
+    from tui.cli.parser import main as run
 
     return run(argv)

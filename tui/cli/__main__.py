@@ -1,5 +1,5 @@
 """``python -m tui.cli``: the same entry point as the ``symposium`` script."""
 
-from tui.cli.main import main
+from tui.cli.parser import main
 
 raise SystemExit(main())
