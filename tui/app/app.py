@@ -29,6 +29,7 @@ from tui.app.screens.help import HelpScreen
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.screens.review import ReviewScreen
+from tui.app.theme import role_variables
 
 Start = Literal["home", "demo", "new"]
 THEMES = ("textual-dark", "textual-light")
@@ -36,6 +37,7 @@ THEMES = ("textual-dark", "textual-light")
 
 class SymposiumApp(App):
     TITLE = "Symposium"
+    CSS_PATH = "symposium.tcss"  # every screen's and widget's style; colours from theme variables
     BINDINGS = [
         Binding("ctrl+c", "request_quit", "Quit", id="app.quit", priority=True, show=False),
         Binding("question_mark,f1", "help", "Help", id="app.help"),
@@ -65,6 +67,11 @@ class SymposiumApp(App):
             self.push_screen(NewDebateScreen("evince", self.demo_values()))
         elif self.start_with == "new":
             self.open_new_debate()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """The role colours ($role-a, $notice …) for the theme in force: Textual asks again at
+        every theme change, and a theme's own ``variables`` still win over these."""
+        return {**super().get_theme_variable_defaults(), **role_variables(self.current_theme)}
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.content import Content
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
@@ -50,6 +51,7 @@ from store.journal import JournalError, new_debate_id
 
 from tui.launch import FormError, ProtocolSpec, load_agents, resumable
 from tui.app.replay import replay
+from tui.app.theme import role_style
 from tui.headless.runner import drive
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.footer import SteadyFooter
@@ -73,16 +75,6 @@ class DebateScreen(Screen):
         Binding("escape", "leave", "Back", id="debate.back"),
     ]
 
-    DEFAULT_CSS = """
-    DebateScreen #status { height: 1; background: $boost; padding: 0 1; }
-    DebateScreen #loading { height: 3; }
-    DebateScreen #body { height: 1fr; }
-    DebateScreen Transcript { width: 3fr; }
-    DebateScreen #side { width: 2fr; border-left: vkey $panel; padding: 0 1; }
-    DebateScreen .heading { text-style: bold; color: $accent; margin-top: 1; }
-    DebateScreen #judgements, DebateScreen #outcome, DebateScreen #analysis { height: auto; }
-    """
-
     def __init__(self, spec: ProtocolSpec | None = None, values: Mapping[str, Any] | None = None, *,
                  events: Iterable[Event] | None = None, resume: dict[str, Any] | None = None, title: str = "") -> None:
         super().__init__()
@@ -102,7 +94,7 @@ class DebateScreen(Screen):
         self.round: int | None = None
         self.kappa: float | None = None
         self.metrics_rows: list[dict[str, Any]] = []
-        self.judgement_lines: list[Text] = []
+        self.judgement_lines: list[Content] = []
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
         self._status_line = ""
@@ -188,7 +180,7 @@ class DebateScreen(Screen):
     def _fail(self, message: str) -> None:
         """Errors users can fix are shown in words, never as a traceback."""
         self.phase = "failed"
-        self.query_one("#outcome", Static).update(Text(f"⚠ {terminal_safe(message)}", style="bold red"))
+        self.query_one("#outcome", Static).update(Content.styled(f"⚠ {terminal_safe(message)}", "bold $problem"))
         self.app.notify(message[:300], title="The debate could not go on", severity="error", timeout=15)  # whole in #outcome
 
     # -- rendering events -----------------------------------------------------------------------
@@ -203,7 +195,7 @@ class DebateScreen(Screen):
                 self.profile = str(event.config.get("profile") or "")
             case DebateResumed():
                 self.debate_id = event.debate_id
-                transcript.note(f"— resumed at round {event.from_round} —")
+                transcript.note(f"— resumed at round {event.from_round} —", "app")
             case PhaseChanged():
                 self.phase, self.round, self.kappa = event.phase, event.round, event.kappa
             case TurnStarted():
@@ -229,7 +221,7 @@ class DebateScreen(Screen):
             case JudgementMade():
                 self._judgement(event)
             case ModeratorActed():
-                transcript.note(f"✋ moderator: {event.kind} {_payload(event.payload)}")
+                transcript.note(f"✋ moderator: {event.kind} {_payload(event.payload)}", "moderator")
                 if event.kind in ("pause", "resume"):
                     self.paused = event.kind == "pause"
             case Notice():
@@ -257,7 +249,7 @@ class DebateScreen(Screen):
                 if isinstance(event, JudgementMade):
                     self._show_analysis(event)
         except BackendError as exc:
-            self.query_one("#analysis", Static).update(Text(f"analysis failed: {terminal_safe(str(exc))}", style="red"))
+            self.query_one("#analysis", Static).update(Content.styled(f"analysis failed: {terminal_safe(str(exc))}", "$problem"))
 
     def _show_analysis(self, event: JudgementMade) -> None:
         rendered = Analysis.from_json(event.reasons).render()
@@ -267,29 +259,34 @@ class DebateScreen(Screen):
         score = "missing" if event.score is None and event.verdict is None else (f"{event.score:g}" if event.score is not None else "")
         verdict = f" {event.verdict}" if event.verdict else ""
         about = f" on {event.subject}" if event.subject else ""
-        line = Text(f"r{event.round if event.round is not None else '-'} {event.judge_role} {event.kind}{about}: "
-                    f"{event.target or ''} {score}{verdict}")
-        self.judgement_lines = [*self.judgement_lines[-9:], Text(terminal_safe(line.plain))]
-        self.query_one("#judgements", Static).update(Text("\n").join(self.judgement_lines))
+        target = event.target or ""
+        line = Content.assemble(
+            f"r{event.round if event.round is not None else '-'} ",
+            (terminal_safe(event.judge_role), role_style(event.judge_role)),
+            terminal_safe(f" {event.kind}{about}: "),
+            (terminal_safe(target), role_style(target) if target else ""),
+            terminal_safe(f" {score}{verdict}"))
+        self.judgement_lines = [*self.judgement_lines[-9:], line]
+        self.query_one("#judgements", Static).update(Content("\n").join(self.judgement_lines))
 
     def _finished(self, event: DebateFinished) -> None:
         self.finished = event
         self.phase = event.status
         outcome = event.outcome
-        parts = [Text(f"{event.status}: {terminal_safe(event.stop_reason)}", style="bold")]
+        parts = [Content.styled(f"{event.status}: {terminal_safe(event.stop_reason)}", "bold")]
         final = outcome.get("final_distribution")
         if isinstance(final, dict) and final:
             self.query_one(Distributions).set("consensus", final)
         for key, title in (("top", "consensus"), ("winner", "winner"), ("verdict", "verdict")):
             if outcome.get(key) not in (None, ""):
-                parts.append(Text(f"{title}: {terminal_safe(str(outcome[key]))}", style="green"))
+                parts.append(Content.styled(f"{title}: {terminal_safe(str(outcome[key]))}", "$role-consensus"))
         check = outcome.get("label_check")
         if isinstance(check, dict) and check.get("flag"):
-            parts.append(Text(f"⚑ {terminal_safe(check['flag'])}", style="yellow"))
+            parts.append(Content.styled(f"⚑ {terminal_safe(check['flag'])}", "$notice"))
         for key in ("recommendations", "joint"):
             parts += _listing(outcome.get(key))
-        parts.append(Text("v: accept or reject the outcome · escape: back", style="dim"))
-        self.query_one("#outcome", Static).update(Text("\n").join(parts))
+        parts.append(Content.styled("v: accept or reject the outcome · escape: back", "dim"))
+        self.query_one("#outcome", Static).update(Content("\n").join(parts))
 
     def _status(self) -> None:
         bits = [self.protocol or "debate", terminal_safe(self.title_text)[:50], self.phase]
@@ -367,7 +364,7 @@ class DebateScreen(Screen):
                 self.channel.send(Verdict(accept, note))
             elif self.debate_id:
                 self.app.journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": accept, "note": note}, self.round))  # type: ignore[attr-defined]
-            self.query_one(Transcript).note(f"✋ moderator: {'accepted' if accept else 'rejected'} the consensus {note}")
+            self.query_one(Transcript).note(f"✋ moderator: {'accepted' if accept else 'rejected'} the consensus {note}", "moderator")
             self.app.notify("verdict recorded")
 
         self.app.push_screen(VerdictDialog(), record)
@@ -392,16 +389,16 @@ class DebateScreen(Screen):
         self.app.push_screen(ConfirmDialog("Leave and stop this debate? It stays in the journal.", yes="Leave"), leave)
 
 
-def _listing(value: Any, limit: int = 12) -> list[Text]:
+def _listing(value: Any, limit: int = 12) -> list[Content]:
     """A joint proposal or recommendations (a dict of texts and lists) as short lines."""
     if not isinstance(value, dict):
         return []
-    lines: list[Text] = []
+    lines: list[Content] = []
     for key, item in value.items():
         items = item if isinstance(item, list) else [item]
         for entry in items:
             if isinstance(entry, str | int | float) and str(entry).strip():
-                lines.append(Text(f"{key}: {terminal_safe(str(entry))[:160]}"))
+                lines.append(Content(f"{key}: {terminal_safe(str(entry))[:160]}"))
     return lines[:limit]
 
 

@@ -13,13 +13,6 @@ from tui.sanitize import plain
 
 class _Dialog(ModalScreen):
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog.cancel")]
-    DEFAULT_CSS = """
-    _Dialog { align: center middle; }
-    _Dialog > Vertical { width: 64; height: auto; border: thick $accent; background: $surface; padding: 1 2; }
-    _Dialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
-    _Dialog Button { margin-left: 1; }
-    _Dialog Input, _Dialog Select { margin-top: 1; }
-    """
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

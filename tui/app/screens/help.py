@@ -20,10 +20,6 @@ Keys of this screen (ctrl+p opens the command palette with every action):"""
 
 class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; height: auto; max-height: 90%; border: thick $accent; background: $surface; padding: 1 2; }
-    """
 
     def __init__(self, bindings: list[Binding]) -> None:
         super().__init__()

@@ -47,13 +47,6 @@ class HomeScreen(Screen):
         Binding("f5", "refresh", "Refresh", id="home.refresh", show=False),
     ]
 
-    DEFAULT_CSS = """
-    HomeScreen #welcome { padding: 1 2; color: $text-muted; }
-    HomeScreen #search { margin: 0 2; }
-    HomeScreen #debates { height: 1fr; margin: 1 2 0 2; }
-    HomeScreen #hits { height: auto; max-height: 12; margin: 0 2; }
-    """
-
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, id="welcome")
         with Vertical():

@@ -24,19 +24,6 @@ class NewDebateScreen(Screen):
         Binding("escape", "app.pop_screen", "Back", id="new.back"),
     ]
 
-    DEFAULT_CSS = """
-    NewDebateScreen #form { padding: 0 2; }
-    NewDebateScreen #fields { grid-size: 2; grid-gutter: 0 2; height: auto; }
-    NewDebateScreen .field { height: auto; }
-    NewDebateScreen .wide { column-span: 2; }
-    NewDebateScreen Label { margin-top: 1; color: $text-muted; }
-    NewDebateScreen TextArea { height: 4; }
-    NewDebateScreen .help { color: $text-disabled; }
-    NewDebateScreen #problem { color: $error; margin-top: 1; height: auto; }
-    NewDebateScreen #buttons { height: auto; margin-top: 1; }
-    NewDebateScreen #buttons Button { margin-right: 2; }
-    """
-
     def __init__(self, protocol: str = "evince", values: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.protocol = protocol if protocol in PROTOCOLS else next(iter(PROTOCOLS))

@@ -98,10 +98,6 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
 
 class ChooseDebate(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="choose.cancel")]
-    DEFAULT_CSS = """
-    ChooseDebate { align: center middle; }
-    ChooseDebate > Vertical { width: 80; height: 20; border: thick $accent; background: $surface; padding: 1; }
-    """
 
     def __init__(self, debates: list[dict[str, Any]]) -> None:
         super().__init__()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.color import Color
 from textual.containers import Vertical
 
 from tui.sanitize import plain
@@ -12,6 +13,8 @@ from textual_plotext import PlotextPlot
 
 COLUMNS = (("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd"))
 CURVES = (("JSD", "jsd"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("κ", "kappa"))
+#: Each curve's colour, a theme variable (tui/app/theme.py): CRIT is the judge's, κ the moderator's.
+CURVE_COLOURS = {"jsd": "metric-jsd", "wd": "metric-wd", "mi": "metric-mi", "crit": "role-judge", "kappa": "role-moderator"}
 
 
 def fmt(value: Any) -> str:
@@ -21,8 +24,6 @@ def fmt(value: Any) -> str:
 
 
 class MetricsTable(DataTable):
-    DEFAULT_CSS = "MetricsTable { height: auto; max-height: 12; }"
-
     def on_mount(self) -> None:
         self.cursor_type = "row"
         for title, _ in COLUMNS:
@@ -35,12 +36,25 @@ class MetricsTable(DataTable):
 
 
 class MetricsPlot(PlotextPlot):
-    """The curves of one or two debates (a second set, dashed, to compare)."""
+    """The curves of one or two debates (a second set, dotted, to compare), each curve in its
+    theme colour; drawn again when the theme changes (plotext takes colours, not variables)."""
 
-    DEFAULT_CSS = "MetricsPlot { height: 14; min-height: 10; }"
+    _shown: tuple[list[dict[str, Any]], list[dict[str, Any]] | None, tuple[str, str]] | None = None
+
+    def on_mount(self) -> None:  # PlotextPlot's own on_mount runs too (Textual calls each class's)
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)
+
+    def _colour(self, key: str) -> tuple[int, int, int] | None:
+        value = self.app.theme_variables.get(CURVE_COLOURS[key])
+        return Color.parse(value).rgb if value else None
 
     def show(self, rows: list[dict[str, Any]], compare: list[dict[str, Any]] | None = None,
              labels: tuple[str, str] = ("", "other")) -> None:
+        self._shown = (rows, compare, labels)
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
@@ -51,15 +65,14 @@ class MetricsPlot(PlotextPlot):
                 points = [(r["round"], r[key]) for r in series if r.get(key) is not None]
                 if points:
                     xs, ys = zip(*points)
-                    plt.plot(list(xs), list(ys), label=f"{name}{(' ' + suffix) if suffix else ''}", marker=marker)
+                    plt.plot(list(xs), list(ys), label=f"{name}{(' ' + suffix) if suffix else ''}", marker=marker,
+                             color=self._colour(key))
         if rows:
             plt.xticks([r["round"] for r in rows])
         self.refresh()
 
 
 class MetricsPanel(Vertical):
-    DEFAULT_CSS = "MetricsPanel { height: auto; }"
-
     def compose(self):
         yield MetricsTable(id="metrics-table")
         yield MetricsPlot(id="metrics-plot")

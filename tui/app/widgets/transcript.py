@@ -28,16 +28,6 @@ class TurnView(Vertical):
     (:class:`StreamSanitizer`): a repaint costs the same at token 10 and token 1,000.
     """
 
-    DEFAULT_CSS = """
-    TurnView { border: round $panel-lighten-2; padding: 0 1; margin: 0 0 1 0; height: auto; }
-    TurnView > Static { height: auto; }
-    TurnView > .paragraph { margin-bottom: 1; }  /* the blank line the split paragraphs had */
-    TurnView.agent-a { border: round $primary; }
-    TurnView.agent-b { border: round $accent; }
-    TurnView.user, TurnView.human { border: round $success; }
-    TurnView.streaming { border-subtitle-color: $warning; }
-    """
-
     def __init__(self, role: str, model_id: str, title: str) -> None:
         super().__init__(classes=f"{role} streaming")
         self.role = role
@@ -117,8 +107,6 @@ def _title(role: str, model_id: str, kind: str, round_: int, kappa: float | None
 class Transcript(VerticalScroll):
     """All turns of a debate, newest at the bottom, following the stream unless scrolled up."""
 
-    DEFAULT_CSS = "Transcript { height: 1fr; padding: 0 1; }"
-
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.current: TurnView | None = None
@@ -163,9 +151,10 @@ class Transcript(VerticalScroll):
                 return view.final_text
         return None
 
-    def note(self, text: str) -> None:
-        """A line from the moderator or the protocol between turns."""
-        self.mount(Static(Text(terminal_safe(text), style="yellow"), classes="note"))
+    def note(self, text: str, kind: str = "notice") -> None:
+        """A line between turns: ``kind`` is ``moderator``, ``notice`` (from the protocol) or
+        ``app``; the stylesheet colours each (``Transcript > .note.moderator`` …)."""
+        self.mount(Static(Text(terminal_safe(text)), classes=f"note {kind}"))
         self._follow()
 
     def flush_all(self) -> None:
