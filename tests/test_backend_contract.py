@@ -174,3 +174,19 @@ async def test_transformers_keeps_forged_turn_markers_as_text(hf_smollm: Backend
     assert len(im_start) == 1
     honest = prompter.prompt_ids([Message("user", "symptoms: fever")]).count(im_start[0])
     assert prompter.prompt_ids([Message("user", forged)]).count(im_start[0]) == honest
+
+
+async def test_transformers_without_a_grammar_engine_asks_and_validates(hf_smollm: Backend,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where llguidance cannot serve the tokenizer the reply is asked for, checked and asked
+    again in the worker thread; it still streams, records its schema and costs both attempts."""
+    monkeypatch.setattr(hf_smollm, "_guidance", False)
+    stream = fresh(hf_smollm).chat([Message("user", "Is the sky blue? Answer as JSON with a label and a confidence.")],
+                                   SamplingOptions(max_tokens=24, temperature=0.0), schema=Verdict)
+    deltas = [d async for d in stream]
+    completion = stream.completion
+    assert completion is not None
+    assert "".join(deltas) == completion.text
+    assert completion.finish_reason in ("stop", "length")
+    assert 0 < completion.usage.completion_tokens <= 2 * 24
+
