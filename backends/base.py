@@ -12,16 +12,25 @@ keeps its own KV cache (llama.cpp) or relies on the server's prefix cache (vLLM,
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel
 
+if TYPE_CHECKING:
+    from .registry import ModelEntry
+
 Role = Literal["system", "user", "assistant"]
+FinishReason = Literal["stop", "length", "cancelled", "error"]
+#: How a producer hands one piece of reply text to the event loop (see :class:`Generation`).
+Emit = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,7 @@ class Completion:
     text: str
     usage: Usage
     timing: Timing
-    finish_reason: Literal["stop", "length", "cancelled", "error"]
+    finish_reason: FinishReason
     model_id: str
     options: SamplingOptions
     schema: dict[str, Any] | None = None
@@ -120,6 +129,16 @@ class ScoreResult:
     usage: Usage
     timing: Timing
     model_id: str
+
+    @classmethod
+    def of(cls, candidates: Sequence[str], logprobs: list[float], token_counts: list[int], usage: Usage, timing: Timing,
+           model_id: str) -> ScoreResult:
+        """The result for summed ``logprobs``, with ``probs`` their softmax over the candidates
+        (shifted by the largest, so long candidates' tiny probabilities do not underflow)."""
+        lp = np.array(logprobs)
+        probs = np.exp(lp - lp.max())
+        probs /= probs.sum()
+        return cls(list(candidates), logprobs, probs.tolist(), token_counts, usage, timing, model_id)
 
     def ranked(self) -> list[tuple[str, float]]:
         return sorted(zip(self.candidates, self.probs), key=lambda cp: cp[1], reverse=True)
@@ -168,13 +187,145 @@ class ChatStream:
         return self.completion
 
 
+class Generation:
+    """One chat call from its start to its :class:`Completion`, the same way on every backend.
+
+    Why one class: the four backends each timed replies, honoured ``cancel()``, handed text from
+    their producer (a worker thread, an HTTP reader, an engine's stream) to the event loop and
+    cleaned up after a consumer that walked away, and each copy drifted a little from the
+    others. Here the clock (:attr:`timing`), the cancel flag and the hand-over live once; a
+    backend only produces text and says what the call cost.
+
+    A backend's producer is either a blocking function run in a worker thread
+    (:meth:`in_thread`) or a coroutine run as a task (:meth:`in_task`); it receives an
+    :data:`Emit` for the text, checks :attr:`cancelled` between tokens, and returns
+    :meth:`finish`'s completion.
+    """
+
+    def __init__(self, model_id: str, options: SamplingOptions, schema: dict[str, Any] | None = None) -> None:
+        self.model_id = model_id
+        self.options = options
+        self.schema = schema
+        self.timing = Timing()
+        self._started = time.perf_counter()
+        self._prompt_timed = False
+        self._cancel = threading.Event()
+        self._on_cancel: list[Callable[[], None]] = []
+
+    # -- cancellation (from any thread) -----------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Stop at the next token; the completion keeps the text so far."""
+        self._cancel.set()
+        for hook in list(self._on_cancel):
+            hook()
+
+    def on_cancel(self, hook: Callable[[], None]) -> None:
+        """Also call ``hook`` on cancellation (at once if already cancelled): for producers that
+        wait on something other than the next token, such as an HTTP stream to close."""
+        self._on_cancel.append(hook)
+        if self.cancelled:
+            hook()
+
+    def again(self, schema: dict[str, Any] | None = None) -> Generation:
+        """Another attempt at this call (a validated reply's retry): its own clock and schema,
+        the same cancellation."""
+        other = Generation(self.model_id, self.options, schema)
+        other._cancel = self._cancel
+        return other
+
+    # -- the clock --------------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._started
+
+    def prompt_done(self) -> None:
+        """The prompt is evaluated (in-process backends know when; servers do not say)."""
+        self.timing.prompt_s = self.elapsed()
+        self._prompt_timed = True
+
+    def token(self) -> None:
+        """A token (or a piece of text) arrived; the first one sets ``first_token_s``."""
+        if self.timing.first_token_s is None:
+            self.timing.first_token_s = self.elapsed()
+
+    def finish(self, text: str, usage: Usage, reason: FinishReason) -> Completion:
+        """The completion, timed to now. Where the prompt's end was not seen (a server), the
+        first token bounds it, or the whole call when no token came."""
+        self.timing.total_s = self.elapsed()
+        if not self._prompt_timed:
+            self.timing.prompt_s = self.timing.first_token_s or self.timing.total_s
+        return Completion(text, usage, self.timing, reason, self.model_id, self.options, self.schema)
+
+    # -- hand-over to the event loop --------------------------------------------------------
+
+    def in_thread(self, stream: ChatStream, work: Callable[[Emit], Completion]) -> AsyncIterator[str]:
+        """Stream ``work(emit)``, run in a worker thread so the event loop (the TUI) stays live."""
+
+        def start(put: Callable[[str | None], None]) -> asyncio.Future[Completion]:
+            loop = asyncio.get_running_loop()
+
+            def emit(delta: str | None) -> None:
+                loop.call_soon_threadsafe(put, delta)
+
+            def run() -> Completion:
+                try:
+                    return work(emit)
+                finally:
+                    emit(None)
+
+            return loop.run_in_executor(None, run)
+
+        return self._relay(stream, start)
+
+    def in_task(self, stream: ChatStream, work: Callable[[Emit], Awaitable[Completion]]) -> AsyncIterator[str]:
+        """Stream ``await work(emit)``, run as its own task so that a slow consumer never holds
+        up the producer (an HTTP stream, an engine's outputs)."""
+
+        def start(put: Callable[[str | None], None]) -> asyncio.Future[Completion]:
+            async def run() -> Completion:
+                try:
+                    return await work(put)
+                finally:
+                    put(None)
+
+            return asyncio.ensure_future(run())
+
+        return self._relay(stream, start)
+
+    async def _relay(self, stream: ChatStream,
+                     start: Callable[[Callable[[str | None], None]], asyncio.Future[Completion]]) -> AsyncIterator[str]:
+        """Yield the producer's text until it ends, then set ``stream.completion`` (or raise its
+        error). A consumer that stops early cancels the call and waits for the producer, so the
+        model is free again when it returns."""
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        task = start(queue.put_nowait)
+        drained = False
+        try:
+            while (delta := await queue.get()) is not None:
+                yield delta
+            drained = True
+        finally:
+            if not drained:  # the consumer went away: stop the producer and wait for it
+                self.cancel()
+            await asyncio.wait([task])
+        stream.completion = task.result()
+
+
 class Session(ABC):
     """One agent's conversation with one model, with its own cache."""
 
     name: str
     backend: Backend
 
-    @abstractmethod
+    def __init__(self, backend: Backend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+
     def chat(
         self,
         messages: Sequence[Message],
@@ -182,11 +333,22 @@ class Session(ABC):
         *,
         schema: type[BaseModel] | dict[str, Any] | None = None,
     ) -> ChatStream:
-        """Start generating the assistant reply to ``messages``.
+        """Start generating the assistant reply to ``messages`` (with the entry's sampling
+        defaults where ``options`` is ``None``).
 
         With ``schema`` the reply is constrained to JSON matching it (grammar-constrained on
         llama.cpp, the server's structured-output dialect on HTTP backends).
         """
+        opts = options or self.backend.entry.default_options()
+        gen = Generation(self.backend.model_id, opts, schema_of(schema))
+        return ChatStream(lambda stream: self._generate(stream, gen, list(messages), schema), gen.cancel)
+
+    def _generate(self, stream: ChatStream, gen: Generation, messages: list[Message],
+                  schema: type[BaseModel] | dict[str, Any] | None) -> AsyncIterator[str]:
+        """The reply's text, through ``gen.in_thread`` or ``gen.in_task``. ``schema`` is the
+        caller's own (a pydantic model validates a fallback reply); ``gen.schema`` is its JSON.
+        Sessions that stream from elsewhere (the tests' scripted ones) override :meth:`chat`."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither chat() nor _generate()")
 
     async def complete(
         self,
@@ -227,6 +389,8 @@ class Backend(ABC):
 
     model_id: str
     kind: str
+    #: The model's entry in ``models.toml`` (its sampling defaults, its source).
+    entry: ModelEntry
     #: Tokens the model can attend to (prompt plus reply).
     context_length: int = 4096
 

@@ -73,6 +73,17 @@ class Prompter:
                 ids += self.encode(contents[int(part.rsplit("-", 1)[1])], special=False)
         return ids + self.encode(reply_prefix, special=False)
 
+    def scoring_ids(self, messages: Sequence[Message], candidates: Sequence[str], prefix: str) -> tuple[list[int], list[list[int]]]:
+        """The shared prompt, and each candidate's tokens followed by the end-of-turn marker (so
+        a label is told from its own prefix). Empty candidates are refused: they would score the
+        end of the turn alone."""
+        prompt = self.prompt_ids(messages, reply_prefix=prefix)
+        ends = self.encode(self.end_of_turn, special=True)
+        encoded = [self.encode(c, special=False) + ends for c in candidates]
+        if any(len(e) == len(ends) for e in encoded):
+            raise ValueError("score() candidates must be non-empty strings")
+        return prompt, encoded
+
     def _template_ids(self, messages: Sequence[Message]) -> list[int]:
         """The template's prompt, tokenized whole as ``apply_chat_template`` does (no BOS beyond
         the template's own) unless message text carries special-token text."""

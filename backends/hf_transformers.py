@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +31,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from . import structured
-from .base import (
-    Backend,
-    BackendError,
-    BackendUnavailable,
-    ChatStream,
-    Completion,
-    Message,
-    SamplingOptions,
-    ScoreResult,
-    Session,
-    Timing,
-    Usage,
-    schema_of,
-)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
+                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
 from .hf_prompt import Prompter
 from .llamacpp import default_threads
 from .registry import ModelEntry
@@ -154,22 +142,16 @@ class TransformersBackend(Backend):
 class TransformersSession(Session):
     """One agent's KV cache (a transformers ``Cache``) on a shared model."""
 
+    backend: TransformersBackend
+
     def __init__(self, backend: TransformersBackend, name: str) -> None:
-        self.backend = backend
-        self.name = name
+        super().__init__(backend, name)
         self._cache: Any = None
         self._cached: list[int] = []
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        options: SamplingOptions | None = None,
-        *,
-        schema: type[BaseModel] | dict[str, Any] | None = None,
-    ) -> ChatStream:
-        opts = options or self.backend.entry.default_options()
-        cancel = threading.Event()
-        return ChatStream(lambda stream: self._stream(stream, list(messages), opts, schema, cancel), cancel.set)
+    def _generate(self, stream: ChatStream, gen: Generation, messages: list[Message],
+                  schema: type[BaseModel] | dict[str, Any] | None) -> AsyncIterator[str]:
+        return gen.in_thread(stream, lambda emit: self._reply_sync(messages, gen, schema, emit))
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
         if not candidates:
@@ -235,24 +217,33 @@ class TransformersSession(Session):
             raise BackendError(f"model {self.backend.model_id!r}: a prompt of {n_prompt} tokens plus {max_new} new ones does not fit "
                                f"its context of {self.backend.n_ctx} tokens; raise context_length in models.toml or shorten the transcript")
 
-    def _generate_sync(self, messages: list[Message], opts: SamplingOptions, json_schema: dict[str, Any] | None,
-                       cancel: threading.Event, emit: Callable[[str], None]) -> Completion:
+    def _reply_sync(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any] | None,
+                    emit: Emit) -> Completion:
+        """Grammar-constrained where llguidance can be had; otherwise asked, checked and asked again."""
+        if schema is not None and gen.schema is not None and self.backend.guidance() is None:
+            done = self._validated_sync(messages, gen, schema, gen.schema)
+            if done.text:
+                emit(done.text)
+            return done
+        return self._generate_sync(messages, gen, emit)
+
+    def _generate_sync(self, messages: list[Message], gen: Generation, emit: Emit) -> Completion:
         be = self.backend
         torch = be.torch
-        timing = Timing()
-        started = time.perf_counter()
+        opts, json_schema = gen.options, gen.schema
         prompt = be.prompter.prompt_ids(messages)
         self._check_fits(len(prompt), 1)
         stops = tuple(opts.stop) + (() if json_schema or be.format is None else be.format.stop)
         hold = max((len(s) for s in stops), default=1) - 1
         out: list[int] = []
-        text, sent, finish = "", 0, "length"
+        text, sent = "", 0
+        finish: FinishReason = "length"
         with be.lock, torch.inference_mode():
             logits, evaluated = self._evaluate(prompt)
-            timing.prompt_s = time.perf_counter() - started
+            gen.prompt_done()
             sampler = _Sampler(be, opts, be.grammar(json_schema) if json_schema else None, prompt)
             while len(out) < opts.max_tokens and len(prompt) + len(out) < be.n_ctx:
-                if cancel.is_set():
+                if gen.cancelled:
                     finish = "cancelled"
                     break
                 token = sampler.sample(logits)
@@ -260,8 +251,7 @@ class TransformersSession(Session):
                     finish = "stop"
                     break
                 out.append(token)
-                if timing.first_token_s is None:
-                    timing.first_token_s = time.perf_counter() - started
+                gen.token()
                 text = be.tokenizer.decode(out, skip_special_tokens=True)
                 cut = _first_stop(text, stops)
                 if cut is not None:
@@ -275,20 +265,14 @@ class TransformersSession(Session):
                 self._cached.append(token)
         if len(text) > sent:
             emit(text[sent:])
-        timing.total_s = time.perf_counter() - started
-        return Completion(text, Usage(len(prompt), evaluated, len(out)), timing, finish,  # type: ignore[arg-type]
-                          be.model_id, opts, json_schema)
+        return gen.finish(text, Usage(len(prompt), evaluated, len(out)), finish)
 
     def _score_sync(self, messages: list[Message], candidates: list[str], prefix: str) -> ScoreResult:
         be = self.backend
         torch = be.torch
         timing = Timing()
         started = time.perf_counter()
-        prompt = be.prompter.prompt_ids(messages, reply_prefix=prefix)
-        ends = be.prompter.encode(be.prompter.end_of_turn, special=True)
-        encoded = [be.prompter.encode(c, special=False) + ends for c in candidates]
-        if any(len(e) == len(ends) for e in encoded):
-            raise ValueError("score() candidates must be non-empty strings")
+        prompt, encoded = be.prompter.scoring_ids(messages, candidates, prefix)
         self._check_fits(len(prompt), max(len(e) for e in encoded))
         logprobs: list[float] = []
         with be.lock, torch.inference_mode():
@@ -303,54 +287,19 @@ class TransformersSession(Session):
                     self._restore(prompt)
                 logprobs.append(total)
         timing.total_s = time.perf_counter() - started
-        lp = np.array(logprobs)
-        probs = np.exp(lp - lp.max())
-        probs /= probs.sum()
-        return ScoreResult(candidates, logprobs, probs.tolist(), [len(e) for e in encoded],
-                           Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0), timing, be.model_id)
+        return ScoreResult.of(candidates, logprobs, [len(e) for e in encoded],
+                              Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0), timing, be.model_id)
 
-    # -- async bridge -----------------------------------------------------------------------
-
-    async def _stream(self, stream: ChatStream, messages: list[Message], opts: SamplingOptions,
-                      schema: type[BaseModel] | dict[str, Any] | None, cancel: threading.Event) -> AsyncIterator[str]:
-        json_schema = schema_of(schema)
-        if schema is not None and json_schema is not None and await asyncio.to_thread(self.backend.guidance) is None:
-            stream.completion = await self._validated(messages, opts, schema, json_schema, cancel)
-            if stream.completion.text:
-                yield stream.completion.text
-            return
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def emit(delta: str) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, delta)
-
-        def work() -> Completion:
-            try:
-                return self._generate_sync(messages, opts, json_schema, cancel, emit)
-            finally:
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-
-        task = loop.run_in_executor(None, work)
-        try:
-            while (delta := await queue.get()) is not None:
-                yield delta
-            stream.completion = await task
-        finally:
-            if not task.done():  # the consumer went away: stop the worker and wait for it
-                cancel.set()
-                await asyncio.shield(task)
-
-    async def _validated(self, messages: list[Message], opts: SamplingOptions, schema: type[BaseModel] | dict[str, Any],
-                         json_schema: dict[str, Any], cancel: threading.Event) -> Completion:
-        """Without a grammar engine: ask for JSON, check it, ask once more naming the problem."""
+    def _validated_sync(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any],
+                        json_schema: dict[str, Any]) -> Completion:
+        """Without a grammar engine: ask for JSON, check it, ask once more naming the problem.
+        Each attempt is timed on its own; the usage is both attempts'."""
         asked = structured.with_instruction(messages, json_schema)
-        first = await asyncio.to_thread(self._generate_sync, asked, opts, None, cancel, lambda _: None)
+        first = self._generate_sync(asked, gen.again(), lambda _: None)
         problem = structured.problem(first.text, schema)
         if problem is None or first.finish_reason == "cancelled":
             return first
-        second = await asyncio.to_thread(self._generate_sync, structured.retry_messages(asked, first.text, problem),
-                                         opts, None, cancel, lambda _: None)
+        second = self._generate_sync(structured.retry_messages(asked, first.text, problem), gen.again(), lambda _: None)
         second.usage = Usage(first.usage.prompt_tokens + second.usage.prompt_tokens,
                              first.usage.prompt_tokens_evaluated + second.usage.prompt_tokens_evaluated,
                              first.usage.completion_tokens + second.usage.completion_tokens)

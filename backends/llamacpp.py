@@ -30,7 +30,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,20 +38,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from .base import (
-    Backend,
-    BackendError,
-    BackendUnavailable,
-    ChatStream,
-    Completion,
-    Message,
-    SamplingOptions,
-    ScoreResult,
-    Session,
-    Timing,
-    Usage,
-    schema_of,
-)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
+                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
 from .chat_format import ChatFormat, get_format
 from .chat_template import AppendOnly, ChatTemplate, append_only, template_format, tokenize_pieces
 from .registry import ModelEntry
@@ -346,9 +334,10 @@ class LlamaCppBackend(Backend):
 class LlamaCppSession(Session):
     """One agent's own KV cache on a shared model."""
 
+    backend: LlamaCppBackend
+
     def __init__(self, backend: LlamaCppBackend, name: str) -> None:
-        self.backend = backend
-        self.name = name
+        super().__init__(backend, name)
         self.lock = threading.Lock()
         self._pool: KvPool | None = None
         self.seq = -1
@@ -361,25 +350,11 @@ class LlamaCppSession(Session):
 
     # -- public API -----------------------------------------------------------------------
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        options: SamplingOptions | None = None,
-        *,
-        schema: type[BaseModel] | dict[str, Any] | None = None,
-    ) -> ChatStream:
-        opts = options or self.backend.entry.default_options()
-        json_schema = schema_of(schema)
-        cancel = threading.Event()
-        return ChatStream(lambda stream: self._stream(stream, messages, opts, json_schema, cancel), cancel.set)
+    def _generate(self, stream: ChatStream, gen: Generation, messages: list[Message],
+                  schema: type[BaseModel] | dict[str, Any] | None) -> AsyncIterator[str]:
+        return gen.in_thread(stream, lambda emit: self._generate_sync(messages, gen, emit))
 
-    async def score(
-        self,
-        messages: Sequence[Message],
-        candidates: Sequence[str],
-        *,
-        prefix: str = "",
-    ) -> ScoreResult:
+    async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
         if not candidates:
             raise ValueError("score() needs at least one candidate")
         return await asyncio.to_thread(self._score_sync, list(messages), list(candidates), prefix)
@@ -479,17 +454,9 @@ class LlamaCppSession(Session):
                 "raise context_length in models.toml or shorten the transcript"
             )
 
-    def _generate_sync(
-        self,
-        messages: list[Message],
-        opts: SamplingOptions,
-        json_schema: dict[str, Any] | None,
-        cancel: threading.Event,
-        emit: Callable[[str], None],
-    ) -> Completion:
+    def _generate_sync(self, messages: list[Message], gen: Generation, emit: Emit) -> Completion:
         be = self.backend
-        timing = Timing()
-        started = time.perf_counter()
+        opts, json_schema = gen.options, gen.schema
         grammar = _grammar_for(json_schema) if json_schema else None
         prompt = self._prompt_tokens(messages)
         self._check_fits(len(prompt), 1)
@@ -499,14 +466,14 @@ class LlamaCppSession(Session):
         out: list[int] = []
         text = ""
         sent = 0
-        finish = "length"
+        finish: FinishReason = "length"
         with be.computing(self):
             evaluated = self._evaluate_prompt(prompt)
-            timing.prompt_s = time.perf_counter() - started
+            gen.prompt_done()
             sampler = _Sampler(be, opts, grammar)
             position = len(prompt)
             while len(out) < opts.max_tokens and position < be.n_ctx:
-                if cancel.is_set():
+                if gen.cancelled:
                     finish = "cancelled"
                     break
                 token = sampler.sample(self._ctx)  # the pool may have grown
@@ -514,8 +481,7 @@ class LlamaCppSession(Session):
                     finish = "stop"
                     break
                 out.append(token)
-                if timing.first_token_s is None:
-                    timing.first_token_s = time.perf_counter() - started
+                gen.token()
                 text += decoder.decode(be.piece(token))
                 cut = _first_stop(text, stops)
                 if cut is not None:
@@ -534,16 +500,7 @@ class LlamaCppSession(Session):
         if len(text) > sent:
             emit(text[sent:])
         self._remember(text, out)
-        timing.total_s = time.perf_counter() - started
-        return Completion(
-            text=text,
-            usage=Usage(len(prompt), evaluated, len(out)),
-            timing=timing,
-            finish_reason=finish,  # type: ignore[arg-type]
-            model_id=be.model_id,
-            options=opts,
-            schema=json_schema,
-        )
+        return gen.finish(text, Usage(len(prompt), evaluated, len(out)), finish)
 
     def _remember(self, text: str, tokens: list[int]) -> None:
         key = text.strip()
@@ -574,18 +531,8 @@ class LlamaCppSession(Session):
                 logprobs = self.pool.score(self.seq, len(prompt), encoded, first)
             self._cached = list(prompt)
         timing.total_s = time.perf_counter() - started
-        lp = np.array(logprobs)
-        probs = np.exp(lp - lp.max())
-        probs /= probs.sum()
-        return ScoreResult(
-            candidates=candidates,
-            logprobs=logprobs,
-            probs=probs.tolist(),
-            token_counts=[len(e) for e in encoded],
-            usage=Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0),
-            timing=timing,
-            model_id=be.model_id,
-        )
+        return ScoreResult.of(candidates, logprobs, [len(e) for e in encoded],
+                              Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0), timing, be.model_id)
 
     def _score_sequential(self, n: int, encoded: list[list[int]], first: np.ndarray) -> list[float]:
         """Each candidate after the prompt, one after another, rolled back after each: the way
@@ -603,38 +550,6 @@ class LlamaCppSession(Session):
 
     def _logits(self, index: int) -> np.ndarray:
         return self.pool.logits(index)
-
-    # -- async bridge -----------------------------------------------------------------------
-
-    async def _stream(
-        self,
-        stream: ChatStream,
-        messages: Sequence[Message],
-        opts: SamplingOptions,
-        json_schema: dict[str, Any] | None,
-        cancel: threading.Event,
-    ) -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def emit(delta: str) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, delta)
-
-        def work() -> Completion:
-            try:
-                return self._generate_sync(list(messages), opts, json_schema, cancel, emit)
-            finally:
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-
-        task = loop.run_in_executor(None, work)
-        try:
-            while (delta := await queue.get()) is not None:
-                yield delta
-            stream.completion = await task
-        finally:
-            if not task.done():  # the consumer went away: stop the worker and wait for it
-                cancel.set()
-                await asyncio.shield(task)
 
 
 #: Sequences one context may hold: the agents of a model plus the scratch sequences that batched

@@ -32,25 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import numpy as np
 from pydantic import BaseModel
 
 from . import structured
-from .base import (
-    Backend,
-    BackendError,
-    BackendUnavailable,
-    ChatStream,
-    Completion,
-    Message,
-    NotSupported,
-    SamplingOptions,
-    ScoreResult,
-    Session,
-    Timing,
-    Usage,
-    schema_of,
-)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
+                    Message, NotSupported, SamplingOptions, ScoreResult, Session, Timing, Usage)
 from .chat_format import ChatFormat, get_format
 from .loopback import check_server_url, is_loopback_host, url_host
 from .markers import defang
@@ -286,33 +272,15 @@ class OpenAIBackend(Backend):
         }
 
 
-class _Cancel:
-    """Cancellation of one streamed call: closes its HTTP stream at once, from any thread."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._task: asyncio.Future[Any] | None = None
-
-    def bind(self, task: asyncio.Future[Any]) -> None:
-        self._task = task
-
-    def cancel(self) -> None:
-        self.requested = True
-        task = self._task
-        if task is not None and not task.done():
-            task.get_loop().call_soon_threadsafe(task.cancel)
-
-
 class _Reader:
-    """Reads one server-sent-event stream in its own task, handing text pieces to a queue."""
+    """Reads one server-sent-event stream, handing each text piece on as it comes."""
 
-    def __init__(self, backend: OpenAIBackend, body: dict[str, Any], started: float, timing: Timing) -> None:
+    def __init__(self, backend: OpenAIBackend, body: dict[str, Any], gen: Generation, emit: Emit) -> None:
         self.backend = backend
         self.body = body
-        self.started = started
-        self.timing = timing
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self.pieces = 0
+        self.gen = gen
+        self.emit = emit
+        self.pieces: list[str] = []
         self.usage: dict[str, Any] | None = None
         self.finish: str | None = None
 
@@ -333,9 +301,7 @@ class _Reader:
         except httpx.ConnectError as exc:
             raise BackendUnavailable(be.down(exc)) from None
         except httpx.TransportError as exc:
-            raise BackendError(be.broken(exc, self.pieces)) from None
-        finally:
-            self.queue.put_nowait(None)
+            raise BackendError(be.broken(exc, len(self.pieces))) from None
 
     def _take(self, chunk: dict[str, Any]) -> None:
         if chunk.get("error"):
@@ -345,98 +311,67 @@ class _Reader:
         for choice in chunk.get("choices") or []:
             piece = (choice.get("delta") or {}).get("content")
             if piece:
-                if self.timing.first_token_s is None:
-                    self.timing.first_token_s = time.perf_counter() - self.started
-                self.pieces += 1
-                self.queue.put_nowait(piece)
+                self.gen.token()
+                self.pieces.append(piece)
+                self.emit(piece)
             self.finish = choice.get("finish_reason") or self.finish
 
 
 class OpenAISession(Session):
     """One agent's calls to the server. The server, not the session, holds any cache."""
 
-    def __init__(self, backend: OpenAIBackend, name: str) -> None:
-        self.backend = backend
-        self.name = name
+    backend: OpenAIBackend
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        options: SamplingOptions | None = None,
-        *,
-        schema: type[BaseModel] | dict[str, Any] | None = None,
-    ) -> ChatStream:
-        opts = options or self.backend.entry.default_options()
-        cancel = _Cancel()
-        return ChatStream(lambda stream: self._run(stream, list(messages), opts, schema, cancel), cancel.cancel)
+    def _generate(self, stream: ChatStream, gen: Generation, messages: list[Message],
+                  schema: type[BaseModel] | dict[str, Any] | None) -> AsyncIterator[str]:
+        return gen.in_task(stream, lambda emit: self._run(messages, gen, schema, emit))
 
-    async def _run(self, stream: ChatStream, messages: list[Message], opts: SamplingOptions,
-                   schema: type[BaseModel] | dict[str, Any] | None, cancel: _Cancel) -> AsyncIterator[str]:
+    async def _run(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any] | None,
+                   emit: Emit) -> Completion:
         be = self.backend
-        json_schema = schema_of(schema)
-        timing = Timing()
-        started = time.perf_counter()
         extra = None
         if schema is not None:
-            assert json_schema is not None
+            assert gen.schema is not None
             dialect = await be.structured_dialect()
             if dialect == FALLBACK:
-                stream.completion = await self._validated(messages, opts, schema, json_schema, timing, started)
-                if stream.completion.text:
-                    yield stream.completion.text
-                return
-            extra = DIALECTS[dialect](structured.closed(structured.bounded_ints_as_enums(json_schema)))
-        reader = _Reader(be, be.chat_body(messages, opts, stream=True, extra=extra), started, timing)
+                done = await self._validated(messages, gen, schema, gen.schema)
+                if done.text:
+                    emit(done.text)
+                return done
+            extra = DIALECTS[dialect](structured.closed(structured.bounded_ints_as_enums(gen.schema)))
+        reader = _Reader(be, be.chat_body(messages, gen.options, stream=True, extra=extra), gen, emit)
         task = asyncio.ensure_future(reader.run())
-        cancel.bind(task)
-        sent: list[str] = []
-        try:
-            while (piece := await reader.queue.get()) is not None and not cancel.requested:
-                sent.append(piece)
-                yield piece
-        finally:
-            if not task.done():  # cancelled, or the consumer went away: close the stream now
-                task.cancel()
-            await asyncio.wait([task])
+        gen.on_cancel(lambda: task.get_loop().call_soon_threadsafe(task.cancel))  # close the HTTP stream at once
+        await asyncio.wait([task])
         error = None if task.cancelled() else task.exception()
-        if error is not None and not cancel.requested:
+        if error is not None and not gen.cancelled:
             raise error
-        timing.total_s = time.perf_counter() - started
-        timing.prompt_s = timing.first_token_s or timing.total_s
-        if not cancel.requested:
+        if not gen.cancelled:
             be.reports_usage = reader.usage is not None
-        stream.completion = Completion(
-            text="".join(sent),
-            usage=self._usage(reader.usage, messages, reader.pieces),
-            timing=timing,
-            finish_reason="cancelled" if cancel.requested else _finish(reader.finish),
-            model_id=be.model_id,
-            options=opts,
-            schema=json_schema,
-        )
+        return gen.finish("".join(reader.pieces), self._usage(reader.usage, messages, len(reader.pieces)),
+                          "cancelled" if gen.cancelled else _finish(reader.finish))
 
-    async def _validated(self, messages: list[Message], opts: SamplingOptions, schema: type[BaseModel] | dict[str, Any],
-                         json_schema: dict[str, Any], timing: Timing, started: float) -> Completion:
+    async def _validated(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any],
+                         json_schema: dict[str, Any]) -> Completion:
         """Ask for JSON in the prompt, check it, and ask once more with the problem named."""
         be = self.backend
         asked = structured.with_instruction(messages, json_schema)
         usage = Usage()
-        text, finish = "", "stop"
+        text = ""
+        finish: FinishReason = "stop"
         for attempt in range(2):
-            reply = await be.post("/chat/completions", be.chat_body(asked, opts, stream=False))
+            reply = await be.post("/chat/completions", be.chat_body(asked, gen.options, stream=False))
             text = _message_text(reply)
             finish = _finish((reply.get("choices") or [{}])[0].get("finish_reason"))
             got = self._usage(reply.get("usage"), asked, max(1, len(text) // 4))
             usage = Usage(usage.prompt_tokens + got.prompt_tokens, usage.prompt_tokens_evaluated + got.prompt_tokens_evaluated,
                           usage.completion_tokens + got.completion_tokens)
-            if timing.first_token_s is None:
-                timing.first_token_s = time.perf_counter() - started
+            gen.token()
             problem = structured.problem(text, schema)
             if problem is None or attempt == 1:
                 break
             asked = structured.retry_messages(asked, text, problem)
-        timing.total_s = time.perf_counter() - started
-        return Completion(text, usage, timing, finish, be.model_id, opts, json_schema)  # type: ignore[arg-type]
+        return gen.finish(text, usage, finish)
 
     def _usage(self, reported: dict[str, Any] | None, messages: Sequence[Message], pieces: int) -> Usage:
         if not reported:
@@ -478,11 +413,7 @@ class OpenAISession(Session):
             counts.append(count)
         be.scoring_works = True
         timing.total_s = timing.prompt_s = time.perf_counter() - started
-        lp = np.array(logprobs)
-        probs = np.exp(lp - lp.max())
-        probs /= probs.sum()
-        return ScoreResult(list(candidates), logprobs, probs.tolist(), counts,
-                           Usage(n_shared, n_shared + sum(counts), 0), timing, be.model_id)
+        return ScoreResult.of(candidates, logprobs, counts, Usage(n_shared, n_shared + sum(counts), 0), timing, be.model_id)
 
     def _candidate_logprob(self, reply: dict[str, Any], n_shared: int) -> tuple[float, int]:
         """Sum of the log-probabilities of the prompt tokens after the shared prompt."""
@@ -514,7 +445,7 @@ def _message_text(reply: dict[str, Any]) -> str:
     return ((choices[0].get("message") or {}).get("content")) or ""
 
 
-def _finish(reason: str | None) -> str:
+def _finish(reason: str | None) -> FinishReason:
     return "length" if reason == "length" else "stop"
 
 

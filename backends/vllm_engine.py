@@ -39,23 +39,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel
 
-from .base import (
-    Backend,
-    BackendError,
-    BackendUnavailable,
-    ChatStream,
-    Completion,
-    Message,
-    SamplingOptions,
-    ScoreResult,
-    Session,
-    Timing,
-    Usage,
-    schema_of,
-)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
+                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
 from .hf_prompt import Prompter
 from .registry import ModelEntry
 from .sources import resolve_path
@@ -207,42 +194,28 @@ class VllmBackend(Backend):
 class VllmSession(Session):
     """One persona on the shared engine; the engine's prefix cache serves its transcript."""
 
-    def __init__(self, backend: VllmBackend, name: str) -> None:
-        self.backend = backend
-        self.name = name
+    backend: VllmBackend
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        options: SamplingOptions | None = None,
-        *,
-        schema: type[BaseModel] | dict[str, Any] | None = None,
-    ) -> ChatStream:
-        opts = options or self.backend.entry.default_options()
-        request_id = f"{self.name}-{uuid.uuid4().hex}"
-        cancelled = threading.Event()
-        return ChatStream(lambda stream: self._run(stream, list(messages), opts, schema_of(schema), request_id, cancelled),
-                          cancelled.set)
+    def _generate(self, stream: ChatStream, gen: Generation, messages: list[Message],
+                  schema: type[BaseModel] | dict[str, Any] | None) -> AsyncIterator[str]:
+        return gen.in_task(stream, lambda emit: self._run(messages, gen, emit))
 
-    async def _run(self, stream: ChatStream, messages: list[Message], opts: SamplingOptions,
-                   json_schema: dict[str, Any] | None, request_id: str, cancelled: threading.Event) -> AsyncIterator[str]:
+    async def _run(self, messages: list[Message], gen: Generation, emit: Emit) -> Completion:
         be = self.backend
-        timing = Timing()
-        started = time.perf_counter()
+        request_id = f"{self.name}-{uuid.uuid4().hex}"
         prompt = be.prompter.prompt_ids(messages)
         engine = be.engine
-        outputs = engine.generate({"prompt_token_ids": prompt}, be.sampling(opts, json_schema), request_id)
+        outputs = engine.generate({"prompt_token_ids": prompt}, be.sampling(gen.options, gen.schema), request_id)
         sent, final = "", None
         try:
             async for out in outputs:
                 final = out
-                if cancelled.is_set():
+                if gen.cancelled:
                     break
                 text = out.outputs[0].text
                 if len(text) > len(sent):
-                    if timing.first_token_s is None:
-                        timing.first_token_s = time.perf_counter() - started
-                    yield text[len(sent):]
+                    gen.token()
+                    emit(text[len(sent):])
                     sent = text
         finally:
             # Closing the stream aborts the request in the engine (V1 aborts on GeneratorExit);
@@ -252,12 +225,9 @@ class VllmSession(Session):
                 await engine.abort(request_id)
         output = final.outputs[0] if final is not None else None
         _check_finish(be.model_id, output)
-        timing.total_s = time.perf_counter() - started
-        timing.prompt_s = timing.first_token_s or timing.total_s
         cached = int(getattr(final, "num_cached_tokens", 0) or 0)
-        reason = "cancelled" if cancelled.is_set() else "length" if output is not None and output.finish_reason == "length" else "stop"
-        stream.completion = Completion(sent, Usage(len(prompt), len(prompt) - cached, len(output.token_ids) if output else 0),
-                                       timing, reason, be.model_id, opts, json_schema)  # type: ignore[arg-type]
+        reason: FinishReason = "cancelled" if gen.cancelled else "length" if output is not None and output.finish_reason == "length" else "stop"
+        return gen.finish(sent, Usage(len(prompt), len(prompt) - cached, len(output.token_ids) if output else 0), reason)
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
         """Prompt log-probabilities of each candidate after the shared prompt, one request per
@@ -269,11 +239,7 @@ class VllmSession(Session):
         be = self.backend
         timing = Timing()
         started = time.perf_counter()
-        prompt = be.prompter.prompt_ids(messages, reply_prefix=prefix)
-        ends = be.prompter.encode(be.prompter.end_of_turn, special=True)
-        encoded = [be.prompter.encode(c, special=False) + ends for c in candidates]
-        if any(len(e) == len(ends) for e in encoded):
-            raise ValueError("score() candidates must be non-empty strings")
+        prompt, encoded = be.prompter.scoring_ids(messages, candidates, prefix)
         params = be.sampling(SamplingOptions(max_tokens=1, temperature=0.0), prompt_logprobs=0)
         outputs = await asyncio.gather(*(self._last(prompt + tokens, params) for tokens in encoded))
         logprobs = []
@@ -284,11 +250,8 @@ class VllmSession(Session):
             logprobs.append(float(sum(row[token].logprob for row, token in zip(rows, tokens))))
             evaluated += len(prompt) + len(tokens) - int(getattr(out, "num_cached_tokens", 0) or 0)
         timing.total_s = timing.prompt_s = time.perf_counter() - started
-        lp = np.array(logprobs)
-        probs = np.exp(lp - lp.max())
-        probs /= probs.sum()
-        return ScoreResult(list(candidates), logprobs, probs.tolist(), [len(e) for e in encoded],
-                           Usage(len(prompt), evaluated, 0), timing, be.model_id)
+        return ScoreResult.of(candidates, logprobs, [len(e) for e in encoded], Usage(len(prompt), evaluated, 0), timing,
+                              be.model_id)
 
     async def _last(self, ids: list[int], params: Any) -> Any:
         final = None

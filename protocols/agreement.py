@@ -53,7 +53,7 @@ from .analyzer import Transcript, render_transcript
 from .events import CallRecord, Event, JudgementMade
 from .labels import normalize_label
 from .text import clip
-from .untrusted import MAX_INPUT_CHARS
+from .untrusted import MAX_INPUT_CHARS, json_string
 
 Verdict = Literal["AGREEMENT", "MORE DEBATE"]
 AGREEMENT: Verdict = "AGREEMENT"
@@ -88,7 +88,7 @@ class VerdictParse:
 def parse_verdict(raw: str) -> VerdictParse:
     """Read a judge's reply under the exact rule of the module docstring (never raises)."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
-    candidate = _json_label(text)
+    candidate = json_string(text, "verdict")
     key = normalize_label(text if candidate is None else candidate)
     for label in LABELS:
         if key == normalize_label(label):
@@ -96,17 +96,6 @@ def parse_verdict(raw: str) -> VerdictParse:
     shown = clip(text, 60) or "(an empty reply)"
     return VerdictParse(MORE_DEBATE, False, f"{shown!r} is not exactly AGREEMENT or MORE DEBATE: read as MORE DEBATE "
                                             "(a false agreement would end the stage early)")
-
-
-def _json_label(text: str) -> str | None:
-    """The label inside a reply that is wholly JSON: a string, or an object's ``verdict``."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(value, dict):
-        value = value.get("verdict")
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

@@ -61,22 +61,8 @@ from backends.base import Message
 from .agents import Agent
 from .agreement import AgreementJudge, JudgeMode, Verdict
 from .analyzer import render_transcript
-from .events import (
-    AdvanceStage,
-    CallRecord,
-    Command,
-    DebateFinished,
-    DebateStarted,
-    Event,
-    JudgementMade,
-    ModelCalled,
-    ModeratorActed,
-    Participant,
-    PhaseChanged,
-    TokenDelta,
-    TurnFinished,
-    TurnStarted,
-)
+from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade,
+                     ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .moderation import CommandChannel, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .text import clip

@@ -52,7 +52,6 @@ The session (choices of ours where the paper is silent):
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -63,24 +62,13 @@ from backends.base import Message
 
 from .agents import Agent, call_record
 from .analyzer import Analysis, Analyzer
-from .events import (
-    CallRecord,
-    DebateFinished,
-    DebateStarted,
-    Event,
-    JudgementMade,
-    ModeratorActed,
-    Participant,
-    PhaseChanged,
-    TokenDelta,
-    TurnFinished,
-    TurnStarted,
-)
+from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant,
+                     PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
 from .moderation import CommandChannel, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .text import clip
-from .untrusted import MAX_INPUT_CHARS
+from .untrusted import MAX_INPUT_CHARS, json_string
 
 HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
@@ -143,7 +131,7 @@ class Choice:
 def resolve_choice(raw: str, candidates: Sequence[str], roster: Roster, history: Sequence[str]) -> Choice:
     """Read the moderator's choice among ``candidates``; anything else → :func:`longest_waiting`."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
-    key = normalize_label(_json_name(text) or text)
+    key = normalize_label(json_string(text, "next_speaker") or text)
     for role in candidates:
         if key and key in (normalize_label(roster.name(role)), normalize_label(role)):
             return Choice(role, "moderator")
@@ -151,16 +139,6 @@ def resolve_choice(raw: str, candidates: Sequence[str], roster: Roster, history:
     names = ", ".join(roster.name(r) for r in candidates)
     note = f"the moderator's choice {clip(text, 40)!r} is not one of {names}: {roster.name(fallback)}, who has waited longest, speaks"
     return Choice(fallback, "fallback", (note,))
-
-
-def _json_name(text: str) -> str | None:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(value, dict):
-        value = value.get("next_speaker")
-    return value if isinstance(value, str) else None
 
 
 def cap_words(text: str, cap: int) -> tuple[str, str | None]:

@@ -39,10 +39,11 @@ def _loads(text: str) -> tuple[bool, Any]:
         return False, None
 
 
-def _balanced_spans(text: str) -> list[tuple[int, int]]:
-    """Outermost balanced ``{…}``/``[…]`` spans, in order, skipping brackets in "strings"."""
-    spans: list[tuple[int, int]] = []
-    stack: list[tuple[str, int]] = []
+def _closing_brackets(text: str, stack: list[tuple[str, int]]) -> Iterator[tuple[int, int | None]]:
+    """Each closing bracket of ``text`` outside JSON strings: its position and where the bracket
+    it closes opened (``None``: it closes nothing open). ``stack`` holds the open brackets
+    (bracket, position) as the walk goes. A string opens only inside a bracket, so quotes in the
+    prose around the JSON hide no brackets."""
     in_string = escaped = False
     for i, ch in enumerate(text):
         if in_string:
@@ -56,8 +57,14 @@ def _balanced_spans(text: str) -> list[tuple[int, int]]:
             in_string = True
         elif ch in "{[":
             stack.append((ch, i))
-        elif ch in _CLOSER and stack and stack[-1][0] == _CLOSER[ch]:
-            spans.append((stack.pop()[1], i + 1))
+        elif ch in _CLOSER:
+            matched = bool(stack) and stack[-1][0] == _CLOSER[ch]
+            yield i, stack.pop()[1] if matched else None
+
+
+def _balanced_spans(text: str) -> list[tuple[int, int]]:
+    """Outermost balanced ``{…}``/``[…]`` spans, in order, skipping brackets in "strings"."""
+    spans = [(start, end + 1) for end, start in _closing_brackets(text, []) if start is not None]
     outermost: list[tuple[int, int]] = []
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
         if not outermost or start >= outermost[-1][1]:
@@ -98,33 +105,30 @@ def _close_truncated(text: str) -> str | None:
 
     ``{"predictions": [{"label": "A", "probability": 0.6}, {"label": "B", "prob`` becomes
     ``{"predictions": [{"label": "A", "probability": 0.6}]}``: what the model finished saying.
+    ``text`` starts with its bracket (a candidate of :func:`json_candidates`).
     """
-    stack: list[str] = []
-    in_string = escaped = False
+    stack: list[tuple[str, int]] = []
     cut: tuple[int, tuple[str, ...]] | None = None
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append(ch)
-        elif ch in _CLOSER:
-            if not stack or stack[-1] != _CLOSER[ch]:
-                return None
-            stack.pop()
-            if not stack:
-                return None  # a complete value: nothing was cut off
-            cut = (i + 1, tuple(stack))
+    for end, opened in _closing_brackets(text, stack):
+        if opened is None or not stack:
+            return None  # a stray closer, or a complete value: nothing was cut off
+        cut = (end + 1, tuple(bracket for bracket, _ in stack))
     if not stack or cut is None:
         return None
     end, still_open = cut
     return text[:end] + "".join("}" if c == "{" else "]" for c in reversed(still_open))
+
+
+def json_string(text: str, key: str) -> str | None:
+    """The string in a reply that is wholly JSON: a JSON string, or an object's ``key``; else
+    ``None``. For one-word answers (a verdict, a speaker's name) that a model may wrap in JSON."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, dict):
+        value = value.get(key)
+    return value if isinstance(value, str) else None
 
 
 def json_candidates(text: str) -> Iterator[tuple[Any, list[str]]]:

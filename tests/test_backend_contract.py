@@ -1,12 +1,14 @@
 """One contract, every backend: the same tests against llama.cpp in process, the openai backend
 talking to a real ``llama_cpp.server``, transformers, and vLLM (skipped without CUDA).
 
-All run SmolLM2 135M, so they also show that the backends agree on the bundled model.
+All run SmolLM2 135M, so they also show that the backends agree on the bundled model. What every
+backend promises is tested here and only here; a backend's own test file keeps what only it does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import pytest
@@ -18,14 +20,20 @@ BACKENDS = ["llamacpp", "openai", "transformers", "vllm"]
 GREEDY = SamplingOptions(max_tokens=16, temperature=0.0)
 
 
+#: Backends (their ``kind``) that keep each agent's KV cache in this process; the others rely on a
+#: server's or engine's prefix cache, whose hits across agents are theirs to decide.
+IN_PROCESS = ["llamacpp", "transformers"]
+FIXTURES = {"llamacpp": "smollm", "llamacpp-gemma": "gemma", "openai": "openai_smollm", "transformers": "hf_smollm"}
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Backend:
+    """Every backend on the same model (a test may name others with ``indirect``, e.g. Gemma)."""
     if request.param == "vllm":
         pytest.importorskip("vllm", reason="vLLM is not installed here (it needs a CUDA GPU); "
                             "the openai backend's tests cover the HTTP path to `vllm serve`")
         return request.getfixturevalue("vllm_smollm")
-    fixture = {"llamacpp": "smollm", "openai": "openai_smollm", "transformers": "hf_smollm"}[request.param]
-    return request.getfixturevalue(fixture)
+    return request.getfixturevalue(FIXTURES[request.param])
 
 
 def fresh(backend: Backend) -> Session:
@@ -46,11 +54,15 @@ async def test_stream_deltas_add_up_to_the_completion(backend: Backend) -> None:
     assert "".join(deltas) == completion.text
     assert completion.finish_reason in ("stop", "length")
     assert completion.model_id == backend.model_id
+    assert completion.usage.completion_tokens > 0
     assert completion.timing.first_token_s is not None
     assert 0 < completion.timing.first_token_s <= completion.timing.total_s
+    assert 0 < completion.timing.prompt_s <= completion.timing.first_token_s  # servers: up to the first token
 
 
+@pytest.mark.parametrize("backend", [*BACKENDS, "llamacpp-gemma"], indirect=True)
 async def test_structured_output_validates_against_its_schema(backend: Backend) -> None:
+    """Also on Gemma: its grammar sees another vocabulary and turn format."""
     completion = await fresh(backend).complete(
         [Message("user", "Is the sky blue? Answer as JSON with a label and a confidence from 0 to 100.")],
         SamplingOptions(max_tokens=48, temperature=0.0),
@@ -69,6 +81,13 @@ async def test_score_is_a_distribution_that_ranks_the_obvious_answer_first(backe
     assert result.ranked()[0][0] == "Paris"
     assert all(lp < 0 for lp in result.logprobs)
     assert all(n >= 2 for n in result.token_counts)  # the city and the end-of-turn marker
+
+
+async def test_score_tells_a_label_from_its_prefix(backend: Backend) -> None:
+    """Candidates end with the end-of-turn marker, so "Hepatitis" is not "Hepatitis B"."""
+    result = await fresh(backend).score([Message("user", "Name a liver disease.")], ["Hepatitis", "Hepatitis B"])
+    assert result.token_counts[0] < result.token_counts[1]
+    assert result.probs[0] != pytest.approx(result.probs[1], abs=1e-6)
 
 
 async def test_cancel_stops_generation_and_keeps_the_text_so_far(backend: Backend) -> None:
@@ -108,6 +127,17 @@ async def test_usage_numbers_are_consistent(backend: Backend) -> None:
         assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
     assert second.usage.prompt_tokens > first.usage.prompt_tokens + first.usage.completion_tokens // 2
     assert abs(session.count_tokens(turn2) - second.usage.prompt_tokens) <= max(8, second.usage.prompt_tokens // 4)
+    if backend.kind not in IN_PROCESS:
+        return
+    # Each agent's own cache: its growing transcript is evaluated once, another agent's is not shared.
+    assert first.usage.prompt_tokens_evaluated == first.usage.prompt_tokens
+    assert second.usage.prompt_tokens == session.count_tokens(turn2)
+    assert second.usage.prompt_tokens_evaluated < second.usage.prompt_tokens / 2
+    if backend.kind == "llamacpp":  # it remembers its replies' exact tokens, so only the new turn runs
+        cached = first.usage.prompt_tokens + first.usage.completion_tokens
+        assert second.usage.prompt_tokens_evaluated == second.usage.prompt_tokens - cached
+    other = await fresh(backend).complete(turn2, GREEDY)
+    assert other.usage.prompt_tokens_evaluated == other.usage.prompt_tokens
 
 
 async def test_completion_options_are_recorded(backend: Backend) -> None:
@@ -115,23 +145,22 @@ async def test_completion_options_are_recorded(backend: Backend) -> None:
     completion = await fresh(backend).complete([Message("user", "Hello")], opts)
     assert completion.options == opts
     assert completion.usage.completion_tokens <= 5
+    assert json.loads(opts.to_json())["seed"] == 7
     assert backend.describe()["backend"] == backend.kind
 
 
-async def test_transformers_reuses_each_agents_cache(hf_smollm: Backend) -> None:
-    """As with llama.cpp, a growing transcript is evaluated once per agent, and scoring
-    evaluates the shared prompt once."""
-    session = fresh(hf_smollm)
-    turn1 = [Message("user", "Open the debate on tea versus coffee.")]
-    first = await session.complete(turn1, GREEDY)
-    turn2 = turn1 + [Message("assistant", first.text), Message("user", "Reply.")]
-    second = await session.complete(turn2, GREEDY)
-    assert first.usage.prompt_tokens_evaluated == first.usage.prompt_tokens
-    assert second.usage.prompt_tokens_evaluated < second.usage.prompt_tokens / 2
+@pytest.mark.parametrize("backend", IN_PROCESS, indirect=True)
+async def test_in_process_scoring_evaluates_the_shared_prompt_once(backend: Backend) -> None:
+    """The prompt runs once, not once per candidate; asked again, only the candidates run."""
+    session = fresh(backend)
     question = [Message("user", "Which colour is grass? One word.")]
-    scored = await session.score(question, ["green", "blue"])
-    again = await session.score(question, ["green", "blue"])  # the prompt is cached: 1 token, then the candidates'
-    assert again.usage.prompt_tokens_evaluated == 1 + sum(n - 1 for n in scored.token_counts)
+    candidates = ["green", "blue", "purple", "yellow", "red"]
+    scored = await session.score(question, candidates)
+    # Each candidate costs its own tokens but the last (whose logits are not needed).
+    candidate_tokens = sum(n - 1 for n in scored.token_counts)
+    assert scored.usage.prompt_tokens_evaluated == session.count_tokens(question) + candidate_tokens
+    again = await session.score(question, candidates)
+    assert again.usage.prompt_tokens_evaluated == 1 + candidate_tokens
     assert again.probs == pytest.approx(scored.probs, abs=1e-4)
 
 
@@ -145,3 +174,19 @@ async def test_transformers_keeps_forged_turn_markers_as_text(hf_smollm: Backend
     assert len(im_start) == 1
     honest = prompter.prompt_ids([Message("user", "symptoms: fever")]).count(im_start[0])
     assert prompter.prompt_ids([Message("user", forged)]).count(im_start[0]) == honest
+
+
+async def test_transformers_without_a_grammar_engine_asks_and_validates(hf_smollm: Backend,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where llguidance cannot serve the tokenizer the reply is asked for, checked and asked
+    again in the worker thread; it still streams, records its schema and costs both attempts."""
+    monkeypatch.setattr(hf_smollm, "_guidance", False)
+    stream = fresh(hf_smollm).chat([Message("user", "Is the sky blue? Answer as JSON with a label and a confidence.")],
+                                   SamplingOptions(max_tokens=24, temperature=0.0), schema=Verdict)
+    deltas = [d async for d in stream]
+    completion = stream.completion
+    assert completion is not None
+    assert "".join(deltas) == completion.text
+    assert completion.finish_reason in ("stop", "length")
+    assert 0 < completion.usage.completion_tokens <= 2 * 24
+
