@@ -11,8 +11,10 @@ import pytest
 from rich.console import Console
 
 from backends.base import SamplingOptions
+from protocols import evince
 from protocols.events import CallRecord, TurnFinished
 from protocols.labels import LabelSet
+from protocols.params import defaults
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli.health_debate import LABELS, DebateCheck, _record, debate_check
 
@@ -45,6 +47,16 @@ async def test_tallies_count_what_went_wrong() -> None:
     assert not report.usable
 
 
+@pytest.mark.parametrize("profile", ["standard", "small"])
+async def test_the_check_runs_at_the_token_limits_of_the_models_profile(profile: str) -> None:
+    """A debate with a bundled (``small``) model uses the small profile's limits, and so must
+    its check; a 7-70B model's check uses the full ones."""
+    backend = ScriptedBackend("scripted", [_reply("Malaria")] * 2)
+    await debate_check(backend, SamplingOptions(max_tokens=64), profile=profile)  # type: ignore[arg-type]
+    expected = defaults(evince.EvinceConfig, profile)["turn_tokens"]  # type: ignore[arg-type]
+    assert backend.options[0].max_tokens == expected
+
+
 def test_a_reply_cut_off_by_the_token_limit_is_counted() -> None:
     report = DebateCheck()
     call = CallRecord("agent-a", "m", "turn", {}, prompt_tokens=100, prompt_tokens_evaluated=30, completion_tokens=11,
@@ -67,7 +79,9 @@ async def test_debate_check_on_the_bundled_model(registry) -> None:
     assert report.error is None, report.error
     refutations = report.steps["refutation turns"]
     assert refutations.calls == 2 and refutations.prompt_reused > refutations.prompt_tokens / 2
-    assert report.steps["opening turns"].calls == 2 and report.steps["CRIT judgements"].calls >= 4
+    # Only turns that name a prediction are judged, and a 135M model does not always: at least
+    # one judged turn, and the CRIT step's own header below, show the step is reported.
+    assert report.steps["opening turns"].calls == 2 and report.steps["CRIT judgements"].calls >= 1
     assert report.steps["opening turns"].tokens_per_s
     out = io.StringIO()
     print_debate_check(Console(file=out, width=200), "smollm2-135m", report, 1.0)

@@ -52,6 +52,7 @@ class ScriptedBackend(Backend):
         self.delay = delay
         self.chunk = chunk
         self.prompts: list[list[Message]] = []
+        self.options: list[SamplingOptions] = []  # what each call asked for (token limits, schema's cost)
 
     def _new_session(self, name: str) -> Session:
         return _ScriptedSession(self, name)
@@ -66,6 +67,7 @@ class _ScriptedSession(Session):
              schema: Any = None) -> ChatStream:
         opts = options or SamplingOptions()
         self.backend.prompts.append(list(messages))
+        self.backend.options.append(opts)
         reply = self.backend.replies.pop(0) if self.backend.replies else "{}"
         text = reply.partial if isinstance(reply, Fail) else reply
 

@@ -2,8 +2,9 @@
 
 Runs one short EVINCE debate on a fixed vignette with the model in all three seats (agent A,
 agent B, CRIT judge): the opening round, one refutation round and the judge's CRIT after each,
-at the protocol's own token limits (so a model that cannot finish a turn in them shows it
-here, not an hour into a benchmark). Per step it reports what decides whether a long run is
+at the protocol's own token limits for the model's profile (``profile`` in its registry entry:
+the limits a real debate with it would use), so a model that cannot finish a turn in them
+shows it here, not an hour into a benchmark. Per step it reports what decides whether a long run is
 worth starting: how many replies were valid JSON of the shape asked (strict JSON: the
 protocol's parser repairs some slips, such as a raw newline inside a string, but a model that
 needs repairs often loses arguments to them), whether the labels named were inside the
@@ -25,6 +26,7 @@ from protocols import evince
 from protocols.agents import Agent
 from protocols.events import CallRecord, DebateFinished, Event, JudgementMade, ModelCalled, TurnFinished
 from protocols.labels import LabelSet
+from protocols.params import Profile, build
 
 CASE = ("A 34-year-old returned from Ghana two weeks ago and has had fever with shaking chills every "
         "other day, drenching sweats, headache and muscle aches; no rash, no cough.")
@@ -121,18 +123,21 @@ async def check_debate(entry: ModelEntry, *, timeout: float = 120.0) -> DebateCh
     except (BackendError, ValueError, TimeoutError) as exc:
         return DebateCheck(error=f"load failed: {exc or 'timed out'}")
     try:
-        return await debate_check(backend, entry.default_options(), timeout=timeout)
+        return await debate_check(backend, entry.default_options(), timeout=timeout, profile=entry.profile)
     finally:
         await backend.aclose()
 
 
-async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: float = 120.0) -> DebateCheck:
-    """The debate itself, on a loaded backend (the tests hand it a scripted one)."""
+async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: float = 120.0,
+                       profile: Profile = "standard") -> DebateCheck:
+    """The debate itself, on a loaded backend (the tests hand it a scripted one), under the
+    parameter ``profile`` a debate with this model would use."""
     report = DebateCheck()
     labels = LabelSet(LABELS)
     # First-try replies are what is measured: no retry under a stricter schema, one CRIT per turn.
-    config = evince.EvinceConfig(case=CASE, labels=labels, title="models test --debate", max_rounds=ROUNDS,
-                                 recommendations=False, parse_retry=False, crit_depth=0)
+    config = build(evince.EvinceConfig, {"case": CASE, "labels": labels, "title": "models test --debate",
+                                         "max_rounds": ROUNDS, "recommendations": False, "parse_retry": False,
+                                         "crit_depth": 0}, profile=profile)
     agents = evince.EvinceAgents(Agent("agent-a", backend, options), Agent("agent-b", backend, options),
                                  Agent("judge", backend, options))
 
