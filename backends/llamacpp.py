@@ -132,10 +132,11 @@ class LlamaCppBackend(Backend):
         self.kv_reuse = True
         #: "batched" scores all candidates in one llama.cpp batch; "sequential" one after another.
         self.score_mode: str = "batched"
-        #: Most candidate tokens per scoring batch. llama.cpp's CPU kernels switch at 64 rows to
-        #: a matrix path that rounds differently (up to 2 nats on a label of a Q4 model; the same
-        #: drift appears when a prompt is merely chunked differently). Below 64 the batched way
-        #: gives exactly the sequential way's numbers, and on CPU time is bound by the tokens
+        #: Most candidate tokens per scoring batch. From 64 query rows in one ubatch llama.cpp's
+        #: CPU flash attention (on by default) takes a tiled path that accumulates in f32, where
+        #: the row-by-row path accumulates V in f16: up to ~2 nats on a label of SmolLM2 (the same
+        #: happens when a prompt is merely chunked differently). Below 64 the batched way gives
+        #: the sequential way's numbers bit for bit, and on CPU time is bound by the tokens
         #: evaluated, not by the number of batches (measured: 63 and 512 within noise).
         self.score_batch_tokens = EXACT_BATCH_ROWS
         self._pool: KvPool | None = None
@@ -527,12 +528,13 @@ class LlamaCppSession(Session):
             first = _log_softmax(self._logits(-1))
             if be.score_mode == "sequential":
                 logprobs = self._score_sequential(len(prompt), encoded, first)
+                rows = sum(len(e) - 1 for e in encoded)
             else:
-                logprobs = self.pool.score(self.seq, len(prompt), encoded, first)
+                logprobs, rows = self.pool.score(self.seq, len(prompt), encoded, first)
             self._cached = list(prompt)
         timing.total_s = time.perf_counter() - started
         return ScoreResult.of(candidates, logprobs, [len(e) for e in encoded],
-                              Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0), timing, be.model_id)
+                              Usage(len(prompt), evaluated + rows, 0), timing, be.model_id)
 
     def _score_sequential(self, n: int, encoded: list[list[int]], first: np.ndarray) -> list[float]:
         """Each candidate after the prompt, one after another, rolled back after each: the way
@@ -557,7 +559,8 @@ class LlamaCppSession(Session):
 #: is a fixed-size bitset, so this costs no memory).
 POOL_SEQUENCES = 64
 
-#: Largest batch that llama.cpp's CPU matrix kernels handle on the same path as one token.
+#: Largest batch that llama.cpp's CPU flash attention handles on the same path as one token
+#: (its tiled path starts at GGML_FA_TILE_Q = 64 query rows).
 EXACT_BATCH_ROWS = 63
 
 _NO_KV_SLOT = 1  # llama_decode's return code when the KV cache has no room for the batch
@@ -588,6 +591,8 @@ class KvPool:
         self.growable = growable
         self.ctx = backend.new_context(cells, POOL_SEQUENCES)
         self.batch = backend._internals.LlamaBatch(n_tokens=backend.n_batch, embd=0, n_seq_max=1, verbose=False)
+        #: A batch whose tokens may belong to several sequences (made on first use by scoring).
+        self._shared_batch: Any = None
         self._free = list(range(POOL_SEQUENCES - 1, -1, -1))
         self.owners: dict[int, LlamaCppSession] = {}
         self.grows = 0
@@ -632,18 +637,30 @@ class KvPool:
 
     # -- decoding -------------------------------------------------------------------------
 
-    def decode(self, items: Sequence[tuple[int, int, int, bool]], *, protect: set[int]) -> None:
+    def decode(self, items: Sequence[tuple[int, int, int | Sequence[int], bool]], *, protect: set[int]) -> None:
         """One llama_decode of ``(token, position, sequence, wants_logits)`` items; when the cache
-        has no room, grow it or evict an agent outside ``protect``, then try again."""
+        has no room, grow it or evict an agent outside ``protect``, then try again. A sequence
+        may be a tuple of sequences: the token's cell then belongs to all of them (scoring
+        shares a candidate prefix this way)."""
         api = self._api()
+        shared = any(not isinstance(item[2], int) for item in items)
+        if shared and self._shared_batch is None:
+            self._shared_batch = self.backend._internals.LlamaBatch(
+                n_tokens=self.backend.n_batch, embd=0, n_seq_max=POOL_SEQUENCES, verbose=False
+            )
         while True:
-            batch = self.batch.batch
+            batch = (self._shared_batch if shared else self.batch).batch
             batch.n_tokens = len(items)
             for j, (token, pos, seq, logits) in enumerate(items):
                 batch.token[j] = token
                 batch.pos[j] = pos
-                batch.seq_id[j][0] = seq
-                batch.n_seq_id[j] = 1
+                if isinstance(seq, int):
+                    batch.seq_id[j][0] = seq
+                    batch.n_seq_id[j] = 1
+                else:
+                    for i, one in enumerate(seq):
+                        batch.seq_id[j][i] = one
+                    batch.n_seq_id[j] = len(seq)
                 batch.logits[j] = logits
             code = api.llama_decode(self.ctx.ctx, batch)
             if code == 0:
@@ -707,55 +724,103 @@ class KvPool:
 
     # -- batched scoring ------------------------------------------------------------------
 
-    def score(self, seq: int, n: int, encoded: list[list[int]], first: np.ndarray) -> list[float]:
-        """Summed log-probabilities of each candidate continuing ``seq``'s first ``n`` tokens.
+    def score(self, seq: int, n: int, encoded: list[list[int]], first: np.ndarray) -> tuple[list[float], int]:
+        """Summed log-probabilities of each candidate continuing ``seq``'s first ``n`` tokens,
+        and the number of tokens evaluated for them.
 
         Every candidate gets a scratch sequence that shares the prompt's cells
         (``llama_memory_seq_cp`` only tags cells, nothing is copied) and its tokens go into one
         llama_decode together, each reading its next-token log-probabilities from its own rows
-        of logits; the scratch sequences are dropped afterwards. Candidates that would not fit
-        one batch (``n_batch`` tokens, free sequences) go in as few batches as needed.
+        of logits; the scratch sequences are dropped afterwards. Candidates that begin with the
+        same tokens ("Hepatitis B", "Hepatitis C") share those tokens' rows: each shared token
+        is evaluated once, in one cell that belongs to all their scratch sequences. Candidates
+        that would not fit one batch (``score_batch_tokens`` rows, free sequences) go in as
+        few batches as needed, of about equal size.
+
+        On CPU the time is llama_decode's, bound by the rows evaluated (a row costs the same
+        in a batch of 16 or 63); the logits of a batch are read through one numpy view.
         """
         api = self._api()
         logprobs = [float(first[tokens[0]]) for tokens in encoded]
-        pending = [k for k, tokens in enumerate(encoded) if len(tokens) > 1]
-        n_batch = min(self.backend.n_batch, self.backend.score_batch_tokens)
-        while pending:
-            group: list[int] = []
-            size = 0
-            while pending and len(group) < max(1, len(self._free)) and size + len(encoded[pending[0]]) - 1 <= n_batch:
-                size += len(encoded[pending[0]]) - 1
-                group.append(pending.pop(0))
-            if not group:
-                raise BackendError(
-                    f"model {self.backend.model_id!r}: a candidate of {len(encoded[pending[0]])} tokens "
-                    f"does not fit a batch of {n_batch}, or no free sequence is left for scoring"
-                )
+        # Sorted by tokens, so candidates that share a prefix meet in the same batch.
+        pending = sorted((k for k, tokens in enumerate(encoded) if len(tokens) > 1), key=lambda k: encoded[k])
+        cap = min(self.backend.n_batch, self.backend.score_batch_tokens)
+        evaluated = 0
+        for group in self._score_groups(pending, encoded, cap):
             scratch: list[int] = []
             for _ in group:
                 scratch.append(self.acquire(protect={seq, *scratch}))
             try:
-                items: list[tuple[int, int, int, bool]] = []
-                rows: list[tuple[int, int, int]] = []  # (candidate, batch row, token it predicts)
+                rows: dict[tuple[int, ...], list[int]] = {}  # prefix -> scratch sequences sharing its cell
+                wanted: list[tuple[int, tuple[int, ...], int]] = []  # (candidate, prefix, token it predicts)
                 for k, tmp in zip(group, scratch):
                     api.llama_memory_seq_cp(self.ctx.memory, seq, tmp, 0, n)
                     self._scratch[tmp] = (seq, n)
                     tokens = encoded[k]
-                    for i, token in enumerate(tokens[:-1]):
-                        rows.append((k, len(items), tokens[i + 1]))
-                        items.append((token, n + i, tmp, True))
-                self.decode(items, protect={seq, *scratch})
-                for k, row, token in rows:
-                    logprobs[k] += float(_log_softmax(self.logits(row))[token])
+                    for i in range(len(tokens) - 1):
+                        prefix = tuple(tokens[: i + 1])
+                        rows.setdefault(prefix, []).append(tmp)  # a prefix comes before its extensions
+                        wanted.append((k, prefix, tokens[i + 1]))
+                self.decode([(p[-1], n + len(p) - 1, tuple(seqs), True) for p, seqs in rows.items()], protect={seq, *scratch})
+                evaluated += len(rows)
+                index = {prefix: row for row, prefix in enumerate(rows)}
+                picked = _token_logprobs(self.batch_logits(len(rows)), [index[p] for _, p, _ in wanted], [t for _, _, t in wanted])
+                for (k, _, _), lp in zip(wanted, picked):
+                    logprobs[k] += lp
             finally:
                 for tmp in scratch:
                     self._scratch.pop(tmp, None)
                     self.release(tmp)
-        return logprobs
+        return logprobs, evaluated
+
+    def _score_groups(self, pending: list[int], encoded: list[list[int]], cap: int) -> Iterator[list[int]]:
+        """``pending`` candidates (in order) cut into batches of at most ``cap`` rows, a shared
+        prefix counted once, and at most as many candidates as free sequences; the batches are
+        evened out (three of ~44 rows rather than 63, 63 and 5)."""
+
+        def cut(limit: int) -> list[list[int]]:
+            groups: list[list[int]] = []
+            group: list[int] = []
+            seen: set[tuple[int, ...]] = set()
+            for k in pending:
+                tokens = encoded[k]
+                fresh = {tuple(tokens[: i + 1]) for i in range(len(tokens) - 1)} - seen
+                if group and (len(seen) + len(fresh) > limit or len(group) >= max(1, len(self._free))):
+                    groups.append(group)
+                    group, seen = [], set()
+                    fresh = {tuple(tokens[: i + 1]) for i in range(len(tokens) - 1)}
+                if len(fresh) > cap:
+                    raise BackendError(
+                        f"model {self.backend.model_id!r}: a candidate of {len(tokens)} tokens "
+                        f"does not fit a scoring batch of {cap} tokens"
+                    )
+                group.append(k)
+                seen |= fresh
+            if group:
+                groups.append(group)
+            return groups
+
+        groups = cut(cap)
+        if len(groups) > 1:  # the same number of batches, of about equal size, where that works
+            rows = sum(len({tuple(encoded[k][: i + 1]) for k in g for i in range(len(encoded[k]) - 1)}) for g in groups)
+            for limit in range(-(-rows // len(groups)), cap):
+                even = cut(limit)
+                if len(even) == len(groups):
+                    groups = even
+                    break
+        yield from groups
+
+    def batch_logits(self, rows: int) -> np.ndarray:
+        """The last batch's logits, ``rows`` × vocabulary, as a view (no copy): valid until the
+        next llama_decode. Every token of the batch must have asked for logits."""
+        ptr = self._api().llama_get_logits(self.ctx.ctx)
+        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(rows, self.backend.n_vocab))
 
     def close(self) -> None:
         self.ctx.close()
         self.batch.close()
+        if self._shared_batch is not None:
+            self._shared_batch.close()
 
 
 class _Sampler:
@@ -829,6 +894,19 @@ def _first_stop(text: str, stops: Sequence[str]) -> int | None:
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max()
     return shifted - np.log(np.exp(shifted).sum())
+
+
+def _token_logprobs(logits: np.ndarray, rows: Sequence[int], tokens: Sequence[int]) -> list[float]:
+    """``log_softmax(logits[r])[t]`` for each pair, over the distinct rows at once: the same
+    float32 arithmetic as :func:`_log_softmax` (max, shift, exp, pairwise sum, log), without
+    materialising the log-softmax of whole rows."""
+    distinct = sorted(set(rows))
+    block = logits if len(distinct) == len(logits) else logits[distinct]
+    top = block.max(axis=1, keepdims=True)
+    shifted = block - top
+    log_norm = np.log(np.exp(shifted).sum(axis=1))
+    where = {r: j for j, r in enumerate(distinct)}
+    return [float(shifted[where[r], t] - log_norm[where[r]]) for r, t in zip(rows, tokens)]
 
 
 _GRAMMARS: dict[str, Any] = {}

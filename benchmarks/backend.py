@@ -606,7 +606,8 @@ def scoring_table(results: list[dict[str, Any]]) -> Table:
             "sequential = the prompt once, then each label's tokens one label after another (the way before "
             "batching). raw = llama_cpp.Llama with its own prefix reuse (prompt once, n_tokens rewound per label). "
             "batched = the prompt once, then the labels' tokens in batches of ≤ 63 tokens, one sequence per label "
-            "sharing the prompt's KV cells (llama.cpp's CPU kernels round differently from 64 rows on). "
+            "sharing the prompt's KV cells, a prefix shared by labels evaluated once (from 64 rows llama.cpp's CPU "
+            "flash attention takes a tiled path that rounds differently). "
             "Δ = largest |log-prob difference| against sequential. "
             + ("≈ = naive timed on a subset of labels, scaled to all (--naive-labels). " if estimated else "")
             + f"Top 3 (logprob) — {top3}."
