@@ -11,6 +11,7 @@ interface for CPU, which is what this measures honestly.
     python benchmarks/tui.py                 # 40 presses each way, EVINCE between the two bundled models
     python benchmarks/tui.py --presses 20 --json out.json
     python benchmarks/tui.py --scripted      # long turns over a long transcript, at model pace
+    python benchmarks/tui.py --scripted --profile /tmp/tui   # and what held the event loop, per condition
 
 ``--scripted`` isolates the interface's own cost: the Debate screen opens on a recorded
 transcript of ``--history-turns`` long turns, then two scripted models (tests/helpers/scripted.py,
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 from contextlib import asynccontextmanager
 import json
 import os
@@ -58,6 +60,8 @@ from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E
 
 #: Threads alive in this process at each press (the models' worker threads included).
 THREADS: list[int] = []
+#: With ``--profile``: one profile per condition of the event loop's thread, each keypress to its frame.
+PROFILES: dict[str, cProfile.Profile] | None = None
 
 
 class FrameClock:
@@ -79,7 +83,7 @@ class FrameClock:
 
 
 async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_busy=lambda: True,
-                          cpu: list[float] | None = None) -> list[float]:
+                          cpu: list[float] | None = None, label: str = "") -> list[float]:
     """Milliseconds from each keypress to the first frame showing its result (help open, then closed).
 
     The key goes straight to the driver's queue, as a terminal's would; nothing here waits for
@@ -90,17 +94,22 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
     driver = app._driver
     assert driver is not None
     out: list[float] = []
+    profile = PROFILES.setdefault(label, cProfile.Profile()) if PROFILES is not None else None
     for i in range(presses):
         key, char, want_help = ("question_mark", "?", True) if i % 2 == 0 else ("escape", None, False)
         seen = len(clock.frames)
         start, cpu_start = time.perf_counter(), time.process_time()
         event = events.Key(key, char)
         event.set_sender(app)
+        if profile is not None:
+            profile.enable()
         driver.send_message(event)
         while not any(issubclass(kind, HelpScreen) == want_help for _, kind in clock.frames[seen:]):
             if time.perf_counter() - start > 30:
                 raise TimeoutError(f"no frame after pressing {key}")
             await asyncio.sleep(0.001)
+        if profile is not None:
+            profile.disable()
         shown = next(t for t, kind in clock.frames[seen:] if issubclass(kind, HelpScreen) == want_help)
         out.append((shown - start) * 1000)
         THREADS.append(threading.active_count())
@@ -130,7 +139,7 @@ async def bench_app():
 async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {}
     async with bench_app() as (app, pilot, clock):
-        results["idle"] = await press_latencies(pilot, clock, presses)
+        results["idle"] = await press_latencies(pilot, clock, presses, label="idle")
         values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
         app.start_debate(EVINCE, values)
         await pilot.pause()
@@ -141,7 +150,7 @@ async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[fl
         transcript = debate.query_one(Transcript)
         while transcript.current is None:  # wait until the models are generating
             await pilot.pause(0.1)
-        results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running)
+        results["debate generating"] = await press_latencies(pilot, clock, presses, lambda: debate.running, label="generating")
         debate.workers.cancel_group(debate, "debate")
         await pilot.pause()
     return results
@@ -201,7 +210,7 @@ async def measure_scripted(presses: int, history: int, tokens: int, rate: float)
         app.push_screen(debate)
         await pilot.pause(0.5)
         idle_cpu: list[float] = []
-        results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu)
+        results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu, label="idle")
         debate.replay_events = None
         debate.running = True
         app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
@@ -210,7 +219,8 @@ async def measure_scripted(presses: int, history: int, tokens: int, rate: float)
         while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
             await asyncio.sleep(0.05)
         busy_cpu: list[float] = []
-        results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu)
+        results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu,
+                                                                                                label="generating")
         results["CPU ms, idle"], results["CPU ms, generating"] = idle_cpu, busy_cpu
         app.workers.cancel_group(app, "bench")
         await pilot.pause()
@@ -289,7 +299,12 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=40.0, help="--scripted: tokens per second while writing")
     parser.add_argument("--flush-cost", action="store_true", help="CPU per repaint of a streaming turn, by length")
     parser.add_argument("--json", help="also write the raw latencies here")
+    parser.add_argument("--profile", metavar="PREFIX", help="profile the event loop from each keypress to its frame; "
+                        "writes PREFIX-idle.prof and PREFIX-generating.prof and prints their top entries")
     args = parser.parse_args()
+    if args.profile:
+        global PROFILES
+        PROFILES = {}
     if args.flush_cost:
         results = asyncio.run(flush_costs((100, 1000, 3000), args.presses))
         what = "CPU ms from a streaming turn's repaint to its frame (baseline: the first row)"
@@ -311,6 +326,11 @@ def main() -> None:
                   f"python benchmarks/tui.py {' '.join(sys.argv[1:])}", highlight=False)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+    for label, profile in (PROFILES or {}).items():
+        import pstats
+        profile.dump_stats(f"{args.profile}-{label}.prof")
+        console.print(f"\nWhat held the event loop, {label} (cumulative; {args.profile}-{label}.prof):", highlight=False)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
 if __name__ == "__main__":

@@ -201,3 +201,32 @@ async def test_ctrl_c_during_a_debate_leaves_it_resumable(tmp_path: Path, regist
         stored = Queries(journal).debate(debate_id)
     assert stored is not None and stored["status"] == "interrupted"
     assert "resumable" in stored["stop_reason"]
+
+
+async def test_help_is_shown_again_not_rebuilt_and_follows_the_keys(tmp_path: Path, registry) -> None:
+    """Help is kept per set of keys (issue 17): the same screen comes back for the same keys,
+    and another screen's keys get their own Help, listing that screen's keys."""
+    from tui.app.screens.help import HelpScreen
+
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = []
+        for _ in range(2):
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            shown.append(app.screen)
+            await pilot.press("escape")
+            await pilot.pause()
+        assert shown[0] is shown[1]
+        app.push_screen(DebateScreen(events=sample_events(rounds=1, finished=True)))
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and app.screen is not shown[0]
+        assert "debate.interject" in {b.id for b in app.screen.bindings}
+        assert "debate.interject" not in {b.id for b in shown[0].bindings}
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DebateScreen)

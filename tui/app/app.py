@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +34,8 @@ from tui.app.theme import role_variables
 
 Start = Literal["home", "demo", "new"]
 THEMES = ("textual-dark", "textual-light")
+#: Help screens kept installed (one per set of keys: a screen, a focused field); the oldest goes.
+HELP_SCREENS_KEPT = 8
 
 
 class SymposiumApp(App):
@@ -51,6 +54,8 @@ class SymposiumApp(App):
         self.journal = journal or Journal(db)
         self.start_with = start
         self.export_dir = Path(user_documents_dir()) / "symposium"
+        self._help_screens: dict[tuple, str] = {}  # keys shown → name of the installed Help screen
+        self._help_names = itertools.count()
         saved = settings.load()
         if saved.get("theme") in THEMES:
             self.theme = saved["theme"]
@@ -153,8 +158,23 @@ class SymposiumApp(App):
     # -- app-wide actions ------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen([b.binding for b in self.active_bindings.values()]))
+        """Help for the keys in force now. One Help screen per distinct set of keys is kept
+        installed and shown again, not rebuilt: a new screen is composed, styled and laid out
+        twice, and each layout re-renders the (tinted) screen behind it, which with a long
+        transcript was most of what a press of ``?`` cost (issue 17)."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        bindings = [b.binding for b in self.active_bindings.values()]
+        key = tuple((b.id, b.key, b.action, b.description, self.get_key_display(b)) for b in bindings)
+        name = self._help_screens.pop(key, None)
+        if name is None:
+            name = f"help-{next(self._help_names)}"
+            self.install_screen(HelpScreen(bindings), name)
+        self._help_screens[key] = name  # most recently used last
+        while len(self._help_screens) > HELP_SCREENS_KEPT:
+            oldest = next(iter(self._help_screens))
+            self.uninstall_screen(self._help_screens.pop(oldest))
+        self.push_screen(name)
 
     def action_toggle_theme(self) -> None:
         self.theme = THEMES[1] if self.theme == THEMES[0] else THEMES[0]

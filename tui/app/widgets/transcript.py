@@ -105,7 +105,7 @@ def _title(role: str, model_id: str, kind: str, round_: int, kappa: float | None
 
 
 class Transcript(VerticalScroll):
-    """All turns of a debate, newest at the bottom, following the stream unless scrolled up."""
+    """All turns of a debate, newest at the bottom, following the stream unless scrolled up (anchored)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -116,19 +116,30 @@ class Transcript(VerticalScroll):
         self.set_interval(REPAINT_INTERVAL, self._repaint)
 
     def _repaint(self) -> None:
-        if self.current is not None and self.current.flush():
-            self._follow()
+        if self.current is not None:
+            self.current.flush()
+        self._follow()
 
     def _follow(self) -> None:
-        if self.max_scroll_y - self.scroll_y <= 3:
-            self.scroll_end(animate=False)
+        """Anchor the view to the bottom once the turns overflow it: the layout that makes
+        room for a new line then also scrolls to it, in one pass and one repaint (scrolling
+        after it, with ``scroll_end`` once the layout was done, laid out and repainted the
+        whole visible transcript a second time for every line a model wrote). Scrolling up
+        releases the anchor; scrolling back to the bottom takes it again. Not before the
+        turns overflow: an anchored view shorter than its window is drawn bottom-aligned."""
+        if not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()
+
+    def on_resize(self) -> None:
+        if self.is_anchored and self.max_scroll_y <= 0:  # taller than the turns now
+            self.anchor(False)
+            self.scroll_home(animate=False, immediate=True)
 
     def start(self, event: TurnStarted) -> None:
         view = TurnView(event.role, event.model_id, _title(event.role, event.model_id, event.kind, event.round, None))
         self.current = view
         self.turns.append(view)
         self.mount(view)
-        self._follow()
 
     def delta(self, event: TokenDelta) -> None:
         if self.current is not None and self.current.role == event.role:
@@ -143,7 +154,6 @@ class Transcript(VerticalScroll):
         view.border_title = plain(_title(event.role, event.model_id, event.kind, event.round, event.kappa))
         view.finish(event)
         self.current = None
-        self._follow()
 
     def last_text(self) -> str | None:
         for view in reversed(self.turns):
@@ -155,7 +165,6 @@ class Transcript(VerticalScroll):
         """A line between turns: ``kind`` is ``moderator``, ``notice`` (from the protocol) or
         ``app``; the stylesheet colours each (``Transcript > .note.moderator`` …)."""
         self.mount(Static(Text(terminal_safe(text)), classes=f"note {kind}"))
-        self._follow()
 
     def flush_all(self) -> None:
         """Scroll to the end once a replay has been mounted."""
