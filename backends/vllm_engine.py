@@ -24,7 +24,7 @@ what this module relies on:
   shared prompt once per candidate; its :class:`Usage` reports the engine's own cached-token
   counts rather than claiming the prompt ran once.
 
-No CUDA here: the unit tests (tests/test_vllm_engine.py) drive this module with a fake engine;
+No CUDA here: the unit tests (tests/backends/test_vllm_engine.py) drive this module with a fake engine;
 ``pytest -m vllm`` runs it on a real engine on any CUDA machine.
 """
 

@@ -4,7 +4,7 @@
 
 Each parser gets replies drawn from its own schema, valid and then cut, re-quoted,
 reordered, padded, fenced or injected (``tests/helpers/fuzzing.py``), and is held to the
-contract of ``tests/test_fuzz_schemas.py``. The metrics get near-degenerate and sparse
+contract of ``tests/guarantees/test_fuzz_schemas.py``. The metrics get near-degenerate and sparse
 distributions with arbitrary cost matrices; the terminal sanitizer gets every mangled reply
 plus hostile text. An *escape* is an exception that got out, a broken contract, or a control
 character left in sanitized text. Prints the seed (fresh by default) and one row per target.
@@ -31,7 +31,7 @@ from rich.table import Table  # noqa: E402
 
 from protocols import metrics as M  # noqa: E402
 from tests.helpers.fuzzing import INJECTIONS, TARGETS, mangled  # noqa: E402
-from tests.test_fuzz_schemas import check  # noqa: E402
+from tests.guarantees.test_fuzz_schemas import check  # noqa: E402
 from tui.sanitize import terminal_safe  # noqa: E402
 
 CONTROLS = {chr(c) for c in range(32) if chr(c) not in "\n\t"} | {"\x7f"} | {chr(c) for c in range(0x80, 0xA0)}

@@ -70,7 +70,7 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
     Every per-user folder platformdirs can hand out (config, data, state, cache of our own,
     documents) points into a temporary tree, so a test that forgets a path cannot read or
-    write the user's real ``~/.config/symposium`` (``tests/test_config_isolation.py`` checks).
+    write the user's real ``~/.config/symposium`` (``tests/cli/test_config_isolation.py`` checks).
     """
     root = tmp_path_factory.mktemp("user")
     saved = dict(os.environ)

@@ -1,6 +1,6 @@
 """Kill headless debates at moments timed from their own output, check the journal, resume them.
 
-Used by tests/test_crash_harness.py (a few kills) and benchmarks/crash.py (hundreds). Real
+Used by tests/store/test_crash_harness.py (a few kills) and benchmarks/crash.py (hundreds). Real
 processes and one real journal file shared by every trial (trials may run side by side).
 
 Each kill is timed from what the debate printed: the harness waits until a randomly chosen

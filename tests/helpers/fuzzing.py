@@ -4,7 +4,7 @@ Arbitrary text only ever reaches a parser's reject path. Here every target gets 
 replies drawn from the JSON schema the model is asked for (the grammar), and then the same
 replies cut short, re-quoted, reordered, padded with prose or fences, and injected with
 hostile strings. :func:`outcome` runs one parser and says whether it accepted, with its
-notes, and checks that what it accepted validates. Shared by tests/test_fuzz_schemas.py and
+notes, and checks that what it accepted validates. Shared by tests/guarantees/test_fuzz_schemas.py and
 benchmarks/fuzz.py.
 """
 
@@ -162,7 +162,7 @@ def _speaker_value() -> st.SearchStrategy[Any]:
     return st.sampled_from(["deliberator-1", "deliberator-2"]).map(lambda r: {"next_speaker": r})
 
 
-#: name → (valid JSON values, the parser); the parsers of tests/test_untrusted_output.py
+#: name → (valid JSON values, the parser); the parsers of tests/guarantees/test_untrusted_output.py
 TARGETS: dict[str, tuple[Callable[[], st.SearchStrategy[Any]], Callable[[str], Outcome]]] = {
     "distribution": (_distribution_value, _distribution),
     "crit": (lambda: _model(CritReply), _pydantic(CritReply)),

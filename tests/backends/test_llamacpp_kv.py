@@ -10,7 +10,6 @@ llama.cpp reserves.
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,8 @@ from backends.kv_memory import kv_bytes_per_token, kv_shape_from_metadata, read_
 from backends.llamacpp import KvPool, LlamaCppBackend
 from backends.registry import Registry
 from backends.sources import resolve_path
+from tests.helpers.paths import DEV_CSV
 
-DEV_CSV = next((p for base in Path(__file__).resolve().parents[1:4] if (p := base / "shared" / "data" / "symptom2disease" / "dev.csv").exists()),
-               Path("/nonexistent"))
 GREEDY = SamplingOptions(max_tokens=20, temperature=0.0, repeat_penalty=1.0)
 
 

@@ -32,7 +32,7 @@ from protocols.events import (
     TurnStarted,
 )
 from tests.helpers.scripted import ScriptedBackend
-from tests.test_tui import SIZE, make_app, wait_for
+from tests.app.test_tui import SIZE, make_app, wait_for
 from store.queries import Queries
 from tui.app.app import SymposiumApp
 from tui.launch import EVINCE

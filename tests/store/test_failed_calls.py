@@ -2,7 +2,7 @@
 
 ``model_calls.error`` was never written: a backend dying mid-reply left the debate marked
 failed but no row said which call failed or why. Scripted backends fail on cue here (a real
-server dying is covered by ``tests/test_openai_backend.py``); the journal is a real file.
+server dying is covered by ``tests/backends/test_openai_backend.py``); the journal is a real file.
 """
 
 from __future__ import annotations

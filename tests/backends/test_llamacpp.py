@@ -1,6 +1,6 @@
 """What only the llama.cpp backend does, against the real bundled models (SmolLM2 135M and
 Gemma 3 270M). What every backend promises (streaming, structured output, scoring, usage,
-cancellation) is in tests/test_backend_contract.py."""
+cancellation) is in tests/backends/test_backend_contract.py."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ anywhere — also as ``builtins.eval`` or ``__import__('builtins').exec`` — fa
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
+
 PACKAGES = ("backends", "protocols", "store", "tui")
 FORBIDDEN = {"eval", "exec", "compile", "__import__"}
 
@@ -38,10 +38,10 @@ def test_the_checker_catches_each_form() -> None:
 
 
 def test_no_module_evaluates_text() -> None:
-    files = [f for pkg in PACKAGES for f in sorted((ROOT / pkg).rglob("*.py"))]
+    files = [f for pkg in PACKAGES for f in sorted((REPO / pkg).rglob("*.py"))]
     assert len(files) > 30, "the package folders were not found"
     offenders = [
-        f"{f.relative_to(ROOT)}:{line}: {name}()"
+        f"{f.relative_to(REPO)}:{line}: {name}()"
         for f in files
         for line, name in _forbidden_calls(ast.parse(f.read_text(encoding="utf-8"), str(f)))
     ]

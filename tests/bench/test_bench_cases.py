@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import REPO
 from tui.bench.cases import TextCase, class_set, load_cases, subset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 CASES = """case_id,label,text
 v1,Common cold,"A 30-year-old has had a runny nose, sneezing and a mild sore throat for two days, no fever."
 v2,migraine ,"A 25-year-old woman reports a throbbing one-sided headache with nausea and light sensitivity."

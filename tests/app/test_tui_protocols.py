@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Input, Select
 
 from store.queries import Queries
-from tests.test_tui import SIZE, make_app, wait_for
+from tests.app.test_tui import SIZE, make_app, wait_for
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import PersonDialog
 from tui.app.screens.new_debate import NewDebateScreen

@@ -66,7 +66,7 @@ def test_a_debate_on_transformers_tries_no_address_off_the_machine(tmp_path: Pat
                                "--judge", "smollm2-hf", env={"SYMPOSIUM_MODELS": str(models)})
     assert [a for a in attempts if a.off_machine] == []
     # The backend really ran: the model loaded and the debate was journalled. (Whether the run
-    # then finishes is the backend's own contract, tests/test_backend_contract.py; on this
+    # then finishes is the backend's own contract, tests/backends/test_backend_contract.py; on this
     # machine transformers' sampler can fail with "probability tensor contains inf/nan".)
     assert "could not load" not in run.stderr, run.stderr[-2000:]
     conn = sqlite3.connect(tmp_path / "journal.db")

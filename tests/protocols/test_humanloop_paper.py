@@ -3,7 +3,7 @@ single-instance "synthetic" condition, and volatility counted as affirm / not-af
 
 Why scripted backends here: the tests need statements that state exact confidences and take
 exact positions (and a synthetic panel's reply laid out judge by judge), which a real model
-does not produce on demand; tests/test_humanloop.py runs the same protocol on the real
+does not produce on demand; tests/protocols/test_humanloop.py runs the same protocol on the real
 bundled models.
 """
 

@@ -3,7 +3,7 @@ invented positions, paragraph-long arguments, the rationale over all rounds, the
 
 Scripted backends (tests/helpers/scripted.py) here: each test needs agents that say *exactly*
 a given thing (converge, diverge, fail to parse, cite an argument the judge rates low), which a
-real model cannot be made to do on demand. The real-model run is tests/test_evince.py.
+real model cannot be made to do on demand. The real-model run is tests/protocols/test_evince.py.
 """
 
 from __future__ import annotations

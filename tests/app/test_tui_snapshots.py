@@ -1,6 +1,6 @@
 """Snapshots of the app's screens per state (issue 16): recorded events and scripted models only,
 so what is drawn is identical on every machine. Update after a deliberate change with
-``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at the SVGs before committing."""
+``pytest tests/app/test_tui_snapshots.py --snapshot-update`` and look at the SVGs before committing."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.helpers.sample_debate import record_sample, sample_events
-from tests.test_tui import SIZE, make_app
-from tests.test_tui_hostile import scripted_loader
+from tests.app.test_tui import SIZE, make_app
+from tests.app.test_tui_hostile import scripted_loader
 from tui.launch import EVINCE
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from protocols.events import ModeratorActed, Notice
 from tests.helpers.sample_debate import T0, sample_events
-from tests.test_tui import SIZE, make_app
+from tests.app.test_tui import SIZE, make_app
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.theme import CHOSEN, ROLE_VARIABLES, role_variables

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from textual.widgets import Static
 
 from protocols.events import TokenDelta, TurnStarted
-from tests.test_tui import SIZE, make_app
-from tests.test_tui_hostile import HOSTILE
+from tests.app.test_tui import SIZE, make_app
+from tests.app.test_tui_hostile import HOSTILE
 from tui.sanitize import StreamSanitizer, terminal_safe
 from tui.app.screens.debate import DebateScreen
 from tui.app.widgets.transcript import Transcript
@@ -58,7 +58,7 @@ async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, 
                                                                 monkeypatch) -> None:
     """Closing Help used to rebuild the Debate screen's footer (issue 17's largest idle cost)."""
     from tests.helpers.sample_debate import sample_events
-    from tests.test_tui_hostile import screen_text
+    from tests.app.test_tui_hostile import screen_text
     from tui.app.widgets.footer import SteadyFooter
 
     rebuilt: list[SteadyFooter] = []

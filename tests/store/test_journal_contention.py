@@ -17,7 +17,7 @@ from pathlib import Path
 
 from store.journal import BUSY_TIMEOUT_MS, Journal
 
-from tests.test_journal import start, turn
+from tests.store.test_journal import start, turn
 
 HOLD_S = 1.0
 HOLDER = """

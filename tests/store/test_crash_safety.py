@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import REPO
 
 
 def run_until_mid_reply(db: Path, debate_id: str, turns_before_kill: int) -> tuple[subprocess.Popen[str], int]:

@@ -3,7 +3,7 @@
 Why scripted backends here: these tests need debaters and judges that say exactly the same
 thing every round (a CRIT score that never falls, symmetric ratings), so that what ends the
 debate and how a row is scored is decided by the protocol's arithmetic alone, and a debate
-of 12 refutation rounds runs in a second. The real-model runs are in tests/test_socrasynth.py.
+of 12 refutation rounds runs in a second. The real-model runs are in tests/protocols/test_socrasynth.py.
 """
 
 from __future__ import annotations

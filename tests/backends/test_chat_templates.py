@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from transformers.utils.chat_template_utils import render_jinja_template
@@ -24,8 +23,9 @@ from backends.chat_template import ChatTemplate, TemplateError, append_only, tem
 from backends.llamacpp import LlamaCppBackend
 from backends.registry import Registry
 from backends.sources import resolve_path
+from tests.helpers.paths import REPO
 
-FIXTURES = Path(__file__).parent / "fixtures" / "chat_templates"
+FIXTURES = REPO / "tests" / "fixtures" / "chat_templates"
 FAMILIES = sorted(p.stem for p in FIXTURES.glob("*.jinja"))
 #: Templates that rewrite an earlier turn as a debate grows (Mistral v0.3 moves the system
 #: prompt to the last user turn); every other family here is append-only.

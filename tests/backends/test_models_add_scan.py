@@ -22,8 +22,9 @@ from backends.base import BackendUnavailable
 from backends.gguf_meta import GGUFError, SkippedArray, read_gguf
 from backends.registry import RegistryError, load_registry
 from backends.sources import demo_model, resolve_path
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 
 
 @pytest.fixture(scope="module")

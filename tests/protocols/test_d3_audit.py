@@ -3,7 +3,7 @@ against reference verdicts, from the pure measures to `symposium d3-report` on a
 
 Why scripted backends in the journal test: the report must be checked against verdicts known
 in advance (which answer each juror votes for), which real tiny models do not give on demand;
-tests/test_d3.py runs D3 itself on the real bundled models.
+tests/protocols/test_d3.py runs D3 itself on the real bundled models.
 """
 
 from __future__ import annotations

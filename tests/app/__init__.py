@@ -1,0 +1,1 @@
+"""Tests of the Textual app under Pilot: screens, snapshots, hostile text, streaming, themes."""

@@ -1,0 +1,1 @@
+"""Tests of the four backends, the registry, chat templates, models already on disk."""

@@ -1,0 +1,1 @@
+"""Tests of `symposium bench diagnosis`: its design and its figures."""

@@ -1,0 +1,1 @@
+"""Tests of the `symposium` command line, bad input, the installed wheel."""

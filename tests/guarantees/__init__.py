@@ -1,0 +1,1 @@
+"""Tests of promises across the house: untrusted text, fuzzing, no network, import direction."""

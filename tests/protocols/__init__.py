@@ -1,0 +1,1 @@
+"""Tests of each protocol and its metrics, end to end and against its paper."""

@@ -1,0 +1,1 @@
+"""Tests of the journal: atomic turns, contention, crashes, resume, exports."""
