@@ -108,15 +108,17 @@ def _close_truncated(text: str) -> str | None:
     ``text`` starts with its bracket (a candidate of :func:`json_candidates`).
     """
     stack: list[tuple[str, int]] = []
-    cut: tuple[int, tuple[str, ...]] | None = None
+    cut: tuple[int, int] | None = None  # (where the last complete part ends, how many brackets were open there)
     for end, opened in _closing_brackets(text, stack):
         if opened is None or not stack:
             return None  # a stray closer, or a complete value: nothing was cut off
-        cut = (end + 1, tuple(bracket for bracket, _ in stack))
+        cut = (end + 1, len(stack))
     if not stack or cut is None:
         return None
-    end, still_open = cut
-    return text[:end] + "".join("}" if c == "{" else "]" for c in reversed(still_open))
+    # After the last closer only openings follow, so the brackets open at the cut are still the
+    # stack's first ones (read once here: copying them at every closer was quadratic).
+    end, depth = cut
+    return text[:end] + "".join("}" if bracket == "{" else "]" for bracket, _ in reversed(stack[:depth]))
 
 
 def json_string(text: str, key: str) -> str | None:

@@ -204,8 +204,10 @@ async def test_malformed_agent_output_is_repaired_or_rejected_with_a_reason(labe
 
 async def test_agreement_judge_is_logged_beside_the_information_metrics(smollm: LlamaCppBackend, labels: LabelSet) -> None:
     row = dev_cases()[5]
-    config = small_config(labels, row, max_rounds=2, recommendations=False, turn_tokens=50, crit_tokens=60,
-                          agreement_judge=True)
+    # The small profile's own turn length: at 50 tokens SmolLM2's replies were cut off before
+    # a whole prediction often enough that no round had both (and so no metrics to log beside).
+    # The exact pairing is tests/protocols/test_evince_paper.py's scripted test.
+    config = small_config(labels, row, max_rounds=2, recommendations=False, agreement_judge=True)
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
     events = [e async for e in evince.run(config, agents, debate_id="ev6")]
     verdicts = [e for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]

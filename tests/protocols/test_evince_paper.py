@@ -209,3 +209,22 @@ async def test_the_judge_sees_the_whole_case_and_the_rationale_is_the_union_over
     rationale = events[-1].outcome["rationale"]  # type: ignore[attr-defined]
     assert rationale["agent-a"] == ["first-round reason", "second-round reason"]
     assert rationale["agent-b"] == ["b first", "b second"]
+
+
+# --- seed 000's agreement judge beside the information metrics ------------------------------------
+
+
+async def test_the_agreement_judge_is_logged_beside_the_metrics_and_stops_the_debate() -> None:
+    """Each round with metrics gets one verdict, stored as metric ``agreement``; AGREEMENT from
+    round 1 on ends the debate (seed 000), though WD and MI have not converged."""
+    # Positions that keep moving, so that WD, MI and JSD do not settle and end it first.
+    a = ScriptedBackend("a", [reply({"Dengue": p, "Zika": 1 - p}) for p in (0.9, 0.5, 0.2)])
+    b = ScriptedBackend("b", [reply({"Chikungunya": p, "Dengue": 1 - p}) for p in (0.9, 0.4, 0.8)])
+    judge = ScriptedBackend("j", ["MORE DEBATE", "AGREEMENT", "AGREEMENT"])
+    events = await run_all(config(agreement_judge=True), agents(a, b, judge))
+    verdicts = [e for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]
+    metrics = [e for e in events if isinstance(e, MetricsComputed)]
+    assert [(v.round, v.verdict) for v in verdicts] == [(0, "MORE DEBATE"), (1, "AGREEMENT")]
+    assert [(m.round, m.metrics["agreement"]) for m in metrics] == [(0, 0.0), (1, 1.0)]
+    final = events[-1]
+    assert isinstance(final, DebateFinished) and final.stop_reason.startswith("the agreement judge")
