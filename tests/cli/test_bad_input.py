@@ -80,3 +80,4 @@ def test_unreadable_labels_file_is_one_line(tmp_path: Path) -> None:
     result = symposium(tmp_path, "run", "evince", "--case", "fever", "--labels", str(tmp_path / "nope.txt"),
                        "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m")
     assert result.returncode == 1 and "Traceback" not in result.stderr and "nope.txt" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # not wrapped inside the path

@@ -93,8 +93,8 @@ def _debate_id(line: str, mode: Mode) -> str | None:
 
 
 def check_rows(conn: sqlite3.Connection, debate_id: str) -> str:
-    """'' when every stored turn is whole, with its distribution and its model-call row;
-    otherwise what is wrong."""
+    """'' when every stored turn is whole, with its distribution (or recorded as giving none)
+    and its model-call row; otherwise what is wrong."""
     rows = conn.execute("SELECT id, seq, kind, text, raw, parsed_json, parse_notes_json FROM turns"
                         " WHERE debate_id = ? ORDER BY seq", (debate_id,)).fetchall()
     for expected, (turn_id, seq, kind, text, raw, parsed, notes) in enumerate(rows, 1):
@@ -107,8 +107,10 @@ def check_rows(conn: sqlite3.Connection, debate_id: str) -> str:
         if calls != 1:
             return f"turn {seq}: {calls} model-call rows"
         if kind in ("opening", "refutation"):
-            dist = conn.execute("SELECT COALESCE(SUM(probability), 0) FROM distributions WHERE turn_id = ?",
-                                (turn_id,)).fetchone()[0]
+            count, dist = conn.execute("SELECT COUNT(*), COALESCE(SUM(probability), 0) FROM distributions"
+                                       " WHERE turn_id = ?", (turn_id,)).fetchone()
+            if count == 0 and any("no prediction" in note for note in json.loads(notes)):
+                continue  # a reply with no prediction is kept as such, never given an invented one
             if abs(dist - 1.0) > 1e-6:
                 return f"turn {seq}: distribution sums to {dist}"
     return ""

@@ -128,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - turned into one clear line below
         if not is_user_error(exc):
             raise
-        _error_console().print(f"error: {exc}", style="red", markup=False)
+        # One line whatever the terminal's width: a path broken by a wrap cannot be copied.
+        _error_console().print(f"error: {exc}", style="red", markup=False, soft_wrap=True)
         return 1
 
 
