@@ -187,7 +187,15 @@ async def test_a_debate_between_the_bundled_models_reaches_its_conciliatory_stag
     joint_turns = [t for t in debate["turns"] if t["phase"] == "conciliatory"]
     assert [t["role"] for t in joint_turns] == ["agent-a", "agent-b"]
     assert all(t["kappa"] == pytest.approx(0.3) for t in joint_turns)
-    assert outcome["joint"] is not None and {"proposal", "pros", "cons"} <= set(outcome["joint"])
+    # Whether a 64-token joint text from these models parses is up to them (the exact rule is
+    # tests/protocols/test_socrasynth_paper.py's scripted test); a joint text is kept only from
+    # a turn that parsed, and a turn that did not says why.
+    parsed = [t for t in joint_turns if t["parsed"] is not None]
+    if outcome["joint"] is None:
+        assert not parsed and all(t["parse_notes"] for t in joint_turns)
+    else:
+        assert parsed and {"proposal", "pros", "cons"} <= set(outcome["joint"])
+        assert outcome["joint"]["written_by"] == [t["role"] for t in parsed]
     # each agent's transcript grows in its own cache
     later = [c for c in debate["model_calls"] if c["role"] == "agent-a" and c["purpose"] == "turn"][1:]
     assert later and all(c["prompt_tokens_evaluated"] < c["prompt_tokens"] for c in later)

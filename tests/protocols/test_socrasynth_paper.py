@@ -42,9 +42,9 @@ def crit_reply(score: int = 7, reasons: tuple[tuple[int, int], ...] = ((7, 7),),
 class _ByPrompt(list):  # type: ignore[type-arg]
     """The scripted backend's reply queue, answering by what the last prompt asks."""
 
-    def __init__(self, backend: ScriptedBackend, crit: str, complete: bool) -> None:
+    def __init__(self, backend: ScriptedBackend, crit: str, complete: bool, joint: str | None = None) -> None:
         super().__init__()
-        self.backend, self.crit, self.complete = backend, crit, complete
+        self.backend, self.crit, self.complete, self.joint = backend, crit, complete, joint
 
     def __bool__(self) -> bool:
         return True
@@ -60,15 +60,16 @@ class _ByPrompt(list):  # type: ignore[type-arg]
         if "have you fully presented" in ask:
             return json.dumps({"complete": self.complete})
         if "The debate is over" in ask:
-            return json.dumps({"proposal": "Pedestrian zones, phased in.", "pros": ["cleaner air"], "cons": ["deliveries"]})
+            return self.joint or json.dumps({"proposal": "Pedestrian zones, phased in.", "pros": ["cleaner air"],
+                                             "cons": ["deliveries"]})
         if "Which text gives better information" in ask:
             return json.dumps({"better": "debate", "reasons": "deeper"})
         return json.dumps({"points": ["A point argued at length for this subtopic."]})
 
 
-def scripted(model_id: str, *, crit: str = "", complete: bool = True) -> ScriptedBackend:
+def scripted(model_id: str, *, crit: str = "", complete: bool = True, joint: str | None = None) -> ScriptedBackend:
     backend = ScriptedBackend(model_id, [])
-    backend.replies = _ByPrompt(backend, crit or crit_reply(), complete)
+    backend.replies = _ByPrompt(backend, crit or crit_reply(), complete, joint)
     return backend
 
 
@@ -196,3 +197,28 @@ def test_default_points_are_paragraphs_and_the_small_model_profile_is_a_set_of_o
     small = ss.SocraSynthConfig(subject=SUBJECT, **profile)
     assert small.turn_tokens < default.turn_tokens and small.max_rounds < default.max_rounds
     assert "SMALL_MODEL_PROFILE" not in default.describe()
+
+
+# -- the conciliatory stage (appendix 6.F): A drafts the joint text, B revises it -------------------
+
+
+@pytest.mark.parametrize("b_revision", ["parses", "prose"])
+async def test_the_joint_text_is_bs_revision_of_as_draft_or_as_draft_when_the_revision_does_not_parse(
+        tmp_path: Path, b_revision: str) -> None:
+    """B's revision replaces A's draft when it parses; a revision that does not parse leaves A's
+    draft as the joint text (never nothing, never invented), and the turn keeps B's words."""
+    revised = json.dumps({"proposal": "Pedestrian zones with delivery windows.", "pros": ["cleaner air"],
+                          "cons": ["longer trips for some"]})
+    b_joint = revised if b_revision == "parses" else "I mostly agree with the draft, with a few changes."
+    panel = ss.SocraSynthAgents(Agent("agent-a", scripted("model-a"), OPTS),
+                                Agent("agent-b", scripted("model-b", joint=b_joint), OPTS),
+                                [Agent("judge-1", scripted("judge-model"), OPTS)])
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1), panel, tmp_path)
+    joint = debate["outcome"]["joint"]
+    turns = [t for t in debate["turns"] if t["phase"] == "conciliatory"]
+    assert [(t["role"], t["kind"]) for t in turns] == [("agent-a", "joint_draft"), ("agent-b", "joint_revision")]
+    if b_revision == "parses":
+        assert joint["proposal"] == "Pedestrian zones with delivery windows." and joint["written_by"] == ["agent-a", "agent-b"]
+    else:
+        assert joint["proposal"] == "Pedestrian zones, phased in." and joint["written_by"] == ["agent-a"]
+        assert turns[1]["parsed"] is None and turns[1]["raw"] == b_joint
