@@ -43,9 +43,11 @@ async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
     assert backends == {"agent-a": "llamacpp", "agent-b": "openai", "judge": "llamacpp"}
     turns = {t["role"]: t for t in debate["turns"] if t["kind"] == "opening"}
     assert set(turns) == {"agent-a", "agent-b"}
-    for turn in turns.values():
-        assert turn["text"] and turn["completion_tokens"] > 0
-        assert turn["distribution"] and sum(turn["distribution"].values()) == pytest.approx(1.0)
-    assert debate["metrics"] and debate["metrics"][0]["jsd"] is not None
+    for turn in turns.values():  # whether a 64-token turn holds a whole prediction is the model's affair
+        assert turn["raw"] and turn["completion_tokens"] > 0
+        assert (turn["distribution"] and sum(turn["distribution"].values()) == pytest.approx(1.0)) \
+            or any("no prediction" in n for n in turn["parse_notes"])
+    both = all(t["distribution"] for t in turns.values())
+    assert bool(debate["metrics"]) == both and (not both or debate["metrics"][0]["jsd"] is not None)
     calls = {c["role"] for c in debate["model_calls"]}
     assert {"agent-a", "agent-b", "judge"} <= calls

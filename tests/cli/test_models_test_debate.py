@@ -79,13 +79,15 @@ async def test_debate_check_on_the_bundled_model(registry) -> None:
     assert report.error is None, report.error
     refutations = report.steps["refutation turns"]
     assert refutations.calls == 2 and refutations.prompt_reused > refutations.prompt_tokens / 2
-    # Only turns that name a prediction are judged, and a 135M model does not always: at least
-    # one judged turn, and the CRIT step's own header below, show the step is reported.
-    assert report.steps["opening turns"].calls == 2 and report.steps["CRIT judgements"].calls >= 1
+    # Only turns that name a prediction are judged, and a 135M model does not always name one:
+    # a CRIT step with calls whenever some turn was valid (the exact tallies: the scripted test).
+    crit = report.steps.get("CRIT judgements")
+    valid = report.steps["opening turns"].valid_json + refutations.valid_json
+    assert report.steps["opening turns"].calls == 2 and ((crit is not None and crit.calls >= 1) or valid == 0)
     assert report.steps["opening turns"].tokens_per_s
     out = io.StringIO()
     print_debate_check(Console(file=out, width=200), "smollm2-135m", report, 1.0)
     text = out.getvalue()
     for header in ("valid JSON", "labels in class set", "cut off by token limit", "prompt reused", "tok/s",
-                   "opening turns", "refutation turns", "CRIT judgements", "the debate ended"):
+                   "opening turns", "refutation turns", "the debate ended", *(["CRIT judgements"] if crit else [])):
         assert header in text

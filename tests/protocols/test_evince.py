@@ -128,12 +128,14 @@ async def test_moderator_commands_take_effect_and_are_recorded(smollm: LlamaCppB
     seen: list[object] = []
     async for event in run.run():
         seen.append(event)
-        if isinstance(event, MetricsComputed) and event.round == 0:
+        # After B's turn of a round, whether or not the round had metrics (a 60-token turn from
+        # a 135M model may hold no whole prediction).
+        if isinstance(event, TurnFinished) and event.role == "agent-b" and event.round == 0:
             channel.send(Pause())
             channel.send(Interject("Consider a viral cause.", to="agent-a"))
             channel.send(SetContentiousness(0.35))
             channel.send(Resume())
-        if isinstance(event, MetricsComputed) and event.round == 1:
+        if isinstance(event, TurnFinished) and event.role == "agent-b" and event.round == 1:
             channel.send(Stop("enough"))
     acted = [e.kind for e in seen if isinstance(e, ModeratorActed)]
     assert acted == ["pause", "interject", "set_contentiousness", "resume", "stop"]
@@ -212,7 +214,9 @@ async def test_agreement_judge_is_logged_beside_the_information_metrics(smollm: 
     events = [e async for e in evince.run(config, agents, debate_id="ev6")]
     verdicts = [e for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]
     metrics = [e for e in events if isinstance(e, MetricsComputed)]
-    assert len(verdicts) == len(metrics) >= 1
+    turns = [e for e in events if isinstance(e, TurnFinished) and e.kind in ("opening", "refutation")]
+    scored = sorted({t.round for t in turns if t.distribution and sum(1 for u in turns if u.round == t.round and u.distribution) == 2})
+    assert [v.round for v in verdicts] == [m.round for m in metrics] == scored  # one verdict per round with metrics
     for v, m in zip(verdicts, metrics):
         assert v.verdict in ("AGREEMENT", "MORE DEBATE") and v.round == m.round
         assert m.metrics["agreement"] == (1.0 if v.verdict == "AGREEMENT" else 0.0)

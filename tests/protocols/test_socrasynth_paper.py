@@ -222,3 +222,31 @@ async def test_the_joint_text_is_bs_revision_of_as_draft_or_as_draft_when_the_re
     else:
         assert joint["proposal"] == "Pedestrian zones, phased in." and joint["written_by"] == ["agent-a"]
         assert turns[1]["parsed"] is None and turns[1]["raw"] == b_joint
+
+
+class _FallingJudge(_ByPrompt):
+    """A judge whose per-round CRIT reasons weaken once: Γ falls between rounds 0 and 1."""
+
+    def __init__(self, backend: ScriptedBackend, first: list[str]) -> None:
+        super().__init__(backend, crit_reply(), complete=True)
+        self.first = first
+
+    def pop(self, index: int = -1) -> str:
+        if "Apply CRIT" in self.backend.prompts[-1][-1].content and self.first:
+            return self.first.pop(0)
+        return super().pop(index)
+
+
+async def test_a_falling_debate_crit_score_ends_the_loop_then_the_case_check_runs(tmp_path: Path) -> None:
+    """Table 6.2's loop runs while Δ > 10 % and Γ does not fall: Γ_1 < Γ_0 ends it before round
+    2, well ahead of Δ's schedule, and the moderator's case check follows (section 6.3.1.2)."""
+    judge = scripted("judge-model")
+    judge.replies = _FallingJudge(judge, [crit_reply(reasons=((9, 9),)), crit_reply(reasons=((4, 4),))])
+    panel = ss.SocraSynthAgents(Agent("agent-a", scripted("model-a"), OPTS), Agent("agent-b", scripted("model-b"), OPTS),
+                                [Agent("judge-1", judge, OPTS)])
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), panel, tmp_path)
+    rounds = debate["outcome"]["rounds"]
+    assert rounds[0]["gamma"] > rounds[1]["gamma"]
+    assert debate["stop_reason"].startswith("the debate's CRIT score fell"), debate["stop_reason"]
+    assert [(r["kind"], r["round"]) for r in rounds] == [("opening", 0), ("refutation", 1), ("closing", 2)]
+    assert debate["outcome"]["case_checks"] == [{"round": 2, "agent-a": True, "agent-b": True}]

@@ -72,7 +72,11 @@ def test_a_cut_off_debate_resumes_to_its_end(tmp_path: Path, sig: int) -> None:
     assert rounds == list(range(len(rounds)))
     for r in rounds:  # every round has exactly one turn per agent, even the one cut in half
         assert sorted(t["role"] for t in debate_turns if t["round"] == r) == ["agent-a", "agent-b"]
-    assert [m["round"] for m in after["metrics"]] == rounds
+    # Metrics for exactly the rounds in which both agents predicted (a 60-token turn from a
+    # 135M model may give none: it is journalled as such, never invented).
+    predicted = {(t["round"], t["role"]) for t in debate_turns if t["distribution"]}
+    assert all(t["distribution"] or any("no prediction" in n for n in t["parse_notes"]) for t in debate_turns)
+    assert [m["round"] for m in after["metrics"]] == [r for r in rounds if {(r, "agent-a"), (r, "agent-b")} <= predicted]
     assert any(m["kind"] == "resume_debate" for m in after["moderator_events"])
 
 
