@@ -47,7 +47,11 @@ def test_review_of_a_recorded_debate(snap_compare, tmp_path: Path, registry) -> 
     assert snap_compare(app, press=["o", "left"], terminal_size=SIZE)
 
 
-@pytest.mark.parametrize("protocol", ["socrasynth", "deliberation"])
+def test_home_with_no_debates_yet(snap_compare, tmp_path: Path, registry) -> None:
+    assert snap_compare(make_app(tmp_path, registry), terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("protocol", ["socrasynth", "agreement", "deliberation", "humanloop", "d3"])  # EVINCE's: test_tui
 def test_new_debate_form(snap_compare, tmp_path: Path, registry, protocol: str) -> None:
     app = make_app(tmp_path, registry)
 
