@@ -338,14 +338,18 @@ class _Sampler:
         self.mask = np.full((1, (self.n_vocab + 31) // 32), -1, dtype=np.int32)
 
     def sample(self, logits: Any) -> int:
+        """The grammar's mask first, then temperature and the top-k/top-p/min-p cuts, as llama.cpp
+        orders them: cutting first could keep only tokens the grammar then forbids, leaving no
+        token at all (softmax of all -inf: "probability tensor contains inf/nan")."""
         torch = self.torch
-        scores = self.processors(self.history, logits[None].clone())
+        scores = logits[None].clone()
         if self.matcher is not None:
             from llguidance.numpy import fill_next_token_bitmask
 
             fill_next_token_bitmask(self.matcher, self.mask, 0)
             allowed = np.unpackbits(self.mask.view(np.uint8), bitorder="little")[: scores.shape[-1]].astype(bool)
             scores[0, torch.from_numpy(~allowed).to(scores.device)] = float("-inf")
+        scores = self.processors(self.history, scores)
         if self.greedy:
             token = int(scores[0].argmax())
         else:

@@ -73,6 +73,20 @@ async def test_structured_output_validates_against_its_schema(backend: Backend) 
     assert completion.schema == Verdict.model_json_schema()
 
 
+async def test_a_schema_holds_under_tight_sampling_cuts(backend: Backend) -> None:
+    """The grammar chooses among the tokens it allows before top-k/top-p cut: with top-k 1 on a
+    prompt whose likeliest next token is prose, cutting first would keep only a forbidden token
+    (transformers did: "probability tensor contains inf/nan")."""
+    completion = await fresh(backend).complete(
+        [Message("user", "Say hello to the moderator in one friendly sentence.")],
+        SamplingOptions(max_tokens=48, temperature=0.7, top_k=1, top_p=0.5, seed=3),
+        schema=Verdict,
+    )
+    if completion.finish_reason == "stop":
+        Verdict.model_validate_json(completion.text)
+    assert completion.text.lstrip().startswith("{"), completion.text
+
+
 async def test_score_is_a_distribution_that_ranks_the_obvious_answer_first(backend: Backend) -> None:
     question = [Message("user", "What is the capital of France? Answer with the city name only.")]
     result = await fresh(backend).score(question, ["Berlin", "Paris", "Tokyo", "Madrid"])

@@ -65,10 +65,8 @@ def test_a_debate_on_transformers_tries_no_address_off_the_machine(tmp_path: Pat
     run, attempts = _symposium(tmp_path, *DEBATE, "--agent-a", "smollm2-hf", "--agent-b", "smollm2-hf",
                                "--judge", "smollm2-hf", env={"SYMPOSIUM_MODELS": str(models)})
     assert [a for a in attempts if a.off_machine] == []
-    # The backend really ran: the model loaded and the debate was journalled. (Whether the run
-    # then finishes is the backend's own contract, tests/backends/test_backend_contract.py; on this
-    # machine transformers' sampler can fail with "probability tensor contains inf/nan".)
-    assert "could not load" not in run.stderr, run.stderr[-2000:]
+    # The backend really ran: the model loaded and the debate ran to its end in the journal.
+    assert run.returncode == 0, run.stderr[-2000:]
     conn = sqlite3.connect(tmp_path / "journal.db")
-    assert conn.execute("SELECT COUNT(*) FROM debates").fetchone()[0] == 1
+    assert conn.execute("SELECT status FROM debates").fetchall() == [("finished",)]
     assert conn.execute("SELECT model_id FROM participants").fetchall()[0][0] == "smollm2-hf"
