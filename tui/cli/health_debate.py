@@ -4,8 +4,8 @@ Runs one short EVINCE debate on a fixed vignette with the model in all three sea
 agent B, CRIT judge): the opening round, one refutation round and the judge's CRIT after each,
 at the protocol's own token limits for the model's profile (``profile`` in its registry entry:
 the limits a real debate with it would use), so a model that cannot finish a turn in them
-shows it here, not an hour into a benchmark. Per step it reports what decides whether a long run is
-worth starting: how many replies were valid JSON of the shape asked (strict JSON: the
+shows it here, not an hour into a benchmark. Per step it reports what decides whether a long
+run is worth starting: how many replies were valid JSON of the shape asked (strict JSON: the
 protocol's parser repairs some slips, such as a raw newline inside a string, but a model that
 needs repairs often loses arguments to them), whether the labels named were inside the
 class set, how many replies the token limit cut off, how much of each prompt came from the
