@@ -4,7 +4,6 @@ AGREEMENT, the round cap, the person's commands and ``symposium run agreement``.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from protocols.events import AdvanceStage, DebateFinished, Interject, JudgementM
 from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import run_agreement
+from tui.cli import main
 from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
@@ -185,22 +184,11 @@ async def test_the_person_advances_interjects_and_skips_to_the_conclusion() -> N
     assert not any("Please be concrete" in m.content for p in agents.participants[1].backend.prompts for m in p)  # type: ignore[attr-defined]
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    """A tiny parser shaped like ``symposium run …`` (tui/cmd_run.py wires the real one)."""
-    parser = argparse.ArgumentParser(prog="symposium")
-    parser.add_argument("--db")
-    parser.add_argument("--models")
-    protocols = parser.add_subparsers(dest="protocol", required=True)
-    run_agreement.add_parser(protocols)
-    return parser.parse_args(argv)
-
-
 def test_symposium_run_agreement_headless(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "j.db"
-    args = _parse(["--db", str(db), "agreement", "--issue", ISSUE, "--topic", "the criteria for deciding",
-                   "--participant", "smollm2-135m", "--participant", "smollm2-135m", "--judge", "smollm2-135m",
-                   "--max-rounds", "1", "--turn-tokens", "16", "--word-cap", "15", "--no-evaluation", "--seed", "3"])
-    assert args.handler(args) == 0
+    assert main(["--db", str(db), "run", "agreement", "--issue", ISSUE, "--topic", "the criteria for deciding",
+                 "--participant", "smollm2-135m", "--participant", "smollm2-135m", "--judge", "smollm2-135m",
+                 "--max-rounds", "1", "--turn-tokens", "16", "--word-cap", "15", "--no-evaluation", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "moderator (rules) · opening" in out and "participant-2 (smollm2-135m) · argument" in out
     assert "judge (smollm2-135m) agreement" in out and "evaluator (" not in out

@@ -4,7 +4,6 @@ the person's seats, the analyzer's cadence, and ``symposium run deliberation``."
 
 from __future__ import annotations
 
-import argparse
 import io
 import itertools
 import sys
@@ -24,7 +23,7 @@ from protocols.events import DebateFinished, Event, JudgementMade, Stop, TurnFin
 from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import run_deliberation
+from tui.cli import main, run_deliberation
 from tui.cli.run_deliberation import ScriptSeat, StdinSeat
 from tui.headless.runner import drive
 
@@ -213,24 +212,13 @@ async def test_a_deliberation_between_the_bundled_models(smollm: LlamaCppBackend
     assert {p["role"] for p in debate["participants"]} == {MODERATOR, "deliberator-1", "deliberator-2", "analyzer", PERSON}
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    """A tiny parser shaped like ``symposium run …`` (tui/cmd_run.py wires the real one)."""
-    parser = argparse.ArgumentParser(prog="symposium")
-    parser.add_argument("--db")
-    parser.add_argument("--models")
-    protocols = parser.add_subparsers(dest="protocol", required=True)
-    run_deliberation.add_parser(protocols)
-    return parser.parse_args(argv)
-
-
 def test_symposium_run_deliberation_headless(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db, script = tmp_path / "j.db", tmp_path / "me.txt"
     script.write_text("Phones distract students.\n/end\n", encoding="utf-8")
-    args = _parse(["--db", str(db), "deliberation", "--topic", TOPIC, "--moderator", "smollm2-135m",
-                   "--deliberator", "smollm2-135m", "--deliberator", "smollm2-135m", "--human-script", str(script),
-                   "--max-turns", "2", "--no-analysis", "--turn-tokens", "16",
-                   "--word-cap", "15", "--seed", "3"])
-    assert args.handler(args) == 0
+    assert main(["--db", str(db), "run", "deliberation", "--topic", TOPIC, "--moderator", "smollm2-135m",
+                 "--deliberator", "smollm2-135m", "--deliberator", "smollm2-135m", "--human-script", str(script),
+                 "--max-turns", "2", "--no-analysis", "--turn-tokens", "16",
+                 "--word-cap", "15", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "human (human) · topic" in out and "moderator (smollm2-135m) · agenda" in out
     assert "journalled as" in out

@@ -4,7 +4,6 @@ headless command with the human seat typed on stdin."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 from pathlib import Path
@@ -20,7 +19,7 @@ from protocols.stance import LEGAL_LABELS, NONE
 from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
-from tui.cli import run_humanloop
+from tui.cli import main
 from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=7)
@@ -122,17 +121,12 @@ async def test_panels_with_and_without_a_scripted_human_journal_stances_and_thei
 def test_headless_command_reads_the_human_seat_from_stdin_and_prints_the_stance_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db")
-    parser.add_argument("--models")
-    run_humanloop.add_parser(parser.add_subparsers(dest="protocol"))
     confirmations = tmp_path / "confirm.txt"
     confirmations.write_text("\nreverse\n", encoding="utf-8")  # step 1: accept the clerk; step 2 (the human): reverse
     db = tmp_path / "cli.db"
-    args = parser.parse_args(["--db", str(db), "humanloop", "--case", CASE, "--agents", "gemma3-270m", "--rounds", "1",
-                              "--human", "--confirm", str(confirmations), "--turn-tokens", "40", "--seed", "3"])
     monkeypatch.setattr("sys.stdin", io.StringIO("\nThe conviction cannot stand: consent was never defined.\nReverse.\n\n"))
-    assert args.handler(args) == 0
+    assert main(["--db", str(db), "run", "humanloop", "--case", CASE, "--agents", "gemma3-270m", "--rounds", "1",
+                 "--human", "--confirm", str(confirmations), "--turn-tokens", "40", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "Stances" in out and "human present" in out and "Human Judge" in out
     with Journal(db) as journal:
