@@ -18,6 +18,7 @@ from protocols.agents import Agent
 from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.evince_rounds import says_no_prediction
 from tests.helpers.paths import dev_csv
 from tui.headless.runner import drive
 
@@ -46,7 +47,7 @@ async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
     for turn in turns.values():  # whether a 64-token turn holds a whole prediction is the model's affair
         assert turn["raw"] and turn["completion_tokens"] > 0
         assert (turn["distribution"] and sum(turn["distribution"].values()) == pytest.approx(1.0)) \
-            or any("no prediction" in n for n in turn["parse_notes"])
+            or says_no_prediction(turn["parse_notes"])
     both = all(t["distribution"] for t in turns.values())
     assert bool(debate["metrics"]) == both and (not both or debate["metrics"][0]["jsd"] is not None)
     calls = {c["role"] for c in debate["model_calls"]}

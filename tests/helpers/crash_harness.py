@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers.evince_rounds import says_no_prediction
+from tests.helpers.paths import REPO
+
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
 CASES = ["fever, chills and sweating", "itching, yellowish skin, dark urine", "runny nose, sneezing, cough",
          "joint pain, rash, high fever", "burning urination, bladder discomfort"]
@@ -109,7 +111,7 @@ def check_rows(conn: sqlite3.Connection, debate_id: str) -> str:
         if kind in ("opening", "refutation"):
             count, dist = conn.execute("SELECT COUNT(*), COALESCE(SUM(probability), 0) FROM distributions"
                                        " WHERE turn_id = ?", (turn_id,)).fetchone()
-            if count == 0 and any("no prediction" in note for note in json.loads(notes)):
+            if count == 0 and says_no_prediction(json.loads(notes)):
                 continue  # a reply with no prediction is kept as such, never given an invented one
             if abs(dist - 1.0) > 1e-6:
                 return f"turn {seq}: distribution sums to {dist}"

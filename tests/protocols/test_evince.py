@@ -31,6 +31,7 @@ from store.journal import Journal
 from store.queries import Queries
 from tui.headless.runner import drive
 
+from tests.helpers.evince_rounds import rounds_both_predicted, says_no_prediction
 from tests.helpers.paths import dev_csv
 from tests.helpers.scripted import ScriptedBackend
 
@@ -78,9 +79,9 @@ async def test_debate_between_the_bundled_models_journals_every_round(
         assert sum(t["distribution"].values()) == pytest.approx(1.0)
         assert set(t["distribution"]) <= set(labels.labels)
     for t in debate_turns:  # a turn without one says why (never an invented distribution)
-        assert t["distribution"] or any("no prediction" in n for n in t["parse_notes"])
-    scored_rounds = {r for r in range(rounds) if sum(1 for t in predicted if t["round"] == r) == 2}
-    assert {m["round"] for m in debate["metrics"]} == scored_rounds
+        assert t["distribution"] or says_no_prediction(t["parse_notes"])
+    scored = rounds_both_predicted((t["round"], t["role"], bool(t["distribution"])) for t in debate_turns)
+    assert [m["round"] for m in debate["metrics"]] == scored
     for m in debate["metrics"]:
         for name in ("wd", "mi", "jsd", "nmi", "entropy_a", "entropy_b"):
             assert m[name] is not None
@@ -215,7 +216,7 @@ async def test_agreement_judge_is_logged_beside_the_information_metrics(smollm: 
     verdicts = [e for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]
     metrics = [e for e in events if isinstance(e, MetricsComputed)]
     turns = [e for e in events if isinstance(e, TurnFinished) and e.kind in ("opening", "refutation")]
-    scored = sorted({t.round for t in turns if t.distribution and sum(1 for u in turns if u.round == t.round and u.distribution) == 2})
+    scored = rounds_both_predicted((t.round, t.role, bool(t.distribution)) for t in turns)
     assert [v.round for v in verdicts] == [m.round for m in metrics] == scored  # one verdict per round with metrics
     for v, m in zip(verdicts, metrics):
         assert v.verdict in ("AGREEMENT", "MORE DEBATE") and v.round == m.round
