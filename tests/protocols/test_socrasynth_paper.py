@@ -177,6 +177,18 @@ async def test_a_fall_larger_than_the_tolerance_between_refutation_rounds_ends_t
     assert refutation_rounds(tolerant) == [1, 2, 3]
 
 
+async def test_a_fall_of_exactly_the_tolerance_does_not_end_the_loop(tmp_path: Path) -> None:
+    """"More than" τ: Γ 7 → 6 (a judge that rates no reason gives its holistic score, so the
+    fall is exactly 1.0 = τ) runs on to the cap; 7 → 5 ends the loop before round 3."""
+    def holistic(score: int) -> str:
+        return crit_reply(score=score, reasons=(), rivals=())
+    _, even, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(6)]), tmp_path)
+    assert even["stop_reason"].startswith("round cap"), even["stop_reason"]
+    _, fell, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(5)]),
+                           tmp_path, "p2")
+    assert fell["stop_reason"].startswith("the debate's CRIT score fell from 7 to 5"), fell["stop_reason"]
+
+
 async def test_a_tolerance_of_zero_is_table_6_2s_literal_test_on_refutation_rounds(tmp_path: Path) -> None:
     """``crit_tolerance = 0`` is Table 6.2's Γ ≥ Γ′ as written: the first wobble down (5.557 →
     5.5, between refutation rounds 1 and 2) ends the loop before round 3; the opening's Γ_0
