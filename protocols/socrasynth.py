@@ -225,9 +225,9 @@ class SocraSynthConfig:
                              description="refutation rounds run while Δ/δ is above this")
     #: Table 6.2's Γ ≥ Γ′ with room for a judge's noise (module docstring, "Stopping"):
     #: 1.0 is one point of CRIT's 1–10 scale.
-    crit_tolerance: float = param(1.0, ge=0.0, le=9.0, section="Table 6.2; 6.3.1.2", label="Γ fall that ends the debate",
-                                  description="the loop ends when the debate's CRIT score Γ (1-10) falls by more than "
-                                              "this between two refutation rounds; 0 is Table 6.2's literal Γ ≥ Γ′")
+    crit_tolerance: float = param(1.0, ge=0.0, le=9.0, section="Table 6.2", label="Γ fall that ends the debate",
+                                  description="the debate ends when Γ (CRIT, 1-10) falls by more than this between "
+                                              "rounds; 0: Table 6.2 as written")
     #: Section 6.3.1.2's "three to five structured rounds of discussion", counted as appendix
     #: 6.C counts them (the opening is the first): the opening, then 2 (Γ fell) to 3 (the cap)
     #: refutation rounds, plus the one the case check may grant. Table 6.2's Δ test alone would
