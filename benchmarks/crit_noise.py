@@ -94,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    reasons = "–".join(map(str, dict.fromkeys(args.reasons)))
     table = Table(title=f"Γ falls from judge noise alone (σ = {args.sigma:g}, spread {args.spread:g}, "
-                        f"{'–'.join(map(str, dict.fromkeys(args.reasons)))} reasons a side, {args.trials} trials, seed {args.seed})")
+                        f"{reasons} reasons a side, {args.trials} trials, seed {args.seed})")
     for head in ("τ", "plateau: 1 comparison", f"plateau: ≤ {args.cap} rounds", f"plateau: ≤ {PAPER_ROUNDS} rounds",
                  *(f"fall of {d:g}: caught" for d in args.drops)):
         table.add_column(head, justify="right")
@@ -103,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(f"{tol:g}", *(f"{r:.0%}" for r in rates))
     console = Console(width=140)
     console.print(table)
-    console.print(f"plateau: share of equal-quality debates that a fall Γ′ − Γ > τ ends (at one comparison; within the cap of "
-                  f"{args.cap} refutation rounds; within Table 6.2's {PAPER_ROUNDS}). fall of d: share of comparisons that catch "
-                  "a real fall, the arguing side's reasons losing d points of validity.")
+    console.print(f"plateau: share of equal-quality debates that a fall Γ′ − Γ > τ ends (at one comparison; within "
+                  f"the cap of {args.cap} refutation rounds; within Table 6.2's {PAPER_ROUNDS}). fall of d: share of "
+                  "comparisons that catch a real fall, the arguing side's reasons losing d points of validity.")
     return 0
 
 

@@ -41,7 +41,8 @@ def add_parser(protocols: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", required=True, metavar="M1,M2,…",
                    help="one model per AI seat; a model may repeat (each seat is its own session)")
     p.add_argument("--clerk", metavar="MODEL", help="the model that labels each step's stance (default: the first seat's)")
-    p.add_argument("--labels", default=",".join(LEGAL_LABELS), help="the positions, comma-separated ('none' and 'hallucination' are always added)")
+    p.add_argument("--labels", default=",".join(LEGAL_LABELS),
+                   help="the positions, comma-separated ('none' and 'hallucination' are always added)")
     seat = p.add_mutually_exclusive_group()
     seat.add_argument("--human", action="store_true", help="take a seat yourself: type each opinion on stdin")
     seat.add_argument("--human-script", metavar="FILE",
@@ -148,8 +149,9 @@ def print_stance_report(report: dict[str, Any], console: Console | None = None) 
         console.print(Text(line, style="bold"))
         console.print(Text(f"  {_triem(row)}"))
     if report["by_condition"]:
-        console.print(Text("  (ours: changes between positions, steps without one left out; Triem's count: every AI seat's "
-                           "every round transition, no stance and hallucination coded 3 — seed 001's 1,200 and 400)", style="dim"))
+        console.print(Text("  (ours: changes between positions, steps without one left out; Triem's count: every AI "
+                           "seat's every round transition, no stance and hallucination coded 3 — seed 001's 1,200 "
+                           "and 400)", style="dim"))
 
 
 def _rate(counts: dict[str, Any]) -> str:
