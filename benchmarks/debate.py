@@ -172,7 +172,7 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         else:
             config = socrasynth.SocraSynthConfig(
                 subject=SUBJECT, max_rounds=args.rounds, subtopics=2, turn_tokens=args.turn_tokens,
-                crit_tokens=args.crit_tokens, delta=1.05,
+                crit_tokens=args.crit_tokens, delta=1.05, crit_tolerance=9.0, case_check=False,  # never stop early
             )
             panel = socrasynth.SocraSynthAgents(a=agents["agent-a"], b=agents["agent-b"], judges=[agents["judge-1"]])
             events = socrasynth.run(config, panel, debate_id=f"bench-{os.getpid()}")

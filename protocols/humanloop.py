@@ -35,11 +35,15 @@ labellers did by reading). "AI only" (phase 2, no human seat) and "human present
 At every step each seat states its confidence in its reasoning, 0-100 (Appendix i); it is
 parsed (:func:`protocols.stance.parse_confidence`), stored with the turn (``turns.confidence``)
 and with the stance (the judgement's score), and tabled per seat and round in the analysis.
-Volatility counts Triem's affirm / not-affirm changes (``binary_label``; see
-:mod:`protocols.stance`). The person is shown to the others
-as "Human Judge" with the AI seats as "AI Judge n" (Appendix i, phase 3), or blind: every seat,
-the person's included, is "Judge n" by its place at the table. The labels default to Triem's
-affirm / reverse / remand (+ none) for an appeal and are configurable for any question.
+Volatility counts Triem's affirm / not-affirm changes (``binary_label``) two ways side by
+side (see :mod:`protocols.stance`): ours, changes between positions over the steps that take
+one, and Triem's own count, every AI seat's every round transition (two per seat in three
+rounds: the paper's 1,200 and 400 denominators) with NONE and HALLUCINATION coded 3. The clerk
+may label a step HALLUCINATION (Appendix ii), as the paper's labellers did. The person is shown
+to the others as "Human Judge" with the AI seats as "AI Judge n" (Appendix i, phase 3), or
+blind: every seat, the person's included, is "Judge n" by its place at the table. The labels
+default to Triem's affirm / reverse / remand (+ none and hallucination) for an appeal and
+are configurable for any question.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ from .stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
     NONE,
+    RESERVED,
     Confirm,
     StanceReader,
     analyze,
@@ -177,8 +182,9 @@ class HumanloopConfig:
     profile: Profile = "standard"
 
     def __post_init__(self) -> None:
-        if len(self.labels) < 2 or any(exact_label(label, ()) == NONE for label in self.labels):
-            raise ValueError(f"give at least two positions; {NONE!r} is always added and cannot be one of them")
+        if len(self.labels) < 2 or any(exact_label(label, ()) in RESERVED for label in self.labels):
+            raise ValueError(f"give at least two positions; {' and '.join(map(repr, RESERVED))} are always added and "
+                             "cannot be one of them")
         if self.human is not None and self.human.position is not None and self.human.position < 1:
             raise ValueError("the human's place at the table counts from 1")
         if self.condition not in ("multiagent", "synthetic"):
@@ -187,11 +193,11 @@ class HumanloopConfig:
             raise ValueError("the synthetic condition is one model simulating the whole panel: it has no human seat")
         if not 2 <= self.simulated_judges <= 9:
             raise ValueError(f"simulated_judges must be 2-9, got {self.simulated_judges}")
-        if self.binary_label is not None and exact_label(self.binary_label, self.labels) in (None, NONE):
+        if self.binary_label is not None and exact_label(self.binary_label, self.labels) in (None, *RESERVED):
             raise ValueError(f"binary_label {self.binary_label!r} is not one of: {', '.join(self.labels)}")
         script = self.human.script if self.human else None
         if script is not None and script.stance is not None and exact_label(script.stance, self.labels) is None:
-            raise ValueError(f"the script's stance {script.stance!r} is not one of: {', '.join((*self.labels, NONE))}")
+            raise ValueError(f"the script's stance {script.stance!r} is not one of: {', '.join((*self.labels, *RESERVED))}")
 
     def binary(self) -> str | None:
         """The label coded 1 when counting changes of mind (see ``binary_label``)."""
@@ -457,7 +463,7 @@ class Humanloop:
         human = HUMAN_ROLE if self.config.human is not None else None
         analysis = analyze(steps_from(self.stances), roles=[s.role for s in self.seats], human=human,
                            binary=self.config.binary(), condition=self.config.analysis_condition())
-        final = [row[-1] for row in analysis["table"].values() if row and row[-1] not in (None, NONE)]
+        final = [row[-1] for row in analysis["table"].values() if row and row[-1] not in (None, *RESERVED)]
         ranked = Counter(final).most_common()
         decision = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
         return {"condition": analysis["condition"], "labels": list(self.config.labels),
