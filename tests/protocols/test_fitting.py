@@ -1,0 +1,119 @@
+"""What each judge and agent sees (issue 20, points 7–10): material is passed whole when it fits
+the reader's context window, and shortened to fit, visibly and with a journalled note, when it
+does not (:mod:`protocols.fitting`).
+
+Why scripted backends here: the tests need replies of exact, known lengths with markers in
+them (a statement whose vote is its last sentence, a 4,000-character answer) and readers with a
+small, known context window, so that what reaches each reader is decided by the protocol alone.
+The scripted backend counts tokens as the OpenAI-compatible backend does (four characters a
+token, plus the markup), which is what :mod:`protocols.fitting` must cope with there. One test
+fits a prompt with the bundled SmolLM2's own tokenizer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from backends.base import Message, SamplingOptions
+from backends.llamacpp import LlamaCppBackend
+from protocols.agents import Agent
+from protocols.fitting import Section, allot, fit_sections, shorten
+from tests.helpers.scripted import ScriptedBackend
+
+OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=3)
+LEFT_OUT = "characters left out to fit the context window"
+
+#: Seed 001, Appendix i, "HUMAN OPINIONS", Affirmative example 2 (U.S. v. Hollern): one of
+#: Triem's scripted human statements, 1,3xx characters, the vote in its last sentence.
+TRIEM_AFFIRM = (
+    "The doctor also argues that the government presented insufficient evidence to support his conviction. "
+    "Viewing the evidence in the light most favorable to the government, “the relevant question is whether "
+    "‘any rational trier of fact could have found the essential elements of the crime beyond a reasonable "
+    "doubt.’” United States v. Hughes. I do not independently weigh the evidence or substitute my judgment for "
+    "that of the jury. United States v. Davis. Further, “Substantial and competent circumstantial evidence by "
+    "itself may support a verdict and need not ‘remove every reasonable hypothesis except that of guilt.’” "
+    "United States v. Lee. To establish the doctor’s guilt of intercepting oral communications, the government "
+    "was required to prove beyond a reasonable doubt: 1) that he intentionally intercepted or procured an another "
+    "to intercept an oral communication; 2) made by a person exhibiting an exception that the communication would "
+    "not be subject to interception under the circumstances justifying that expectation; and 3) that the "
+    "interception was not otherwise permitted by the statute. § 2511(l)(a) A rational jury could have found each "
+    "element beyond a reasonable doubt based on the interception of patients’ conversations with family members "
+    "and friends before trainees entered the treatment rooms. For these reasons, I still would vote to AFFIRM the "
+    "district court’s decision."
+)
+TRIEM_VOTE = "For these reasons, I still would vote to AFFIRM the district court’s decision."
+
+
+
+def padded(tag: str, chars: int) -> str:
+    """A text of about ``chars`` characters that starts with ``tag``-START and ends with ``tag``-END."""
+    body = " ".join(f"{tag} point {i} weighs the evidence carefully." for i in range(chars // 40 + 1))
+    return f"{tag}-START {body[: max(0, chars - 2 * len(tag) - 14)]} {tag}-END"
+
+
+# -- the mechanism -------------------------------------------------------------------------------
+
+
+def test_the_lowest_priority_is_shortened_first_and_equal_priorities_end_with_an_equal_cap() -> None:
+    sections = [Section("old", "", priority=0, floor=10), Section("new-1", "", priority=1), Section("new-2", "", priority=1)]
+    sizes = {"old": 100, "new-1": 300, "new-2": 50}
+    assert allot(sections, sizes, 1000) == sizes  # everything fits: nothing is touched
+    assert allot(sections, sizes, 400) == {"old": 50, "new-1": 300, "new-2": 50}  # the oldest gives first
+    assert allot(sections, sizes, 250) == {"old": 10, "new-1": 190, "new-2": 50}  # then the longest of the next level
+    assert allot(sections, sizes, 106) == {"old": 10, "new-1": 48, "new-2": 48}  # every section at its floor
+    assert allot(sections, sizes, 60) == {"old": 0, "new-1": 30, "new-2": 30}  # below the floors, in the same order
+
+
+def test_a_group_shares_one_allotment_with_the_other_texts() -> None:
+    """Point 10: the debate's parts together get the budget the single answer gets."""
+    debate = [Section(f"closing {i}", "", group="debate") for i in range(3)]
+    answer = [Section("answer", "", group="answer")]
+    sizes = {"closing 0": 200, "closing 1": 200, "closing 2": 200, "answer": 600}
+    shares = allot([*debate, *answer], sizes, 600)
+    assert shares["answer"] == 300 and sum(shares[s.name] for s in debate) == 300
+
+
+def test_a_middle_cut_keeps_the_beginning_and_the_end_and_says_how_much_went() -> None:
+    text, left_out = shorten(TRIEM_AFFIRM, 120, 340)
+    assert text.startswith("The doctor also argues") and text.endswith(TRIEM_VOTE)
+    assert f"[… {left_out:,} {LEFT_OUT} …]" in text and 0 < left_out < len(TRIEM_AFFIRM)
+    head, cut = shorten(TRIEM_AFFIRM, 120, 340, cut="end")
+    assert head.startswith("The doctor also argues") and TRIEM_VOTE not in head and cut > 0
+    assert shorten(TRIEM_AFFIRM, 400, 340) == (TRIEM_AFFIRM, 0)
+
+
+def test_a_prompt_that_fits_is_left_whole_and_one_that_does_not_is_fitted_with_a_note() -> None:
+    backend = ScriptedBackend("reader", [])
+    reader = Agent("judge", backend, OPTS)
+    long = padded("LONG", 8000)
+
+    def build(texts: Any) -> list[Message]:
+        return [Message("system", "You judge."), Message("user", f"Read this:\n<<<\n{texts['the case']}\n>>>")]
+
+    whole = fit_sections(reader, [Section("the case", TRIEM_AFFIRM)], build, reply_tokens=200)
+    assert whole.texts["the case"] == TRIEM_AFFIRM and not whole.notes and not whole.cuts
+    backend.context_length = 1000
+    cut = fit_sections(reader, [Section("the case", long)], build, reply_tokens=200)
+    assert reader.session.count_tokens(cut.messages) + 200 <= 1000
+    assert cut.texts["the case"].startswith("LONG-START") and cut.texts["the case"].endswith("LONG-END")
+    shown, full = cut.cuts["the case"]
+    assert full == len(long) and 0 < shown < full
+    assert cut.notes == [f"shortened to fit judge's context window (1,000 tokens, 200 kept for the reply): "
+                         f"the case to {shown:,} of {full:,} characters (its middle left out)"]
+
+
+def test_fitting_counts_with_the_readers_own_tokenizer(smollm: LlamaCppBackend) -> None:
+    """The bundled SmolLM2 (context 4,096): the fitted prompt, counted by its own tokenizer and
+    chat template, leaves the reply its room."""
+    reader = Agent("judge", smollm, OPTS)
+    long = padded("TOKENS", 40_000)
+
+    def build(texts: Any) -> list[Message]:
+        return [Message("system", "You judge."), Message("user", texts["record"])]
+
+    fitted = fit_sections(reader, [Section("record", long)], build, reply_tokens=300)
+    used = reader.session.count_tokens(fitted.messages)
+    assert used + 300 <= smollm.context_length and used > smollm.context_length // 2  # fitted, not gutted
+    assert fitted.notes and "record to" in fitted.notes[0]
