@@ -4,8 +4,9 @@ Why: a judge that reads a 1,500-character excerpt of a 4,000-character answer, o
 seat that never sees the last sentence of a statement (where the vote is), judges something
 other than the debate. Models in real use hold 8k–128k tokens, so the record fits whole;
 only a small window (the bundled models' 4,096 tokens) or a very long record needs cutting.
-So every prompt that carries debate material names that material as :class:`Section`\\ s and
-:func:`fit_sections` decides, against the reader's own window, what to keep:
+So every prompt that carries debate material names that material as sections
+(:class:`Section`) and :func:`fit_sections` decides, against the reader's own window, what to
+keep:
 
 1. Build the prompt with every section whole. If it fits the reader's context (its backend's
    ``context_length``) with ``reply_tokens`` to spare (plus ``reserve``: what the reader's
