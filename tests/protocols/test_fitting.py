@@ -12,15 +12,23 @@ fits a prompt with the bundled SmolLM2's own tokenizer.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
+from protocols import humanloop
 from protocols.agents import Agent
 from protocols.fitting import Section, allot, fit_sections, shorten
+from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
+from store.journal import Journal
+from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
+from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=3)
 LEFT_OUT = "characters left out to fit the context window"
@@ -44,13 +52,30 @@ TRIEM_AFFIRM = (
     "district court’s decision."
 )
 TRIEM_VOTE = "For these reasons, I still would vote to AFFIRM the district court’s decision."
-
+CASE = ("The conviction was for using recording devices as part of a training program on how to recruit new "
+        "patients; patients were encouraged to bring friends, and nurses were instructed to recruit them.")
 
 
 def padded(tag: str, chars: int) -> str:
     """A text of about ``chars`` characters that starts with ``tag``-START and ends with ``tag``-END."""
     body = " ".join(f"{tag} point {i} weighs the evidence carefully." for i in range(chars // 40 + 1))
     return f"{tag}-START {body[: max(0, chars - 2 * len(tag) - 14)]} {tag}-END"
+
+
+def fits(backend: ScriptedBackend) -> None:
+    """Every prompt sent to ``backend`` left room for the reply it asked for."""
+    session = backend.session("count")
+    for prompt, options in zip(backend.prompts, backend.options, strict=True):
+        used = session.count_tokens(prompt)
+        assert used + options.max_tokens <= backend.context_length, (used, options.max_tokens, backend.context_length)
+
+
+async def journalled(run: Any, tmp_path: Path, debate_id: str) -> dict[str, Any]:
+    with Journal(tmp_path / "j.db") as journal:
+        final = await drive(run, journal)
+        debate = Queries(journal).debate(debate_id)
+    assert final is not None and final.status == "finished" and debate is not None
+    return debate
 
 
 # -- the mechanism -------------------------------------------------------------------------------
@@ -117,3 +142,72 @@ def test_fitting_counts_with_the_readers_own_tokenizer(smollm: LlamaCppBackend) 
     used = reader.session.count_tokens(fitted.messages)
     assert used + 300 <= smollm.context_length and used > smollm.context_length // 2  # fitted, not gutted
     assert fitted.notes and "record to" in fitted.notes[0]
+
+
+# -- point 7: seed 001's panel sees every statement whole, in Appendix i's words -------------------
+
+
+def _panel(seat_replies: Sequence[Sequence[str]], *, context: int = 4096) -> tuple[HumanloopAgents, list[ScriptedBackend]]:
+    backends = [ScriptedBackend(f"seat-{i}", list(r)) for i, r in enumerate(seat_replies, 1)]
+    for b in backends:
+        b.context_length = context
+    clerk = ScriptedBackend("clerk", [json.dumps({"stance": "affirm", "evidence": ""})] * 20)
+    return HumanloopAgents([Agent("seat", b, OPTS) for b in backends], Agent("clerk", clerk, OPTS)), backends
+
+
+async def test_the_other_judges_see_the_human_statement_whole_with_its_vote(tmp_path: Path) -> None:
+    """Triem's 1,3xx-character statement, vote last: the AI judges' round-2 prompts hold all of
+    it (the old code showed the first 700 characters, so never the vote)."""
+    assert len(TRIEM_AFFIRM) > 1250 and TRIEM_AFFIRM.endswith(TRIEM_VOTE)
+    team, backends = _panel([["I would reverse. Confidence: 60"] * 2, ["Remand. Confidence: 50"] * 2])
+    config = HumanloopConfig(case=CASE, rounds=2, human=HumanSeat(script=HumanScript((TRIEM_AFFIRM,), stance="affirm")))
+    debate = await journalled(humanloop.run(config, team, debate_id="h1"), tmp_path, "h1")
+    for backend in backends:
+        round_2 = backend.prompts[1][-1].content
+        assert f"Human Judge:\n<<<\n{TRIEM_AFFIRM}\n>>>" in round_2
+    assert not any(n.startswith("shortened") for t in debate["turns"] for n in t["parse_notes"])
+
+
+async def test_statements_that_do_not_fit_a_seats_window_are_fitted_and_the_turn_says_so(tmp_path: Path) -> None:
+    long_ai = padded("SEAT", 450)  # within the seat's 120-token turn
+    team, backends = _panel([[long_ai] * 2, [long_ai] * 2], context=800)
+    config = HumanloopConfig(case=CASE, rounds=2, turn_tokens=120,
+                             human=HumanSeat(script=HumanScript((TRIEM_AFFIRM,), stance="affirm")))
+    debate = await journalled(humanloop.run(config, team, debate_id="h2"), tmp_path, "h2")
+    for backend in backends:
+        fits(backend)
+        round_2 = backend.prompts[1][-1].content
+        assert LEFT_OUT in round_2 and round_2.count(TRIEM_VOTE) == 1  # the vote, last, survives the cut
+    for role in ("agent-1", "agent-2"):
+        [turn] = [t for t in debate["turns"] if t["role"] == role and t["round"] == 2]
+        assert any(n.startswith(f"shortened to fit {role}'s context window (800 tokens") for n in turn["parse_notes"])
+
+
+APPENDIX_I_PHASE_3 = (
+    "You are 'AI Judge 1' on the United States Court of Appeals deciding among a panel of three appellate judges "
+    "whether to AFFIRM, REVERSE, or REMAND a former decision. Below is the case history and discussion log. You are "
+    "debating step by step: in each turn of the debate, you will bring up a new point of reasoning that supports "
+    "your perspective. Please cite relevant cases as evidence to support your reasoning. Then, rank your confidence "
+    "in the soundness of your reasoning, on a scale of 0-100."
+)
+APPENDIX_I_PHASE_1 = (
+    "You are simulating a discussion between three judges in the United States Court of Appeals deciding whether to "
+    "AFFIRM, REVERSE, or REMAND a former decision. Debate amongst yourselves step by step for 3 rounds of debate: in "
+    "each round, each judge will bring up a new point of reasoning that supports their perspective. Please cite "
+    "relevant cases as evidence to support your reasoning. Then, rank your confidence in the soundness of your "
+    "reasoning, on a scale of 0-100."
+)
+
+
+async def test_the_prompts_are_appendix_i_word_for_word(tmp_path: Path) -> None:
+    """No "say clearly which position you take": Triem did not ask for a definitive stance."""
+    team, backends = _panel([["Affirm. Confidence: 70"], ["Affirm. Confidence: 70"]])
+    config = HumanloopConfig(case=CASE, rounds=1, human=HumanSeat(script=HumanScript((TRIEM_AFFIRM,), stance="affirm")))
+    await journalled(humanloop.run(config, team, debate_id="h3"), tmp_path, "h3")
+    system = backends[0].prompts[0][0].content
+    assert system.startswith(APPENDIX_I_PHASE_3) and CASE in system and "clearly" not in system
+    assert backends[0].prompts[0][-1].content == "Proceed with round 1."
+    multi = humanloop.Humanloop(HumanloopConfig(case=CASE), _panel([[]] * 3)[0], debate_id="x")
+    assert multi._system(multi.seats[1]).startswith(APPENDIX_I_PHASE_3.replace("'AI Judge 1'", "'Judge 2'"))
+    synthetic = humanloop.Humanloop(HumanloopConfig(case=CASE, condition="synthetic"), _panel([[]])[0], debate_id="y")
+    assert synthetic._synthetic_system().startswith(APPENDIX_I_PHASE_1 + " Begin each judge's statement with a line 'Judge k:'.")
