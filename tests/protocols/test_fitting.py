@@ -21,7 +21,7 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols import humanloop
+from protocols import d3, humanloop
 from protocols.agents import Agent
 from protocols.fitting import Section, allot, fit_sections, shorten
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
@@ -60,6 +60,10 @@ def padded(tag: str, chars: int) -> str:
     """A text of about ``chars`` characters that starts with ``tag``-START and ends with ``tag``-END."""
     body = " ".join(f"{tag} point {i} weighs the evidence carefully." for i in range(chars // 40 + 1))
     return f"{tag}-START {body[: max(0, chars - 2 * len(tag) - 14)]} {tag}-END"
+
+
+def text_of(prompt: Sequence[Message]) -> str:
+    return "\n".join(m.content for m in prompt)
 
 
 def fits(backend: ScriptedBackend) -> None:
@@ -211,3 +215,74 @@ async def test_the_prompts_are_appendix_i_word_for_word(tmp_path: Path) -> None:
     assert multi._system(multi.seats[1]).startswith(APPENDIX_I_PHASE_3.replace("'AI Judge 1'", "'Judge 2'"))
     synthetic = humanloop.Humanloop(HumanloopConfig(case=CASE, condition="synthetic"), _panel([[]])[0], debate_id="y")
     assert synthetic._synthetic_system().startswith(APPENDIX_I_PHASE_1 + " Begin each judge's statement with a line 'Judge k:'.")
+
+
+# -- point 8: D3's readers see the answers and arguments whole ----------------------------------------
+
+
+def _d3_team(arguments: Sequence[str], context: int, judge_replies: int, juror_replies: int) -> tuple[d3.D3Agents, dict[str, ScriptedBackend]]:
+    backends = {
+        "advocate": ScriptedBackend("advocate-model", list(arguments)),
+        "judge": ScriptedBackend("judge-model", [json.dumps({"score_1": 15, "score_2": 11, "feedback_1": "clear",
+                                                               "feedback_2": "thin"})] * judge_replies),
+        "juror": ScriptedBackend("juror-model", [json.dumps({"score_1": 14, "score_2": 10, "rationale": "deeper"})] * juror_replies),
+    }
+    for b in backends.values():
+        b.context_length = context
+    team = d3.D3Agents(Agent("advocate", backends["advocate"], OPTS), Agent("judge", backends["judge"], OPTS),
+                       [Agent("juror", backends["juror"], OPTS)])
+    return team, backends
+
+
+ANSWER_A, ANSWER_B = padded("ANSWER-A", 4000), padded("ANSWER-B", 3200)
+
+
+async def test_samre_readers_see_every_answer_and_argument_whole_in_a_real_models_window(tmp_path: Path) -> None:
+    """8,192 tokens (Llama 3.1 8B, Gemma 2 in models.toml): a 4,000-character answer and
+    3,000-character arguments reach the judge, the opponent and the jury whole (the old code cut
+    them to 1,500, 1,200, 900 and 6000/(2·rounds) characters)."""
+    args = [padded(f"ARG{i}", 3000) for i in range(4)]  # advocate 1, 2 in round 1; 1, 2 in round 2
+    team, b = _d3_team(args, 8192, judge_replies=2, juror_replies=1)
+    config = d3.D3Config("Which answer is better?", ANSWER_A, ANSWER_B, variant="samre", max_rounds=2, jury_size=1)
+    debate = await journalled(d3.run(config, team, debate_id="d1"), tmp_path, "d1")
+    judge, advocate, juror = b["judge"].prompts, b["advocate"].prompts, b["juror"].prompts
+    assert ANSWER_A in judge[0][0].content and ANSWER_B in judge[0][0].content
+    assert ANSWER_A in advocate[0][0].content and ANSWER_B in advocate[0][0].content
+    assert args[0] in judge[0][-1].content and args[1] in judge[0][-1].content
+    assert args[2] in judge[1][-1].content and args[3] in judge[1][-1].content
+    assert args[1] in advocate[2][-1].content and args[0] in advocate[3][-1].content  # the opponent's last argument
+    assert all(text in text_of(juror[0]) for text in (ANSWER_A, ANSWER_B, *args))  # §2.3's complete transcript
+    assert LEFT_OUT not in "".join(text_of(p) for p in judge + advocate + juror)
+    assert not any("shortened" in n for j in debate["judgements"] for n in j["reasons"].get("notes", []))
+
+
+async def test_more_consolidation_sees_each_defense_whole(tmp_path: Path) -> None:
+    defenses = [padded(f"DEF{i}", 2500) for i in range(4)]
+    team, b = _d3_team([*defenses, "consolidated 1", "consolidated 2"], 8192, judge_replies=1, juror_replies=1)
+    config = d3.D3Config("Which answer is better?", ANSWER_A, ANSWER_B, variant="more", k=2, jury_size=1)
+    await journalled(d3.run(config, team, debate_id="d2"), tmp_path, "d2")
+    consolidations = [p for p in b["advocate"].prompts if "Consolidate them" in p[-1].content]
+    assert len(consolidations) == 2
+    assert all(d in consolidations[0][-1].content for d in defenses[:2])
+    assert all(d in consolidations[1][-1].content for d in defenses[2:])
+
+
+async def test_d3_text_that_does_not_fit_is_fitted_and_the_journal_says_so(tmp_path: Path) -> None:
+    """A 3,072-token window (arguments within their 512-token turns): every prompt leaves its
+    reply room, the cuts are marked in the text, and the turns, the judge's scores and the
+    juror's vote carry the notes."""
+    args = [padded(f"ARG{i}", 1800) for i in range(4)]
+    team, b = _d3_team(args, 3072, judge_replies=2, juror_replies=1)
+    config = d3.D3Config("Which answer is better?", ANSWER_A, ANSWER_B, variant="samre", max_rounds=2, jury_size=1)
+    debate = await journalled(d3.run(config, team, debate_id="d3"), tmp_path, "d3")
+    for backend in b.values():
+        fits(backend)
+    assert LEFT_OUT in b["judge"].prompts[0][0].content and LEFT_OUT in text_of(b["juror"].prompts[0])
+    assert "ANSWER-A-END" in b["judge"].prompts[0][0].content  # a middle cut keeps the answer's end
+    first_scores = [j for j in debate["judgements"] if j["kind"] == "score" and j["round"] == 1]
+    assert len(first_scores) == 2
+    assert all(any(n.startswith("shortened to fit judge's context window") for n in j["reasons"]["notes"]) for j in first_scores)
+    [vote] = [j for j in debate["judgements"] if j["kind"] == "vote"]
+    assert any(n.startswith("shortened to fit juror-1's context window") for n in vote["reasons"]["notes"])
+    first = [t for t in debate["turns"] if t["role"] == "advocate-1"][0]
+    assert any(n.startswith("shortened to fit advocate-1's context window") for n in first["parse_notes"])
