@@ -128,6 +128,22 @@ def fit_sections(reader: Agent, sections: Sequence[Section], build: Build, *, re
     return Fitted(messages, texts, notes, cuts)
 
 
+def discussion(turns: Sequence[tuple[str, str]], *, latest: int | None = None) -> tuple[list[Section], Callable[[Mapping[str, str]], str], int]:
+    """A transcript of ``(speaker, text)`` turns as sections ranked by age (the oldest gives way
+    first; the last ``latest`` turns, the round just finished, rank above all older ones, one
+    level apart so a caller can slot something between), the function that renders it from the
+    fitted texts ("Speaker: text" paragraphs, oldest first), and that free level."""
+    older = len(turns) - (len(turns) if latest is None else min(max(0, latest), len(turns)))
+    names = [f"turn {i + 1} ({speaker})" for i, (speaker, _) in enumerate(turns)]
+    sections = [Section(name, text.strip(), i if i < older else older + 1)
+                for i, (name, (_, text)) in enumerate(zip(names, turns, strict=True))]
+
+    def render(texts: Mapping[str, str]) -> str:
+        return "\n\n".join(f"{speaker}: {texts[name]}" for name, (speaker, _) in zip(names, turns, strict=True))
+
+    return sections, render, older
+
+
 def allot(sections: Sequence[Section], sizes: Mapping[str, int], room: int) -> dict[str, int]:
     """Tokens for each section so that they sum to at most ``room`` (see the module docstring:
     groups first, then lowest priority first, longest first, floors last)."""

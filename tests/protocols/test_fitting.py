@@ -21,10 +21,12 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols import d3, humanloop
+from protocols import conference, d3, evince, humanloop
 from protocols.agents import Agent
+from protocols.events import DebateFinished, Event
 from protocols.fitting import Section, allot, fit_sections, shorten
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
+from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
@@ -286,3 +288,66 @@ async def test_d3_text_that_does_not_fit_is_fitted_and_the_journal_says_so(tmp_p
     assert any(n.startswith("shortened to fit juror-1's context window") for n in vote["reasons"]["notes"])
     first = [t for t in debate["turns"] if t["role"] == "advocate-1"][0]
     assert any(n.startswith("shortened to fit advocate-1's context window") for n in first["parse_notes"])
+
+
+# -- point 9: the agreement judges read the issue and the whole stage ---------------------------------
+
+
+ISSUE = padded("ISSUE", 900)
+
+
+def _conference(judge_context: int, said: Sequence[str]) -> tuple[conference.ConferenceAgents, ScriptedBackend]:
+    a = ScriptedBackend("scripted-a", [f"{s} (A{i})" for i, s in enumerate(said)])
+    b = ScriptedBackend("scripted-b", [f"{s} (B{i})" for i, s in enumerate(said)])
+    judge = ScriptedBackend("scripted-judge", ["MORE DEBATE", "AGREEMENT"])
+    judge.context_length = judge_context
+    agents = conference.ConferenceAgents([Agent("participant-1", a, OPTS), Agent("participant-2", b, OPTS)],
+                                         Agent("judge", judge, OPTS))
+    return agents, judge
+
+
+async def test_the_conference_judge_reads_the_issue_and_every_turn_of_the_stage(tmp_path: Path) -> None:
+    """The old judge read the stage's generic task and only the latest round, 500 characters a turn."""
+    said = [padded(f"SAID{i}", 700) for i in range(2)]
+    agents, judge = _conference(4096, said)
+    config = conference.ConferenceConfig(issue=ISSUE, topics=["the criteria"], max_rounds=3)
+    debate = await journalled(conference.run(config, agents, debate_id="c1"), tmp_path, "c1")
+    second = judge.prompts[1][-1].content
+    assert ISSUE in second and "the criteria" in second
+    for i, s in enumerate(said):
+        assert f"{s} (A{i})" in second and f"{s} (B{i})" in second
+    assert "Stage 1 of 1: the criteria" in second  # the moderator's turns are part of the stage too
+    assert not any(j["reasons"]["notes"] for j in debate["judgements"] if j["kind"] == "agreement")
+
+
+async def test_a_stage_too_long_for_the_judge_is_fitted_oldest_turns_first_and_noted(tmp_path: Path) -> None:
+    said = [padded(f"SAID{i}", 1000) for i in range(2)]
+    agents, judge = _conference(1200, said)
+    config = conference.ConferenceConfig(issue=ISSUE, topics=["the criteria"], max_rounds=3)
+    debate = await journalled(conference.run(config, agents, debate_id="c2"), tmp_path, "c2")
+    fits(judge)
+    second = judge.prompts[1][-1].content
+    assert ISSUE in second and f"{said[1]} (B1)" in second  # the issue and the newest turn stay whole
+    assert f"{said[0]} (A0)" not in second and "SAID0-START" in second and LEFT_OUT in second  # the oldest gave way
+    agreement = [j for j in debate["judgements"] if j["kind"] == "agreement"]
+    assert any(n.startswith("shortened to fit judge's context window (1,200 tokens") for n in agreement[1]["reasons"]["notes"])
+
+
+def _position(probs: dict[str, float], argument: str) -> str:
+    return json.dumps({"predictions": [{"label": k, "probability": v, "argument": argument} for k, v in probs.items()],
+                       "arguments": []})
+
+
+async def test_evinces_agreement_judge_reads_the_whole_case_and_every_round() -> None:
+    case = "A patient presents with " + ", ".join(f"symptom number {i}" for i in range(100)) + ", and FINAL-CLUE."
+    a = ScriptedBackend("a", [_position({"Dengue": p, "Zika": 1 - p}, f"a-said-{i}") for i, p in enumerate((0.9, 0.5, 0.2))])
+    b = ScriptedBackend("b", [_position({"Zika": p, "Dengue": 1 - p}, f"b-said-{i}") for i, p in enumerate((0.9, 0.4, 0.8))])
+    judge = ScriptedBackend("j", ["MORE DEBATE"] * 3)
+    config = evince.EvinceConfig(case=case, labels=LabelSet(["Dengue", "Zika", "Malaria"]), recommendations=False,
+                                 crit_judge=False, agreement_judge=True, max_rounds=3)
+    team = evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", judge, OPTS))
+    events: list[Event] = [e async for e in evince.run(config, team, debate_id="e1")]
+    assert isinstance(events[-1], DebateFinished) and len(judge.prompts) >= 2
+    assert all(case in p[-1].content for p in judge.prompts)  # the old judge read 300 characters of it
+    second = judge.prompts[1][-1].content
+    assert all(s in second for s in ("a-said-0", "b-said-0", "a-said-1", "b-said-1"))
