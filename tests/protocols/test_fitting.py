@@ -22,6 +22,7 @@ import pytest
 from backends.base import Message, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import conference, d3, evince, humanloop
+from protocols import socrasynth as ss
 from protocols.agents import Agent
 from protocols.events import DebateFinished, Event
 from protocols.fitting import Section, allot, fit_sections, shorten
@@ -351,3 +352,86 @@ async def test_evinces_agreement_judge_reads_the_whole_case_and_every_round() ->
     assert all(case in p[-1].content for p in judge.prompts)  # the old judge read 300 characters of it
     second = judge.prompts[1][-1].content
     assert all(s in second for s in ("a-said-0", "b-said-0", "a-said-1", "b-said-1"))
+
+
+# -- points 9 and 10: SocraSynth's judges read the subject and the whole record ------------------------
+
+
+LONG_SUBJECT = padded("SUBJECT", 700)
+
+
+def _socrasynth_backend(model_id: str, said: list[str], *, qa: str = "", context: int = 8192) -> ScriptedBackend:
+    backend = ScriptedBackend(model_id, [])
+    backend.context_length = context
+
+    class ByPrompt(list):  # type: ignore[type-arg]
+        def __bool__(self) -> bool:
+            return True
+
+        def pop(self, index: int = -1) -> str:  # noqa: ARG002 - the queue's interface
+            ask = backend.prompts[-1][-1].content
+            if "Apply CRIT" in ask:
+                return json.dumps({"claim": "c", "reasons": [{"reason": "r", "validity": 7, "credibility": 7}],
+                                   "rival_reasons": [{"reason": "q", "validity": 6, "credibility": 7}],
+                                   "score": 7, "justification": "j"})
+            if "Suggest up to" in ask or "Combine them" in ask:
+                return json.dumps({"subtopics": [{"title": "Air quality", "description": "health effects"}]})
+            if "If it is balanced" in ask:
+                return json.dumps({"accept": True, "subtopics": []})
+            if "The debate is over" in ask:
+                return json.dumps({"proposal": padded(f"JOINT-{model_id}", 1500), "pros": ["air"], "cons": ["trade"]})
+            if "Which text gives better information" in ask:
+                return json.dumps({"better": "debate", "reasons": "deeper"})
+            if ask.startswith("Question:"):
+                return qa
+            return json.dumps({"points": [said.pop(0) if said else "one more point"]})
+
+    backend.replies = ByPrompt()
+    return backend
+
+
+def _socrasynth(context: int = 8192) -> tuple[ss.SocraSynthAgents, dict[str, list[str]], ScriptedBackend, str]:
+    said = {r: [padded(f"{r.upper()}-{i}", 1500) for i in range(4)] for r in ("a", "b")}
+    qa = padded("QA-ANSWER", 3000)
+    judge = _socrasynth_backend("judge-model", [], context=context)
+    agents = ss.SocraSynthAgents(Agent("agent-a", _socrasynth_backend("model-a", list(said["a"])), OPTS),
+                                 Agent("agent-b", _socrasynth_backend("model-b", list(said["b"]), qa=qa), OPTS),
+                                 [Agent("judge-1", judge, OPTS)],
+                                 qa=Agent("qa", _socrasynth_backend("model-b", [], qa=qa), OPTS))
+    return agents, said, judge, qa
+
+
+async def test_socrasynths_judges_read_the_subject_and_every_round_whole(tmp_path: Path) -> None:
+    """Γ's judge and the evaluative stage's see the whole subject (the old code: 300/400
+    characters) and every point of both sides (the old code: `judge_chars` per side); the Q&A
+    comparison gives the debate and the single answer the same room (the old code: 300-character
+    closings and 600 of joint text against 1,500 of answer)."""
+    agents, said, judge, qa = _socrasynth()
+    config = ss.SocraSynthConfig(subject=LONG_SUBJECT, subtopics=1, max_rounds=2, case_check=False, qa_baseline=True)
+    debate = await journalled(ss.run(config, agents, debate_id="s1"), tmp_path, "s1")
+    crits = [text_of(p) for p in judge.prompts if "Apply CRIT" in p[-1].content]
+    assert crits and all(LONG_SUBJECT in c for c in crits)
+    last_gamma = [c for c in crits if "Position: for" in c][-1]
+    assert all(point in last_gamma for point in [*said["a"], *said["b"]])  # opening, two refutations, closing
+    evaluative = [c for c in crits if "Position: for" not in c]
+    assert len(evaluative) == 2 and all(point in c for c in evaluative for point in [*said["a"], *said["b"]])
+    [compare] = [text_of(p) for p in judge.prompts if "Which text gives better information" in p[-1].content]
+    assert LONG_SUBJECT in compare and qa in compare and said["a"][-1] in compare and said["b"][-1] in compare
+    assert "JOINT-model-b-END" in compare and LEFT_OUT not in compare
+    assert not any(n.startswith("shortened") for j in debate["judgements"] for n in j["reasons"].get("notes", []))
+
+
+async def test_socrasynths_judges_are_fitted_to_a_small_window_with_notes(tmp_path: Path) -> None:
+    agents, said, judge, qa = _socrasynth(context=2048)
+    config = ss.SocraSynthConfig(subject=LONG_SUBJECT, subtopics=1, max_rounds=2, case_check=False, qa_baseline=True)
+    debate = await journalled(ss.run(config, agents, debate_id="s2"), tmp_path, "s2")
+    fits(judge)
+    crit_notes = [j["reasons"]["notes"] for j in debate["judgements"] if j["kind"] == "crit" and j["target"] == "debate"]
+    assert any(n.startswith("shortened to fit judge-1's context window (2,048 tokens") for n in crit_notes[-1])
+    last_gamma = [text_of(p) for p in judge.prompts if "Position: for" in p[-1].content][-1]
+    assert said["a"][-1] in last_gamma and said["b"][-1] in last_gamma  # the closings stay whole
+    assert said["a"][1] not in last_gamma and "A-1-START" in last_gamma  # an older refutation gave way first
+    [verdict] = [j for j in debate["judgements"] if j["kind"] == "verdict"]
+    assert any(n.startswith("shortened to fit judge-1's") for n in verdict["reasons"]["notes"])
+    [compare] = [text_of(p) for p in judge.prompts if "Which text gives better information" in p[-1].content]
+    assert "QA-ANSWER-END" in compare and LEFT_OUT in compare

@@ -191,7 +191,6 @@ def test_default_points_are_paragraphs_and_the_small_model_profile_is_a_set_of_o
     assert debate._point_chars() >= 900  # a paragraph or more per point with three subtopics (was 230)
     long_point = "word " * 180  # 900 characters
     assert long_point.strip() in debate._numbered_points([long_point.strip()] * 3)  # the opponent sees it whole
-    assert default.judge_chars >= 4 * debate._point_chars()
     profile = ss.SocraSynthConfig.SMALL_MODEL_PROFILE
     assert set(profile) <= set(ss.SocraSynthConfig.__dataclass_fields__)
     small = ss.SocraSynthConfig(subject=SUBJECT, **profile)
