@@ -89,7 +89,8 @@ class Agent:
         """The least of ``messages`` that :meth:`fit` may keep: the opening, the note and the
         newest exchange. What a new request is fitted against (:mod:`protocols.fitting`), so
         that the request fits however many older exchanges must go."""
-        return [*_shorter(messages)][-1:] or messages
+        candidates = _shorter(messages)
+        return candidates[-1] if candidates else messages
     async def ask(
         self,
         messages: Sequence[Message],

@@ -190,6 +190,21 @@ async def test_statements_that_do_not_fit_a_seats_window_are_fitted_and_the_turn
         assert any(n.startswith(f"shortened to fit {role}'s context window (800 tokens") for n in turn["parse_notes"])
 
 
+async def test_older_rounds_leave_a_seats_memory_before_the_newest_statements_are_cut(tmp_path: Path) -> None:
+    """A seat's window that holds its opening and the newest round but not all three rounds:
+    the request is fitted against the least history :meth:`Agent.fit` keeps, so the round-2
+    statements arrive whole and round 1 is dropped from the seat's memory instead."""
+    statement = padded("SEAT", 400)
+    team, backends = _panel([[statement] * 3, [statement] * 3], context=800)
+    config = HumanloopConfig(case=CASE, rounds=3, turn_tokens=120)
+    debate = await journalled(humanloop.run(config, team, debate_id="h4"), tmp_path, "h4")
+    round_3 = backends[0].prompts[2]
+    fits(backends[0])
+    assert "(Earlier rounds are omitted to fit the context window.)" in text_of(round_3)
+    assert round_3[-1].content.count(statement) == 2 and LEFT_OUT not in round_3[-1].content
+    assert not any(n.startswith("shortened") for t in debate["turns"] for n in t["parse_notes"])
+
+
 APPENDIX_I_PHASE_3 = (
     "You are 'AI Judge 1' on the United States Court of Appeals deciding among a panel of three appellate judges "
     "whether to AFFIRM, REVERSE, or REMAND a former decision. Below is the case history and discussion log. You are "
@@ -274,10 +289,11 @@ async def test_d3_text_that_does_not_fit_is_fitted_and_the_journal_says_so(tmp_p
     """A 3,072-token window (arguments within their 512-token turns): every prompt leaves its
     reply room, the cuts are marked in the text, and the turns, the judge's scores and the
     juror's vote carry the notes."""
-    args = [padded(f"ARG{i}", 1800) for i in range(4)]
-    team, b = _d3_team(args, 3072, judge_replies=2, juror_replies=1)
-    config = d3.D3Config("Which answer is better?", ANSWER_A, ANSWER_B, variant="samre", max_rounds=2, jury_size=1)
+    args = [padded(f"ARG{i}", 1800) for i in range(6)]
+    team, b = _d3_team(args, 3072, judge_replies=3, juror_replies=1)
+    config = d3.D3Config("Which answer is better?", ANSWER_A, ANSWER_B, variant="samre", max_rounds=3, window=3, jury_size=1)
     debate = await journalled(d3.run(config, team, debate_id="d3"), tmp_path, "d3")
+    assert len(b["judge"].prompts) == 3  # a third round: the judge's and advocates' first rounds leave their memory
     for backend in b.values():
         fits(backend)
     assert LEFT_OUT in b["judge"].prompts[0][0].content and LEFT_OUT in text_of(b["juror"].prompts[0])
