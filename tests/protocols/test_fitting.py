@@ -24,7 +24,7 @@ from backends.llamacpp import LlamaCppBackend
 from protocols import conference, d3, evince, humanloop
 from protocols import socrasynth as ss
 from protocols.agents import Agent
-from protocols.events import DebateFinished, Event
+from protocols.events import DebateFinished, Event, TurnFinished
 from protocols.fitting import Section, allot, fit_sections, shorten
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
 from protocols.labels import LabelSet
@@ -368,6 +368,40 @@ async def test_evinces_agreement_judge_reads_the_whole_case_and_every_round() ->
     assert all(case in p[-1].content for p in judge.prompts)  # the old judge read 300 characters of it
     second = judge.prompts[1][-1].content
     assert all(s in second for s in ("a-said-0", "b-said-0", "a-said-1", "b-said-1"))
+
+
+async def test_a_resumed_evince_debates_agreement_judge_still_reads_the_turns_before_the_cut(tmp_path: Path) -> None:
+    """The turns the judge reads are rebuilt from the journal when a cut debate resumes."""
+    labels = LabelSet(["Dengue", "Zika", "Malaria"])
+    config = evince.EvinceConfig(case="fever, rash", labels=labels, recommendations=False, crit_judge=False,
+                                 agreement_judge=True, max_rounds=3, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
+    first = evince.EvinceAgents(
+        Agent("agent-a", ScriptedBackend("a", [_position({"Dengue": 0.7, "Zika": 0.3}, "a-said-0"),
+                                               _position({"Dengue": 0.6, "Zika": 0.4}, "a-said-1")]), OPTS),
+        Agent("agent-b", ScriptedBackend("b", [_position({"Zika": 0.6, "Dengue": 0.4}, "b-said-0")]), OPTS),
+        Agent("judge", ScriptedBackend("j", ["MORE DEBATE"]), OPTS))
+
+    class Cut(Exception):
+        pass
+
+    def cut_after_a_in_round_1(event: Event) -> None:
+        if isinstance(event, TurnFinished) and event.role == "agent-a" and event.round == 1:
+            raise Cut
+
+    with Journal(tmp_path / "j.db") as journal:
+        with pytest.raises(Cut):
+            await drive(evince.run(config, first, debate_id="r1"), journal, cut_after_a_in_round_1)
+        debate = Queries(journal).debate("r1")
+    assert debate is not None
+    judge = ScriptedBackend("j", ["MORE DEBATE"] * 3)
+    resumed = evince.EvinceAgents(
+        Agent("agent-a", ScriptedBackend("a", [_position({"Dengue": 0.5, "Zika": 0.5}, "a-later")] * 3), OPTS),
+        Agent("agent-b", ScriptedBackend("b", [_position({"Zika": 0.5, "Dengue": 0.5}, "b-said-1")] * 3), OPTS),
+        Agent("judge", judge, OPTS))
+    with Journal(tmp_path / "j.db") as journal:
+        await drive(evince.resume(debate, resumed), journal)
+    round_1 = judge.prompts[0][-1].content
+    assert all(s in round_1 for s in ("a-said-0", "b-said-0", "a-said-1", "b-said-1")) and "fever, rash" in round_1
 
 
 # -- points 9 and 10: SocraSynth's judges read the subject and the whole record ------------------------
