@@ -318,8 +318,9 @@ def _conference(judge_context: int, said: Sequence[str]) -> tuple[conference.Con
     b = ScriptedBackend("scripted-b", [f"{s} (B{i})" for i, s in enumerate(said)])
     judge = ScriptedBackend("scripted-judge", ["MORE DEBATE", "AGREEMENT"])
     judge.context_length = judge_context
+    scores = json.dumps({key: 7 for key, _ in conference.FACTORS} | {"comment": "fine"})
     agents = conference.ConferenceAgents([Agent("participant-1", a, OPTS), Agent("participant-2", b, OPTS)],
-                                         Agent("judge", judge, OPTS))
+                                         Agent("judge", judge, OPTS), Agent("evaluator", ScriptedBackend("eval", [scores]), OPTS))
     return agents, judge
 
 
@@ -335,6 +336,9 @@ async def test_the_conference_judge_reads_the_issue_and_every_turn_of_the_stage(
         assert f"{s} (A{i})" in second and f"{s} (B{i})" in second
     assert "Stage 1 of 1: the criteria" in second  # the moderator's turns are part of the stage too
     assert not any(j["reasons"]["notes"] for j in debate["judgements"] if j["kind"] == "agreement")
+    assert agents.evaluator is not None
+    evaluated = agents.evaluator.backend.prompts[0][-1].content  # type: ignore[attr-defined]
+    assert all(f"{s} (A{i})" in evaluated and f"{s} (B{i})" in evaluated for i, s in enumerate(said))  # was 400 a turn
 
 
 async def test_a_stage_too_long_for_the_judge_is_fitted_oldest_turns_first_and_noted(tmp_path: Path) -> None:
