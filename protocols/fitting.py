@@ -105,6 +105,8 @@ def fit_sections(reader: Agent, sections: Sequence[Section], build: Build, *, re
     count = reader.session.count_tokens
     if count(messages) <= budget:
         return Fitted(messages, whole)
+    if not sections:
+        return Fitted(messages, whole, [_too_long(reader, context, reply_tokens, reserve)])
     fixed = count(build({name: "" for name in names}))
     empty = count([Message("user", "")])
     sizes = {s.name: max(0, count([Message("user", s.text)]) - empty) for s in sections}
@@ -123,8 +125,7 @@ def fit_sections(reader: Agent, sections: Sequence[Section], build: Build, *, re
     cuts = {s.name: (len(s.text) - shortened[s.name][1], len(s.text)) for s in sections if shortened[s.name][1]}
     notes = [_note(reader, sections, cuts, context, reply_tokens, reserve)] if cuts else []
     if over > 0:
-        notes.append(f"even shortened, the prompt does not fit {reader.role}'s context window ({context:,} tokens): "
-                     "its fixed parts are too long; raise context_length in models.toml")
+        notes.append(_too_long(reader, context, reply_tokens, reserve))
     return Fitted(messages, texts, notes, cuts)
 
 
@@ -234,6 +235,12 @@ def _after_space(text: str, start: int) -> str:
         if text[i].isspace():
             return text[i:].lstrip()
     return text[start:]
+
+
+def _too_long(reader: Agent, context: int, reply_tokens: int, reserve: int) -> str:
+    room = f"{reply_tokens:,} tokens for the reply" + (f" and {reserve:,} for the rest of its conversation" if reserve else "")
+    return (f"the prompt's fixed parts leave no room in {reader.role}'s context window ({context:,} tokens, with {room}): "
+            "the model may fail or cut its reply; raise context_length in models.toml or lower the reply limits")
 
 
 def _note(reader: Agent, sections: Sequence[Section], cuts: Mapping[str, tuple[int, int]], context: int,

@@ -130,6 +130,9 @@ def test_a_prompt_that_fits_is_left_whole_and_one_that_does_not_is_fitted_with_a
     cut = fit_sections(reader, [Section("the case", long)], build, reply_tokens=200)
     assert reader.session.count_tokens(cut.messages) + 200 <= 1000
     assert cut.texts["the case"].startswith("LONG-START") and cut.texts["the case"].endswith("LONG-END")
+    backend.context_length = 300  # the fixed parts alone leave no room: said, not hidden
+    hopeless = fit_sections(reader, [Section("the case", long)], build, reply_tokens=290)
+    assert hopeless.notes[-1].startswith("the prompt's fixed parts leave no room in judge's context window (300 tokens")
     shown, full = cut.cuts["the case"]
     assert full == len(long) and 0 < shown < full
     assert cut.notes == [f"shortened to fit judge's context window (1,000 tokens, 200 kept for the reply): "
