@@ -245,6 +245,10 @@ class _Position:
         return format_distribution(self.probs) + ("\n" + "\n".join(f"- {a}" for a in shown) if shown else "")
 
 
+def _speaker(role: str) -> str:
+    return "Agent A" if role == "agent-a" else "Agent B"
+
+
 def phase_for(kappa: float | None) -> str:
     if kappa is None:
         return "unmodulated"
@@ -281,6 +285,8 @@ class Evince:
         self._phase: str | None = None
         self._resume_round: int | None = None
         self._spoken: dict[int, set[str]] = {}  # roles already heard in a round (resuming)
+        #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
+        self.said: list[tuple[str, str]] = []
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
 
     @property
@@ -389,6 +395,7 @@ class Evince:
         else:
             notes.append("no prediction this turn: the opponent and the judge are told so, and no metrics are computed for this round")
             text = "(no usable prediction)"
+        self.said.append((f"{_speaker(role)}, round {round_}", text))
         yield TurnFinished(
             self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
             text=text, raw=raw, call=turn.call(),
@@ -576,6 +583,7 @@ class Evince:
                 arguments = list(parsed.get("arguments") or [])
                 self.positions[role] = _Position(dict(t["distribution"]), arguments, t["round"], arguments)
             self._spoken.setdefault(t["round"], set()).add(role)
+            self.said.append((f"{_speaker(role)}, round {t['round']}", t["text"]))
             last_round = max(last_round, t["round"])
         for j in debate["judgements"]:
             if j["kind"] != "crit" or j["target"] not in ("agent-a", "agent-b"):
@@ -658,9 +666,8 @@ class Evince:
                 stop_reason = self.moderation.stop_reason or "stopped"
                 break
             a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
-            if self.agreement is not None and a is not None and b is not None:
-                said = [("Agent A", a.text()), ("Agent B", b.text())]
-                async for event in self.agreement.events(self.debate_id, round_, said, clip(c.case, 300)):
+            if self.agreement is not None and a is not None and b is not None:  # the whole case, every turn
+                async for event in self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2):
                     yield event
             metrics = self._metrics(round_, kappa)
             if metrics is not None:

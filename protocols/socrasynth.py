@@ -86,8 +86,17 @@ to a model is bounded to fit the turn's token budget, so a small model finishes 
 
 Sizes: the defaults suit real instruction models (7-70B): ``turn_tokens = 1152`` gives each
 point up to 671 characters with the study's five subtopics (appendix 6.C's numbered points run
-278–624 characters, median 433), opponents see each other's points whole, and judges read up
-to ``judge_chars`` of each side's case per subtopic.
+278–624 characters, median 433), and opponents see each other's points whole.
+
+What the judges read: the whole subject and every point of both sides over the rounds (Γ's
+judge all subtopics, the evaluative stage's one subtopic at a time; the agreement judge, when
+on, every round so far), and in the Q&A comparison the debate's closing points and joint text
+beside the single answer. Nothing is cut unless the judge's context window cannot hold it
+with room for its reply; then :mod:`protocols.fitting` shortens, against that judge's own
+window, the subject first, then the oldest refutation rounds (the opening and the newest point
+on each subtopic last), in the middle of each point, marked in the text; in the comparison the
+debate's parts together and the single answer get the same budget. The judgement's notes say
+what was cut.
 ``SocraSynthConfig.SMALL_MODEL_PROFILE`` holds the overrides that the bundled 135M/270M test
 models and the tests use (short turns, fewer subtopics and rounds).
 """
@@ -95,7 +104,7 @@ models and the tests use (short turns, fewer subtopics and rounds).
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -121,6 +130,7 @@ from .events import (
     PhaseChanged,
     TurnFinished,
 )
+from .fitting import Section, fit_sections
 from .params import CONFIG, Profile, param, token_limit
 from .moderation import CommandChannel, Moderation
 from .schemas import chars_for, fit_schema
@@ -133,6 +143,7 @@ _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply
 ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
 Mode = Literal["proposal", "diagnosis"]
 MAX_SUBTOPICS = 10
+_TOP = 10_000  # a judge's material that never gives way before the rest (fitting priority)
 
 # -- what the models are asked to return (lenient bounds; the grammar is tightened per turn) --
 
@@ -208,8 +219,7 @@ class SocraSynthConfig:
     #: Overrides for the bundled 135M/270M models: short turns they can finish, a judge reply
     #: they can complete, and fewer subtopics and rounds so a CPU test ends in minutes (two
     #: refutation rounds: the fewest before Table 6.2's first Γ comparison).
-    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 256, "crit_tokens": 320, "max_rounds": 2,
-                                                     "subtopics": 3, "judge_chars": 1000}
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 256, "crit_tokens": 320, "max_rounds": 2, "subtopics": 3}
 
     subject: str
     title: str = ""
@@ -249,9 +259,6 @@ class SocraSynthConfig:
     turn_tokens: int = token_limit(1152, "reply length limit per turn (all its points together)")
     #: Table 6.3: claim, rated reasons, rivals, Γ.
     crit_tokens: int = token_limit(640, "reply length limit per judge call", label="Judge's reply limit (tokens)")
-    judge_chars: int = param(4000, ge=200, le=20000, section="6.3.1.3", label="Characters a judge reads per side",
-                             description="characters of each side's case per subtopic a judge reads "
-                                         "(the opening and the newest points that fit)")
     agenda_editor: AgendaEditor | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
@@ -395,6 +402,17 @@ class SocraSynth:
 
     def _latest(self, role: str) -> list[str]:
         return self.theta[role][-1][1] if self.theta[role] else []
+
+    def _said(self) -> list[tuple[str, str]]:
+        """Every generative turn so far, round by round (LLM+ then LLM−): what the agreement
+        judge reads."""
+        out = []
+        for i in range(max(len(self.theta[r]) for r in ROLES)):
+            for role in (self.pro, self.con):
+                if i < len(self.theta[role]):
+                    label, points = self.theta[role][i]
+                    out.append((f"{_name(role)} ({self.stance(role)}), {label}", self._numbered_points(points)))
+        return out
 
     # -- one spoken turn ------------------------------------------------------------------------
 
@@ -573,9 +591,8 @@ class SocraSynth:
             yield event
         if self.moderation.stopped:
             return
-        if self.agreement is not None:
-            said = [(_name(r), self._numbered_points(self._latest(r))) for r in (self.pro, self.con)]
-            async for event in self.agreement.events(self.debate_id, t, said, self.config.subject):
+        if self.agreement is not None:  # the whole subject and every round so far, the latest last
+            async for event in self.agreement.events(self.debate_id, t, self._said(), self.config.subject, latest=2):
                 yield event
         self.rounds.append({"round": t, "kind": kind, "delta": delta, "gamma": score})  # Γ on CRIT's 1-10 scale
         metrics = {"delta": delta, **({"crit": score / 10} if score is not None else {}),
@@ -627,33 +644,31 @@ class SocraSynth:
         if self.moderation.stopped:
             return
         judge = self.agents.judges[0]
-        per_topic = max(200, self.config.judge_chars // len(self.agenda))
-        document, counter = (f"Position: for “{clip(self.config.subject, 200)}”.\n" + self._record(self.pro, per_topic),
-                             self._record(self.con, per_topic))
-        result = await crit(judge, document, author=_name(self.pro), counter=counter, subject=clip(self.config.subject, 300),
-                            max_tokens=self.config.crit_tokens)
+        position = Section("the position", "Position: for the subject.", _TOP)
+        result = await crit(judge, [position, *self._record(self.pro)], author=_name(self.pro), counter=self._record(self.con),
+                            subject=self.config.subject, max_tokens=self.config.crit_tokens)
         for extra in result.calls[:-1]:
             yield ModelCalled(self.debate_id, extra, t)
         yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", "debate", None, result.score, None,
                             {"of": f"the debate after round {t} (Table 6.2 Γ)", **result.reasons_json()}, result.raw, t, result.calls[-1])
 
-    def _record(self, role: str, limit: int) -> str:
-        return "\n".join(f"{i}. {s.title}: {self._case(role, i - 1, limit)}" for i, s in enumerate(self.agenda, 1))
-
-    def _case(self, role: str, index: int, limit: int) -> str:
-        """``role``'s points on one subtopic over the rounds, within ``limit`` characters: the
-        opening and as many of the newest points as fit (the closing statement is the newest)."""
-        entries = [f"[{label}] {points[index]}" for label, points in self.theta[role] if index < len(points) and points[index]]
-        if not entries:
-            return "(no argument made)"
-        head, kept = entries[0], []
-        for entry in reversed(entries[1:]):
-            if len(head) + sum(map(len, kept)) + len(entry) + len(kept) + 1 > limit:
-                break
-            kept.insert(0, entry)
-        if len(entries) > 1 and not kept:  # not even the newest fits beside the opening
-            return clip(head, limit // 3) + "\n" + clip(entries[-1], limit - limit // 3 - 1)
-        return "\n".join([clip(head, limit), *kept])
+    def _record(self, role: str, index: int | None = None) -> list[Section]:
+        """``role``'s points over the rounds, on every subtopic (headed "n. title:") or on the
+        subtopic ``index``, as sections for the judge's prompt. Ranked for fitting: on each
+        subtopic the newest point (the closing statement, once made) ranks highest, then the
+        opening, then the refutations, newest first, so the oldest refutation gives way first."""
+        out: list[Section] = []
+        for i in range(len(self.agenda)) if index is None else [index]:
+            title = self.agenda[i].title
+            head = f"{i + 1}. {title}: " if index is None else ""
+            entries = [(label, points[i]) for label, points in self.theta[role] if i < len(points) and points[i]]
+            if not entries:
+                out.append(Section(f"{_name(role)}, {i + 1}. {title}", f"{head}(no argument made)", _TOP))
+            n = len(entries)
+            for k, (label, point) in enumerate(entries):
+                rank = n + 1 if k == n - 1 else n if k == 0 else k
+                out.append(Section(f"{_name(role)}, {i + 1}. {title}, {label}", f"{head if k == 0 else ''}[{label}] {point}", rank))
+        return out
 
     async def _case_check(self, t: int, made: dict[str, bool]) -> AsyncIterator[Event]:
         """Section 6.3.1.2: the moderator asks each agent whether it has made its case."""
@@ -688,10 +703,9 @@ class SocraSynth:
                     if self.moderation.stopped:
                         return
                     key = f"{i + 1}. {topic.title}"
-                    chars = self.config.judge_chars
-                    result = await crit(judge, self._case(arguing, i, chars), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
-                                        counter=self._case(countering, i, chars), max_tokens=self.config.crit_tokens,
-                                        subject=clip(f"{self.config.subject} (subtopic: {topic.title}: {topic.description})", 400))
+                    result = await crit(judge, self._record(arguing, i), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
+                                        counter=self._record(countering, i), max_tokens=self.config.crit_tokens,
+                                        subject=f"{self.config.subject.strip()} (subtopic: {topic.title}: {topic.description})")
                     for extra in result.calls[:-1]:
                         yield ModelCalled(self.debate_id, extra, round_)
                     argued, countered = side_score(result, result.reasons), side_score(result, result.rivals)
@@ -766,29 +780,39 @@ class SocraSynth:
         if not out.spoken:
             return
         yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=out.raw, parsed=None)
-        debate = "\n".join(f"{s.title} — {_name(r)} ({self.stance(r)}): {clip(self._latest(r)[i] if self._latest(r) else '', 300)}"
-                           for i, s in enumerate(self.agenda) for r in ROLES)
-        if self.joint:
-            debate += "\nJoint text: " + clip(_joint_text(self.joint), 600)
         self.qa_result = {"model": self.qa.model_id, "answer": out.raw, "verdicts": {}}
         for judge in self.agents.judges:
             async for event in self._checkpoint():
                 yield event
             if self.moderation.stopped:
                 return
-            async for event in self._compare(judge, debate, out.raw, round_):
+            async for event in self._compare(judge, out.raw, round_):
                 yield event
 
-    async def _compare(self, judge: Agent, debate: str, answer: str, round_: int) -> AsyncIterator[Event]:
-        """One judge's verdict; an unparseable one is retried once, shorter, at temperature 0."""
-        ask = (f"Subject: {clip(self.config.subject, 300)}\n\nText 1, a debate between two agents (their closing points "
-               f"and joint text):\n<<<\n{debate}\n>>>\n\nText 2, a single answer from one model:\n<<<\n{clip(answer, 1500)}\n>>>\n\n"
-               "Which text gives better information: more depth, more balance, more specific and practical points? "
-               "better = \"debate\" for Text 1, \"qa\" for Text 2, or \"tie\"; give short reasons.")
-        notes: list[str] = []
+    async def _compare(self, judge: Agent, answer: str, round_: int) -> AsyncIterator[Event]:
+        """One judge's verdict; an unparseable one is retried once, shorter, at temperature 0.
+        Text 1 is the debate's closing points and joint text, Text 2 the single answer, both
+        whole unless the judge's window cannot hold them, and then with the same budget."""
+        closing = [(s, r, Section(f"{i + 1}. {s.title} — {_name(r)}'s closing", (self._latest(r)[i] if self._latest(r) else "").strip(),
+                                  group="debate")) for i, s in enumerate(self.agenda) for r in ROLES]
+        joint = [Section("the joint text", _joint_text(self.joint), group="debate")] if self.joint else []
+        single = Section("the single answer", answer.strip(), group="answer")
+
+        def build(texts: Mapping[str, str]) -> list[Message]:
+            debate = "\n".join(f"{s.title} — {_name(r)} ({self.stance(r)}): {texts[part.name]}" for s, r, part in closing)
+            debate += "".join(f"\nJoint text: {texts[part.name]}" for part in joint)
+            ask = (f"Subject: {texts['the subject']}\n\nText 1, a debate between two agents (their closing points "
+                   f"and joint text):\n<<<\n{debate}\n>>>\n\nText 2, a single answer from one model:\n<<<\n{texts[single.name]}\n>>>\n\n"
+                   "Which text gives better information: more depth, more balance, more specific and practical points? "
+                   "better = \"debate\" for Text 1, \"qa\" for Text 2, or \"tie\"; give short reasons.")
+            return [Message("system", JUDGE_SYSTEM), Message("user", ask)]
+
+        material = [Section("the subject", self.config.subject.strip(), -1), *(part for _, _, part in closing), *joint, single]
+        fitted = fit_sections(judge, material, build, reply_tokens=self.config.crit_tokens)
+        notes: list[str] = list(fitted.notes)
         for attempt, chars in enumerate((200, 60), start=1):
             options = judge.options.merged(max_tokens=self.config.crit_tokens, temperature=0.0 if attempt == 2 else min(judge.options.temperature, 0.3))
-            completion, call = await judge.ask([Message("system", JUDGE_SYSTEM), Message("user", ask)], purpose="verdict",
+            completion, call = await judge.ask(fitted.messages, purpose="verdict",
                                                schema=_fitted(QaVerdict, items=1, chars=chars), options=options)
             verdict, parse_notes = parse_as(completion.text, QaVerdict)
             if verdict is not None:

@@ -102,8 +102,8 @@ async def test_the_synthetic_condition_is_one_instance_simulating_the_whole_pane
     assert final is not None and final.status == "finished" and debate is not None
     turns = debate["turns"]
     assert [(t["role"], t["kind"], t["round"]) for t in turns] == [("simulator", "simulation", 1), ("simulator", "simulation", 2)]
-    assert "simulating a discussion between 3" in simulator.prompts[0][0].content
-    assert simulator.prompts[1][-1].content.startswith("Proceed with round 2. All 3 judges should speak")
+    assert "simulating a discussion between three judges" in simulator.prompts[0][0].content  # Appendix i's words
+    assert simulator.prompts[1][-1].content.startswith("Proceed with round 2. All three judges should speak")
     assert simulator.prompts[1][2].role == "assistant"  # round 1's output joined the one instance's memory
     assert any("no statement headed 'Judge 3'" in n for n in turns[1]["parse_notes"])
     stances = [(j["round"], j["target"], j["verdict"], j["score"]) for j in debate["judgements"] if j["kind"] == "stance"]

@@ -300,7 +300,6 @@ def test_default_points_are_paragraphs_and_the_small_model_profile_is_a_set_of_o
     assert debate._point_chars() >= 624  # appendix 6.C's longest point fits with the study's five subtopics (was 230)
     long_point = "word " * 124  # 620 characters
     assert long_point.strip() in debate._numbered_points([long_point.strip()] * 5)  # the opponent sees it whole
-    assert default.judge_chars >= 4 * debate._point_chars()
     profile = ss.SocraSynthConfig.SMALL_MODEL_PROFILE
     assert set(profile) <= set(ss.SocraSynthConfig.__dataclass_fields__)
     small = ss.SocraSynthConfig(subject=SUBJECT, **profile)
