@@ -33,7 +33,8 @@ Profile = Literal["standard", "small"]
 PROFILES: tuple[Profile, ...] = ("standard", "small")
 
 #: The pydantic config every protocol config uses (labels, agents' hooks … are plain objects).
-CONFIG = ConfigDict(arbitrary_types_allowed=True)
+#: An unknown keyword is an error, not ignored: a misspelt parameter must not run at its default.
+CONFIG = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
 Kind = Literal["int", "float", "bool", "choice", "text"]
 C = TypeVar("C")

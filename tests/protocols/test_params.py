@@ -10,6 +10,7 @@ naming the parameter, while the bound itself is accepted by all three.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 import pytest
@@ -139,3 +140,18 @@ def test_command_line_rejects_what_the_form_rejects() -> None:
         args = _cli_args("evince", **{flag: "0"})
         with pytest.raises(UserError, match=flag):
             build_config(PROTOCOLS["evince"].config_cls, args, "standard", case="x")
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_a_misspelt_parameter_is_refused_not_ignored(protocol: str) -> None:
+    """A parameter name the config does not know (a typo, or one a newer version dropped) is an
+    error naming it: silently running with the default would report a debate the user did not
+    ask for. (Before, ``SocraSynthConfig(crit_tolerancee=2.0)`` ran at the default 1.0.)"""
+    spec = PROTOCOLS[protocol]
+    required = {f.name: "text" for f in dataclasses.fields(spec.config_cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    build(spec.config_cls, required)  # the inputs alone are a valid config
+    name = params_of(spec.config_cls)[0].name + "_typo"
+    with pytest.raises(ParamError) as caught:
+        build(spec.config_cls, {**required, name: 1})
+    assert str(caught.value).startswith(name), caught.value
