@@ -162,3 +162,33 @@ async def test_the_recommendations_prompt_names_the_moderators_skip() -> None:
             channel.send(SkipToConclusion())
     asked = recommendations_asked(a)
     assert "The moderator ended the debate before it converged" in asked and "converged (" not in asked, asked
+
+
+async def test_a_wobble_at_agreement_cools_kappa_like_a_settled_round() -> None:
+    """Update reads MI as 1 − JSD: half a point of wobble around agreement is a settled round
+    (κ × e^{−λ} ≈ 0.90), where the coupling MI's swing of 0.08 used to brake and then
+    double the cooling on alternate rounds."""
+    a = [reply(AGREED)] * 8
+    b = [reply({"Malaria": 0.7, "Typhoid": 0.3}), reply({"Dengue": 0.6, "Zika": 0.4}),
+         *([reply(AGREED), reply(WOBBLE)] * 3)]
+    team = agents(ScriptedBackend("a", a), ScriptedBackend("b", b), ScriptedBackend("j", []))
+    events = await run_all(config(max_rounds=7, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0), team)
+    kappas = kappas_by_round(events)
+    steps = [later / earlier for earlier, later in zip(kappas[3:], kappas[4:])]  # rounds 2 → 3 onwards: at agreement
+    assert steps and all(0.88 <= s <= 0.92 for s in steps), (kappas, steps)
+
+
+@pytest.mark.parametrize(("judge_model", "crit_judge", "noticed"), [("a", True, ["agent-a"]), ("j", True, []), ("a", False, [])])
+async def test_a_judge_on_a_debaters_model_is_announced(judge_model: str, crit_judge: bool, noticed: list[str]) -> None:
+    """Section 7.2 (1)(iii) asks for external CRIT scoring: a judge on a debater's model is
+    allowed but said (a notice the app shows and the journal keeps; the outcome lists it)."""
+    from protocols.events import Notice
+
+    a, b = ScriptedBackend("a", [reply(AGREED)]), ScriptedBackend("b", [reply(AGREED)])
+    judge = a if judge_model == "a" else ScriptedBackend("j", [])
+    events = await run_all(config(max_rounds=0, crit_judge=crit_judge), agents(a, b, judge))
+    notices = [e for e in events if isinstance(e, Notice)]
+    assert [n.details["debaters"] for n in notices] == ([noticed] if noticed else [])
+    assert final(events).outcome["self_judging"] == noticed
+    if noticed:
+        assert notices[0].kind == "self_judging" and "7.2 (1)(iii)" in notices[0].text
