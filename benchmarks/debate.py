@@ -164,8 +164,9 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
                 row = list(csv.DictReader(handle))[args.case]
             config = evince.EvinceConfig(
                 case=row["symptoms"], labels=launch.load_labels(str(DEV_CSV)), scoring="scored",
-                max_rounds=args.rounds, turn_tokens=args.turn_tokens, crit_tokens=args.crit_tokens,
-                eps_wd=-1.0, eps_mi=-1.0, eps_jsd=-1.0, eps_crit=-1.0,  # never stop early: a 5-round cost
+                # EVINCE's max_rounds counts refutation rounds after the opening one: N rounds in all.
+                max_rounds=args.rounds - 1, turn_tokens=args.turn_tokens, crit_tokens=args.crit_tokens,
+                eps_wd=0.0, eps_mi=0.0, eps_jsd=0.0, eps_crit=0.0,  # |Δ| < 0 never holds: a 5-round cost
             )
             events = evince.run(config, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]),
                                 debate_id=f"bench-{os.getpid()}")

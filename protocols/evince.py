@@ -16,8 +16,10 @@ Figure 7.1, as this module runs it::
          R ← R ∪ admitted; t = t + 1; metrics; changes ΔWD, ΔMI, ΔJSD, ΔCRIT
          stop when |ΔWD| < ε_WD ∧ |ΔMI| < ε_MI ∧ |ΔJSD| < ε_JSD ∧ ΔCRIT < ε_CRIT
               (section 7.3.2 (2): the information metrics settle and CRIT plateaus or
-              declines), or at the round cap, or when the moderator stops or skips ahead
-         κ = Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)          -- the debate's schedule
+              declines), or at the round cap (``max_rounds`` refutation rounds after the
+              opening round: the paper's t), or when the moderator stops or skips ahead
+         κ = Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)          -- the debate's schedule; the first
+              loop round is argued at κ0 (no metrics yet: κ holds until there is a signal)
     3. Conciliatory output: P_f = (Γ_A·P_A + Γ_B·P_B) / (Γ_A + Γ_B) with the combined
        rationale R; joint follow-up recommendations (further questions, tests) drafted by A and
        completed by B at low contentiousness (section 7.4.6, appendix 7.E.6); a flag when a
@@ -37,6 +39,13 @@ Decisions where the paper is silent (each a parameter of :class:`EvinceConfig`):
   judge did not rate are admitted (no score, no grounds to drop). No judge, no gate.
 * CRIT runs on each turn as it is made (Figure 7.1 computes Crit(t) each round), so the gate
   can act before the opponent replies; ΔCRIT compares the two agents' mean Γ/10 per round.
+  A judge on a debater's own model is allowed but announced (a ``self_judging`` notice, and
+  the outcome's ``self_judging``): section 7.2 (1)(iii) asks for external CRIT scoring.
+* MI in the stop rule and in ``Update`` is 1 − I(label; speaker) = 1 − JSD
+  (:func:`protocols.metrics.speaker_independence`), not the displayed ``mi``: the coupling MI
+  has a cusp at agreement, where half a point of wobble moves it by several ε (issue 20).
+* The recommendations request says what ended the debate (convergence, the agreement judge,
+  the round cap, the moderator): only the stop rule is called convergence.
 * A reply that gives no usable distribution is retried once under a stricter schema
   (``parse_retry``); if that fails too the turn has *no prediction*: nothing is shown to the
   opponent or the judge as its prediction (they are told it gave none), no metrics are
@@ -86,6 +95,7 @@ from .events import (
     JudgementMade,
     MetricsComputed,
     ModelCalled,
+    Notice,
     PhaseChanged,
     TurnFinished,
 )
@@ -132,9 +142,12 @@ class EvinceConfig:
                            description="convergence threshold on the change in Jensen-Shannon divergence")
     eps_crit: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for CRIT",
                             description="convergence threshold on the change in CRIT scores")
-    #: Figure 7.1 has no cap; Tables 7.2/7.3 converge in 3-4 rounds.
-    max_rounds: int = param(5, ge=1, le=20, section="Symposium", label="Round cap",
-                            description="safety cap on refutation rounds after the initial round")
+    #: Figure 7.1 has no cap; Tables 7.2/7.3 converge in 3-4 rounds. Counted as the paper's t
+    #: counts (and as SocraSynth's cap): refutation rounds after the opening round, so 5 allows
+    #: rounds 0 … 5; 0 runs the opening exchange only (no stop test can run).
+    max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Round cap",
+                            description="safety bound on refutation rounds after the opening round "
+                                        "(Figure 7.1's stop rule ends the debate first)")
     reference_label: str | None = param(None, section="7.4.6", label="Reference label",
                                         description="a given label, to flag a consensus that contradicts it")
     recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
@@ -180,9 +193,12 @@ class EvinceConfig:
             raise ValueError("scoring: 'scored' needs a closed class set; give a label list")
 
     #: Overrides for the bundled 135M/270M models and the tests: short turns whose worst-case
-    #: JSON fits the grammar-constrained budget, a short judge reply, no CRIT recursion.
+    #: JSON fits the grammar-constrained budget, a short judge reply, no CRIT recursion, the
+    #: opening and two refutation rounds. 200 tokens hold k = 3 predictions' arguments plus up
+    #: to 3 general ones at 60 characters each (:meth:`argument_limit`): a short sentence, not
+    #: the one clause (24 characters) that 110-token turns left.
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {
-        "max_rounds": 3, "turn_tokens": 110, "argument_chars": 120, "crit_tokens": 150, "crit_depth": 0,
+        "max_rounds": 2, "turn_tokens": 200, "argument_chars": 60, "crit_tokens": 150, "crit_depth": 0,
     }
 
     @classmethod
@@ -530,13 +546,16 @@ class Evince:
     def _converged(self, round_: int) -> bool:
         """Section 7.3.2 (2): |ΔWD|, |ΔMI|, |ΔJSD| under their ε and CRIT not rising by ε,
         between two *consecutive* rounds in which both agents predicted (a round without a
-        prediction is never convergence)."""
+        prediction is never convergence). MI is read as 1 − I(label; speaker) = 1 − JSD
+        (:func:`protocols.metrics.speaker_independence`), smooth at agreement; the displayed
+        ``mi`` has a cusp there and half a point of wobble would move it by several ε."""
         pair = self._pair(round_)
         if pair is None:
             return False
         prev, cur = pair
         c = self.config
-        settled = (abs(cur["wd"] - prev["wd"]) < c.eps_wd and abs(cur["mi"] - prev["mi"]) < c.eps_mi
+        d_mi = (1 - cur["jsd"]) - (1 - prev["jsd"])
+        settled = (abs(cur["wd"] - prev["wd"]) < c.eps_wd and abs(d_mi) < c.eps_mi
                    and abs(cur["jsd"] - prev["jsd"]) < c.eps_jsd)
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
         return settled and d_crit < c.eps_crit
@@ -549,7 +568,8 @@ class Evince:
             return None
         prev, cur = pair
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
-        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=cur["mi"] - prev["mi"], d_jsd=prev["jsd"] - cur["jsd"], d_crit=d_crit)
+        d_jsd = prev["jsd"] - cur["jsd"]  # MI's term is 1 − JSD: see _converged
+        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=d_jsd, d_jsd=d_jsd, d_crit=d_crit)
 
     def _kappa(self, round_: int) -> float | None:
         if self.moderation.kappa_override is not None:
@@ -618,28 +638,33 @@ class Evince:
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        stop_reason = "round cap reached"
+        stop_reason, ending = "round cap reached", "cap"
         round_ = self._resume_round or 0
         if self._resume_round is None:
             yield DebateStarted(
                 self.debate_id, "evince", c.title or clip(c.case, 60), c.case, c.describe(),
                 (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
             )
+            notice = self._self_judging_notice()
+            if notice is not None:
+                yield notice
         else:
             yield DebateResumed(self.debate_id, round_)
-            if self._converged(round_ - 1) or round_ >= c.max_rounds:
+            if self._converged(round_ - 1) or round_ > c.max_rounds:  # the last finished round ended it
                 round_ -= 1
-                async for event in self._conclude(round_, "converged before the interruption" if self._converged(round_) else stop_reason):
+                converged = self._converged(round_)
+                async for event in self._conclude(round_, "converged before the interruption" if converged else stop_reason,
+                                                  "converged" if converged else ending):
                     yield event
                 return
         while True:
             async for event in self.moderation.checkpoint(round_):
                 yield event
             if self.moderation.stopped:
-                stop_reason = self.moderation.stop_reason or "stopped"
+                stop_reason, ending = self.moderation.stop_reason or "stopped", "stopped"
                 break
             if round_ > 0 and self.moderation.skip_requested:
-                stop_reason = "moderator skipped to the conclusion"
+                stop_reason, ending = "moderator skipped to the conclusion", "skipped"
                 break
             kappa = self._kappa(round_)  # after the checkpoint: a moderator override applies now
             phase_event = self._phase_event(phase_for(kappa), round_, kappa)
@@ -663,7 +688,7 @@ class Evince:
                 async for event in self._judge(role, round_, opponent):
                     yield event
             if self.moderation.stopped:
-                stop_reason = self.moderation.stop_reason or "stopped"
+                stop_reason, ending = self.moderation.stop_reason or "stopped", "stopped"
                 break
             a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
             if self.agreement is not None and a is not None and b is not None:  # the whole case, every turn
@@ -673,22 +698,25 @@ class Evince:
             if metrics is not None:
                 yield metrics
             if self._converged(round_):
-                stop_reason = "converged: WD, MI, JSD settled and CRIT stopped rising"
+                stop_reason, ending = "converged: WD, MI (1 − JSD) and JSD settled and CRIT stopped rising", "converged"
                 break
             if (round_ > 0 and metrics is not None and self.agreement is not None and self.agreement.last is not None
                     and self.agreement.last.agreed):
-                stop_reason = "the agreement judge said AGREEMENT (seed 000)"
+                stop_reason, ending = "the agreement judge said AGREEMENT (seed 000)", "agreement"
                 break
-            if round_ + 1 >= c.max_rounds:
+            if round_ >= c.max_rounds:  # max_rounds refutation rounds after the opening round 0
                 break
             round_ += 1
 
-        async for event in self._conclude(round_, stop_reason):
+        async for event in self._conclude(round_, stop_reason, ending):
             yield event
 
-    async def _conclude(self, round_: int, stop_reason: str) -> AsyncIterator[Event]:
+    async def _conclude(self, round_: int, stop_reason: str, ending: str) -> AsyncIterator[Event]:
+        """Step 3 of Figure 7.1 after round ``round_``. ``ending`` says what ended the debate
+        (converged, agreement, cap, skipped, stopped), for the recommendations prompt."""
         c = self.config
-        outcome: dict[str, Any] = {"rounds": round_ + 1, "scoring": c.scoring, "schedule": c.schedule,
+        outcome: dict[str, Any] = {"rounds": round_ + 1, "refutation_rounds": round_, "scoring": c.scoring, "schedule": c.schedule,
+                                   "self_judging": self.self_judging(),
                                    "rationale": self.rationale, "gate_dropped": self.dropped,
                                    "improvement": self._improvement()}
         if not self.positions:
@@ -709,7 +737,7 @@ class Evince:
             outcome["label_check"] = self._label_check(final)
         if c.recommendations and not self.moderation.stopped:
             recs: dict[str, list[str]] = {"questions": [], "tests": []}
-            async for event in self._recommend(round_ + 1, final, recs):
+            async for event in self._recommend(round_ + 1, final, recs, ending):
                 yield event
             outcome["recommendations"] = recs
         async for event in self.moderation.checkpoint(round_):
@@ -718,6 +746,27 @@ class Evince:
             outcome["moderator_verdict"] = asdict(self.moderation.verdict)
         status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, outcome)
+
+    def self_judging(self) -> list[str]:
+        """The debaters whose model is also the CRIT judge's (none without a judge)."""
+        if not self.config.crit_judge:
+            return []
+        judge = self.agents.judge.model_id
+        return [role for role, agent in (("agent-a", self.agents.a), ("agent-b", self.agents.b)) if agent.model_id == judge]
+
+    def _self_judging_notice(self) -> Notice | None:
+        """Section 7.2 (1)(iii) asks for *external* CRIT scoring: say so when the judge is a
+        debater's own model (allowed: a laptop may hold two models; the person is told)."""
+        roles = self.self_judging()
+        if not roles:
+            return None
+        names = " and ".join("Agent A" if r == "agent-a" else "Agent B" for r in roles)
+        model = self.agents.judge.model_id
+        return Notice(self.debate_id, "self_judging",
+                      f"the CRIT judge runs on {model}, the model of {names}: EVINCE asks for external CRIT "
+                      "scoring (seed 004, section 7.2 (1)(iii)), and the judge's scores weight P_f and gate the "
+                      "other agent's arguments, so a model may favour its own; add a judge on another model to check.",
+                      {"judge": "judge", "model": model, "debaters": roles}, 0)
 
     def _improvement(self) -> dict[str, float]:
         """Tables 7.2/7.3's last row: each metric's change from the first to the last scored
@@ -752,15 +801,23 @@ class Evince:
             "confident": confident, "agreed": agreed, "flag": flag,
         }
 
-    async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]]) -> AsyncIterator[Event]:
-        """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6)."""
+    async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]],
+                         ending: str) -> AsyncIterator[Event]:
+        """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6). The request
+        says what ended the debate: only Figure 7.1's stop rule is called convergence."""
         kappa = 0.3
+        combined = format_distribution(final)
+        opening = {
+            "converged": f"The debate converged (its metrics stopped changing) on: {combined}.",
+            "agreement": f"The agreement judge found the agents in agreement on: {combined}.",
+            "skipped": f"The moderator ended the debate before it converged; the agents' combined position is: {combined}.",
+        }.get(ending, f"The debate reached its round cap without converging; the agents' combined position is: {combined}.")
         event = self._phase_event("conciliatory", round_, kappa)
         if event:
             yield event
         for role in ("agent-a", "agent-b"):
             agent = self.agents.a if role == "agent-a" else self.agents.b
-            ask = (f"The debate has converged on: {format_distribution(final)}. {instruction(kappa)} "
+            ask = (f"{opening} {instruction(kappa)} "
                    "Together with the other agent, list further questions to ask and tests to run that would "
                    "confirm or refute this conclusion.")
             if recs["questions"] or recs["tests"]:

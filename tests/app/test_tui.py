@@ -110,7 +110,7 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
         assert isinstance(form, NewDebateScreen)
         form.query_one("#field-case", TextArea).text = "Symptoms: itching, yellowish skin, dark urine, abdominal pain."
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
-        form.query_one("#field-max_rounds", Input).value = "2"
+        form.query_one("#field-max_rounds", Input).value = "1"  # the opening and one refutation round
         for eps in ("eps_wd", "eps_mi", "eps_jsd", "eps_crit"):
             form.query_one(f"#field-{eps}", Input).value = "0"
         form.query_one("#field-turn_tokens", Input).value = "70"

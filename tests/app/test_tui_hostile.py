@@ -186,7 +186,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
 
         # A live debate on the scripted backend: hostile replies, judgements, interjection, verdict
         monkeypatch.setattr("tui.app.screens.debate.load_agents", scripted_loader([HOSTILE] * 40, delay=0.005))
-        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 1})
+        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 0})
         await pilot.pause()
         debate = app.screen
         assert isinstance(debate, DebateScreen)

@@ -33,7 +33,7 @@ async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
     labels = LabelSet(list(dict.fromkeys(r["disease"].strip() for r in rows)))
     row = next(r for r in rows if r["disease"].strip() == "Jaundice")
     config = evince.EvinceConfig(case="Symptoms: " + row["symptoms"].replace("_", " ").replace(";", ", "), labels=labels,
-                                 max_rounds=1, recommendations=False, turn_tokens=64, crit_tokens=96)
+                                 max_rounds=0, recommendations=False, turn_tokens=64, crit_tokens=96)
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", openai_smollm, OPTS), Agent("judge", smollm, OPTS))
     with Journal(tmp_path / "mixed.db") as journal:
         final = await drive(evince.run(config, agents, debate_id="mixed"), journal)

@@ -50,7 +50,7 @@ async def _run(obey: bool) -> list[Any]:
     a = ScriptedBackend("scripted-a", [_reply(pa, obey) for pa, _ in ROUNDS])
     b = ScriptedBackend("scripted-b", [_reply(pb, obey) for _, pb in ROUNDS])
     judge = ScriptedBackend("scripted-judge", [CRIT, CRIT, "MORE DEBATE"] * len(ROUNDS))
-    config = evince.EvinceConfig(case=INJECTED_CASE, labels=LABELS, max_rounds=len(ROUNDS), recommendations=False,
+    config = evince.EvinceConfig(case=INJECTED_CASE, labels=LABELS, max_rounds=len(ROUNDS) - 1, recommendations=False,
                                  agreement_judge=True, shuffle_labels=False)
     assert (config.eps_wd, config.eps_mi, config.eps_jsd, config.eps_crit) == (0.01, 0.01, 0.01, 0.01)
     agents = evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", judge, OPTS))

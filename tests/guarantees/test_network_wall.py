@@ -20,7 +20,7 @@ from tests.helpers.paths import REPO
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=unavailable() or "")
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
-DEBATE = ["run", "evince", "--case", "fever, chills, headache", "--labels", str(LABELS), "--max-rounds", "1",
+DEBATE = ["run", "evince", "--case", "fever, chills, headache", "--labels", str(LABELS), "--max-rounds", "0",
           "--turn-tokens", "24", "--crit-tokens", "24"]
 
 

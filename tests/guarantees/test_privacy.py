@@ -26,7 +26,7 @@ def guarded(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 def test_an_evince_debate_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     run, report = guarded(tmp_path, "run", "evince", "--case", "fever, chills, headache", "--labels", str(LABELS),
                           "--agent-a", "smollm2-135m", "--agent-b", "gemma3-270m", "--judge", "smollm2-135m",
-                          "--max-rounds", "1", "--turn-tokens", "40", "--crit-tokens", "40")
+                          "--max-rounds", "0", "--turn-tokens", "40", "--crit-tokens", "40")
     assert run.returncode == 0, run.stderr
     assert [a for a in report["attempts"] if not a["allowed"]] == []
     assert report["env"]["HF_HUB_OFFLINE"] == "1" and report["env"]["HF_HUB_DISABLE_TELEMETRY"] == "1"

@@ -131,7 +131,7 @@ def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool
     else:
         proc = _start(db, mode, "run", "evince", "--case", rng.choice(CASES), "--labels", str(LABELS),
                       "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
-                      "--max-rounds", "3", "--turn-tokens", "40", "--crit-tokens", "40", "--seed", str(number))
+                      "--max-rounds", "2", "--turn-tokens", "40", "--crit-tokens", "40", "--seed", str(number))
     lines: queue.Queue[str | None] = queue.Queue()
 
     def read() -> None:

@@ -39,7 +39,7 @@ def assert_complete(journal: Journal, debate_id: str, rounds: int) -> None:
 
 async def test_two_debates_in_one_process_share_a_journal(smollm, tmp_path: Path) -> None:
     def run(debate_id: str, case: str):
-        config = evince.EvinceConfig(case=case, labels=LABELS, max_rounds=2, recommendations=False, turn_tokens=40,
+        config = evince.EvinceConfig(case=case, labels=LABELS, max_rounds=1, recommendations=False, turn_tokens=40,
                                      crit_tokens=40, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
         agents = evince.EvinceAgents(*(Agent(role, smollm, OPTS, session_key=f"{debate_id}/{role}")
                                        for role in ("agent-a", "agent-b", "judge")))
@@ -59,14 +59,14 @@ async def test_the_app_and_a_headless_run_write_one_journal_at_once(registry, tm
     headless = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "run", "evince", "--case", "fever and chills", "--labels",
          str(REPO / "tui" / "data" / "symptom2disease_labels.txt"), "--agent-a", "smollm2-135m", "--agent-b",
-         "smollm2-135m", "--judge", "smollm2-135m", "--max-rounds", "2", "--turn-tokens", "40", "--crit-tokens", "40"],
+         "smollm2-135m", "--judge", "smollm2-135m", "--max-rounds", "1", "--turn-tokens", "40", "--crit-tokens", "40"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     app = SymposiumApp(journal=Journal(db), registry=registry)
     async with app.run_test(size=(140, 42)) as pilot:
         await pilot.press("n")
         form = app.screen
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
-        for field, value in (("max_rounds", "2"), ("turn_tokens", "40"), ("crit_tokens", "40"), ("eps_wd", "0"), ("eps_mi", "0"), ("eps_jsd", "0"), ("eps_crit", "0")):
+        for field, value in (("max_rounds", "1"), ("turn_tokens", "40"), ("crit_tokens", "40"), ("eps_wd", "0"), ("eps_mi", "0"), ("eps_jsd", "0"), ("eps_crit", "0")):
             form.query_one(f"#field-{field}", Input).value = value
         await pilot.press("ctrl+s")
         debate = app.screen

@@ -22,7 +22,7 @@ from tests.helpers.paths import REPO
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
 RUN = ["run", "evince", "--case", "Symptoms: itching, yellowish skin, dark urine, abdominal pain.",
        "--labels", str(LABELS), "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
-       "--max-rounds", "3", "--turn-tokens", "60", "--crit-tokens", "60", "--seed", "5"]
+       "--max-rounds", "2", "--turn-tokens", "60", "--crit-tokens", "60", "--seed", "5"]
 
 
 def symposium(db: Path, *args: str) -> subprocess.Popen[str]:

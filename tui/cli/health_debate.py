@@ -31,7 +31,8 @@ from protocols.params import Profile, build
 CASE = ("A 34-year-old returned from Ghana two weeks ago and has had fever with shaking chills every "
         "other day, drenching sweats, headache and muscle aches; no rash, no cough.")
 LABELS = ("Malaria", "Typhoid", "Dengue", "Influenza", "Hepatitis A", "Tuberculosis")
-ROUNDS = 2  # the openings, then one refutation round: the second turn shows KV-cache reuse
+REFUTATION_ROUNDS = 1  # after the openings: the second turn shows KV-cache reuse (EVINCE's max_rounds)
+ROUNDS = 1 + REFUTATION_ROUNDS
 STEP_ORDER = ("opening turns", "refutation turns", "CRIT judgements")
 #: "Fit for a debate": nearly every reply parses, no label outside the class set, few cut off.
 MIN_VALID, MAX_CUT_OFF = 0.8, 0.2
@@ -136,7 +137,7 @@ async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: f
     labels = LabelSet(LABELS)
     # First-try replies are what is measured: no retry under a stricter schema, one CRIT per turn.
     config = build(evince.EvinceConfig, {"case": CASE, "labels": labels, "title": "models test --debate",
-                                         "max_rounds": ROUNDS, "recommendations": False, "parse_retry": False,
+                                         "max_rounds": REFUTATION_ROUNDS, "recommendations": False, "parse_retry": False,
                                          "crit_depth": 0}, profile=profile)
     agents = evince.EvinceAgents(Agent("agent-a", backend, options), Agent("agent-b", backend, options),
                                  Agent("judge", backend, options))
