@@ -44,6 +44,7 @@ class TransformersBackend(Backend):
     """One model loaded once with transformers; a KV cache per session."""
 
     kind = "transformers"
+    entry: ModelEntry
 
     def __init__(self, entry: ModelEntry, path: Path) -> None:
         super().__init__()

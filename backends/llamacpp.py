@@ -94,6 +94,7 @@ class LlamaCppBackend(Backend):
     """One GGUF model loaded once, with a KV context per session."""
 
     kind = "llamacpp"
+    entry: ModelEntry
 
     def __init__(self, entry: ModelEntry, path: Path) -> None:
         super().__init__()
