@@ -6,7 +6,8 @@ Read from the source (every ``import``, also those inside functions and under
 module. ``protocols`` also never touches a screen or SQL, and ``backends`` never a debate.
 Inside ``tui`` the parts are layered too: the shared modules at its root (forms, the protocol
 catalog, settings …) below ``headless`` (the runner every interface drives a debate with),
-below ``bench`` and ``app``, below ``cli``; each imports only parts below it.
+below ``bench`` and ``app``, below ``cli``; each imports only parts below it. The engines'
+lifecycle (:mod:`backends.lifecycle`), which every interface uses, reaches no interface at all.
 """
 
 from __future__ import annotations
@@ -154,6 +155,16 @@ def test_tui_parts_import_only_parts_below_them(graph: dict[str, set[str]]) -> N
                     for w in edges if w.startswith("tui") and tui_part(m) != tui_part(w)
                     and TUI_RANK[tui_part(w)] >= TUI_RANK[tui_part(m)])
     assert upward == []
+
+
+def test_the_engines_lifecycle_reaches_no_interface(graph: dict[str, set[str]]) -> None:
+    """What ``backends.lifecycle`` imports, directly or through others, is backends only; what
+    the interfaces share (tui's root, headless, bench) never reaches the app or the CLI."""
+    assert {m.split(".")[0] for m in reachable(graph, "backends.lifecycle")} <= {"backends"}
+    shared = [m for m in graph if m.startswith("tui") and tui_part(m) in ("tui", "tui.headless", "tui.bench")]
+    leaks = {m: sorted(w for w in reachable(graph, m) if tui_part(w) in ("tui.app", "tui.cli"))
+             for m in shared}
+    assert {m: w for m, w in leaks.items() if w} == {}
 
 
 def test_the_check_sees_lazy_imports(tmp_path: Path) -> None:
