@@ -1,8 +1,9 @@
-"""Build a backend for a registry entry. The only place that maps ``backend = …`` to a class."""
+"""Build a backend for a registry entry. The only place that maps ``backend = …`` to a class.
+
+Building one blocks while its weights load; interfaces do not call this directly but load through
+:class:`backends.lifecycle.Engines`, which runs it in a worker thread and closes what it built."""
 
 from __future__ import annotations
-
-import asyncio
 
 from .base import Backend, BackendUnavailable
 from .registry import ModelEntry
@@ -30,7 +31,3 @@ def create_backend(entry: ModelEntry) -> Backend:
             return VllmBackend(entry)
     raise BackendUnavailable(f"model {entry.id!r}: unknown backend {entry.backend!r}")
 
-
-async def load_backend(entry: ModelEntry) -> Backend:
-    """:func:`create_backend` in a worker thread, so an interface stays responsive."""
-    return await asyncio.to_thread(create_backend, entry)

@@ -10,7 +10,6 @@ from the journal is shown.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from contextlib import AsyncExitStack
 from typing import Any
 
 from rich.text import Text
@@ -22,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 
 from backends.base import BackendError
+from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning
 from backends.registry import RegistryError
 from protocols.events import (
     AwaitingModerator,
@@ -45,11 +45,13 @@ from protocols.events import (
     TurnStarted,
     Verdict,
 )
+from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
 from protocols.moderation import CommandChannel
 from store.journal import JournalError, new_debate_id
 
-from tui.launch import FormError, ProtocolSpec, load_agents, resumable
+from tui.forms import FormError, ProtocolSpec
+from tui.protocol_catalog import resumable
 from tui.app.replay import replay
 from tui.app.theme import role_style
 from tui.headless.runner import drive
@@ -147,9 +149,8 @@ class DebateScreen(Screen):
             analyzer_model = str(self.values.get("analyzer") or "none")
             if analyzer_model != "none":
                 roles = {**roles, "analyzer": analyzer_model}
-            async with AsyncExitStack() as stack:
-                agents = await load_agents(app.registry, roles, stack, on_progress=self._loading,  # type: ignore[attr-defined]
-                                           on_warning=lambda m: app.notify(m, title="Privacy", severity="warning", timeout=20))
+            async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]
+                agents = agents_for(roles, await engines.load(roles.values()))
                 if "analyzer" in agents:
                     self.analyzer = Analyzer(agents.pop("analyzer"))
                     self.query_one("#analysis", Static).update(Text("after the first round …", style="dim"))
@@ -173,9 +174,13 @@ class DebateScreen(Screen):
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
         return await self.app.push_screen_wait(PersonDialog(prompt))
 
-    def _loading(self, message: str) -> None:
-        self.phase = message
-        self._status()
+    def _loading(self, event: LoadEvent) -> None:
+        """A model starts loading (shown in the status line) or warns that text leaves the machine."""
+        if isinstance(event, Loading):
+            self.phase = event.message
+            self._status()
+        elif isinstance(event, PrivacyWarning):
+            self.app.notify(event.message, title="Privacy", severity="warning", timeout=20)
 
     def _fail(self, message: str) -> None:
         """Errors users can fix are shown in words, never as a traceback."""
