@@ -77,6 +77,8 @@ class _ScriptedSession(Session):
 
     def chat(self, messages: Sequence[Message], options: SamplingOptions | None = None, *,
              schema: Any = None) -> ChatStream:
+        if self.backend.closes:  # as a real backend: a closed model answers no more
+            raise BackendError(f"model {self.backend.model_id!r} was closed")
         opts = options or SamplingOptions()
         self.backend.prompts.append(list(messages))
         self.backend.options.append(opts)
@@ -97,5 +99,7 @@ class _ScriptedSession(Session):
         return ChatStream(produce, lambda: None)
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
+        if self.backend.closes:
+            raise BackendError(f"model {self.backend.model_id!r} was closed")
         n = len(candidates)
         return ScoreResult(list(candidates), [-1.0] * n, [1 / n] * n, [1] * n, Usage(10, 10, 0), Timing(), self.backend.model_id)

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
+from textual.worker import Worker, WorkerCancelled
 
 from backends.base import BackendError
 from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning
@@ -100,6 +101,7 @@ class DebateScreen(Screen):
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
         self._status_line = ""
+        self._analysis: Worker[None] | None = None
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -162,6 +164,7 @@ class DebateScreen(Screen):
                                         registry=app.registry)  # type: ignore[attr-defined]
                 self.query_one("#loading").display = False
                 await drive(events, app.journal, self.show, self.collector)  # type: ignore[attr-defined]
+                await self._last_analysis()  # it speaks through a model the block is about to close
         except (BackendError, RegistryError, FormError, JournalError) as exc:
             self._fail(str(exc))
         finally:
@@ -243,7 +246,17 @@ class DebateScreen(Screen):
     def _refresh_analysis(self, round_: int | None) -> None:
         """Analyze the transcript so far in the background (a newer request replaces an older)."""
         if self.analyzer is not None and self.collector.turns and self.debate_id:
-            self.run_worker(self._analyze(round_), group="analysis", exclusive=True)
+            self._analysis = self.run_worker(self._analyze(round_), group="analysis", exclusive=True)
+
+    async def _last_analysis(self) -> None:
+        """Wait for the analysis the debate's end started, before the engines close its model
+        (the debate's own models close when :meth:`_run` leaves its ``Engines`` block)."""
+        worker = self._analysis
+        if worker is not None and not worker.is_finished:
+            try:
+                await worker.wait()
+            except WorkerCancelled:  # the app is quitting: the analysis stopped, nothing to wait for
+                return
 
     async def _analyze(self, round_: int | None) -> None:
         assert self.analyzer is not None and self.debate_id is not None
