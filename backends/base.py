@@ -371,12 +371,17 @@ class Backend(ABC):
     entry: ModelSpec
     #: Tokens the model can attend to (prompt plus reply).
     context_length: int = 4096
+    #: Set by :meth:`aclose`: a closed model is refused by name, never touched (a llama.cpp
+    #: model used after it was freed crashed the whole process).
+    _closed: bool = False
 
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}
 
     def session(self, name: str) -> Session:
         """The session (own cache) for agent ``name``, created on first use."""
+        if self._closed:
+            raise BackendError(f"model {self.model_id!r} was closed; it cannot answer after its debate or command ended")
         existing = self._sessions.get(name)
         if existing is None:
             existing = self._new_session(name)
@@ -387,7 +392,9 @@ class Backend(ABC):
     def _new_session(self, name: str) -> Session: ...
 
     async def aclose(self) -> None:
-        """Release the model. The backend must not be used afterwards."""
+        """Release the model; :meth:`session` refuses it afterwards. Backends that release
+        more call this last."""
+        self._closed = True
         self._sessions.clear()
 
     def describe(self) -> dict[str, Any]:

@@ -128,6 +128,7 @@ class TransformersBackend(Backend):
         with self.lock:
             self._sessions.clear()
             self.model = None
+        await super().aclose()
 
     def describe(self) -> dict[str, Any]:
         return {

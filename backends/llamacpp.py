@@ -318,6 +318,7 @@ class LlamaCppBackend(Backend):
         finally:
             for _ in range(self.parallel):
                 slots.release()
+        await super().aclose()
 
     def describe(self) -> dict[str, Any]:
         return {

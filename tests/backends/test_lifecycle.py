@@ -260,7 +260,8 @@ async def test_closed_engines_load_nothing(registry: Registry) -> None:
 @pytest.mark.model
 async def test_two_roles_on_the_real_model_share_one_load(registry: Registry) -> None:
     """The real factory and the bundled SmolLM2: agent A and the judge on one model are one
-    llama.cpp load, two sessions (KV caches); the model is closed once at the end."""
+    llama.cpp load, two sessions (KV caches); the model is closed once at the end, and is
+    refused afterwards."""
     built = []
 
     def counting(entry: ModelEntry):
@@ -286,3 +287,5 @@ async def test_two_roles_on_the_real_model_share_one_load(registry: Registry) ->
             assert done.usage.completion_tokens >= 1
         assert agents["agent-a"].options.seed == 3
     assert built[0].closes == 1
+    with pytest.raises(BackendError, match="model 'smollm2-135m' was closed"):
+        agents["judge"].session.count_tokens([])  # refused by name: llama.cpp on a freed model crashed the process
