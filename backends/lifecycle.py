@@ -15,15 +15,17 @@ its own way, some not on every path out. Here:
 - each distinct model is loaded once and shared by everyone who asks for it (an entry asked
   for twice, under two roles, is one backend);
 - loading runs in a worker thread, never on the event loop (llama.cpp takes seconds, a vLLM
-  engine minutes), announcing each model as :class:`Loading`, :class:`Loaded` and, where debate
-  text leaves the machine, :class:`PrivacyWarning`, for the app's status line or stderr;
+  engine minutes), announcing each model as :class:`Loading`, then every ``tick_s`` while it
+  loads :class:`StillLoading` (the stage the backend reports and the seconds spent), then
+  :class:`Loaded` and, where debate text leaves the machine, :class:`PrivacyWarning`, for the
+  app's status line or stderr;
 - a model that cannot be loaded is a :class:`BackendError` that names it, whatever the
   library underneath raised (a backend already names its model; an ``OSError`` from a loader
   does not);
 - on leaving the block (the end, an error, Ctrl-C, the app quitting) every backend is closed
-  once, newest first, each close attempted even if another fails; a load still running in its
-  thread when the block was cancelled is waited for and its backend closed too, so no engine
-  process outlives the command.
+  once, newest first, each close attempted even if another fails and carried to its end even
+  if cancelled again meanwhile; a load still running in its thread when the block was cancelled
+  is waited for and its backend closed too, so no engine process outlives the command.
 
 Roles stay out of this module: backends know nothing of debates (ARCHITECTURE.md), so engines
 are keyed by model, and which role plays on which model is the protocols' business
@@ -36,15 +38,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TypeVar
 
 from .base import Backend, BackendError
-from .factory import create_backend
+from .factory import OnProgress, create_backend
 from .registry import ModelEntry, Registry
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+#: How often a load still under way is announced (the app's status line counts the seconds).
+TICK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,21 @@ class Loading:
     @property
     def message(self) -> str:
         return f"loading {self.name} …"
+
+
+@dataclass(frozen=True)
+class StillLoading:
+    """A model has been loading for ``seconds``; ``stage`` is what its backend last reported
+    (e.g. vLLM starting its engine), if anything."""
+
+    model_id: str
+    name: str
+    stage: str | None
+    seconds: float
+
+    @property
+    def message(self) -> str:
+        return f"loading {self.name}{': ' + self.stage if self.stage else ''} … {self.seconds:.0f} s"
 
 
 @dataclass(frozen=True)
@@ -83,7 +104,7 @@ class PrivacyWarning:
     message: str
 
 
-LoadEvent = Loading | Loaded | PrivacyWarning
+LoadEvent = Loading | StillLoading | Loaded | PrivacyWarning
 
 
 def _log_event(event: LoadEvent) -> None:
@@ -112,17 +133,20 @@ class Engines:
     """The backends one debate, command or app session loaded; an async context manager that
     closes every one of them exactly once when it exits.
 
-    ``create`` builds a backend from an entry, blocking (run in a worker thread); by default the
-    factory's :func:`~backends.factory.create_backend`, looked up when called so that a test can
-    put a scripted backend in its place. ``on_event`` hears each :data:`LoadEvent`.
+    ``create(entry, progress)`` builds a backend, blocking (run in a worker thread), and may
+    report the stages of its load to ``progress``; by default the factory's
+    :func:`~backends.factory.create_backend`, looked up when called so that a test can put a
+    scripted backend in its place. ``on_event`` hears each :data:`LoadEvent`, on the event loop.
     """
 
     def __init__(self, registry: Registry | None = None, *,
                  on_event: Callable[[LoadEvent], None] | None = None,
-                 create: Callable[[ModelEntry], Backend] | None = None) -> None:
+                 create: Callable[[ModelEntry, OnProgress], Backend] | None = None,
+                 tick_s: float = TICK_S) -> None:
         self.registry = registry
         self._on_event = on_event or _log_event
         self._create = create
+        self._tick_s = tick_s
         self._loaded: list[tuple[ModelEntry, Backend]] = []  # in load order
         #: Loads whose caller was cancelled while the thread went on: closed on exit.
         self._orphans: list[tuple[ModelEntry, asyncio.Future[Backend]]] = []
@@ -168,14 +192,26 @@ class Engines:
             self._on_event(Loading(entry.id, entry.name, entry.backend, index, total))
             started = time.perf_counter()
             create = self._create or create_backend
-            future = asyncio.get_running_loop().run_in_executor(None, create, entry)
+            stage: list[str | None] = [None]
+
+            def progress(message: str) -> None:  # from the loading thread: read on the loop at the next tick
+                stage[0] = message
+
+            future = asyncio.get_running_loop().run_in_executor(None, create, entry, progress)
             try:
-                backend = await asyncio.shield(future)
+                while not future.done():  # asyncio.wait never cancels the load, only stops waiting
+                    await asyncio.wait([future], timeout=self._tick_s)
+                    if not future.done():
+                        self._on_event(StillLoading(entry.id, entry.name, stage[0], time.perf_counter() - started))
+                backend = future.result()
             except asyncio.CancelledError:
                 # The thread cannot be stopped; what it builds is closed on exit (see aclose).
                 self._orphans.append((entry, future))
                 raise
             except Exception as exc:  # noqa: BLE001 - any loader's failure becomes one named BackendError
+                if not future.done():  # the listener failed, not the load: what it builds is closed on exit
+                    self._orphans.append((entry, future))
+                    raise
                 error = _named(entry, exc)
                 raise error from (None if error is exc else exc)
             self._loaded.append((entry, backend))
@@ -190,37 +226,56 @@ class Engines:
         return next((backend for e, backend in self._loaded if e == entry), None)
 
     async def aclose(self, *, raising: bool = True) -> None:
-        """Close every backend once, newest first; later calls do nothing. A close that fails is
-        logged and the others still run; the first failure is raised afterwards (a
-        :class:`BackendError` naming the model) when ``raising``, which the context manager
-        turns off while another error is already on its way out, so that one is not masked."""
+        """Close every backend once, newest first; later calls do nothing.
+
+        Closing is not cut short: a cancellation that arrives meanwhile (a second Ctrl-C, the
+        app's shutdown after its quit, ``asyncio.run`` tidying up) is held until every backend
+        is closed, then raised, because an engine closed half-way can leave its processes
+        running. A model still loading when its caller was cancelled is waited for here and
+        closed (its thread could not be stopped, and the process could not exit before it ended
+        anyway). A close that fails is logged and the others still run; the first failure is
+        raised afterwards (a :class:`BackendError` naming the model) when ``raising``, which the
+        context manager turns off while another error is on its way out, so as not to mask it.
+        """
         if self._closed:
             return
         self._closed = True
         failures: list[BaseException] = []
+        interrupt: BaseException | None = None
         for entry, future in self._orphans:
-            try:  # the load outlived its caller: wait for it (shielded: the thread's result must not be dropped)
-                backend = await asyncio.shield(future)
-            except asyncio.CancelledError as exc:
-                failures.append(exc)
-                log.error("model %s was still loading when the wait for it was cancelled; it was not closed", entry.id)
-                continue
+            try:
+                backend, held = await _to_the_end(future)
             except Exception:  # noqa: BLE001 - the load failed: nothing to close
                 log.info("model %s failed to load after its caller left", entry.id, exc_info=True)
                 continue
+            interrupt = interrupt or held
             self._loaded.append((entry, backend))
         self._orphans.clear()
         for entry, backend in reversed(self._loaded):
             try:
-                await backend.aclose()
+                _, held = await _to_the_end(backend.aclose())
+                interrupt = interrupt or held
                 log.info("closed %s", entry.id)
-            except BaseException as exc:  # noqa: BLE001 - every backend gets its close; re-raised below
+            except Exception as exc:  # noqa: BLE001 - every backend gets its close; the first failure is raised below
                 log.error("closing model %s failed: %s", entry.id, exc, exc_info=True)
-                failures.append(exc if isinstance(exc, BackendError | asyncio.CancelledError | KeyboardInterrupt)
+                failures.append(exc if isinstance(exc, BackendError)
                                 else BackendError(f"model {entry.id!r}: closing failed: {type(exc).__name__}: {exc}"))
         self._loaded.clear()
-        interrupt = next((f for f in failures if not isinstance(f, Exception)), None)
-        if interrupt is not None:  # a cancellation or Ctrl-C during the closes goes on up
+        if interrupt is not None:  # the cancellation held back while closing goes on up now
             raise interrupt
         if failures and raising:
             raise failures[0]
+
+
+async def _to_the_end(work: Awaitable[T]) -> tuple[T, asyncio.CancelledError | None]:
+    """``work``'s result, awaited to its end even if this task is cancelled meanwhile (once or
+    again), and the cancellation that was held back, to raise once closing is done."""
+    inner = asyncio.ensure_future(work)
+    held: asyncio.CancelledError | None = None
+    while True:
+        try:
+            return await asyncio.shield(inner), held
+        except asyncio.CancelledError as exc:
+            if inner.cancelled():  # the work itself was cancelled, not just this wait
+                raise
+            held = exc

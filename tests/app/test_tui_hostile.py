@@ -18,6 +18,7 @@ import pytest
 from textual.widgets import Input, TextArea
 
 from backends.base import BackendError
+from backends.factory import OnProgress
 from backends.registry import ModelEntry
 from protocols.events import (
     DebateFinished,
@@ -89,7 +90,7 @@ def hostile_events(debate_id: str) -> list[Any]:
 
 
 def scripted_models(replies: list[str], *, fail: str | None = None, delay: float = 0.0,
-                    loaded: list[ScriptedBackend] | None = None) -> Callable[[ModelEntry], ScriptedBackend]:
+                    loaded: list[ScriptedBackend] | None = None) -> Callable[[ModelEntry, OnProgress], ScriptedBackend]:
     """A ``create_backend`` for :mod:`backends.lifecycle` (monkeypatch
     ``backends.lifecycle.create_backend``): every model a scripted one that says ``replies``, the
     first of them warning ``HOSTILE`` (e.g. a server's privacy warning naming its address), or
@@ -97,7 +98,7 @@ def scripted_models(replies: list[str], *, fail: str | None = None, delay: float
     it built."""
     built: list[ScriptedBackend] = [] if loaded is None else loaded
 
-    def create(entry: ModelEntry) -> ScriptedBackend:
+    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
         if fail is not None:
             raise BackendError(fail)
         backend = ScriptedBackend(HOSTILE_ID, list(replies), delay=delay, chunk=64, warning=None if built else HOSTILE)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 import pytest
 
 from backends.base import BackendError, BackendUnavailable, Message, SamplingOptions
-from backends.factory import create_backend
-from backends.lifecycle import Engines, Loaded, LoadEvent, Loading, PrivacyWarning
+from backends.factory import OnProgress, create_backend
+from backends.lifecycle import Engines, Loaded, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import ModelEntry, Registry
 from protocols import evince
 from protocols.agents import agents_for
@@ -50,7 +50,7 @@ class Scripted:
         self.built: list[ScriptedBackend] = []
         self.threads: list[int] = []
 
-    def __call__(self, entry: ModelEntry) -> ScriptedBackend:
+    def __call__(self, entry: ModelEntry, progress: OnProgress | None = None) -> ScriptedBackend:
         self.threads.append(threading.get_ident())
         if self.fail is not None and entry.id == "gemma3-270m":
             raise self.fail
@@ -79,7 +79,7 @@ async def test_a_debate_loads_each_model_once_and_closes_each_once(registry: Reg
     await debate(registry, create, journal, events.append)
     assert [b.model_id for b in create.built] == ["smollm2-135m", "gemma3-270m"]  # agent-a and judge share one
     assert closes(create) == {"smollm2-135m": 1, "gemma3-270m": 1}
-    assert [type(e) for e in events] == [Loading, Loaded, Loading, Loaded]
+    assert [type(e) for e in events if not isinstance(e, StillLoading)] == [Loading, Loaded, Loading, Loaded]
     assert [(e.model_id, e.index, e.total) for e in events if isinstance(e, Loading)] == [
         ("smollm2-135m", 1, 2), ("gemma3-270m", 2, 2)]
 
@@ -129,7 +129,7 @@ async def test_a_model_still_loading_when_cancelled_is_closed_once_it_is_built(r
     started = threading.Event()
     inner = Scripted({})
 
-    def slow(entry: ModelEntry) -> ScriptedBackend:
+    def slow(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
         started.set()
         release.wait(30)
         return inner(entry)
@@ -149,12 +149,54 @@ async def test_a_model_still_loading_when_cancelled_is_closed_once_it_is_built(r
     assert closes(inner) == {"smollm2-135m": 1}  # ... and closes what it built
 
 
+async def test_a_second_cancellation_does_not_stop_the_closing(registry: Registry) -> None:
+    """Ctrl-C, then the runner's clean-up (or the app's quit, then its shutdown) cancel twice; an
+    engine closed half-way would leave its processes behind, so the closing runs to its end:
+    the model still loading is waited for, and a slow close is not cut short."""
+    release = threading.Event()
+    started = threading.Event()
+    inner = Scripted({})
+    finished: list[str] = []
+
+    def slow(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
+        if entry.id == "gemma3-270m":
+            started.set()
+            release.wait(30)
+        backend = inner(entry)
+        closer = backend.aclose
+
+        async def slow_close() -> None:
+            await asyncio.sleep(0.2)  # an engine shutting down its processes
+            await closer()
+            finished.append(entry.id)
+
+        backend.aclose = slow_close  # type: ignore[method-assign]
+        return backend
+
+    async def run() -> None:
+        async with Engines(registry, create=slow) as engines:
+            await engines.load(["smollm2-135m", "gemma3-270m"])
+
+    task = asyncio.create_task(run())
+    await asyncio.to_thread(started.wait, 30)
+    task.cancel()  # mid-load
+    await asyncio.sleep(0.05)
+    task.cancel()  # again, while the exit waits for the load
+    release.set()
+    await asyncio.sleep(0.1)
+    task.cancel()  # and again, mid-close
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert closes(inner) == {"smollm2-135m": 1, "gemma3-270m": 1}
+    assert sorted(finished) == ["gemma3-270m", "smollm2-135m"]  # each close ran to its end
+
+
 async def test_a_load_that_times_out_is_closed_when_the_block_ends(registry: Registry) -> None:
     """``models test`` gives a load its time limit; the model that arrives late is still closed."""
     release = threading.Event()
     inner = Scripted({})
 
-    def slow(entry: ModelEntry) -> ScriptedBackend:
+    def slow(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
         release.wait(30)
         return inner(entry)
 
@@ -169,7 +211,7 @@ async def test_loading_runs_off_the_event_loop(registry: Registry) -> None:
     """A model takes seconds (llama.cpp) to minutes (vLLM) to load; the loop must keep running."""
     ticks = 0
 
-    def slow(entry: ModelEntry) -> ScriptedBackend:
+    def slow(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
         threading.Event().wait(0.5)  # a blocking load
         return create(entry)
 
@@ -186,6 +228,25 @@ async def test_loading_runs_off_the_event_loop(registry: Registry) -> None:
     ticker.cancel()
     assert create.threads and create.threads[0] != threading.get_ident()
     assert ticks >= 10  # the loop ticked through the half-second load
+
+
+async def test_a_long_load_is_announced_with_its_stage_and_the_time_spent(registry: Registry) -> None:
+    """A vLLM engine starts for minutes: the person sees which stage it is at and that time moves."""
+
+    def staged(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
+        progress("starting the engine")
+        threading.Event().wait(0.45)
+        return Scripted({})(entry)
+
+    events: list[LoadEvent] = []
+    async with Engines(registry, create=staged, on_event=events.append, tick_s=0.1) as engines:
+        await engines.load(["smollm2-135m"])
+    ticks = [e for e in events if isinstance(e, StillLoading)]
+    assert isinstance(events[0], Loading) and isinstance(events[-1], Loaded)
+    assert len(ticks) >= 2 and all(isinstance(e, StillLoading) for e in events[1:-1])
+    assert [t.seconds for t in ticks] == sorted(t.seconds for t in ticks)
+    assert ticks[-1].stage == "starting the engine"
+    assert ticks[-1].message.startswith(f"loading {registry.get('smollm2-135m').name}: starting the engine … ")
 
 
 @pytest.mark.parametrize(("failure", "kind", "expected"), [
@@ -264,8 +325,8 @@ async def test_two_roles_on_the_real_model_share_one_load(registry: Registry) ->
     refused afterwards."""
     built = []
 
-    def counting(entry: ModelEntry):
-        backend = create_backend(entry)
+    def counting(entry: ModelEntry, progress: OnProgress):
+        backend = create_backend(entry, progress)
         built.append(backend)
         real_close = backend.aclose
         backend.closes = 0

@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning
+from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import Registry
 from protocols.agents import Agent, agents_for
 from protocols.events import Event
@@ -46,12 +46,22 @@ def resolve_profile(args: Any, registry: Registry, model_ids: Iterable[str]) -> 
     return choose_profile(registry, model_ids) if requested == "auto" else requested
 
 
+#: A load still under way is printed once per this many seconds (a terminal is not a status line).
+STILL_LOADING_EVERY_S = 30
+
+
 def print_load_events(console: Console) -> Callable[[LoadEvent], None]:
     """An ``on_event`` for :class:`~backends.lifecycle.Engines` that prints each model starting
-    to load (dim) and any privacy warning (yellow) on ``console``."""
+    to load (dim), a load still under way every half minute (a vLLM engine's start), and any
+    privacy warning (yellow) on ``console``."""
+    shown = {"every": 0}
 
     def show(event: LoadEvent) -> None:
         if isinstance(event, Loading):
+            shown["every"] = 0
+            console.print(Text(event.message, style="dim"))
+        elif isinstance(event, StillLoading) and event.seconds // STILL_LOADING_EVERY_S > shown["every"]:
+            shown["every"] = int(event.seconds // STILL_LOADING_EVERY_S)
             console.print(Text(event.message, style="dim"))
         elif isinstance(event, PrivacyWarning):
             console.print(Text(f"warning: {event.message}", style="yellow"))

@@ -22,7 +22,7 @@ from textual.widgets import LoadingIndicator, Static
 from textual.worker import Worker, WorkerCancelled
 
 from backends.base import BackendError
-from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning
+from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import RegistryError
 from protocols.events import (
     AwaitingModerator,
@@ -178,8 +178,9 @@ class DebateScreen(Screen):
         return await self.app.push_screen_wait(PersonDialog(prompt))
 
     def _loading(self, event: LoadEvent) -> None:
-        """A model starts loading (shown in the status line) or warns that text leaves the machine."""
-        if isinstance(event, Loading):
+        """A model loads (the status line says which, its stage and the seconds so far) or warns
+        that debate text leaves the machine."""
+        if isinstance(event, Loading | StillLoading):
             self.phase = event.message
             self._status()
         elif isinstance(event, PrivacyWarning):
