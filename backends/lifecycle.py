@@ -1,7 +1,7 @@
 """Loading, sharing and shutting down the models of one debate, command or app session.
 
-Every interface (the app, the command line, the headless runs, the diagnosis benchmark, the
-benchmarks and the tests) loads its models through :class:`Engines` and nothing else::
+Every interface (the app, the command line, the headless runs, the diagnosis benchmark) and the
+benchmarks load their models through :class:`Engines` and nothing else::
 
     async with Engines(registry, on_event=show) as engines:
         backends = await engines.load(["smollm2-135m", "gemma3-270m"])
@@ -159,11 +159,6 @@ class Engines:
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.aclose(raising=kind is None)
-
-    @property
-    def backends(self) -> list[Backend]:
-        """Every backend loaded so far, in load order."""
-        return [backend for _, backend in self._loaded]
 
     async def load(self, model_ids: Iterable[str]) -> dict[str, Backend]:
         """Model id → its backend, each distinct model loaded once (ids already loaded by this
