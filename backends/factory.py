@@ -1,16 +1,29 @@
-"""Build a backend for a registry entry. The only place that maps ``backend = …`` to a class."""
+"""Build a backend for a registry entry. The only place that maps ``backend = …`` to a class.
+
+Building one blocks while its weights load; interfaces do not call this directly but load through
+:class:`backends.lifecycle.Engines`, which runs it in a worker thread and closes what it built."""
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 
 from .base import Backend, BackendUnavailable
 from .registry import ModelEntry
 from .sources import resolve_path
 
 
-def create_backend(entry: ModelEntry) -> Backend:
-    """Load ``entry`` (blocking: loading weights takes from milliseconds to minutes)."""
+#: Hears the stage a long load has reached ("starting the engine …"), from the loading thread.
+OnProgress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    """No one listens to the stages (a backend whose load has none to report)."""
+
+
+def create_backend(entry: ModelEntry, progress: OnProgress = _quiet) -> Backend:
+    """Load ``entry`` (blocking: loading weights takes from milliseconds to minutes). A backend
+    whose load has stages worth showing (an engine that starts for minutes) reports them to
+    ``progress``; :class:`backends.lifecycle.Engines` shows them with the time spent."""
     match entry.backend:
         case "llamacpp":
             from .llamacpp import LlamaCppBackend
@@ -30,7 +43,3 @@ def create_backend(entry: ModelEntry) -> Backend:
             return VllmBackend(entry)
     raise BackendUnavailable(f"model {entry.id!r}: unknown backend {entry.backend!r}")
 
-
-async def load_backend(entry: ModelEntry) -> Backend:
-    """:func:`create_backend` in a worker thread, so an interface stays responsive."""
-    return await asyncio.to_thread(create_backend, entry)

@@ -47,7 +47,7 @@ from textual.pilot import Pilot  # noqa: E402
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
-from tui.launch import EVINCE  # noqa: E402
+from tui.protocol_catalog import EVINCE  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 from tui.app.screens.help import HelpScreen  # noqa: E402
 from textual.widgets import Static  # noqa: E402

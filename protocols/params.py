@@ -5,7 +5,7 @@ Every protocol's config is a pydantic dataclass. Its tunable parameters are decl
 section come from here. Everything else is generated from that one declaration:
 
 - the command line's flags (``tui/cli/params.py``: ``--max-rounds`` for ``max_rounds``),
-- the app's New-debate form fields (``tui/launch.py``),
+- the app's New-debate form fields (``tui/forms.py``),
 - the validation: constructing the config validates it, so the command line, the app and code
   that calls a protocol directly all get the same check and the same message.
 

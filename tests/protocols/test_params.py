@@ -19,7 +19,8 @@ from protocols.params import ParamError, ParamInfo, build, defaults, params_of, 
 from tui.cli.parser import build_parser
 from tui.cli.params import build_config
 from tui.errors import UserError
-from tui.launch import PROTOCOLS, FormError, ProtocolSpec
+from tui.forms import FormError, ProtocolSpec
+from tui.protocol_catalog import PROTOCOLS
 
 #: The ``symposium run`` sub-command of each protocol the app offers.
 COMMANDS = {"evince": "evince", "socrasynth": "socrasynth", "agreement": "agreement",

@@ -31,9 +31,9 @@ def symposium(db: Path, *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def start_and_cut(db: Path, sig: int) -> str:
+def start_and_cut(db: Path, sig: int, log: Path) -> str:
     """Start a debate, wait until round 1 is being argued, then send ``sig``; returns its id."""
-    proc = symposium(db, *RUN)
+    proc = symposium(db, "--log-file", str(log), *RUN)
     assert proc.stdout is not None
     debate_id = None
     for line in proc.stdout:
@@ -50,8 +50,11 @@ def start_and_cut(db: Path, sig: int) -> str:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_a_cut_off_debate_resumes_to_its_end(tmp_path: Path, sig: int) -> None:
     db = tmp_path / "journal.db"
-    debate_id = start_and_cut(db, sig)
+    log = tmp_path / "run.log"
+    debate_id = start_and_cut(db, sig, log)
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if sig == signal.SIGINT:  # Ctrl-C: the one model the three seats share was closed, once
+        assert log.read_text(encoding="utf-8").count("closed smollm2-135m") == 1
     with Journal(db) as journal:
         before = Queries(journal).debate(debate_id)
     assert before is not None

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import shlex
 import sys
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 from rich.console import Console
@@ -19,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from backends.lifecycle import Engines
 from backends.registry import load_registry
 from protocols.labels import LabelSet
 from store.journal import Journal
@@ -38,7 +38,7 @@ from tui.bench.cases import class_set, load_cases, subset
 from tui.bench.report import comparisons_table, self_judging_warning, terminal_table, write_outputs
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.launch import load_agents
+from tui.headless.session import print_load_events
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -102,10 +102,8 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
     if warning:
         console.print(warning, style="bold yellow", markup=False)
     registry = load_registry(models_file)
-    roles = {m: m for m in dict.fromkeys([*config.models, *([config.judge_model] if config.judge_model else [])])}
-    async with AsyncExitStack() as stack:
-        agents = await load_agents(registry, roles, stack, on_progress=lambda m: console.print(m, style="dim"))
-        backends = {m: agent.backend for m, agent in agents.items()}
+    async with Engines(registry, on_event=print_load_events(console)) as engines:
+        backends = await engines.load([*config.models, *([config.judge_model] if config.judge_model else [])])
         prepare_backends(backends, config.jobs)
         options = {m: registry.get(m).default_options() for m in backends}
         with Journal(db) as journal, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backends.base import Backend, BackendError, Message, NotSupported, SamplingOptions
-from backends.factory import load_backend
+from backends.lifecycle import Engines
 from backends.registry import ModelEntry
 
 Outcome = Literal["ok", "failed", "not supported", "skipped"]
@@ -64,11 +64,16 @@ async def _timed(name: str, action: Callable[[], Awaitable[str]], timeout: float
 
 async def check_model(entry: ModelEntry, *, timeout: float = 120.0) -> Report:
     """Run the four checks against ``entry``; never raises for a model's own failures."""
+    async with Engines() as engines:  # closes the model however the checks end (a load that timed out too)
+        return await _checks(engines, entry, timeout)
+
+
+async def _checks(engines: Engines, entry: ModelEntry, timeout: float) -> Report:
     report = Report()
     loaded: list[Backend] = []
 
     async def load() -> str:
-        loaded.append(await load_backend(entry))
+        loaded.append(await engines.load_entry(entry))
         return ", ".join(f"{k}={v}" for k, v in loaded[0].describe().items() if k not in ("model_id",))
 
     report.checks.append(await _timed("load", load, timeout))
@@ -99,9 +104,6 @@ async def check_model(entry: ModelEntry, *, timeout: float = 120.0) -> Report:
         top, p = result.ranked()[0]
         return f"ranks {top!r} first (p = {p:.2f})"
 
-    try:
-        for name, action in (("reply", reply), ("structured reply", structured), ("scoring", scoring)):
-            report.checks.append(await _timed(name, action, timeout))
-    finally:
-        await backend.aclose()
+    for name, action in (("reply", reply), ("structured reply", structured), ("scoring", scoring)):
+        report.checks.append(await _timed(name, action, timeout))
     return report

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 
 from backends.base import Backend, BackendError, SamplingOptions
-from backends.factory import load_backend
+from backends.lifecycle import Engines
 from backends.registry import ModelEntry
 from protocols import evince
 from protocols.agents import Agent
@@ -119,14 +119,12 @@ def _record(report: DebateCheck, event: Event, labels: LabelSet) -> None:
 
 async def check_debate(entry: ModelEntry, *, timeout: float = 120.0) -> DebateCheck:
     """One short EVINCE debate with ``entry`` in every seat; never raises for the model's failures."""
-    try:
-        backend = await asyncio.wait_for(load_backend(entry), timeout)
-    except (BackendError, ValueError, TimeoutError) as exc:
-        return DebateCheck(error=f"load failed: {exc or 'timed out'}")
-    try:
+    async with Engines() as engines:  # closes the model however the check ends (a load that timed out too)
+        try:
+            backend = await asyncio.wait_for(engines.load_entry(entry), timeout)
+        except (BackendError, ValueError, TimeoutError) as exc:
+            return DebateCheck(error=f"load failed: {exc or 'timed out'}")
         return await debate_check(backend, entry.default_options(), timeout=timeout, profile=entry.profile)
-    finally:
-        await backend.aclose()
 
 
 async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: float = 120.0,

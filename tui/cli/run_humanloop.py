@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 from rich.console import Console
@@ -21,13 +19,12 @@ from rich.text import Text
 
 from backends.registry import load_registry
 from protocols import humanloop
-from protocols.events import Event
 from protocols.params import Profile
 from protocols.stance import LEGAL_LABELS, LEGAL_RUBRIC, Confirm, confirm_from_lines
-from store.journal import Journal
+from store.journal import Journal, new_debate_id
 from store.stances import stance_report
 
-from tui.headless.session import load_agents, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
@@ -109,18 +106,19 @@ def run_humanloop(args: argparse.Namespace) -> int:
     registry = load_registry(args.models)
     config = _config(args, resolve_profile(args, registry, [*models, args.clerk or models[0]]))
     confirm = confirm_mode(args.confirm)
-    started: list[str] = []
+    roles = {f"seat-{i}": m for i, m in enumerate(models, start=1)} | {"clerk": args.clerk or models[0]}
+    debate_id = new_debate_id()
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        started.append(debate_id)
-        roles = {f"seat-{i}": m for i, m in enumerate(models, start=1)} | {"clerk": args.clerk or models[0]}
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        panel = humanloop.HumanloopAgents([agents[f"seat-{i}"] for i in range(1, len(models) + 1)], agents["clerk"])
-        return humanloop.run(config, panel, debate_id=debate_id, human_turn=stdin_turn if args.human else None, confirm=confirm)
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            panel = humanloop.HumanloopAgents([agents[f"seat-{i}"] for i in range(1, len(models) + 1)], agents["clerk"])
+            events = humanloop.run(config, panel, debate_id=debate_id, human_turn=stdin_turn if args.human else None,
+                                   confirm=confirm)
+            return await run_headless(args.db, debate_id, events)
 
-    code = asyncio.run(run_headless(args.db, make))
+    code = asyncio.run(run())
     with Journal(args.db) as journal:
-        print_stance_report(stance_report(journal, started))
+        print_stance_report(stance_report(journal, [debate_id]))
     return code
 
 
