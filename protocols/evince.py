@@ -379,6 +379,7 @@ class Evince:
             history.append(Message("system", self._system(role)))
         request = self._ask(role, kappa, opponent, opponent_spoke)
         history.append(Message("user", request))
+        asked_at = len(history)
         turn = agent.turn(agent.fit(history, c.turn_tokens), schema=self._schema(),
                           options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
@@ -401,6 +402,8 @@ class Evince:
         else:
             parsed, score_call = await self._scored(agent, history, completion.text)
             yield score_call
+        added = history[asked_at:]  # one reply, or a retry's whole exchange (kept for resume)
+        exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
         notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
@@ -416,7 +419,7 @@ class Evince:
             self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
             text=text, raw=raw, call=turn.call(),
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
-            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request,
+            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request, exchange=exchange,
         )
 
     async def _retry(self, agent: Agent, history: list[Message], round_: int, first: DistributionParse,
@@ -587,7 +590,7 @@ class Evince:
     def restore(self, debate: dict[str, Any]) -> None:
         """Rebuild the state of a journalled debate cut off before its end, so :meth:`run`
         continues from its last finished turn: each agent's conversation (its recorded requests
-        and raw replies), stated positions, CRIT scores and the gate's decisions, metric
+        and raw replies, with a retried turn's whole exchange), stated positions, CRIT scores and the gate's decisions, metric
         history, the contentiousness schedule's decisions and a moderator's standing override."""
         last_round = -1
         for t in debate["turns"]:
@@ -597,7 +600,8 @@ class Evince:
             history = self.messages[role]
             if not history:
                 history.append(Message("system", self._system(role)))
-            history += [Message("user", t["request"] or "(request not recorded)"), Message("assistant", t["raw"])]
+            replies = [Message(m["role"], m["content"]) for m in t.get("exchange") or []] or [Message("assistant", t["raw"])]
+            history += [Message("user", t["request"] or "(request not recorded)"), *replies]
             parsed = t["parsed"] or {}
             if t["distribution"]:
                 arguments = list(parsed.get("arguments") or [])

@@ -1,0 +1,155 @@
+"""A resumed EVINCE debate sends every model exactly the prompts an uninterrupted run sends.
+
+`symposium resume` rebuilds each agent's conversation from the journal (its recorded requests
+and raw replies). Checking for a phrase in a resumed prompt cannot tell the raw reply from the
+text shown for it (both hold the arguments), so here the same scripted debate is run twice:
+once straight through, once cut after each judged turn (every place a kill can leave a
+finished, judged turn) and resumed from the journal with fresh backends that continue the same
+scripts. Every prompt each backend receives — the debaters', the judge's, the closing
+recommendations' — must equal the uninterrupted run's, message for message, and render to the
+same prompt text (hence the same tokens) under the ChatML turn format; the outcome must match.
+
+Scripted backends: the point is the exact text each model is sent, which needs exact replies.
+The journal is a real file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.base import Message, SamplingOptions
+from backends.chat_format import get_format
+from protocols import evince
+from protocols.agents import Agent
+from protocols.events import DebateFinished, Event, JudgementMade
+from protocols.labels import LabelSet
+from store.journal import Journal
+from store.queries import Queries
+from tui.headless.runner import drive
+
+from tests.helpers.scripted import ScriptedBackend
+
+OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
+LABELS = LabelSet(["Dengue", "Chikungunya", "Zika", "Malaria", "Typhoid"])
+ROLES = ("agent-a", "agent-b", "judge")
+
+
+def reply(probs: dict[str, float], argument: str, general: Sequence[str] = ()) -> str:
+    """A debater's JSON reply, deliberately spaced unlike the text shown for it: the raw reply
+    and the rendered turn differ in every character of layout."""
+    preds = [{"label": k, "probability": v, "argument": argument} for k, v in probs.items()]
+    return json.dumps({"predictions": preds, "arguments": list(general)}, indent=3)
+
+
+def judge(score: int, reason: str) -> str:
+    return json.dumps({"claim": "the diagnosis", "score": score, "justification": "weighed",
+                       "reasons": [{"reason": reason, "validity": score, "credibility": 7, "argument": 1}],
+                       "rival_reasons": [{"reason": "a rival", "validity": 3, "credibility": 5}]})
+
+
+RECS = json.dumps({"questions": ["Travel in the last month?"], "tests": ["NS1 antigen"]})
+
+SCRIPTS: dict[str, dict[str, list[str]]] = {
+    "plain": {
+        "agent-a": [reply({"Dengue": 0.6, "Zika": 0.4}, "rash and joint pain", ["mosquito season"]),
+                    reply({"Dengue": 0.7, "Chikungunya": 0.3}, "retro-orbital pain"),
+                    reply({"Dengue": 0.8, "Chikungunya": 0.2}, "low platelets"), RECS],
+        "agent-b": [reply({"Chikungunya": 0.5, "Dengue": 0.5}, "severe arthralgia"),
+                    reply({"Dengue": 0.6, "Chikungunya": 0.4}, "the rash fits dengue too"),
+                    reply({"Dengue": 0.75, "Zika": 0.25}, "conjunctivitis is absent"), RECS],
+        "judge": [judge(8, "rash"), judge(5, "arthralgia"), judge(7, "pain"), judge(6, "rash"),
+                  judge(9, "platelets"), judge(4, "no conjunctivitis")],
+    },
+    # A's round-1 reply does not parse and is asked again under the stricter schema: its
+    # conversation then holds both exchanges, which a resume must rebuild as they were.
+    "with a retried turn": {
+        "agent-a": [reply({"Dengue": 0.6, "Zika": 0.4}, "rash and joint pain"),
+                    "I would say dengue, most likely.", reply({"Dengue": 0.7, "Zika": 0.3}, "retro-orbital pain"),
+                    reply({"Dengue": 0.8, "Chikungunya": 0.2}, "low platelets"), RECS],
+        "agent-b": [reply({"Chikungunya": 0.5, "Dengue": 0.5}, "severe arthralgia"),
+                    reply({"Dengue": 0.6, "Chikungunya": 0.4}, "the rash fits dengue too"),
+                    reply({"Dengue": 0.75, "Zika": 0.25}, "conjunctivitis is absent"), RECS],
+        "judge": [judge(8, "rash"), judge(5, "arthralgia"), judge(7, "pain"), judge(6, "rash"),
+                  judge(9, "platelets"), judge(4, "no conjunctivitis")],
+    },
+}
+
+
+def config() -> evince.EvinceConfig:
+    # ε = 0: never converged, so every round runs and the closing recommendations are asked for.
+    return evince.EvinceConfig(case="fever, rash, joint pain after a trip", labels=LABELS, max_rounds=3,
+                               eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0, recommendations=True)
+
+
+def team(script: dict[str, list[str]], used: dict[str, int] | None = None) -> dict[str, ScriptedBackend]:
+    """Fresh backends for each role, continuing ``script`` after the ``used`` replies."""
+    return {role: ScriptedBackend(f"scripted-{role}", script[role][(used or {}).get(role, 0):]) for role in ROLES}
+
+
+def agents(backends: dict[str, ScriptedBackend]) -> evince.EvinceAgents:
+    return evince.EvinceAgents(*(Agent(role, backends[role], OPTS) for role in ROLES))
+
+
+class Cut(Exception):
+    """The process dying right after a journal write."""
+
+
+def chatml(messages: list[Message]) -> str:
+    return get_format("chatml").render(messages)
+
+
+def assert_same_prompts(expected: list[list[Message]], got: list[list[Message]], role: str, where: str) -> None:
+    assert len(got) == len(expected), f"{where}: {role} was called {len(got)} times, {len(expected)} uninterrupted"
+    for i, (want, have) in enumerate(zip(expected, got)):
+        assert have == want, f"{where}: {role}'s call {i + 1} differs from the uninterrupted run's"
+        assert chatml(have) == chatml(want)
+
+
+async def run_straight(tmp_path: Path, script: dict[str, list[str]]) -> tuple[dict[str, ScriptedBackend], DebateFinished]:
+    backends = team(script)
+    with Journal(tmp_path / "straight.db") as journal:
+        final = await drive(evince.run(config(), agents(backends), debate_id="straight"), journal)
+    assert final is not None and final.status == "finished"
+    return backends, final
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+async def test_resumed_prompts_equal_an_uninterrupted_run_s_at_every_cut(tmp_path: Path, name: str) -> None:
+    script = SCRIPTS[name]
+    straight, straight_final = await run_straight(tmp_path, script)
+    assert all(not b.replies for b in straight.values()), "the script must be used up exactly"
+    for cut_at in range(1, len(script["judge"]) + 1):  # after each judged turn, the last round's included
+        where = f"{name}, cut after judged turn {cut_at}"
+        db = tmp_path / f"cut-{cut_at}.db"
+        seen = 0
+
+        def cut(event: Event) -> None:
+            nonlocal seen
+            if isinstance(event, JudgementMade):
+                seen += 1
+                if seen == cut_at:
+                    raise Cut
+
+        first = team(script)
+        with Journal(db) as journal:
+            with pytest.raises(Cut):
+                await drive(evince.run(config(), agents(first), debate_id="cut"), journal, cut)
+            debate = Queries(journal).debate("cut")
+        assert debate is not None and debate["status"] == "running"
+        used = {role: len(first[role].prompts) for role in ROLES}
+        resumed = team(script, used)
+        with Journal(db) as journal:
+            final = await drive(evince.resume(debate, agents(resumed)), journal)
+        assert final is not None and final.status == "finished", where
+        for role in ROLES:
+            assert_same_prompts(straight[role].prompts, first[role].prompts + resumed[role].prompts, role, where)
+        assert _comparable(final.outcome) == _comparable(straight_final.outcome), where
+
+
+def _comparable(outcome: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(outcome))
