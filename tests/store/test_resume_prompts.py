@@ -3,9 +3,11 @@
 `symposium resume` rebuilds each agent's conversation from the journal (its recorded requests
 and raw replies). Checking for a phrase in a resumed prompt cannot tell the raw reply from the
 text shown for it (both hold the arguments), so here the same scripted debate is run twice:
-once straight through, once cut after each judged turn (every place a kill can leave a
-finished, judged turn) and resumed from the journal with fresh backends that continue the same
-scripts. Every prompt each backend receives — the debaters', the judge's, the closing
+once straight through, then cut at each place a kill can leave the journal and resumed from the journal with fresh backends that continue the same
+scripts. The cuts fall after every event the journal records between turns — the debate's
+start, a phase change, a turn (before its judgement), a judgement, a round's metrics, each
+closing recommendation — so resume must also judge a turn cut off before its CRIT and must not
+ask an agent for recommendations it already gave. Every prompt each backend receives — the debaters', the judge's, the closing
 recommendations' — must equal the uninterrupted run's, message for message, and render to the
 same prompt text (hence the same tokens) under the ChatML turn format; the outcome must match.
 
@@ -26,7 +28,7 @@ from backends.base import Message, SamplingOptions
 from backends.chat_format import get_format
 from protocols import evince
 from protocols.agents import Agent
-from protocols.events import DebateFinished, Event, JudgementMade
+from protocols.events import DebateFinished, DebateStarted, Event, JudgementMade, MetricsComputed, PhaseChanged, TurnFinished
 from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
@@ -95,6 +97,11 @@ def agents(backends: dict[str, ScriptedBackend]) -> evince.EvinceAgents:
     return evince.EvinceAgents(*(Agent(role, backends[role], OPTS) for role in ROLES))
 
 
+#: The events after which a kill leaves a journal that resume starts from (a kill inside a turn,
+#: e.g. after a retry's ModelCalled, re-asks that turn: the crash harness covers those).
+BOUNDARIES = (DebateStarted, PhaseChanged, TurnFinished, JudgementMade, MetricsComputed)
+
+
 class Cut(Exception):
     """The process dying right after a journal write."""
 
@@ -110,29 +117,45 @@ def assert_same_prompts(expected: list[list[Message]], got: list[list[Message]],
         assert chatml(have) == chatml(want)
 
 
-async def run_straight(tmp_path: Path, script: dict[str, list[str]]) -> tuple[dict[str, ScriptedBackend], DebateFinished]:
+def turn_keys(journal: Journal, debate_id: str) -> list[tuple[int, str, str, str]]:
+    debate = Queries(journal).debate(debate_id)
+    assert debate is not None
+    return [(t["round"], t["role"], t["kind"], t["raw"]) for t in debate["turns"]]
+
+
+async def run_straight(tmp_path: Path, script: dict[str, list[str]]) -> tuple[dict[str, ScriptedBackend], DebateFinished, list[Any], int]:
+    """The uninterrupted run: its backends (with every prompt), its end, its journalled turns
+    and how many boundary events it yields."""
     backends = team(script)
+    boundaries = 0
+
+    def count(event: Event) -> None:
+        nonlocal boundaries
+        boundaries += isinstance(event, BOUNDARIES)
+
     with Journal(tmp_path / "straight.db") as journal:
-        final = await drive(evince.run(config(), agents(backends), debate_id="straight"), journal)
+        final = await drive(evince.run(config(), agents(backends), debate_id="straight"), journal, count)
+        turns = turn_keys(journal, "straight")
     assert final is not None and final.status == "finished"
-    return backends, final
+    return backends, final, turns, boundaries
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 async def test_resumed_prompts_equal_an_uninterrupted_run_s_at_every_cut(tmp_path: Path, name: str) -> None:
     script = SCRIPTS[name]
-    straight, straight_final = await run_straight(tmp_path, script)
+    straight, straight_final, straight_turns, boundaries = await run_straight(tmp_path, script)
     assert all(not b.replies for b in straight.values()), "the script must be used up exactly"
-    for cut_at in range(1, len(script["judge"]) + 1):  # after each judged turn, the last round's included
-        where = f"{name}, cut after judged turn {cut_at}"
+    assert boundaries >= 20  # start, 4 phases, 8 turns, 6 judgements, 3 rounds' metrics
+    for cut_at in range(1, boundaries + 1):
         db = tmp_path / f"cut-{cut_at}.db"
-        seen = 0
+        seen, where = 0, ""
 
         def cut(event: Event) -> None:
-            nonlocal seen
-            if isinstance(event, JudgementMade):
+            nonlocal seen, where
+            if isinstance(event, BOUNDARIES):
                 seen += 1
                 if seen == cut_at:
+                    where = f"{name}, cut after event {cut_at} ({type(event).__name__})"
                     raise Cut
 
         first = team(script)
@@ -149,6 +172,8 @@ async def test_resumed_prompts_equal_an_uninterrupted_run_s_at_every_cut(tmp_pat
         for role in ROLES:
             assert_same_prompts(straight[role].prompts, first[role].prompts + resumed[role].prompts, role, where)
         assert _comparable(final.outcome) == _comparable(straight_final.outcome), where
+        with Journal(db) as journal:  # nothing asked twice, nothing missing
+            assert turn_keys(journal, "cut") == straight_turns, where
 
 
 def _comparable(outcome: dict[str, Any]) -> dict[str, Any]:
