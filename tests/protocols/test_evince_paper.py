@@ -249,8 +249,9 @@ async def test_the_final_distribution_is_weighted_by_each_agent_s_crit_score() -
     a = ScriptedBackend("a", [reply({"Malaria": 0.7, "Dengue": 0.3}), reply({"Malaria": 0.5, "Dengue": 0.5})])
     b = ScriptedBackend("b", [reply({"Dengue": 0.6, "Typhoid": 0.4}), reply({"Dengue": 0.8, "Malaria": 0.2})])
     judge = ScriptedBackend("j", [judge_reply(8), judge_reply(2), judge_reply(6), judge_reply(4)])  # A0, B0, A1, B1
-    events = await run_all(config(crit_judge=True, max_rounds=2, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0),
-                           agents(a, b, judge))
+    events = await run_all(config(crit_judge=True, max_rounds=1, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0),
+                           agents(a, b, judge))  # the opening round and one refutation round
+    assert not (a.replies or b.replies or judge.replies) and len(judge.prompts) == 4  # the script, exactly
     scores = [(e.target, e.round, e.score) for e in events if isinstance(e, JudgementMade)]
     assert scores == [("agent-a", 0, 8.0), ("agent-b", 0, 2.0), ("agent-a", 1, 6.0), ("agent-b", 1, 4.0)]
     # Round 0: (8·{M .7, D .3} + 2·{D .6, T .4}) / 10 = {M .56, D .36, T .08}
@@ -280,7 +281,7 @@ async def test_an_unparsed_judge_reply_is_retried_once_under_the_stricter_schema
     b = ScriptedBackend("b", [reply({"Dengue": 0.6, "Chikungunya": 0.4})])
     judge = SchemaRecorder("j", ["The argument seems fine to me.", '{"claim": "x", "score": 7',  # A: both fail
                                  "Score: 9/10", judge_reply(3)])                               # B: the retry parses
-    events = await run_all(config(crit_judge=True, max_rounds=1), agents(a, b, judge))
+    events = await run_all(config(crit_judge=True, max_rounds=0), agents(a, b, judge))  # the opening round only
     assert len(judge.prompts) == 4  # exactly one retry per judgement, no third call
     assert judge.schemas == [CritReply, StrictCritReply] * 2
     assert [o.temperature for o in judge.options[1::2]] == [0.0, 0.0]
