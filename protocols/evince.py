@@ -303,6 +303,10 @@ class Evince:
         self._spoken: dict[int, set[str]] = {}  # roles already heard in a round (resuming)
         #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
         self.said: list[tuple[str, str]] = []
+        #: Resuming: turns journalled with a prediction but cut off before their CRIT judgement.
+        self._unjudged: set[tuple[str, int]] = set()
+        #: Resuming: the closing recommendations already journalled, per agent (parsed or None).
+        self._recommended: dict[str, dict[str, Any] | None] = {}
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
 
     @property
@@ -379,6 +383,7 @@ class Evince:
             history.append(Message("system", self._system(role)))
         request = self._ask(role, kappa, opponent, opponent_spoke)
         history.append(Message("user", request))
+        asked_at = len(history)
         turn = agent.turn(agent.fit(history, c.turn_tokens), schema=self._schema(),
                           options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
@@ -401,6 +406,8 @@ class Evince:
         else:
             parsed, score_call = await self._scored(agent, history, completion.text)
             yield score_call
+        added = history[asked_at:]  # one reply, or a retry's whole exchange (kept for resume)
+        exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
         notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
@@ -416,7 +423,7 @@ class Evince:
             self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
             text=text, raw=raw, call=turn.call(),
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
-            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request,
+            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request, exchange=exchange,
         )
 
     async def _retry(self, agent: Agent, history: list[Message], round_: int, first: DistributionParse,
@@ -587,17 +594,20 @@ class Evince:
     def restore(self, debate: dict[str, Any]) -> None:
         """Rebuild the state of a journalled debate cut off before its end, so :meth:`run`
         continues from its last finished turn: each agent's conversation (its recorded requests
-        and raw replies), stated positions, CRIT scores and the gate's decisions, metric
+        and raw replies, with a retried turn's whole exchange), stated positions, CRIT scores and the gate's decisions, metric
         history, the contentiousness schedule's decisions and a moderator's standing override."""
         last_round = -1
         for t in debate["turns"]:
+            if t["kind"] == "recommendations":
+                self._recommended[t["role"]] = t["parsed"]
             if t["kind"] not in ("opening", "refutation"):
                 continue
             role = t["role"]
             history = self.messages[role]
             if not history:
                 history.append(Message("system", self._system(role)))
-            history += [Message("user", t["request"] or "(request not recorded)"), Message("assistant", t["raw"])]
+            replies = [Message(m["role"], m["content"]) for m in t.get("exchange") or []] or [Message("assistant", t["raw"])]
+            history += [Message("user", t["request"] or "(request not recorded)"), *replies]
             parsed = t["parsed"] or {}
             if t["distribution"]:
                 arguments = list(parsed.get("arguments") or [])
@@ -616,12 +626,17 @@ class Evince:
             position = self.positions.get(j["target"])
             if position is not None and position.round == j["round"] and "admitted" in gate:
                 position.admitted = list(gate["admitted"])
+        if self.config.crit_judge:  # a kill between a turn and its judgement: judge it on resuming
+            judged = {(j["target"], j["round"]) for j in debate["judgements"] if j["kind"] == "crit"}
+            self._unjudged = {(t["role"], t["round"]) for t in debate["turns"] if t["kind"] in ("opening", "refutation")
+                              and t["distribution"] and (t["role"], t["round"]) not in judged}
         self.by_round = {row["round"]: {k: v for k, v in row.items() if k not in ("round", "phase", "kappa") and v is not None}
                          for row in debate["metrics"]}
         done = last_round
         both = self._spoken.get(done) == {"agent-a", "agent-b"}
         unscorable = any(self._fresh(r, done) is None for r in ("agent-a", "agent-b"))
-        if done >= 0 and (done in self.by_round or (both and unscorable)):
+        judging = any(r == done for _, r in self._unjudged)
+        if done >= 0 and (done in self.by_round or (both and unscorable and not judging)):
             self._spoken.pop(done, None)  # the last round was closed: resume with the next
             done += 1
         # else: resume inside the last round; the roles already heard there are skipped
@@ -675,7 +690,10 @@ class Evince:
             # A answers B's previous turn; B answers A's turn of this round.
             for role, k, other, answered in (("agent-a", None if round_ == 0 else kappa, "agent-b", round_ - 1),
                                              ("agent-b", kappa, "agent-a", round_)):
-                if role in spoken:
+                if role in spoken:  # heard before the interruption; judged now if the cut fell in between
+                    if (role, round_) in self._unjudged:
+                        async for event in self._judge(role, round_, self._fresh(other, answered)):
+                            yield event
                     continue
                 if role == "agent-b":  # the moderator is heard between the two turns too
                     async for event in self.moderation.checkpoint(round_):
@@ -816,6 +834,12 @@ class Evince:
         if event:
             yield event
         for role in ("agent-a", "agent-b"):
+            if role in self._recommended:  # resumed after this agent's recommendations were journalled
+                done = self._recommended[role]
+                if done is not None:
+                    recs["questions"] = _merge(recs["questions"], list(done.get("questions") or []))
+                    recs["tests"] = _merge(recs["tests"], list(done.get("tests") or []))
+                continue
             agent = self.agents.a if role == "agent-a" else self.agents.b
             ask = (f"{opening} {instruction(kappa)} "
                    "Together with the other agent, list further questions to ask and tests to run that would "

@@ -70,6 +70,26 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # pyte
     node.workerinput["fuzz_seed"] = FUZZ_SEED
 
 
+#: The OS-level privacy checks (network namespace + syscall trace); they need root and strace.
+NETWORK_WALL_TESTS = "tests/guarantees/test_network_wall.py"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    """Say loudly, at the end of the run (where CI's log is read), when the network wall was
+    skipped: a skip among hundreds of passes is easy to miss, and it means nothing below Python
+    (llama.cpp, torch, child processes, UDP) was checked for network use on this machine."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.nodeid.startswith(NETWORK_WALL_TESTS)]
+    if not skipped:
+        return
+    longrepr = skipped[0].longrepr
+    reason = (longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)).removeprefix("Skipped: ")
+    terminalreporter.section("PRIVACY: THE NETWORK WALL DID NOT RUN", sep="!", red=True, bold=True)
+    terminalreporter.write_line(f"{len(skipped)} test(s) in {NETWORK_WALL_TESTS} skipped: {reason}", red=True, bold=True)
+    terminalreporter.write_line("Only the Python-level guard (tests/guarantees/test_privacy.py) checked that nothing leaves "
+                                "the machine. Run the suite as root with strace and util-linux's unshare to check below "
+                                "Python; SYMPOSIUM_REQUIRE_NETWORK_WALL=1 makes this skip a failure.", red=True)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis seed: {FUZZ_SEED} (replay with SYMPOSIUM_FUZZ_SEED={FUZZ_SEED})"
 

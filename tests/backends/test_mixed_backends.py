@@ -18,7 +18,7 @@ from protocols.agents import Agent
 from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.evince_rounds import says_no_prediction
+from tests.helpers.evince_rounds import assert_parsed_where_readable, says_no_prediction
 from tests.helpers.paths import dev_csv
 from tui.headless.runner import drive
 
@@ -48,6 +48,9 @@ async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
         assert turn["raw"] and turn["completion_tokens"] > 0
         assert (turn["distribution"] and sum(turn["distribution"].values()) == pytest.approx(1.0)) \
             or says_no_prediction(turn["parse_notes"])
+    # A parser that rejected everything would pass the line above: each turn whose raw reply holds
+    # a whole prediction (read independently) must be parsed, and one of the two must hold one.
+    assert_parsed_where_readable(turns.values(), labels.labels)
     both = all(t["distribution"] for t in turns.values())
     assert bool(debate["metrics"]) == both and (not both or debate["metrics"][0]["jsd"] is not None)
     calls = {c["role"] for c in debate["model_calls"]}

@@ -16,8 +16,9 @@ import pytest
 
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.evince_rounds import rounds_both_predicted, says_no_prediction
+from tests.helpers.evince_rounds import assert_parsed_where_readable, rounds_both_predicted, says_no_prediction
 from tests.helpers.paths import REPO
+from tui.headless.session import read_labels
 
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
 RUN = ["run", "evince", "--case", "Symptoms: itching, yellowish skin, dark urine, abdominal pain.",
@@ -79,6 +80,10 @@ def test_a_cut_off_debate_resumes_to_its_end(tmp_path: Path, sig: int) -> None:
     # Metrics for exactly the rounds in which both agents predicted (a 60-token turn from a
     # 135M model may give none: it is journalled as such, never invented).
     assert all(t["distribution"] or says_no_prediction(t["parse_notes"]) for t in debate_turns)
+    # ... and the line above holds for a parser that rejects everything: each turn whose raw reply
+    # holds a whole prediction (read independently of the parser) must have been parsed, before
+    # and after the resume, and at least one turn of the run holds one.
+    assert_parsed_where_readable(debate_turns, read_labels(str(LABELS)).labels)
     assert [m["round"] for m in after["metrics"]] == rounds_both_predicted(
         (t["round"], t["role"], bool(t["distribution"])) for t in debate_turns)
     assert any(m["kind"] == "resume_debate" for m in after["moderator_events"])
