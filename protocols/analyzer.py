@@ -232,37 +232,43 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
 
 def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:
     """Claims with ids, links between them, and notes. A reply cut off mid-way keeps the claims
-    it completed; links to claims that do not exist (or to the claim itself) are dropped."""
+    it completed, and a claim that does not validate is left out; ``responds_to`` still counts
+    the reply's own claims, and links to claims that are not in the map (or to the claim itself)
+    are dropped."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, MapReply)
+    # Each claim with its number in the reply: ``responds_to`` counts the reply's claims, so a
+    # claim that does not validate (and is left out) must not shift the links of the others.
+    found: list[tuple[int, MapClaim]] = []
     if reply is not None:
-        found = reply.claims
+        found = list(enumerate(reply.claims, start=1))
     else:
-        found = []
         for value, _ in json_candidates(text):  # the reply closed where it was cut off, then its pieces
             if isinstance(value, dict) and isinstance(value.get("claims"), list):
-                found = [claim for claim in map(_claim, value["claims"]) if claim is not None]
+                found = [(n, claim) for n, claim in enumerate(map(_claim, value["claims"]), start=1) if claim is not None]
                 if found:
                     break
             elif (claim := _claim(value)) is not None:
-                found.append(claim)
+                found.append((len(found) + 1, claim))  # pieces: numbered in the order they come
         if found:
             notes = [f"kept {len(found)} complete claims of a reply that is not complete JSON"]
+    found = found[:ITEMS]
+    ids = {n: f"C{i}" for i, (n, _) in enumerate(found, start=1)}
     claims: list[Claim] = []
     links: list[Link] = []
-    for i, item in enumerate(found[:ITEMS], start=1):
-        cid = f"C{i}"
+    for n, item in found:
+        cid = ids[n]
         claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",
                             [Premise(f"{cid}.S{j}", clip(s, 200)) for j, s in enumerate(_clean(item.supports), start=1)],
                             [Premise(f"{cid}.A{j}", clip(s, 200)) for j, s in enumerate(_clean(item.attacks), start=1)]))
-    for i, item in enumerate(found[:ITEMS], start=1):
+    for n, item in found:
         target = item.responds_to
         if target == 0:
             continue
-        if target == i or target > len(claims):
-            notes.append(f"C{i} answers claim {target}, which is {'itself' if target == i else 'not in the map'}: link dropped")
+        if target == n or target not in ids:
+            notes.append(f"{ids[n]} answers claim {target}, which is {'itself' if target == n else 'not in the map'}: link dropped")
             continue
-        links.append(Link(f"C{i}", f"C{target}", item.relation))
+        links.append(Link(ids[n], ids[target], item.relation))
     if not claims and not notes:
         notes = ["the reply holds no claims"]
     return claims, links, notes
