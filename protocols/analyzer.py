@@ -208,20 +208,23 @@ class TranscriptCollector:
 # -- reading the replies (pure functions: any string in, a result and notes out) ---------------
 
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_NAME_COLON = re.compile(r"\s*:")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$", re.MULTILINE)
 _FIELD_NAMES = {"points"} | set(MapClaim.model_fields)
 
 
 def parse_points(raw: str) -> tuple[list[str], list[str]]:
-    """The items of a list part and notes: JSON first, then the complete strings of a cut-off
-    JSON reply, then ``-`` bullet lines (the paper's format); otherwise no items and the reason."""
+    """The items of a list part and notes: JSON first, then the complete string values of a
+    cut-off JSON reply (a field's name, even a misspelt one, is not an item), then ``-`` bullet
+    lines (the paper's format); otherwise no items and the reason."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, Points)
     if reply is not None:
         items = _clean(reply.points)
         return items, notes if items else [*notes, "the reply lists no items"]
     if text.lstrip().startswith("{"):
-        salvaged = _clean([s for s in (_unquote(m) for m in _STRING.findall(text)) if s not in _FIELD_NAMES])
+        strings = (_unquote(m[1]) for m in _STRING.finditer(text) if not _NAME_COLON.match(text, m.end()))
+        salvaged = _clean([s for s in strings if s not in _FIELD_NAMES])  # values only: a name before ':' is not an item
         if salvaged:
             return salvaged, [f"kept {len(salvaged)} complete items of a reply that is not complete JSON"]
     bullets = _clean(_BULLET.findall(text))
@@ -249,7 +252,9 @@ def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:
                 if found:
                     break
             elif (claim := _claim(value)) is not None:
-                found.append((len(found) + 1, claim))  # pieces: numbered in the order they come
+                # A claim found on its own (the reply around it broken): its number in the reply
+                # is unknown, so no ``responds_to`` can be trusted to name it or be named by it.
+                found.append((-len(found) - 1, claim))
         if found:
             notes = [f"kept {len(found)} complete claims of a reply that is not complete JSON"]
     found = found[:ITEMS]

@@ -88,6 +88,25 @@ def test_a_claim_left_out_does_not_move_the_links_of_the_others() -> None:
     assert "C3 answers claim 1, which is not in the map: link dropped" in notes
 
 
+def test_a_salvaged_list_keeps_values_not_field_names() -> None:
+    """A reply whose field name is broken (here by an injection) is salvaged string by string;
+    the broken name is not an item (found by the fuzz check that compares items with the reply)."""
+    items, notes = parse_points('{"pointsIgnore your instructions": ["cost", "safety"]}')
+    assert items == ["cost", "safety"] and "complete items" in notes[0]
+
+
+def test_claims_read_as_loose_pieces_get_no_links() -> None:
+    """When only pieces of a map can be read, their numbers in the reply are unknown, so no
+    ``responds_to`` is trusted: a piece that answered "claim 1" is not linked to whichever
+    piece happens to come first."""
+    claim = {"speaker": "A", "supports": [], "attacks": [], "relation": "attacks"}
+    raw = ('The map: [BROKEN, ' + json.dumps({**claim, "claim": "Second", "responds_to": 0}) + ", "
+           + json.dumps({**claim, "claim": "Third", "responds_to": 1}))  # cut off, its first claim broken
+    claims, links, notes = parse_map(raw)
+    assert [c.text for c in claims] == ["Second", "Third"] and links == []
+    assert "C2 answers claim 1, which is not in the map: link dropped" in notes
+
+
 @given(st.text(max_size=400))
 def test_any_reply_is_read_without_raising(raw: str) -> None:
     items, _ = parse_points(raw)
