@@ -1,6 +1,7 @@
 """Crash safety, measured: hundreds of debates killed after shown turns, each kill proven, checked, resumed.
 
     python benchmarks/crash.py --kills 240 --model-kills 10 --app-kills 10 [--seed S] [--jobs 2] [--trials-csv F]
+    python benchmarks/crash.py --kills 0 --model-kills 0 --app-kills 8 --signal Ctrl-C   # one signal only
 
 ``--kills`` run in the fast mode (scripted backends streaming at a model's pace, the real
 protocol, journal and printer); ``--model-kills`` run ``symposium run``/``resume`` on the
@@ -71,6 +72,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=None, help="default: a fresh one, printed")
     parser.add_argument("--jobs", type=int, default=2, help="fast-mode debates run side by side on one journal")
     parser.add_argument("--trials-csv", type=Path, default=None, help="write every trial's record here")
+    parser.add_argument("--signal", choices=sorted({s for pair in SIGNALS.values() for s in pair}), default=None,
+                        help="only this signal, in the modes that use it (default: each mode's two, drawn evenly)")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     console = Console(width=max(190, Console().width))  # the tables whole, also when piped
@@ -78,12 +81,14 @@ def main() -> None:
     trials: list[Trial] = []
     seconds: dict[str, float] = {}
     counts = {"fast": args.kills, "model": args.model_kills, "app": args.app_kills}
+    if args.signal is not None:  # a mode that never uses it runs no trials
+        counts = {mode: n if args.signal in SIGNALS[mode] else 0 for mode, n in counts.items()}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "journal.db"
         for mode in MODES:
             started = time.perf_counter()
             trials += run_trials(db, counts[mode], seed=seed, mode=mode, jobs=args.jobs if mode == "fast" else 1,
-                                 first=len(trials) + 1)
+                                 first=len(trials) + 1, signals=[args.signal] if args.signal else None)
             seconds[mode] = time.perf_counter() - started
     if args.trials_csv is not None:
         fields = [f.name for f in dataclasses.fields(Trial)] + ["outcome", "cut_off", "survived"]
@@ -92,7 +97,7 @@ def main() -> None:
             writer.writeheader()
             for t in trials:
                 writer.writerow({**dataclasses.asdict(t), "outcome": t.outcome, "cut_off": t.cut_off, "survived": t.survived})
-    rows = [(mode, sig) for mode in MODES if counts[mode] for sig in SIGNALS[mode]]
+    rows = [(mode, sig) for mode in MODES if counts[mode] for sig in SIGNALS[mode] if args.signal in (None, sig)]
     took = Table(title=f"did each kill take? (seed {seed}; kills timed from the debate's progress)")
     for col in ("mode", "signal", "trials", "kills (took)", "cut a debate off", "late", "not sent", "no effect",
                 "exit statuses", "s (mode)"):
