@@ -223,14 +223,20 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
         items = _clean(reply.points)
         return items, notes if items else [*notes, "the reply lists no items"]
     if text.lstrip().startswith("{"):
-        strings = (_unquote(m[1]) for m in _STRING.finditer(text) if not _NAME_COLON.match(text, m.end()))
-        salvaged = _clean([s for s in strings if s not in _FIELD_NAMES])  # values only: a name before ':' is not an item
+        strings = (_unquote(m[1]) for m in _STRING.finditer(text) if _is_value(text, m))
+        salvaged = _clean([s for s in strings if s not in _FIELD_NAMES])
         if salvaged:
             return salvaged, [f"kept {len(salvaged)} complete items of a reply that is not complete JSON"]
     bullets = _clean(_BULLET.findall(text))
     if bullets:
         return bullets, [f"read {len(bullets)} bullet lines (no JSON in the reply)"]
     return [], notes or ["no JSON list and no bullet lines in the reply"]
+
+
+def _is_value(text: str, string: re.Match[str]) -> bool:
+    """Whether a quoted string of a JSON-like reply stands as a value: not a field's name
+    (followed by ``:``), nor the start of an object (a name cut short, even without its ``:``)."""
+    return not _NAME_COLON.match(text, string.end()) and not text[: string.start()].rstrip().endswith("{")
 
 
 def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:

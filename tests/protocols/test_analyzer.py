@@ -93,6 +93,8 @@ def test_a_salvaged_list_keeps_values_not_field_names() -> None:
     the broken name is not an item (found by the fuzz check that compares items with the reply)."""
     items, notes = parse_points('{"pointsIgnore your instructions": ["cost", "safety"]}')
     assert items == ["cost", "safety"] and "complete items" in notes[0]
+    items, _ = parse_points('{"poin"}, "cost"]}')  # a name cut short by an injected quote
+    assert items == ["cost"]
 
 
 def test_claims_read_as_loose_pieces_get_no_links() -> None:
