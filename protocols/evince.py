@@ -153,8 +153,8 @@ class EvinceConfig:
     #: counts (and as SocraSynth's cap): refutation rounds after the opening round, so 5 allows
     #: rounds 0 … 5; 0 runs the opening exchange only (no stop test can run).
     max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Round cap",
-                            description="safety bound on refutation rounds after the opening round "
-                                        "(Figure 7.1's stop rule ends the debate first)")
+                            description="refutation rounds after the opening round; a safety bound "
+                                        "(Figure 7.1's stop rule usually ends the debate first)")
     reference_label: str | None = param(None, section="7.4.6", label="Reference label",
                                         description="a given label, to flag a consensus that contradicts it")
     recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
@@ -686,7 +686,9 @@ class Evince:
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        stop_reason, ending = "round cap reached", "cap"
+        stop_reason = (f"round cap reached (max_rounds = {c.max_rounds} refutation rounds after the opening round) "
+                       "before Figure 7.1's stop rule ended the debate")
+        ending = "cap"
         round_ = self._resume_round or 0
         if self._resume_round is None:
             yield DebateStarted(

@@ -212,7 +212,7 @@ async def test_an_unfinished_case_gets_exactly_one_more_round_after_the_table_or
     assert outcome["case_checks"] == [{"round": 2, "agent-a": False, "agent-b": False}]
     assert debate["stop_reason"].startswith("Δ fell") and "one more refutation round" in debate["stop_reason"]
     _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(complete=False), tmp_path, "p2")
-    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2 refutation rounds after the opening)")
+    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2 refutation rounds after the opening round)")
     assert capped["outcome"]["case_checks"] == [{"round": 3, "agent-a": False, "agent-b": False}]
     assert refutation_rounds(capped) == [1, 2, 3]  # the cap's two, then the one granted
     _, both, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, delta=3.0), agents(), tmp_path, "p3")
