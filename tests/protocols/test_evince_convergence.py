@@ -14,6 +14,7 @@ model cannot be made to do. The rules pinned here:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -236,3 +237,36 @@ async def test_every_ending_is_recorded_in_the_outcome() -> None:
     team = agents(ScriptedBackend("a", [reply(AGREED)] * 3), ScriptedBackend("b", b), ScriptedBackend("j", []))
     done = final(await run_all(config(max_rounds=2), team))
     assert done.outcome["ending"] == "cap" and done.outcome["agreed"] is False
+
+
+@pytest.mark.parametrize(("b_says", "ending", "reason"), [
+    (APART_B, "settled_apart", "settled without agreement"),
+    ({"Dengue": 0.6, "Chikungunya": 0.4}, "converged", "converged"),
+])
+async def test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending(
+        tmp_path: Path, b_says: dict[str, float], ending: str, reason: str) -> None:
+    """A debate killed after the round whose metrics met the stop rule, before it concluded,
+    concludes on resume with the ending it would have had (the agents' agreement is rebuilt from
+    the journal): a deadlock is not called converged after the interruption either."""
+    from store.journal import Journal
+    from store.queries import Queries
+    from tui.headless.runner import drive
+
+    class Cut(Exception):
+        pass
+
+    def cut_after_round_1(event: Event) -> None:
+        if isinstance(event, MetricsComputed) and event.round == 1:
+            raise Cut
+
+    team = agents(ScriptedBackend("a", [reply(APART_A if ending == "settled_apart" else AGREED)] * 2),
+                  ScriptedBackend("b", [reply(b_says)] * 2), ScriptedBackend("j", []))
+    with Journal(tmp_path / "j.db") as journal:
+        with pytest.raises(Cut):
+            await drive(evince.run(config(max_rounds=5), team, debate_id="cut"), journal, cut_after_round_1)
+        debate = Queries(journal).debate("cut")
+        assert debate is not None
+        later = agents(ScriptedBackend("a", []), ScriptedBackend("b", []), ScriptedBackend("j", []))
+        done = await drive(evince.resume(debate, later), journal)
+    assert done is not None and done.stop_reason.startswith(reason) and "(before the interruption)" in done.stop_reason
+    assert done.outcome["ending"] == ending and done.outcome["refutation_rounds"] == 1
