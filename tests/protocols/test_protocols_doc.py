@@ -160,6 +160,19 @@ def recommendation_kappa() -> list[float]:
     return sorted({t.kappa for t in turns if t.kind == "recommendations"})  # type: ignore[type-var]
 
 
+def bench_designs() -> list[int]:
+    """The diagnosis benchmark's designs: the paper's refutation rounds (judge on, EVINCE's own
+    turn sizes), the quick one's rounds and turn size (no judge); and its default arms, which
+    must hold every schedule, Figure 7.1's adaptive ``Update`` among them."""
+    from tui.bench.diagnosis import DESIGNS, SCHEDULES, BenchConfig
+
+    paper, quick = DESIGNS["paper"], DESIGNS["quick"]
+    assert paper.crit_judge and paper.turn_tokens is None and not quick.crit_judge
+    assert set(SCHEDULES) == {"none", "fixed", "linear", "exponential", "adaptive"}
+    assert BenchConfig.__dataclass_fields__["design"].default == "paper"
+    return [paper.max_rounds, quick.max_rounds, quick.turn_tokens or 0]
+
+
 def gamma_formula() -> list[float]:
     """Γ = a + b·S⁺/(S⁺+S⁻): a is Γ with rivals only, a + b with reasons only; and the formula
     must hold in between (one reason (8, 5) against one rival (4, 5): S⁺ = 4, S⁻ = 2)."""
@@ -222,6 +235,9 @@ CLAIMS: list[Claim] = [
     Claim("evince-small-profile-sentence", "EVINCE", r"a sentence each needs about (\d+) tokens",
           lambda: [tokens_for_a_sentence()], tolerance=5),
     Claim("evince-top-k", "EVINCE", r"\(eq\. 7\.1, k = (\d+)\)", lambda: [defaults().top_k]),
+    Claim("evince-bench-designs", "EVINCE",
+          r"`--design paper` \(the default\) has the judge on, up to (\d+)\s+refutation rounds.*?`--design quick` \(no judge, (\d+)\s+"
+          r"refutation round, (\d+)-token turns\)", bench_designs),
     # CRIT (Table 6.3)
     Claim("crit-reasons-and-scale", "CRIT",
           r"≤ (\d+) reasons and ≤ (\d+) rivals each with validity γ and credibility θ \((\d+)–(\d+)\)",
