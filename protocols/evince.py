@@ -176,7 +176,7 @@ class EvinceConfig:
                                          description="probability the consensus must put on its top label "
                                                      "to flag a contradicted reference")
     #: One meaning of "the agents agree" for the whole module: the same top label and a JSD of at
-    #: most this (0.9/0.1 against 0.6/0.4 is 0.09: agreed; against 0.5/0.5, 0.15: not). The
+    #: most this (0.9/0.1 against 0.6/0.4 is 0.09: agreed; against 0.55/0.45, 0.12: not). The
     #: label flag needs it, and a debate Figure 7.1's rule stopped with the agents further apart
     #: is reported as settled without agreement. (Journalled before as ``label_flag_max_jsd``.)
     agreement_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Agreement: largest JSD",
@@ -857,7 +857,8 @@ class Evince:
     async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]],
                          ending: str) -> AsyncIterator[Event]:
         """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6). The request
-        says what ended the debate: only Figure 7.1's stop rule is called convergence."""
+        says what ended the debate: only Figure 7.1's stop rule with the agents agreeing is called
+        convergence."""
         kappa = 0.3
         combined = format_distribution(final)
         _, gap = self._agreement()
