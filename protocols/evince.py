@@ -154,7 +154,7 @@ class EvinceConfig:
     #: rounds 0 … 5; 0 runs the opening exchange only (no stop test can run).
     max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Round cap",
                             description="refutation rounds after the opening round; a safety bound "
-                                        "(Figure 7.1's stop rule usually ends the debate first)")
+                                        "(the stop rule usually ends it sooner)")
     reference_label: str | None = param(None, section="7.4.6", label="Reference label",
                                         description="a given label, to flag a consensus that contradicts it")
     recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
