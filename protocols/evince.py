@@ -44,8 +44,15 @@ Decisions where the paper is silent (each a parameter of :class:`EvinceConfig`):
 * MI in the stop rule and in ``Update`` is 1 − I(label; speaker) = 1 − JSD
   (:func:`protocols.metrics.speaker_independence`), not the displayed ``mi``: the coupling MI
   has a cusp at agreement, where half a point of wobble moves it by several ε (issue 20).
-* The recommendations request says what ended the debate (convergence, the agreement judge,
-  the round cap, the moderator): only the stop rule is called convergence.
+* The stop rule reads only the *changes* of the metrics, so two agents that stay exactly as far
+  apart for two rounds (WD 1 both times) satisfy it. The debate stops there, as the figure
+  says, but it is called converged only when the agents agree (the same top label and JSD ≤
+  ``agreement_max_jsd``, the label flag's meaning of agreed); otherwise the stop reason, the
+  outcome's ``ending`` (``settled_apart``) and the recommendations request say it settled
+  without agreement.
+* The recommendations request says what ended the debate (convergence, settling apart, the
+  agreement judge, the round cap, the moderator): only the stop rule with the agents agreeing
+  is called convergence.
 * A reply that gives no usable distribution is retried once under a stricter schema
   (``parse_retry``); if that fails too the turn has *no prediction*: nothing is shown to the
   opponent or the judge as its prediction (they are told it gave none), no metrics are
@@ -146,8 +153,8 @@ class EvinceConfig:
     #: counts (and as SocraSynth's cap): refutation rounds after the opening round, so 5 allows
     #: rounds 0 … 5; 0 runs the opening exchange only (no stop test can run).
     max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Round cap",
-                            description="safety bound on refutation rounds after the opening round "
-                                        "(Figure 7.1's stop rule ends the debate first)")
+                            description="refutation rounds after the opening round; a safety bound "
+                                        "(the stop rule usually ends it sooner)")
     reference_label: str | None = param(None, section="7.4.6", label="Reference label",
                                         description="a given label, to flag a consensus that contradicts it")
     recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
@@ -168,8 +175,13 @@ class EvinceConfig:
     label_flag_confidence: float = param(0.6, ge=0.0, le=1.0, section="7.4.6", label="Label flag: confidence",
                                          description="probability the consensus must put on its top label "
                                                      "to flag a contradicted reference")
-    label_flag_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Label flag: agreement (JSD)",
-                                      description="largest JSD between the agents for their consensus to count as agreed")
+    #: One meaning of "the agents agree" for the whole module: the same top label and a JSD of at
+    #: most this (0.9/0.1 against 0.6/0.4 is 0.09: agreed; against 0.55/0.45, 0.12: not). The
+    #: label flag needs it, and a debate Figure 7.1's rule stopped with the agents further apart
+    #: is reported as settled without agreement. (Journalled before as ``label_flag_max_jsd``.)
+    agreement_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Agreement: largest JSD",
+                                     description="agreed: the same top label and a JSD at most this (the label flag; "
+                                                 "a settled debate above it did not converge)")
     domain: str = "diagnosis"
     #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
     #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
@@ -221,6 +233,8 @@ class EvinceConfig:
     def from_description(cls, data: dict[str, Any]) -> EvinceConfig:
         """The config journalled by :meth:`describe` (to resume a debate)."""
         known = {f.name for f in fields(cls)}
+        if "label_flag_max_jsd" in data:  # its name before it also decided "settled without agreement"
+            data = {"agreement_max_jsd": data["label_flag_max_jsd"], **data}
         values = {k: v for k, v in data.items() if k in known}
         values["labels"] = LabelSet(data["labels"]) if data.get("labels") else None
         return cls(**values)
@@ -259,6 +273,11 @@ class _Position:
     def text(self, arguments: list[str] | None = None) -> str:
         shown = self.admitted if arguments is None else arguments
         return format_distribution(self.probs) + ("\n" + "\n".join(f"- {a}" for a in shown) if shown else "")
+
+
+def _top(probs: dict[str, float]) -> str:
+    """The label an agent gives the most probability (the first listed of equals)."""
+    return max(probs.items(), key=lambda kv: kv[1])[0]
 
 
 def _speaker(role: str) -> str:
@@ -567,6 +586,35 @@ class Evince:
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
         return settled and d_crit < c.eps_crit
 
+    def _agreement(self) -> tuple[bool, str]:
+        """Whether the agents' latest positions agree, in the module's one meaning: the same top
+        label and JSD ≤ ``agreement_max_jsd``; when not, how they differ (for the stop reason
+        and the recommendations prompt)."""
+        a, b = self.positions.get("agent-a"), self.positions.get("agent-b")
+        if a is None or b is None:
+            return False, "an agent gave no prediction"
+        top_a, top_b = _top(a.probs), _top(b.probs)
+        if top_a.casefold() != top_b.casefold():
+            return False, f"top labels {top_a} and {top_b}"
+        jsd, most = M.jensen_shannon(a.probs, b.probs), self.config.agreement_max_jsd
+        if jsd > most:
+            return False, f"JSD {jsd:.2f} above {most:g}"
+        return True, ""
+
+    def _settled(self, round_: int) -> tuple[str, str] | None:
+        """Figure 7.1's stop rule after ``round_``: ``(stop reason, ending)``, or ``None`` while the
+        debate goes on. The rule reads only the *changes* of the metrics, so two agents that stay
+        exactly as far apart for two rounds (WD 1 both times) satisfy it too. The debate stops
+        then, as the paper's rule says, but it is called converged only when the agents agree
+        (:meth:`_agreement`); otherwise it "settled without agreement"."""
+        if not self._converged(round_):
+            return None
+        agreed, gap = self._agreement()
+        if agreed:
+            return "converged: WD, MI (1 − JSD) and JSD settled and CRIT stopped rising", "converged"
+        return (f"settled without agreement: WD, MI (1 − JSD) and JSD stopped changing while the agents still "
+                f"disagree ({gap})", "settled_apart")
+
     def _signals(self, round_: int) -> RoundSignals | None:
         """Figure 7.1's changes between ``round_ − 1`` and ``round_`` (``None`` when either
         round has no metrics: the schedule then treats the round as neutral)."""
@@ -653,7 +701,9 @@ class Evince:
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        stop_reason, ending = "round cap reached", "cap"
+        stop_reason = (f"round cap reached (max_rounds = {c.max_rounds} refutation rounds after the opening round) "
+                       "before Figure 7.1's stop rule ended the debate")
+        ending = "cap"
         round_ = self._resume_round or 0
         if self._resume_round is None:
             yield DebateStarted(
@@ -667,9 +717,10 @@ class Evince:
             yield DebateResumed(self.debate_id, round_)
             if self._converged(round_ - 1) or round_ > c.max_rounds:  # the last finished round ended it
                 round_ -= 1
-                converged = self._converged(round_)
-                async for event in self._conclude(round_, "converged before the interruption" if converged else stop_reason,
-                                                  "converged" if converged else ending):
+                settled = self._settled(round_)
+                if settled is not None:
+                    stop_reason, ending = f"{settled[0]} (before the interruption)", settled[1]
+                async for event in self._conclude(round_, stop_reason, ending):
                     yield event
                 return
         while True:
@@ -715,8 +766,9 @@ class Evince:
             metrics = self._metrics(round_, kappa)
             if metrics is not None:
                 yield metrics
-            if self._converged(round_):
-                stop_reason, ending = "converged: WD, MI (1 − JSD) and JSD settled and CRIT stopped rising", "converged"
+            settled = self._settled(round_)
+            if settled is not None:
+                stop_reason, ending = settled
                 break
             if (round_ > 0 and metrics is not None and self.agreement is not None and self.agreement.last is not None
                     and self.agreement.last.agreed):
@@ -731,9 +783,11 @@ class Evince:
 
     async def _conclude(self, round_: int, stop_reason: str, ending: str) -> AsyncIterator[Event]:
         """Step 3 of Figure 7.1 after round ``round_``. ``ending`` says what ended the debate
-        (converged, agreement, cap, skipped, stopped), for the recommendations prompt."""
+        (converged, settled_apart, agreement, cap, skipped, stopped): the outcome records it and
+        the recommendations prompt says it."""
         c = self.config
-        outcome: dict[str, Any] = {"rounds": round_ + 1, "refutation_rounds": round_, "scoring": c.scoring, "schedule": c.schedule,
+        outcome: dict[str, Any] = {"rounds": round_ + 1, "refutation_rounds": round_, "ending": ending,
+                                   "agreed": self._agreement()[0], "scoring": c.scoring, "schedule": c.schedule,
                                    "self_judging": self.self_judging(),
                                    "rationale": self.rationale, "gate_dropped": self.dropped,
                                    "improvement": self._improvement()}
@@ -799,15 +853,14 @@ class Evince:
     def _label_check(self, final: dict[str, float]) -> dict[str, Any]:
         """Section 7.4.6: flag a questionable reference label only when a confident, agreed
         consensus contradicts it: P_f(top) ≥ ``label_flag_confidence``, both agents' latest
-        top-1 is that label, and their JSD ≤ ``label_flag_max_jsd``. A plain miss is not a flag."""
+        top-1 is that label, and their JSD ≤ ``agreement_max_jsd`` (:meth:`_agreement`). A plain
+        miss is not a flag."""
         c = self.config
         reference = c.reference_label or ""
         canonical = c.labels.match(reference) if c.labels else None
         top = next(iter(final))
         agrees = (canonical or reference).casefold() == top.casefold()
-        tops = [max(p.probs.items(), key=lambda kv: kv[1])[0] for p in self.positions.values()]
-        agreed = (len(tops) == 2 and all(t.casefold() == top.casefold() for t in tops)
-                  and M.jensen_shannon(self.positions["agent-a"].probs, self.positions["agent-b"].probs) <= c.label_flag_max_jsd)
+        agreed = self._agreement()[0] and _top(self.positions["agent-a"].probs).casefold() == top.casefold()
         confident = final[top] >= c.label_flag_confidence
         flag = None
         if not agrees and agreed and confident:
@@ -822,11 +875,15 @@ class Evince:
     async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]],
                          ending: str) -> AsyncIterator[Event]:
         """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6). The request
-        says what ended the debate: only Figure 7.1's stop rule is called convergence."""
+        says what ended the debate: only Figure 7.1's stop rule with the agents agreeing is called
+        convergence."""
         kappa = 0.3
         combined = format_distribution(final)
+        _, gap = self._agreement()
         opening = {
             "converged": f"The debate converged (its metrics stopped changing) on: {combined}.",
+            "settled_apart": (f"The debate settled without agreement: the agents stopped changing their positions but "
+                              f"still disagree ({gap}); their combined position is: {combined}."),
             "agreement": f"The agreement judge found the agents in agreement on: {combined}.",
             "skipped": f"The moderator ended the debate before it converged; the agents' combined position is: {combined}.",
         }.get(ending, f"The debate reached its round cap without converging; the agents' combined position is: {combined}.")

@@ -243,7 +243,8 @@ class SocraSynthConfig:
     #: refutation rounds, plus the one the case check may grant. Table 6.2's Δ test alone would
     #: allow 12 at Δ0 = 0.9, δ = 1.2.
     max_rounds: int = param(3, ge=0, le=50, section="6.3.1.2", label="Round cap",
-                            description="refutation rounds after the opening (the case check may grant one more)")
+                            description="refutation rounds after the opening round; the study's length "
+                                        "(the case check may grant one more)")
     subtopics: int = param(5, ge=1, le=10, section="Tables 6.4-6.6", label="Subtopics on the agenda",
                            description="how many subtopics the agents agree on")
     case_check: bool = param(True, section="6.3.1.2", label="Case check",
@@ -571,8 +572,8 @@ class SocraSynth:
         cap = self.config.max_rounds
         if t <= cap:
             return None
-        return (f"round cap reached (max_rounds = {cap} refutation rounds after the opening) before Table 6.2's test "
-                "ended the debate")
+        return (f"round cap reached (max_rounds = {cap} refutation rounds after the opening round) before Table 6.2's "
+                "test ended the debate")
 
     async def _round(self, t: int, kind: str) -> AsyncIterator[Event]:
         """One round: LLM+ then LLM− (Table 6.2), each at its Δ_t; then Γ_t by the first judge."""

@@ -14,6 +14,7 @@ model cannot be made to do. The rules pinned here:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,7 +74,7 @@ async def test_a_debate_that_never_settles_runs_to_the_cap_of_refutation_rounds(
     kinds = [e.kind for e in events if isinstance(e, TurnFinished) and e.role == "agent-a"]
     assert kinds == ["opening"] + ["refutation"] * 5
     done = final(events)
-    assert done.stop_reason == "round cap reached"
+    assert done.stop_reason.startswith("round cap reached (max_rounds = 5 refutation rounds after the opening round)")
     assert done.outcome["rounds"] == 6 and done.outcome["refutation_rounds"] == 5
 
 
@@ -192,3 +193,80 @@ async def test_a_judge_on_a_debaters_model_is_announced(judge_model: str, crit_j
     assert final(events).outcome["self_judging"] == noticed
     if noticed:
         assert notices[0].kind == "self_judging" and "7.2 (1)(iii)" in notices[0].text
+
+
+# --- a deadlock is settled, not converged ------------------------------------------------------------
+
+APART_A, APART_B = {"Dengue": 0.8, "Chikungunya": 0.2}, {"Zika": 0.6, "Malaria": 0.4}  # no label shared: WD 1
+
+
+@pytest.mark.parametrize(("a_says", "b_says", "agreed", "why"), [
+    (APART_A, APART_B, False, "top labels Dengue and Zika"),                    # WD 1 and JSD 1, twice
+    (AGREED, {"Dengue": 0.52, "Chikungunya": 0.48}, False, "JSD 0.13 above 0.1"),  # same top, one sure, one torn
+    (AGREED, {"Dengue": 0.6, "Chikungunya": 0.4}, True, ""),                     # same top, JSD 0.09
+])
+async def test_a_debate_that_settles_apart_stops_but_is_not_called_converged(
+        a_says: dict[str, float], b_says: dict[str, float], agreed: bool, why: str) -> None:
+    """Figure 7.1's rule stops when the metrics stop changing, and two agents that stay exactly
+    as far apart for two rounds satisfy it (|ΔWD| = |ΔJSD| = 0). The debate stops, as the paper
+    says, but the stop reason, the outcome and the recommendations prompt say it settled without
+    agreement (top labels differ, or JSD above ``agreement_max_jsd``) instead of "converged".
+    Failed on the old code (every settled debate was "converged")."""
+    recs = '{"questions": ["q"], "tests": ["t"]}'
+    a = ScriptedBackend("a", [reply(a_says)] * 2 + [recs])
+    b = ScriptedBackend("b", [reply(b_says)] * 2 + [recs])
+    events = await run_all(config(max_rounds=5, recommendations=True), agents(a, b, ScriptedBackend("j", [])))
+    assert debate_rounds(events) == [0, 1]  # the paper's stop rule still ends it
+    done = final(events)
+    asked = recommendations_asked(a)
+    if agreed:
+        assert done.stop_reason.startswith("converged"), done.stop_reason
+        assert done.outcome["ending"] == "converged" and done.outcome["agreed"] is True
+        assert "The debate converged" in asked
+    else:
+        assert done.stop_reason.startswith("settled without agreement"), done.stop_reason
+        assert why in done.stop_reason and "converged" not in done.stop_reason, done.stop_reason
+        assert done.outcome["ending"] == "settled_apart" and done.outcome["agreed"] is False
+        assert "settled without agreement" in asked and "converged" not in asked, asked
+
+
+async def test_every_ending_is_recorded_in_the_outcome() -> None:
+    """The outcome says what ended the debate (the round cap here), beside the stop reason."""
+    moving = [{"Zika": 0.8, "Malaria": 0.2}, {"Dengue": 0.5, "Zika": 0.5}]
+    b = [reply(moving[i % 2]) for i in range(3)]
+    team = agents(ScriptedBackend("a", [reply(AGREED)] * 3), ScriptedBackend("b", b), ScriptedBackend("j", []))
+    done = final(await run_all(config(max_rounds=2), team))
+    assert done.outcome["ending"] == "cap" and done.outcome["agreed"] is False
+
+
+@pytest.mark.parametrize(("b_says", "ending", "reason"), [
+    (APART_B, "settled_apart", "settled without agreement"),
+    ({"Dengue": 0.6, "Chikungunya": 0.4}, "converged", "converged"),
+])
+async def test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending(
+        tmp_path: Path, b_says: dict[str, float], ending: str, reason: str) -> None:
+    """A debate killed after the round whose metrics met the stop rule, before it concluded,
+    concludes on resume with the ending it would have had (the agents' agreement is rebuilt from
+    the journal): a deadlock is not called converged after the interruption either."""
+    from store.journal import Journal
+    from store.queries import Queries
+    from tui.headless.runner import drive
+
+    class Cut(Exception):
+        pass
+
+    def cut_after_round_1(event: Event) -> None:
+        if isinstance(event, MetricsComputed) and event.round == 1:
+            raise Cut
+
+    team = agents(ScriptedBackend("a", [reply(APART_A if ending == "settled_apart" else AGREED)] * 2),
+                  ScriptedBackend("b", [reply(b_says)] * 2), ScriptedBackend("j", []))
+    with Journal(tmp_path / "j.db") as journal:
+        with pytest.raises(Cut):
+            await drive(evince.run(config(max_rounds=5), team, debate_id="cut"), journal, cut_after_round_1)
+        debate = Queries(journal).debate("cut")
+        assert debate is not None
+        later = agents(ScriptedBackend("a", []), ScriptedBackend("b", []), ScriptedBackend("j", []))
+        done = await drive(evince.resume(debate, later), journal)
+    assert done is not None and done.stop_reason.startswith(reason) and "(before the interruption)" in done.stop_reason
+    assert done.outcome["ending"] == ending and done.outcome["refutation_rounds"] == 1

@@ -181,7 +181,7 @@ async def test_an_unparsed_reply_never_reaches_the_opponent_or_the_judge_as_a_pr
     assert "Document by Agent B" in b1_judged and "Counter-arguments" not in b1_judged  # A's old position is not its answer
     assert [e.round for e in events if isinstance(e, MetricsComputed)] == [0, 2]
     final = events[-1]
-    assert isinstance(final, DebateFinished) and final.stop_reason == "round cap reached"  # never "converged"
+    assert isinstance(final, DebateFinished) and final.stop_reason.startswith("round cap reached")  # never "converged"
 
 
 async def test_a_retry_under_a_stricter_schema_recovers_the_prediction() -> None:

@@ -13,6 +13,7 @@ fits a prompt with the bundled SmolLM2's own tokenizer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -492,3 +493,19 @@ async def test_socrasynths_judges_are_fitted_to_a_small_window_with_notes(tmp_pa
     assert any(n.startswith("shortened to fit judge-1's") for n in verdict["reasons"]["notes"])
     [compare] = [text_of(p) for p in judge.prompts if "Which text gives better information" in p[-1].content]
     assert "QA-ANSWER-END" in compare and LEFT_OUT in compare
+
+
+async def test_the_qa_comparison_gives_the_debate_and_the_single_answer_the_same_budget(tmp_path: Path) -> None:
+    """Issue 20, point 10: when the comparison must be fitted, Text 1's parts together (each
+    closing point and the joint text) and Text 2 (the single answer) get the same room, not one
+    share per part (which would give the debate three shares to the answer's one here); the old
+    code gave them 300 + 300 + 600 against 1,500 characters."""
+    agents, _, _, _ = _socrasynth(context=2048)
+    config = ss.SocraSynthConfig(subject=LONG_SUBJECT, subtopics=1, max_rounds=2, case_check=False, qa_baseline=True)
+    debate = await journalled(ss.run(config, agents, debate_id="s3"), tmp_path, "s3")
+    [verdict] = [j for j in debate["judgements"] if j["kind"] == "verdict"]
+    [note] = [n for n in verdict["reasons"]["notes"] if n.startswith("shortened")]
+    shown = {name: int(kept.replace(",", "")) for name, kept in re.findall(r"(?:: |; )(.+?) to ([\d,]+) of [\d,]+ characters", note)}
+    debate_parts = sum(v for k, v in shown.items() if "closing" in k or k == "the joint text")
+    assert len(shown) == 5 and debate_parts > 0, shown  # the subject, two closings, the joint text, the answer
+    assert abs(shown["the single answer"] - debate_parts) <= 0.15 * debate_parts, shown

@@ -157,3 +157,22 @@ def test_a_misspelt_parameter_is_refused_not_ignored(protocol: str) -> None:
     with pytest.raises(ParamError) as caught:
         build(spec.config_cls, {**required, name: 1})
     assert str(caught.value).startswith(name), caught.value
+
+
+#: Issue 20, point 4: one meaning and one wording for EVINCE's and SocraSynth's round caps.
+CAP_WORDING = "refutation rounds after the opening round; "
+
+
+@pytest.mark.parametrize("protocol", ["evince", "socrasynth"])
+def test_both_round_caps_count_refutation_rounds_after_the_opening_in_one_wording(protocol: str) -> None:
+    """EVINCE's and SocraSynth's ``max_rounds`` both count refutation rounds after the opening
+    round (Figure 7.1's t, appendix 6.C's rounds), and say so in the same words, first, in the
+    declaration, ``symposium run … --help`` and the app's form."""
+    spec = PROTOCOLS[protocol]
+    cap = next(p for p in params_of(spec.config_cls) if p.name == "max_rounds")
+    assert cap.description.startswith(CAP_WORDING), cap.description
+    assert (cap.label, cap.ge) == ("Round cap", 0)  # 0: the opening round alone
+    action = flag_action(run_parser(COMMANDS[protocol]), "--max-rounds")
+    assert action is not None and (action.help or "").startswith(CAP_WORDING), action.help if action else None
+    field = next(f for f in spec.fields if f.name == "max_rounds")
+    assert field.label == "Round cap" and field.help.startswith(CAP_WORDING), field.help

@@ -212,7 +212,7 @@ async def test_an_unfinished_case_gets_exactly_one_more_round_after_the_table_or
     assert outcome["case_checks"] == [{"round": 2, "agent-a": False, "agent-b": False}]
     assert debate["stop_reason"].startswith("Δ fell") and "one more refutation round" in debate["stop_reason"]
     _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(complete=False), tmp_path, "p2")
-    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2 refutation rounds after the opening)")
+    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2 refutation rounds after the opening round)")
     assert capped["outcome"]["case_checks"] == [{"round": 3, "agent-a": False, "agent-b": False}]
     assert refutation_rounds(capped) == [1, 2, 3]  # the cap's two, then the one granted
     _, both, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, delta=3.0), agents(), tmp_path, "p3")
@@ -344,3 +344,19 @@ async def test_a_falling_debate_crit_score_ends_the_loop_then_the_case_check_run
     assert debate["stop_reason"].startswith("the debate's CRIT score fell"), debate["stop_reason"]
     assert [(r["kind"], r["round"]) for r in rounds] == [("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
     assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
+
+
+async def test_socrasynths_crit_recurses_on_claims_in_both_profiles(tmp_path: Path) -> None:
+    """docs/protocols.md: every SocraSynth CRIT call recurses one level on reasons that are claims
+    (Table 6.3 #3), in the small-model profile too (SocraSynth has no ``crit_depth`` and its small
+    profile does not turn recursion off, unlike EVINCE's). Γ's judgements after each round carry
+    the sub-evaluation of the reason flagged ``is_claim``."""
+    claim = json.dumps({"claim": "the claim", "reasons": [{"reason": "a reason that is a claim", "validity": 7,
+                                                          "credibility": 7, "is_claim": True}],
+                        "rival_reasons": [{"reason": "a rival", "validity": 6, "credibility": 6}],
+                        "score": 7, "justification": "steady"})
+    for profile, values in (("standard", {}), ("small", ss.SocraSynthConfig.SMALL_MODEL_PROFILE)):
+        config = ss.SocraSynthConfig(subject=SUBJECT, **{**values, "subtopics": 1, "max_rounds": 1}, case_check=False)
+        _, debate, _ = await run(config, agents(crit=claim), tmp_path, f"rec-{profile}")
+        gammas = [j for j in debate["judgements"] if j["kind"] == "crit" and j["target"] == "debate"]
+        assert gammas and all("recursion" in j["reasons"]["reasons"][0] for j in gammas), (profile, gammas[0]["reasons"])
