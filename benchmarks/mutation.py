@@ -54,11 +54,13 @@ import argparse
 import ast
 import contextlib
 import difflib
+import functools
 import hashlib
 import json
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -147,6 +149,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/backends/test_loopback.py",
     )),
     Target("protocols/untrusted.py", (
+        "tests/protocols/test_untrusted.py",
         "tests/protocols/test_distribution.py",
         "tests/guarantees/test_fuzz_schemas.py",
         _UNTRUSTED + "test_every_parser_parses_repairs_or_rejects_with_a_reason",
@@ -202,6 +205,7 @@ def _redact_skips(key: str, reason: str) -> tuple[Equivalent, ...]:
                  for spelled in (f'"XX{key}XX"', f'"{key.upper()}"'))
 
 
+_FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -220,7 +224,7 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("store/journal.py", "_dumps",
                "return json.dumps(value, ensure_ascii=False, default=str)  # keep order: distributions are ranked",
                "return json.dumps(value, ensure_ascii=None, default=str)  # keep order: distributions are ranked",
-               "json.dumps reads ensure_ascii for its truth, and None is false as False is"),
+               _FALSY + " (json.dumps)"),
     Equivalent("store/journal.py", "Journal._migrate", '"BEGIN IMMEDIATE;\\n"', '"begin immediate;\\n"',
                "SQL keywords are read in any case by SQLite (this script is passed to executescript)"),
     Equivalent("store/journal.py", "Journal._migrate", '"COMMIT;"', '"commit;"',
@@ -230,6 +234,21 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'return len(text) - esc > 1 and text[esc + 1] not in "XX[]XX"  # a lone ESC + other: a control to drop',
                "this line runs only where _ESCAPES found no sequence at the ESC, and ESC + 'X' always is one "
                "('X' is in @-Z), so the added 'X' never decides"),
+    Equivalent("protocols/untrusted.py", "_loads", "return True, json.loads(text, strict=False)",
+               "return True, json.loads(text, strict=None)", _FALSY),
+    Equivalent("protocols/untrusted.py", "_closing_brackets", "in_string = escaped = False",
+               "in_string = escaped = None", _FALSY),
+    Equivalent("protocols/untrusted.py", "_closing_brackets", "escaped = False", "escaped = None", _FALSY),
+    Equivalent("protocols/untrusted.py", "_closing_brackets", "in_string = False", "in_string = None", _FALSY),
+    *(Equivalent("protocols/untrusted.py", "_balanced_spans", "for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):",
+                 f"for start, end in sorted(spans, {key}):",
+                 "every span starts at its own opening bracket, so no two share a start and only the first key decides")
+      for key in ("key=None", "", "key=lambda s: (s[0], +s[1])")),
+    Equivalent("protocols/untrusted.py", "_repair_json", "pos = 0", "pos = None",
+               "the first slice, text[pos:m.start()], starts at the beginning from None as from 0"),
+    Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
+               'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
+               "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
     *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
     *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
@@ -265,6 +284,7 @@ class ModuleResult:
     target: Target
     mutants: list[Mutant] = field(default_factory=list)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     error: str = ""
 
     def counts(self) -> Counter[str]:
@@ -426,22 +446,31 @@ def _source_function(tree: ast.Module, function: str) -> ast.FunctionDef | ast.A
     return next((n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name), None)
 
 
+@functools.cache
+def _generated(path: Path) -> tuple[list[str], dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """mutmut's generated file (thousands of lines): its lines and functions, parsed once."""
+    text = path.read_text()
+    return text.splitlines(), _functions_by_name(ast.parse(text))
+
+
+@functools.cache
+def _source_tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text())
+
+
 def _locate(target: Target, work: Path, mutant: Mutant) -> None:
     """Fill in the mutant's source line and diff, from the original and mutated copies of its
     function in mutmut's generated file (``mutants/<path>``)."""
-    generated = (work / "mutants" / target.path).read_text()
-    functions = _functions_by_name(ast.parse(generated))
+    lines, functions = _generated(work / "mutants" / target.path)
     short = mutant.name.rpartition(".")[2]
     orig, mut = functions.get(short.partition("__mutmut_")[0] + "__mutmut_orig"), functions.get(short)
     if orig is None or mut is None:
         mutant.diff = "(mutmut's generated file does not hold this mutant's function; see `mutmut show` with --keep)"
         return
-    lines = generated.splitlines()
     plain = mutant.function.rpartition(".")[2]  # both copies carry mutmut's names on their def line
     a = [x.replace(orig.name, plain) for x in lines[orig.lineno - 1:orig.end_lineno]]
     b = [x.replace(mut.name, plain) for x in lines[mut.lineno - 1:mut.end_lineno]]
-    source = (REPO / target.path).read_text()
-    src = _source_function(ast.parse(source), mutant.function)
+    src = _source_function(_source_tree(REPO / target.path), mutant.function)
     start = src.lineno if src is not None else 1
     out = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
@@ -453,7 +482,8 @@ def _locate(target: Target, work: Path, mutant: Mutant) -> None:
     mutant.diff = "\n".join(out) or "(no textual change)"
 
 
-def _sql_lines(source: str) -> set[int]:
+@functools.cache
+def _sql_lines(source: str) -> frozenset[int]:
     """Lines of string literals that are the SQL of an ``execute``/``executemany``/``executescript`` call."""
     lines: set[int] = set()
     for node in ast.walk(ast.parse(source)):
@@ -461,7 +491,7 @@ def _sql_lines(source: str) -> set[int]:
                 and node.func.attr in ("execute", "executemany", "executescript")
                 and isinstance(node.args[0], ast.Constant | ast.JoinedStr)):
             lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
-    return lines
+    return frozenset(lines)
 
 
 def _equivalent(target: Target, mutant: Mutant) -> str | None:
@@ -498,9 +528,15 @@ def _results(target: Target, work: Path, names: list[str]) -> list[Mutant]:
     return mutants
 
 
+def _children_cpu() -> float:
+    """CPU seconds used by finished child processes (mutmut and, through it, every forked mutant)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_module(target: Target, files: list[str], *, jobs: int, quick: int | None, seed: int, keep: bool) -> ModuleResult:
     result = ModuleResult(target)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), _children_cpu()
     work = Path(tempfile.mkdtemp(prefix=f"symposium-mutation-{target.name}-"))
     try:
         _check_tests_exist(target)
@@ -516,7 +552,7 @@ def run_module(target: Target, files: list[str], *, jobs: int, quick: int | None
     except RunFailed as exc:
         result.error = str(exc)
     finally:
-        result.seconds = time.monotonic() - started
+        result.seconds, result.cpu_seconds = time.monotonic() - started, _children_cpu() - cpu_started
         if keep:
             print(f"  kept {work} (cd there; `{Path(sys.executable).with_name('mutmut')} browse`)", flush=True)
         else:
@@ -530,18 +566,18 @@ OUTCOMES = ("killed", "survived", "timeout", "suspicious", "no tests", "segfault
 
 
 def _summary_table(results: list[ModuleResult]) -> list[str]:
-    rows = ["| module | mutants | " + " | ".join(OUTCOMES) + " | other | kill % | wall s |",
-            "| --- | ---: | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: | ---: | ---: |"]
+    rows = ["| module | mutants | " + " | ".join(OUTCOMES) + " | other | kill % | wall s | CPU s |",
+            "| --- | ---: | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: | ---: | ---: | ---: |"]
     for r in results:
         if r.error:
-            rows.append(f"| `{r.target.path}` | could not run: see below |" + " |" * (len(OUTCOMES) + 3))
+            rows.append(f"| `{r.target.path}` | could not run: see below |" + " |" * (len(OUTCOMES) + 4))
             continue
         c = r.counts()
         other = sum(v for k, v in c.items() if k not in OUTCOMES)
         pct = r.kill_percent()
         scope = f" ({len(r.target.functions)} functions)" if r.target.functions else ""
         rows.append(f"| `{r.target.path}`{scope} | {len(r.mutants)} | " + " | ".join(str(c[o]) for o in OUTCOMES)
-                    + f" | {other} | {'–' if pct is None else f'{pct:.1f}'} | {r.seconds:.0f} |")
+                    + f" | {other} | {'–' if pct is None else f'{pct:.1f}'} | {r.seconds:.0f} | {r.cpu_seconds:.0f} |")
     return rows
 
 
@@ -591,7 +627,8 @@ def report(results: list[ModuleResult], args: argparse.Namespace, seconds: float
         + f"; {seconds / 60:.1f} min wall on {os.cpu_count()} CPUs (load average {load[0]:.1f} at the start, "
         f"{load[1]:.1f} at the end: above the CPU count means a busy machine, and the seconds are not timings to quote).",
         "",
-        "Kill % = (killed + timeout) / (mutants − equivalent).",
+        "Kill % = (killed + timeout) / (mutants − equivalent). CPU s is the CPU time of mutmut and its "
+        f"mutants: on an idle machine the wall time is about CPU s / jobs ({sum(r.cpu_seconds for r in results) / 60 / args.jobs:.0f} min for this run).",
         "", *_summary_table(results), "",
     ]
     return "\n".join(lines)
@@ -646,14 +683,16 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(changed), file=sys.stderr)
         else:
             print(f"working tree untouched: {len(before)} source and test files hash as before", file=sys.stderr)
-    if interrupted:
+    if interrupted and not results:
         return 130
     summary = report(results, args, time.monotonic() - started, (load_start, os.getloadavg()[0]))
+    if interrupted:
+        summary += "\n**Interrupted**: only the modules above were run.\n"
     print(summary)  # each module's details were printed as it finished
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(summary + "\n" + "\n".join(line for r in results for line in _details(r)))
     print(f"\nwritten to {args.out}", file=sys.stderr)
-    return 1 if any(r.error for r in results) else 0
+    return 130 if interrupted else 1 if any(r.error for r in results) else 0
 
 
 if __name__ == "__main__":
