@@ -96,6 +96,7 @@ SOCRASYNTH_FUNCTIONS = (
     "SocraSynth._set_delta",   # Δ_role(t) = start / δ^(t − origin)
     "SocraSynth.delta",        # the debate's Δ: the larger of the two
     "SocraSynth._loop_ended",  # Table 6.2's loop condition: Δ above threshold, Γ not falling, agreement
+    "SocraSynth._capped",      # the round cap, a safety bound behind Table 6.2's test
     "SocraSynth._round",       # the metrics of a round (Δ, Γ/10, agreement)
     "SocraSynth.evaluation",   # the judges' tables with their tally
     "side_score",              # one side's cell: mean √(γθ)
@@ -167,6 +168,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     )),
     Target("protocols/crit.py", (
         "tests/protocols/test_crit.py",
+        "tests/protocols/test_crit_steps.py",
+        "tests/protocols/test_fitting.py::test_socrasynths_judges_read_the_subject_and_every_round_whole",
+        "tests/protocols/test_fitting.py::test_socrasynths_judges_are_fitted_to_a_small_window_with_notes",
         "tests/protocols/test_socrasynth_paper.py",
         "tests/protocols/test_evince_paper.py",
         "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_accepted_validated_or_rejected_with_a_reason[crit]",
@@ -174,6 +178,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     )),
     Target("protocols/evince.py", (
         "tests/protocols/test_evince_paper.py",
+        "tests/protocols/test_evince_convergence.py",
         "tests/guarantees/test_injection.py",
         "tests/protocols/test_evince.py::test_malformed_agent_output_is_repaired_or_rejected_with_a_reason",
         "tests/store/test_resume_half_round.py",
@@ -249,6 +254,17 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
+    *(Equivalent("protocols/crit.py", "_strength", "return float(validity) * float(credibility) / 10",
+                 f"return float(validity) * float(credibility) {op}",
+                 "Γ reads strengths only as S⁺/(S⁺ + S⁻), which a common factor leaves as it is (zero stays zero)")
+      for op in ("* 10", "/ 11")),
+    Equivalent("protocols/crit.py", "weighted_score", "if support + rival == 0:", "if support - rival == 0:",
+               "strengths are positive (γ, θ ≥ 1): S⁺ + S⁻ is 0 only with no reasons at all, and where S⁺ = S⁻ > 0 "
+               "the formula gives the same 5.5"),
+    Equivalent("protocols/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
+               "every caller passes max_tokens (EVINCE and SocraSynth their crit_tokens, the recursion its own)"),
+    *(Equivalent("protocols/crit.py", "crit", 'raw = ""', f"raw = {value}",
+                 "the first attempt sets raw before anything reads it") for value in ("None", '"XXXX"')),
     *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
     *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
