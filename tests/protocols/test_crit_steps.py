@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 from backends.base import Message, SamplingOptions
 from protocols.agents import Agent
 from protocols.crit import JUDGE_SYSTEM, CritReply, RatedReason, StrictCritReply, argument_scores, crit, weighted_score
+from protocols.fitting import Section
 
 from tests.helpers.scripted import ScriptedBackend
 
@@ -217,3 +219,44 @@ async def test_a_sub_evaluation_with_only_rivals_keeps_the_first_credibility() -
     backend = Judge([judged([reason("claim", 8, 7, is_claim=True)]), judged(rivals=[reason("u", 9, 9)])])
     result = await crit(agent(backend), "doc", author="A")
     assert (result.reasons[0]["validity"], result.reasons[0]["credibility"]) == (1.0, 7)
+
+
+async def test_a_document_in_ranked_parts_is_shown_one_part_a_line() -> None:
+    backend = Judge([judged()])
+    await crit(agent(backend), [Section("position", "Position: dengue."), Section("round 1", "Round 1: the rash.")],
+               author="A", counter=[Section("c1", "Round 1: malaria.")])
+    assert backend.prompts[0][1].content.startswith(
+        "Document by A:\n<<<\nPosition: dengue.\nRound 1: the rash.\n>>>\n\n"
+        "Counter-arguments from the opponent:\n<<<\nRound 1: malaria.\n>>>\n\nApply CRIT:")
+
+
+async def test_what_does_not_fit_is_shortened_and_the_note_names_it() -> None:
+    backend = Judge([judged([reason("r", 5, 5)])])
+    result = await crit(agent(backend), "d" * 30_000, author="A", counter="c" * 30_000, max_tokens=222)
+    assert len(result.notes) == 1 and re.fullmatch(
+        r"shortened to fit judge's context window \(4,096 tokens, 222 kept for the reply\): "
+        r"the document to [\d,]+ of 30,000 characters \(its middle left out\); "
+        r"the counter-arguments to [\d,]+ of 30,000 characters \(its middle left out\)", result.notes[0])
+
+
+async def test_the_subject_gives_way_before_the_document() -> None:
+    """The document is what CRIT judges: a long subject is shortened first, the document kept whole."""
+    backend = Judge([judged([reason("r", 5, 5)])])
+    document = "the rash and the fever point to dengue. " * 300  # 12,000 characters, about 3,000 tokens
+    result = await crit(agent(backend), document, author="A", subject="s" * 40_000, max_tokens=222)
+    assert document.strip() in backend.prompts[0][1].content
+    assert len(result.notes) == 1 and "the subject to " in result.notes[0] and "the document" not in result.notes[0]
+
+
+async def test_without_a_subject_the_recursion_shows_the_document_alone() -> None:
+    backend = Judge([judged([reason("the rash proves dengue", 8, 8, is_claim=True)]), judged([reason("s", 4, 4)])])
+    await crit(agent(backend), "Dengue, as the rash proves.", author="Agent A")
+    assert backend.prompts[1][1].content.startswith(
+        "Debate subject:\n<<<\nIt is a reason given in this document by Agent A:\nDengue, as the rash proves.\n>>>\n\n")
+
+
+async def test_a_recursed_reasons_credibility_is_the_mean_to_three_decimals() -> None:
+    backend = Judge([judged([reason("claim", 8, 7, is_claim=True)]),
+                     judged([reason("s", 2, 3), reason("t", 2, 4), reason("u", 2, 4)])])
+    result = await crit(agent(backend), "doc", author="A")
+    assert result.reasons[0]["credibility"] == 3.667
