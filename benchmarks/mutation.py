@@ -161,6 +161,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     ), fuzz_examples=30),
     Target("protocols/metrics.py", (
         "tests/protocols/test_metrics.py",
+        "tests/protocols/test_metrics_bounds.py",
         "tests/protocols/test_wasserstein.py::test_wasserstein_matches_network_simplex_on_any_cost",
         "tests/protocols/test_wasserstein.py::test_ordinal_cost_matches_scipy_one_dimensional_distance",
         "tests/protocols/test_wasserstein.py::test_the_pair_that_was_infeasible_now_solves",
@@ -210,6 +211,9 @@ def _redact_skips(key: str, reason: str) -> tuple[Equivalent, ...]:
                  for spelled in (f'"XX{key}XX"', f'"{key.upper()}"'))
 
 
+_LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[keep]]),"
+_HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},'
+_DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
@@ -275,6 +279,32 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
     Equivalent("protocols/crit.py", "_recurse", 'r["validity"] = round(sub.score, 3)', 'r["validity"] = round(sub.score, 4)',
                "sub.score is a Γ that crit already rounded to three decimals"),
+    *(Equivalent("protocols/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
+                 "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
+      for function, lhs, rest in (("jensen_shannon", "jsd", " - (entropy(a) + entropy(b)) / 2"), ("agreement_information", "h", ""))
+      for op in ("* 2", "/ 3")),
+    Equivalent("protocols/metrics.py", "normalized_mutual_information", "return float(min(1.0, mutual_information(a, b) / h))",
+               "return float(min(2.0, mutual_information(a, b) / h))",
+               "mutual_information is already clamped to min(H(P), H(Q)) ≤ h, and a float divided by one no smaller is ≤ 1"),
+    Equivalent("protocols/metrics.py", "mixture", "return mixed / mixed.sum()", "return mixed * mixed.sum()",
+               "a convex mix of normalized rows sums to 1 but for rounding, so dividing or multiplying by that sum "
+               "moves the last bit only (a rounding-only change, below every tolerance a figure is shown at)"),
+    Equivalent("protocols/metrics.py", "wasserstein", _LP + " bounds=(0, None),", _LP + " bounds=None,", _DEFAULT_BOUNDS),
+    Equivalent("protocols/metrics.py", "wasserstein", _LP + " bounds=(0, None),\n" + _HIGHS, _LP + " " + _HIGHS,
+               _DEFAULT_BOUNDS),
+    Equivalent("protocols/metrics.py", "wasserstein",
+               'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               'options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               "HiGHS is linprog's default method (scipy 1.17)"),
+    Equivalent("protocols/metrics.py", "wasserstein",
+               'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               'method="HIGHS", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               "linprog lower-cases the method's name"),
+    Equivalent("protocols/metrics.py", "wasserstein", "keep = np.arange(n) != int(np.argmax(b))",
+               "keep = np.arange(n) != int(np.argmax(None))",
+               "any one of the 2n marginal constraints is implied by the others; dropping the first instead of the "
+               "largest moves the implied value by rounding only (~1e-16), far inside HiGHS's 1e-10 tolerance "
+               "(5,000 near-degenerate pairs solve either way, tests/protocols/test_wasserstein.py)"),
     *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
     *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
