@@ -13,10 +13,11 @@ behaviour (an *equivalent* mutant, listed in :data:`EQUIVALENT` with the reason)
 
 The tool is mutmut (pinned in the ``dev`` extra). cosmic-ray was tried on
 ``backends/loopback.py`` with the same four tests: it starts one pytest process per mutant
-(about 10 s each on this machine, so the ~2,300 mutants here would take hours on two cores),
-and its operators do not touch string literals or method calls; mutmut forks each mutant from
-one warm pytest process, chooses per function the tests that reach it, handles ``async``
-functions, and gave the same module 47 mutants in 21 s against cosmic-ray's 32 in 5 minutes.
+(about 10 s each on this busy machine, so the ~2,500 mutants here would take hours on two
+cores), and its operators do not touch string literals or method calls; mutmut forks each
+mutant from one warm pytest process, chooses per function the tests that reach it, handles
+``async`` functions, and gave the same module 47 mutants in 21 s against cosmic-ray's 32 in
+5 minutes (same machine, same hour).
 
 How a run goes, per module (:data:`TARGETS`):
 
@@ -40,7 +41,10 @@ mutant after 30 × (its tests' time + 1 s) of CPU time: an endless loop, counted
 Limits, said plainly: mutmut 3 mutates code inside functions and methods only, so module-level
 constants — the regular expressions of ``store/redact.py`` and ``tui/sanitize.py``, the
 parameters' defaults — are not mutated here (they are held by the example and Hypothesis
-tests of their modules). For EVINCE and SocraSynth only the functions that aggregate (P_f,
+tests of their modules). mutmut learns which tests reach a function by watching them run in
+its own process, so a test that reaches the code only through a subprocess (the command line
+run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
+in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
 metrics per round) and decide stopping are mutated: :data:`EVINCE_FUNCTIONS` and
 :data:`SOCRASYNTH_FUNCTIONS` name them.
 
