@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test venv clean bench
+.PHONY: demo test venv clean bench mutation
 
 venv: $(STAMP)
 
@@ -29,6 +29,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/backend.py
+
+# Mutation testing of the guarantee modules (benchmarks/mutation.py; not part of `make test`).
+# `make mutation MUTATION_ARGS="--quick 25 --jobs 2"` for a sample.
+MUTATION_ARGS ?=
+mutation: $(STAMP)
+	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
