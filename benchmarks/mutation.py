@@ -193,6 +193,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth_paper.py",
         "tests/protocols/test_socrasynth.py::test_tally_reproduces_the_totals_and_winner_of_tables_6_5_and_6_6",
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
+        "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
 )}
 
