@@ -452,10 +452,25 @@ def test_the_tally_sums_to_three_decimals_and_the_panel_follows_the_majority_of_
     the majority of judges' winners: here B for two judges of three."""
     def rows(a: float, b: float) -> dict[str, dict[str, float | None]]:
         return {"Air quality": {"agent-a": a, "agent-b": b}}
-    alignments = {"a_argues": {"judge-1": rows(6.5, 7.483), "judge-2": rows(7.25, 7.0), "judge-3": rows(5.125, 6.0)},
-                  "b_argues": {"judge-1": rows(7.25, 7.239), "judge-2": rows(7.0, 6.0), "judge-3": rows(6.0, 6.5)}}
+    alignments = {"a_argues": {"judge-1": rows(6.5, 7.483), "judge-2": rows(7.25, 7.0), "judge-3": rows(7.125, 6.0)},
+                  "b_argues": {"judge-1": rows(7.25, 7.239), "judge-2": rows(6.0, 6.4), "judge-3": rows(6.5, 6.0)}}
     out = ss.tally(alignments)  # type: ignore[arg-type]
     assert out["totals"]["a_argues"]["judge-1"] == {"agent-a": 6.5, "agent-b": 7.483}
-    assert out["totals"]["a_argues"]["judge-3"] == {"agent-a": 5.125, "agent-b": 6.0}
-    assert out["winners"] == {"judge-1": "agent-b", "judge-2": "agent-a", "judge-3": "agent-b"}  # 13.75 < 14.722; 14.25 > 13
+    assert out["totals"]["a_argues"]["judge-3"] == {"agent-a": 7.125, "agent-b": 6.0}
+    # judge-1: 13.75 < 14.722; judge-2: 13.25 < 13.4 (whole points would call it a tie); judge-3: 13.625 > 12
+    assert out["winners"] == {"judge-1": "agent-b", "judge-2": "agent-b", "judge-3": "agent-a"}
     assert out["winner"] == "agent-b" and out["gaps"] == 0
+
+
+async def test_a_round_whose_gamma_is_unreadable_is_journalled_without_one_and_the_debate_goes_on(tmp_path: Path) -> None:
+    """A Γ judge reply that does not parse, nor its stricter retry, leaves Γ_1 missing: round 1's
+    metrics carry Δ alone (no invented CRIT), its row says Γ None, and the loop goes on to the cap."""
+    unreadable = ["The debate seems fine to me.", '{"claim": "x", "score": 7']
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2),
+                             judged_by([STEADY, *unreadable]), tmp_path)
+    rounds = debate["outcome"]["rounds"]
+    assert [(r["kind"], r["round"], r["gamma"]) for r in rounds] == [
+        ("opening", 0, 5.5), ("refutation", 1, None), ("refutation", 2, 5.5), ("closing", 3, 5.5)]
+    by_round = {m["round"]: m for m in debate["metrics"]}
+    assert "crit" not in by_round[1] and by_round[2]["crit"] == 0.55
+    assert debate["stop_reason"].startswith("round cap reached (max_rounds = 2")
