@@ -138,6 +138,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/store/test_resume_half_round.py",
         "tests/cli/test_bad_input.py::test_a_full_disk_fails_the_turn_cleanly_and_keeps_the_rest",
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
+        "tests/store/test_resume_prompts.py",
     )),
     Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py")),
     Target("tui/sanitize.py", (
@@ -192,6 +193,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth_paper.py",
         "tests/protocols/test_socrasynth.py::test_tally_reproduces_the_totals_and_winner_of_tables_6_5_and_6_6",
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
+        "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
 )}
 
@@ -309,6 +311,30 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "any one of the 2n marginal constraints is implied by the others; dropping the first instead of the "
                "largest moves the implied value by rounding only (~1e-16), far inside HiGHS's 1e-10 tolerance "
                "(5,000 near-degenerate pairs solve either way, tests/protocols/test_wasserstein.py)"),
+    Equivalent("protocols/evince.py", "Evince._metrics", "earlier = [r for r in self.by_round if r < round_]",
+               "earlier = [r for r in self.by_round if r <= round_]",
+               "_metrics runs once per round, for a round with no metrics yet (resume restarts after the last round "
+               "with metrics, or inside one without), so by_round never holds round_ here"),
+    Equivalent("protocols/evince.py", "Evince._weight", "return sum(known) / len(known) if known else 1.0",
+               "return sum(known) * len(known) if known else 1.0",
+               "this line runs for an agent whose own score is missing, so known holds the other agent's score at "
+               "most: len(known) is 1 there, and ·1 = /1"),
+    Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
+               'self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'self.schedules = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               "make_schedule looks the name up lower-cased"),
+    Equivalent("protocols/socrasynth.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
+               "_gamma yields its JudgementMade (which sets score) unless the moderator stopped the debate, and then "
+               "_round returns before reading score"),
+    Equivalent("protocols/socrasynth.py", "tally", "both = overall.setdefault(judge, dict.fromkeys(ROLES, 0.0))",
+               "both = overall.setdefault(judge, dict.fromkeys(ROLES, 1.0))",
+               "a judge's overall totals are read only to compare the two agents (never shown), and 1 added to both "
+               "sides of sums kept to three decimals leaves the comparison as it was"),
+    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)  # type: ignore[operator]",
+                 f"{name}[role] = round({name}[role] + score, 4)  # type: ignore[operator]",
+                 "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
+                 "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
+      for name in ("sums", "both")),
     *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
     *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),

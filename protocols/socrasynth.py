@@ -916,23 +916,22 @@ def tally(alignments: dict[str, dict[str, dict[str, dict[str, float | None]]]]) 
     """
     totals: dict[str, dict[str, dict[str, float]]] = {}
     overall: dict[str, dict[str, float]] = {}
-    rows_counted: dict[str, int] = {}
+    counted: set[str] = set()  # judges with at least one row scored for both agents
     gaps = 0
     for alignment, judges in alignments.items():
         for judge, rows in judges.items():
             sums = totals.setdefault(alignment, {}).setdefault(judge, dict.fromkeys(ROLES, 0.0))
             both = overall.setdefault(judge, dict.fromkeys(ROLES, 0.0))
-            rows_counted.setdefault(judge, 0)
             for cells in rows.values():
                 scores = [cells.get(role) for role in ROLES]
                 gaps += scores.count(None)
                 if None in scores:
                     continue
-                rows_counted[judge] += 1
+                counted.add(judge)
                 for role, score in zip(ROLES, scores):
                     sums[role] = round(sums[role] + score, 3)  # type: ignore[operator]
                     both[role] = round(both[role] + score, 3)  # type: ignore[operator]
-    winners = {judge: _winner(t["agent-a"], t["agent-b"]) if rows_counted[judge] else None for judge, t in overall.items()}
+    winners = {judge: _winner(t["agent-a"], t["agent-b"]) if judge in counted else None for judge, t in overall.items()}
     votes = [w for w in winners.values() if w is not None]
     winner = _winner(votes.count("agent-a"), votes.count("agent-b")) if votes else None
     return {"totals": totals, "winners": winners, "winner": winner, "gaps": gaps}

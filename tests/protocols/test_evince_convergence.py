@@ -14,6 +14,7 @@ model cannot be made to do. The rules pinned here:
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +271,121 @@ async def test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending(
         done = await drive(evince.resume(debate, later), journal)
     assert done is not None and done.stop_reason.startswith(reason) and "(before the interruption)" in done.stop_reason
     assert done.outcome["ending"] == ending and done.outcome["refutation_rounds"] == 1
+
+
+# --- each ε is a strict bound, every term must hold, a missing CRIT reads as no change ---------------
+#
+# Mutation testing (benchmarks/mutation.py) found that no test held the rule at its edges: ``<``
+# read as ``≤``, ``and`` read as ``or``, ΔCRIT dropped, a round without a CRIT score crashing it.
+
+B_MOVES = [{"Dengue": 0.6, "Chikungunya": 0.4}, {"Dengue": 0.7, "Chikungunya": 0.3}, {"Dengue": 0.8, "Chikungunya": 0.2}]
+UNREADABLE = ("The argument seems fine to me.", '{"claim": "x", "score": 7')  # a judge reply and its retry, both unparsed
+
+
+def judged_debate(scores: list[tuple[Any, Any]], rounds: int, **kw: Any) -> tuple[evince.EvinceConfig, evince.EvinceAgents]:
+    """A holds 0.9/0.1 on Dengue; B moves 0.6 → 0.7 → 0.8 towards it; the judge gives A and B
+    the scores of ``scores`` per round (``None``: an unreadable reply and retry, so missing)."""
+    from tests.protocols.test_evince_paper import judge_reply
+
+    replies: list[str] = []
+    for pair in scores[:rounds]:
+        for s in pair:
+            replies += list(UNREADABLE) if s is None else [judge_reply(s)]
+    team = agents(ScriptedBackend("a", [reply(AGREED)] * rounds), ScriptedBackend("b", [reply(p) for p in B_MOVES[:rounds]]),
+                  ScriptedBackend("j", replies))
+    return config(crit_judge=True, max_rounds=rounds - 1, **kw), team
+
+
+def rule_deltas(m0: dict[str, float], m1: dict[str, float]) -> dict[str, float]:
+    """The four changes Figure 7.1's rule compares with ε, as the rule reads them (MI as 1 − JSD)."""
+    return {"eps_wd": abs(m1["wd"] - m0["wd"]), "eps_mi": abs((1 - m1["jsd"]) - (1 - m0["jsd"])),
+            "eps_jsd": abs(m1["jsd"] - m0["jsd"]), "eps_crit": m1["crit"] - m0["crit"]}
+
+
+@pytest.mark.parametrize("bound", ["eps_wd", "eps_mi", "eps_jsd", "eps_crit"])
+async def test_each_epsilon_is_a_strict_bound_and_every_term_must_hold(bound: str) -> None:
+    """docs/protocols.md: stop when |ΔWD| < ε, |ΔMI| < ε, |ΔJSD| < ε and CRIT does not rise by ε.
+    Rounds 0 → 1 change every term (WD 0.3 → 0.2, CRIT 0.5 → 0.6). With one ε set to exactly its
+    term's change and the others at 1 (no bound), the debate is not settled: a change equal to
+    ε is not under it, and one unmet term is enough. One step above it, the debate stops."""
+    cfg, team = judged_debate([(5, 5), (6, 6)], 2, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
+    m0, m1 = (e.metrics for e in await run_all(cfg, team) if isinstance(e, MetricsComputed))
+    assert m0["wd"] == pytest.approx(0.3) and m1["wd"] == pytest.approx(0.2) and m1["crit"] - m0["crit"] == pytest.approx(0.1)
+    delta = rule_deltas(m0, m1)[bound]
+    assert delta > 0.01
+    endings = []
+    for eps in (delta, math.nextafter(delta, 1.0)):
+        cfg, team = judged_debate([(5, 5), (6, 6)], 2, **{**dict.fromkeys(("eps_wd", "eps_mi", "eps_jsd", "eps_crit"), 1.0), bound: eps})
+        endings.append(final(await run_all(cfg, team)).outcome["ending"])
+    assert endings[0] == "cap", (bound, endings)  # |Δ| = ε: not settled, the cap (round 1) ended it
+    assert endings[1] in ("converged", "settled_apart"), (bound, endings)
+
+
+@pytest.mark.parametrize("missing", [0, 1])
+async def test_a_round_without_both_crit_scores_steers_by_wd_mi_and_jsd_alone(missing: int) -> None:
+    """ΔCRIT compares like with like: where one agent's CRIT score is missing in either round
+    (the judge's reply and its retry unreadable), ΔCRIT reads 0, so the stop rule decides on
+    WD, MI and JSD (here all within ε = 1: the debate stops after round 1) and Update gets
+    ΔCRIT = 0 (κ of round 2 checked by hand below)."""
+    scores: list[tuple[Any, Any]] = [(5, 5), (9, 9), (9, 9)]
+    scores[missing] = (5, None)
+    cfg, team = judged_debate(scores, 2, eps_wd=1.0, eps_mi=1.0, eps_jsd=1.0, eps_crit=0.01)
+    done = final(await run_all(cfg, team))
+    assert done.status == "finished" and done.outcome["ending"] == "converged" and done.outcome["refutation_rounds"] == 1
+    cfg, team = judged_debate(scores, 3, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
+    events = await run_all(cfg, team)
+    m = {e.round: e.metrics for e in events if isinstance(e, MetricsComputed)}
+    assert "crit" not in m[missing] and "crit" in m[1 - missing]
+    d_jsd = m[0]["jsd"] - m[1]["jsd"]
+    expected = Adaptive()
+    expected.value(1, None)
+    assert kappas_by_round(events)[2] == pytest.approx(
+        expected.value(2, RoundSignals(d_wd=m[0]["wd"] - m[1]["wd"], d_mi=d_jsd, d_jsd=d_jsd, d_crit=0.0)), abs=1e-12)
+
+
+async def test_update_reads_each_metrics_change_with_figure_7_1s_sign_worked_by_hand() -> None:
+    """κ of round 2 = Update(κ0, the changes from round 0 to round 1), every change converging:
+    WD 0.3 → 0.2, JSD falls (so 1 − JSD rises), CRIT 0.5 → 0.6. Adaptive's formula (its
+    docstring) is worked here from hand values: s = tanh((ΔWD + 2·ΔJSD + ΔCRIT)/(4·0.05)),
+    κ = 0.9·e^{−0.1·(1 + 2s)}. Dropping any term, or one sign, gives another κ."""
+    from tests.protocols.test_evince_paper import _h
+
+    cfg, team = judged_debate([(5, 5), (6, 6), (8, 8)], 3, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
+    events = await run_all(cfg, team)
+    jsd0 = _h(0.75, 0.25) - (_h(0.9, 0.1) + _h(0.6, 0.4)) / 2
+    jsd1 = _h(0.8, 0.2) - (_h(0.9, 0.1) + _h(0.7, 0.3)) / 2
+    s = math.tanh((0.1 + 2 * (jsd0 - jsd1) + 0.1) / (4 * 0.05))
+    kappas = kappas_by_round(events)
+    assert kappas[:2] == [pytest.approx(0.9), pytest.approx(0.9)]
+    assert kappas[2] == pytest.approx(0.9 * math.exp(-0.1 * (1 + 2 * s)), abs=1e-9), kappas
+
+
+async def test_the_outcome_gives_each_metrics_change_from_the_first_to_the_last_round_by_hand() -> None:
+    """Tables 7.2/7.3's last row: each metric's change from the first to the last scored round,
+    in % of its first value, to one decimal. WD 0.3 → 0.2 → 0.1 (−66.7 %), CRIT 0.5 → 0.6 → 0.8
+    (+60.0 %), JSD worked from entropies by hand; MI from the journalled metrics. The consensus
+    is ranked by probability (Dengue before Chikungunya, though C sorts first), and its top is
+    Dengue."""
+    from tests.protocols.test_evince_paper import _h
+
+    cfg, team = judged_debate([(5, 5), (6, 6), (8, 8)], 3, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
+    events = await run_all(cfg, team)
+    m = {e.round: e.metrics for e in events if isinstance(e, MetricsComputed)}
+    assert sorted(m) == [0, 1, 2]
+    jsd0 = _h(0.75, 0.25) - (_h(0.9, 0.1) + _h(0.6, 0.4)) / 2
+    jsd2 = _h(0.85, 0.15) - (_h(0.9, 0.1) + _h(0.8, 0.2)) / 2
+    improvement = final(events).outcome["improvement"]
+    assert set(improvement) == {"wd", "mi", "crit", "jsd"}
+    assert improvement["wd"] == -66.7 and improvement["crit"] == 60.0
+    assert improvement["jsd"] == round(100 * (jsd2 - jsd0) / jsd0, 1)
+    assert improvement["mi"] == round(100 * (m[2]["mi"] - m[0]["mi"]) / m[0]["mi"], 1) and improvement["mi"] != 0
+    done = final(events)
+    assert list(done.outcome["final_distribution"]) == ["Dengue", "Chikungunya"] and done.outcome["top"] == "Dengue"
+
+
+async def test_without_a_crit_judge_each_agent_weighs_one() -> None:
+    """P_f without CRIT scores is the plain mean (Figure 7.1 with Γ_A = Γ_B): the outcome's
+    weights say 1 for each agent."""
+    cfg, team = settling_debate()
+    done = final(await run_all(cfg, team))
+    assert done.outcome["weights"] == {"agent-a": 1.0, "agent-b": 1.0}

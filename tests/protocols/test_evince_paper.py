@@ -267,6 +267,8 @@ async def test_the_final_distribution_is_weighted_by_each_agent_s_crit_score() -
     assert final.outcome["weights"] == {"agent-a": 6.0, "agent-b": 4.0}
     assert final.outcome["final_distribution"] == pytest.approx(p1, abs=1e-9)
     assert list(final.outcome["final_distribution"]) == ["Dengue", "Malaria"] and final.outcome["top"] == "Dengue"
+    # Tables 7.2/7.3's last row over two rounds: WD ½(.7 + .3 + .4) = 0.7 → ½(.3 + .3) = 0.3; CRIT 0.5 both times
+    assert final.outcome["improvement"]["wd"] == -57.1 and final.outcome["improvement"]["crit"] == 0.0
 
 
 # --- CRIT's retry inside EVINCE: a judge reply that does not parse ---------------------------------

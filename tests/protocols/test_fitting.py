@@ -509,3 +509,20 @@ async def test_the_qa_comparison_gives_the_debate_and_the_single_answer_the_same
     debate_parts = sum(v for k, v in shown.items() if "closing" in k or k == "the joint text")
     assert len(shown) == 5 and debate_parts > 0, shown  # the subject, two closings, the joint text, the answer
     assert abs(shown["the single answer"] - debate_parts) <= 0.15 * debate_parts, shown
+
+
+@pytest.mark.parametrize("context", [1536, 2048])
+async def test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole(tmp_path: Path, context: int) -> None:
+    """Seed 000's judge in SocraSynth reads every turn so far, the latest round last; when its
+    window cannot hold them all, older turns give way (oldest first) and the round just finished
+    — both agents' closing points here — stays whole."""
+    agents, said, judge, _ = _socrasynth(context=context)
+    config = ss.SocraSynthConfig(subject="Should cities ban cars?", subtopics=1, max_rounds=2, case_check=False,
+                                 agreement_judge=True)
+    await journalled(ss.run(config, agents, debate_id="s4"), tmp_path, "s4")
+    fits(judge)
+    asked = [text_of(p) for p in judge.prompts if "AGREEMENT or MORE DEBATE" in p[-1].content]
+    assert len(asked) == 4  # after the opening, both refutation rounds and the closing
+    last = asked[-1]
+    assert said["a"][-1] in last and said["b"][-1] in last  # the closings, whole
+    assert said["a"][0] not in last and LEFT_OUT in last  # the oldest turn gave way

@@ -156,7 +156,8 @@ async def test_at_the_defaults_a_wobbling_debate_runs_the_studys_rounds_and_the_
     conclude, the moderator checks with each agent"). Failed on the old code (stopped at the
     first wobble; no case check after the cap)."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT), judged_by([HIGH, WOBBLE_UP, STEADY, WOBBLE_UP]), tmp_path)
-    assert debate["stop_reason"].startswith("round cap reached (max_rounds = 3"), debate["stop_reason"]
+    assert debate["stop_reason"] == ("round cap reached (max_rounds = 3 refutation rounds after the opening round) before "
+                                     "Table 6.2's test ended the debate"), debate["stop_reason"]
     assert refutation_rounds(debate) == [1, 2, 3]
     assert debate["outcome"]["case_checks"] == [{"round": 4, "agent-a": True, "agent-b": True}]
     assert [r["round"] for r in debate["outcome"]["rounds"] if r["kind"] == "closing"] == [4]
@@ -167,7 +168,8 @@ async def test_a_fall_larger_than_the_tolerance_between_refutation_rounds_ends_t
     round 3, and the case check follows; the same fall under a tolerance of 2 does not. Failed
     on the old code (no ``crit_tolerance``)."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, STEADY, FALLEN]), tmp_path)
-    assert debate["stop_reason"].startswith("the debate's CRIT score fell from 5.5 to 3.528"), debate["stop_reason"]
+    assert debate["stop_reason"] == ("the debate's CRIT score fell from 5.5 to 3.528, by more than 1 "
+                                     "(Table 6.2's Γ ≥ Γ′ with crit_tolerance)"), debate["stop_reason"]
     assert [(r["kind"], r["round"]) for r in debate["outcome"]["rounds"]] == [
         ("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
     assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
@@ -263,6 +265,8 @@ async def test_the_judges_tables_score_argument_and_counter_argument_alike(tmp_p
         [row] = evaluation["alignments"][alignment]["judge-1"].values()
         assert row == {"agent-a": 7.0, "agent-b": 7.0}
     assert evaluation["winner"] == "tie" and evaluation["gaps"] == 0
+    assert evaluation["judges"] == {"judge-1": "judge-model"}  # who judged, on which model
+    assert {(r["alignment"], r["claim"]) for r in evaluation["reasons"]["judge-1"]} == {("a_argues", "the claim"), ("b_argues", "the claim")}
     _, one_sided, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1),
                                 agents(crit=crit_reply(rivals=())), tmp_path, "p2")
     evaluation = one_sided["outcome"]["evaluation"]
@@ -360,3 +364,113 @@ async def test_socrasynths_crit_recurses_on_claims_in_both_profiles(tmp_path: Pa
         _, debate, _ = await run(config, agents(crit=claim), tmp_path, f"rec-{profile}")
         gammas = [j for j in debate["judgements"] if j["kind"] == "crit" and j["target"] == "debate"]
         assert gammas and all("recursion" in j["reasons"]["reasons"][0] for j in gammas), (profile, gammas[0]["reasons"])
+
+
+# -- Δ, Γ and the agreement judge as journalled, worked by hand (mutation testing's survivors) ------
+
+
+async def test_each_rounds_delta_and_gamma_are_journalled_and_an_override_restarts_the_division(tmp_path: Path) -> None:
+    """Table 6.2: Δ_t = Δ0/δ^t per agent, the debate's Δ the larger (A 0.8, B 0.6, δ = 2). Each
+    round's phase and metrics carry Δ_t, and the metrics Γ_t/10 (a steady judge: Γ = 5.5,
+    judged on the debate after round t). A moderator who sets Δ to 0.6 after round 1 restarts
+    the division from the next round to start: Δ_2 = 0.6, Δ_3 = 0.3 (B's too)."""
+    from protocols.events import JudgementMade, MetricsComputed, PhaseChanged, SetContentiousness, TurnFinished
+    from protocols.moderation import CommandChannel
+
+    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=3, delta=2.0, kappa_a=0.8, kappa_b=0.6)
+    channel = CommandChannel()
+    events: list[Event] = []
+    async for event in ss.run(config, judged_by([STEADY] * 8), debate_id="d", channel=channel):
+        events.append(event)
+        if isinstance(event, MetricsComputed) and event.round == 1:
+            channel.send(SetContentiousness(0.6))
+    deltas = {0: 0.8, 1: 0.4, 2: 0.6, 3: 0.3, 4: 0.15}  # opening, refutations 1–3, closing
+    phases = [(e.phase, e.round, e.kappa) for e in events
+              if isinstance(e, PhaseChanged) and e.phase in ("opening", "refutation", "closing")]
+    assert phases == [("opening", 0, pytest.approx(0.8)), *((("refutation", t, pytest.approx(deltas[t])) for t in (1, 2, 3))),
+                      ("closing", 4, pytest.approx(0.15))], phases
+    metrics = [(e.round, e.metrics, e.kappa) for e in events if isinstance(e, MetricsComputed)]
+    assert metrics == [(t, {"delta": pytest.approx(d), "crit": 0.55}, pytest.approx(d)) for t, d in deltas.items()], metrics
+    b_kappas = [(e.round, e.kappa) for e in events if isinstance(e, TurnFinished) and e.role == "agent-b"
+                and e.kind in ("opening", "refutation", "closing")]
+    assert b_kappas == [(0, pytest.approx(0.6)), (1, pytest.approx(0.3)), (2, pytest.approx(0.6)), (3, pytest.approx(0.3)),
+                        (4, pytest.approx(0.15))], b_kappas
+    gammas = [(e.round, e.score, e.reasons["of"]) for e in events if isinstance(e, JudgementMade) and e.target == "debate"]
+    assert gammas == [(t, 5.5, f"the debate after round {t} (Table 6.2 Γ)") for t in deltas]
+
+
+class _AgreementJudge(_GammaJudge):
+    """A steady CRIT judge that also answers the agreement question with ``verdicts`` in order."""
+
+    def __init__(self, backend: ScriptedBackend, verdicts: list[str]) -> None:
+        super().__init__(backend, [])
+        self.verdicts = list(verdicts)
+        self.asked: list[str] = []
+
+    def pop(self, index: int = -1) -> str:
+        ask = self.backend.prompts[-1][-1].content
+        if "AGREEMENT or MORE DEBATE" in ask:
+            self.asked.append(ask)
+            return self.verdicts.pop(0)
+        return super().pop(index)
+
+
+async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_after_a_refutation_round(tmp_path: Path) -> None:
+    """Seed 000 in SocraSynth: after each round the first judge reads the subject and every
+    turn so far and says AGREEMENT or MORE DEBATE; its verdict is journalled with the round
+    (metric ``agreement``). AGREEMENT after the opening does not end the loop (nothing refuted
+    yet); AGREEMENT after refutation round 1 ends it before round 2, with that reason."""
+    from protocols.events import JudgementMade
+
+    judge = scripted("judge-model")
+    judge.replies = answers = _AgreementJudge(judge, ["AGREEMENT", "AGREEMENT", "MORE DEBATE"])
+    panel = ss.SocraSynthAgents(Agent("agent-a", scripted("model-a"), OPTS), Agent("agent-b", scripted("model-b"), OPTS),
+                                [Agent("judge-1", judge, OPTS)])
+    events, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=5, agreement_judge=True),
+                                  panel, tmp_path)
+    assert debate["stop_reason"] == "the agreement judge said AGREEMENT after the last refutation round (seed 000)"
+    assert [(r["kind"], r["round"]) for r in debate["outcome"]["rounds"]] == [("opening", 0), ("refutation", 1), ("closing", 2)]
+    verdicts = [(e.debate_id, e.round, e.verdict) for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]
+    assert verdicts == [("p1", 0, "AGREEMENT"), ("p1", 1, "AGREEMENT"), ("p1", 2, "MORE DEBATE")]
+    assert [(m["round"], m["agreement"]) for m in debate["metrics"]] == [(0, 1.0), (1, 1.0), (2, 0.0)]
+    point = "A point argued at length for this subtopic."
+    assert [ask.count(point) for ask in answers.asked] == [2, 4, 6]  # every turn so far, both agents
+    assert all(SUBJECT in ask for ask in answers.asked)
+
+
+def test_a_cell_is_the_mean_root_of_validity_times_credibility_to_three_decimals() -> None:
+    """Tables 6.5/6.6's cell, by hand: √(7·8) = 7.4833… → 7.483; (√(5·6) + √(9·9))/2 = 7.2386… → 7.239."""
+    result = CritResult(score=7.0, holistic=7, weighted=7.0, reasons=[{"reason": "r", "validity": 7, "credibility": 8}],
+                        rivals=[{"reason": "x", "validity": 5, "credibility": 6}, {"reason": "y", "validity": 9, "credibility": 9}])
+    assert ss.side_score(result, result.reasons) == 7.483
+    assert ss.side_score(result, result.rivals) == 7.239
+
+
+def test_the_tally_sums_to_three_decimals_and_the_panel_follows_the_majority_of_judges() -> None:
+    """Totals per alignment and judge are sums of the cells (to three decimals, never whole
+    points); each judge's winner has the higher total over both alignments, and the panel's is
+    the majority of judges' winners: here B for two judges of three."""
+    def rows(a: float, b: float) -> dict[str, dict[str, float | None]]:
+        return {"Air quality": {"agent-a": a, "agent-b": b}}
+    alignments = {"a_argues": {"judge-1": rows(6.5, 7.483), "judge-2": rows(7.25, 7.0), "judge-3": rows(7.125, 6.0)},
+                  "b_argues": {"judge-1": rows(7.25, 7.239), "judge-2": rows(6.0, 6.4), "judge-3": rows(6.5, 6.0)}}
+    out = ss.tally(alignments)  # type: ignore[arg-type]
+    assert out["totals"]["a_argues"]["judge-1"] == {"agent-a": 6.5, "agent-b": 7.483}
+    assert out["totals"]["a_argues"]["judge-3"] == {"agent-a": 7.125, "agent-b": 6.0}
+    # judge-1: 13.75 < 14.722; judge-2: 13.25 < 13.4 (whole points would call it a tie); judge-3: 13.625 > 12
+    assert out["winners"] == {"judge-1": "agent-b", "judge-2": "agent-b", "judge-3": "agent-a"}
+    assert out["winner"] == "agent-b" and out["gaps"] == 0
+
+
+async def test_a_round_whose_gamma_is_unreadable_is_journalled_without_one_and_the_debate_goes_on(tmp_path: Path) -> None:
+    """A Γ judge reply that does not parse, nor its stricter retry, leaves Γ_1 missing: round 1's
+    metrics carry Δ alone (no invented CRIT), its row says Γ None, and the loop goes on to the cap."""
+    unreadable = ["The debate seems fine to me.", '{"claim": "x", "score": 7']
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2),
+                             judged_by([STEADY, *unreadable]), tmp_path)
+    rounds = debate["outcome"]["rounds"]
+    assert [(r["kind"], r["round"], r["gamma"]) for r in rounds] == [
+        ("opening", 0, 5.5), ("refutation", 1, None), ("refutation", 2, 5.5), ("closing", 3, 5.5)]
+    by_round = {m["round"]: m for m in debate["metrics"]}
+    assert "crit" not in by_round[1] and by_round[2]["crit"] == 0.55
+    assert debate["stop_reason"].startswith("round cap reached (max_rounds = 2")
