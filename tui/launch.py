@@ -415,7 +415,7 @@ async def load_agents(registry: Registry, roles: Mapping[str, str], stack: Async
     for model_id in dict.fromkeys(roles.values()):
         entry = registry.get(model_id)
         on_progress(f"loading {entry.name} …")
-        backend = await load_backend(entry)
+        backend = await load_backend(entry, lambda stage, name=entry.name: on_progress(f"loading {name}: {stage}"))
         stack.push_async_callback(backend.aclose)
         if backend.privacy_warning:  # a server off this machine: the user must know
             on_warning(backend.privacy_warning)

@@ -49,33 +49,41 @@ class Report:
         return all(c.outcome in ("ok", "not supported") for c in self.checks[:3])
 
 
-async def _timed(name: str, action: Callable[[], Awaitable[str]], timeout: float) -> Check:
+async def _timed(name: str, action: Callable[[], Awaitable[str]], timeout: float | None) -> Check:
     started = time.perf_counter()
     try:
         detail = await asyncio.wait_for(action(), timeout)
     except NotSupported as exc:
         return Check(name, "not supported", time.perf_counter() - started, str(exc))
     except TimeoutError:
-        return Check(name, "failed", time.perf_counter() - started, f"no answer within {timeout:.0f} s")
+        return Check(name, "failed", time.perf_counter() - started, f"no answer within {timeout or 0:.0f} s")
     except (BackendError, ValueError) as exc:
         return Check(name, "failed", time.perf_counter() - started, str(exc))
     return Check(name, "ok", time.perf_counter() - started, detail)
 
 
-async def check_model(entry: ModelEntry, *, timeout: float = 120.0) -> Report:
-    """Run the four checks against ``entry``; never raises for a model's own failures."""
+async def check_model(entry: ModelEntry, *, timeout: float = 120.0,
+                      on_progress: Callable[[str], None] | None = None) -> Report:
+    """Run the four checks against ``entry``; never raises for a model's own failures.
+
+    ``timeout`` bounds each call to the model, not the load: loading can take minutes (a 70B
+    GGUF from a slow disk; vLLM's engine, which compiles the model at each start on a CPU), and a
+    load cut short would say nothing about the replies. ``on_progress`` hears how the load goes.
+    """
     report = Report()
     loaded: list[Backend] = []
 
     async def load() -> str:
-        loaded.append(await load_backend(entry))
+        loaded.append(await load_backend(entry, on_progress))
         return ", ".join(f"{k}={v}" for k, v in loaded[0].describe().items() if k not in ("model_id",))
 
-    report.checks.append(await _timed("load", load, timeout))
+    report.checks.append(await _timed("load", load, None))
     if not loaded:
         report.checks += [Check(n, "skipped") for n in ("reply", "structured reply", "scoring")]
         return report
     backend = loaded[0]
+    if on_progress is not None:
+        on_progress("a reply, a structured reply, scoring …")
     report.warning = backend.privacy_warning
     session = backend.session("health-check")
 

@@ -3,6 +3,8 @@ reading a label set, and driving a run into the journal while printing it."""
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -43,9 +45,27 @@ async def load_agents(registry: Registry, roles: dict[str, str], stack: AsyncExi
     console = Console(stderr=True, highlight=False)
     return await launch.load_agents(
         registry, roles, stack, seed=seed,
-        on_progress=lambda message: console.print(Text(message, style="dim")),
+        on_progress=progress_lines(lambda message: console.print(Text(message, style="dim"))),
         on_warning=lambda message: console.print(Text(f"warning: {message}", style="yellow")),
     )
+
+
+def progress_lines(show: Callable[[str], None], every_s: float = 30.0) -> Callable[[str], None]:
+    """Loading progress for a terminal log: each new stage at once, a stage that goes on (vLLM's
+    engine start, minutes on a CPU) every ``every_s`` seconds, not at every one-second tick."""
+    last: dict[str, Any] = {"stage": None, "at": 0.0}
+
+    def report(message: str) -> None:
+        stage = _SECONDS.sub("", message)
+        now = time.monotonic()
+        if stage != last["stage"] or now - last["at"] >= every_s:
+            last.update(stage=stage, at=now)
+            show(message)
+
+    return report
+
+
+_SECONDS = re.compile(r" … \d+ s$")
 
 
 async def run_headless(db: str | None,
