@@ -45,6 +45,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -112,11 +114,9 @@ def engine_arguments(entry: ModelEntry, path: Path, *, cpu: bool) -> dict[str, A
 
 
 def serve_flags(args: dict[str, Any]) -> list[str]:
-    """``vllm serve`` flags for :func:`engine_arguments`' result (the model is positional)."""
-    flags = [str(args["model"])]
+    """vLLM's server flags for :func:`engine_arguments`' result (``--model PATH`` first)."""
+    flags: list[str] = []
     for key, value in args.items():
-        if key == "model":
-            continue
         flag = "--" + key.replace("_", "-")
         if isinstance(value, bool):
             flags += [flag] if value else []
@@ -143,29 +143,44 @@ ENGINE_ENV = {"VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "VLLM_HOST_IP": "
 
 
 def _import_vllm() -> Any:
-    """Import vLLM without letting it print to the terminal: its own log handler (stdout) is
-    not installed in this process, so its messages go to Symposium's log, if any. The engine's
-    processes, which configure their logging themselves, write to :func:`engine_log_path`."""
+    """Import vLLM without letting it print to the terminal (the app's screen): its logging, in
+    this process and in the engine's (which inherit the setting), goes to
+    :func:`engine_log_path` through a logging configuration of ours, unless the user gave vLLM
+    one (``VLLM_LOGGING_CONFIG_PATH``)."""
     if "vllm" in sys.modules:
         return sys.modules["vllm"]
     for key, value in ENGINE_ENV.items():
         os.environ.setdefault(key, value)
-    logging.getLogger("vllm").addHandler(logging.NullHandler())  # no last-resort printing on stderr
-    saved = os.environ.get("VLLM_CONFIGURE_LOGGING")
-    os.environ["VLLM_CONFIGURE_LOGGING"] = "0"
-    try:
-        import vllm
-    finally:  # the engine's processes inherit the environment: they keep logging (to the file)
-        if saved is None:
-            os.environ.pop("VLLM_CONFIGURE_LOGGING", None)
-        else:
-            os.environ["VLLM_CONFIGURE_LOGGING"] = saved
+    # A warning vLLM logs while importing, before its configuration applies, would otherwise go
+    # to Python's last-resort handler: the terminal.
+    logging.getLogger("vllm").addHandler(logging.NullHandler())
+    if not os.environ.get("VLLM_LOGGING_CONFIG_PATH"):
+        os.environ["VLLM_LOGGING_CONFIG_PATH"] = str(_logging_config(engine_log_path()))
+    import vllm
+
     return vllm
 
 
 def engine_log_path() -> Path:
-    """Where the engine's processes write what they print (one file, replaced at each start)."""
+    """Where vLLM's messages and everything its engine's processes print go (one file, emptied
+    at each engine start)."""
     return Path(user_log_dir("symposium")) / "vllm-engine.log"
+
+
+def _logging_config(log_file: Path) -> Path:
+    """A ``dictConfig`` file sending the ``vllm`` loggers to ``log_file`` (and nowhere else)."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.touch(mode=0o600)
+    config = {
+        "version": 1, "disable_existing_loggers": False,
+        "formatters": {"vllm": {"format": "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"}},
+        "handlers": {"file": {"class": "logging.FileHandler", "filename": str(log_file), "mode": "a",
+                              "formatter": "vllm", "level": "INFO"}},
+        "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
+    }
+    path = log_file.with_name("vllm-logging.json")
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
 
 
 @contextmanager
@@ -211,10 +226,13 @@ def last_error(log_file: Path) -> str | None:
     except OSError:
         return None
     found = [m.group(0) for m in _ERROR_LINE.finditer(text)]
-    # vLLM's own summary ("Engine core initialization failed. See root cause above") says less
-    # than the cause it points to.
-    useful = [line for line in found if "See root cause above" not in line] or found
+    # vLLM's own summaries ("Engine core initialization failed. See root cause above", "EngineCore
+    # encountered an issue. See stack trace (above)") say less than the cause they point to.
+    useful = [line for line in found if not _POINTS_ELSEWHERE.search(line)] or found
     return useful[-1][:300] if useful else None
+
+
+_POINTS_ELSEWHERE = re.compile(r"root cause|stack trace", re.IGNORECASE)
 
 
 def _vllm_engine(entry: ModelEntry, path: Path) -> Any:
@@ -292,6 +310,8 @@ class EngineSlot:
         self._users: dict[int, str] = {}  # id(backend) -> model id
         #: Why the engine stopped answering, once it has (its process died).
         self._dead: str | None = None
+        #: The engine's processes (EngineCore and its workers), ended at shutdown if vLLM left any.
+        self._processes: set[int] = set()
 
     @property
     def running(self) -> bool:
@@ -323,13 +343,16 @@ class EngineSlot:
                 self._shutdown()  # a dead engine's processes and loop go first
             progress("starting vLLM's engine (on a CPU it compiles the model: minutes)")
             loop = EngineLoop()
+            before = _descendants()
             try:
                 engine = self.factory(entry, path)
             except BaseException:
                 loop.close()
+                _reap(_descendants() - before)
                 raise
             with self._lock:
                 self._engine, self._loop, self._dead = engine, loop, None
+                self._processes = _descendants() - before
 
     def detach(self, backend: object) -> None:
         """Release ``backend``'s claim; the engine (and its memory) goes with the last one."""
@@ -395,8 +418,8 @@ class EngineSlot:
             self._shutdown()
 
     def _shutdown(self) -> None:
-        engine, loop = self._engine, self._loop
-        self._engine, self._loop = None, None
+        engine, loop, processes = self._engine, self._loop, self._processes
+        self._engine, self._loop, self._processes = None, None, set()
         if engine is not None and loop is not None:
             try:
                 loop.call(engine.shutdown, SHUTDOWN_TIMEOUT_S)
@@ -405,6 +428,47 @@ class EngineSlot:
             _without_finalizer(engine)
         if loop is not None:
             loop.close()
+        _reap(processes)
+
+
+def _descendants() -> set[int]:
+    """This process's descendants now (empty where psutil, a vLLM dependency, is missing), but
+    multiprocessing's resource tracker: it serves the whole process, and ends with it."""
+    try:
+        import psutil
+    except ImportError:
+        return set()
+    found = set()
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if not any("resource_tracker" in part for part in child.cmdline()):
+                found.add(child.pid)
+    return found
+
+
+def _reap(pids: set[int], grace_s: float = 10.0) -> None:
+    """End the engine's processes that outlived its shutdown. vLLM stops a healthy engine's
+    processes itself; after its EngineCore died, the core's workers are orphans that notice only
+    slowly (a minute, seen on vLLM 0.32), and a program that has finished must not leave them."""
+    if not pids:
+        return
+    import psutil
+
+    alive = []
+    for pid in pids:
+        try:
+            alive.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            continue
+    _gone, alive = psutil.wait_procs(alive, timeout=1.0)
+    for proc in alive:
+        log.warning("ending vLLM's leftover process %d (%s)", proc.pid, proc.name())
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.terminate()
+    _gone, alive = psutil.wait_procs(alive, timeout=grace_s)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
 
 
 def _without_finalizer(engine: Any) -> None:

@@ -409,7 +409,7 @@ def test_an_entrys_engine_settings_are_used_and_become_serve_flags() -> None:
     assert (args["dtype"], args["kv_cache_memory_bytes"], args["tensor_parallel_size"]) == ("bfloat16", int(1.5 * 2**30), 2)
     assert args["gpu_memory_utilization"] == 0.5 and args["enforce_eager"] is True
     flags = serve_flags(args)
-    assert flags[0] == "/m"
+    assert flags[:2] == ["--model", "/m"]
     assert flags[flags.index("--dtype") + 1] == "bfloat16" and "--enforce-eager" in flags
     assert flags[flags.index("--max-model-len") + 1] == str(model.context_length)
     assert "--enable-prefix-caching" in flags

@@ -28,14 +28,16 @@ GREEDY = SamplingOptions(max_tokens=16, temperature=0.0, repeat_penalty=1.0)
 
 
 def engine_processes() -> set[int]:
-    """This process's descendants that are vLLM's engine (EngineCore and its workers)."""
+    """This process's descendants but multiprocessing's resource tracker (which serves the whole
+    process): vLLM's engine processes, EngineCore and its workers."""
     import psutil
 
     found = set()
     for child in psutil.Process().children(recursive=True):
         try:
-            found.add(child.pid) if "python" in child.name().lower() or "VLLM" in child.name() or "Engine" in child.name() else None
-        except psutil.NoSuchProcess:
+            if not any("resource_tracker" in part for part in child.cmdline()):
+                found.add(child.pid)
+        except psutil.Error:
             continue
     return found
 
