@@ -104,6 +104,10 @@ def engine_arguments(entry: ModelEntry, path: Path, *, cpu: bool) -> dict[str, A
         "enforce_eager": s.enforce_eager,
         "enable_prefix_caching": True,
         "seed": 0,
+        # Compact JSON: with whitespace allowed between tokens, SmolLM2 under vLLM 0.32's grammar
+        # wrote newlines until max_tokens ('{\n "symposium_probe"\n\n:\n\n\n…'), so `serve vllm`'s
+        # every structured-output dialect failed its probe. Compact JSON is the same JSON.
+        "structured_outputs_config": {"backend": "xgrammar", "disable_any_whitespace": True},
     }
     if not cpu:  # on a CPU vLLM reads it as a share of RAM, and the explicit KV size below wins
         args["gpu_memory_utilization"] = s.gpu_memory_utilization
@@ -120,6 +124,8 @@ def serve_flags(args: dict[str, Any]) -> list[str]:
         flag = "--" + key.replace("_", "-")
         if isinstance(value, bool):
             flags += [flag] if value else []
+        elif isinstance(value, dict):
+            flags += [flag, json.dumps(value)]
         else:
             flags += [flag, str(value)]
     return flags
@@ -239,8 +245,10 @@ def _vllm_engine(entry: ModelEntry, path: Path) -> Any:
     """Start vLLM's engine for ``entry`` (blocking: minutes on a CPU, which compiles the model)."""
     _import_vllm()
     from vllm import AsyncEngineArgs, AsyncLLMEngine
+    from vllm.config import StructuredOutputsConfig
 
     args = engine_arguments(entry, path, cpu=on_cpu())
+    args["structured_outputs_config"] = StructuredOutputsConfig(**args["structured_outputs_config"])
     log_file = engine_log_path()
     log.info("starting vLLM's engine for %s: %s", entry.id, args)
     try:
@@ -600,7 +608,8 @@ class VllmBackend(Backend):
         await asyncio.to_thread(self.slot.detach, self)  # the engine's shutdown takes a moment
 
     def describe(self) -> dict[str, Any]:
-        args = {k: v for k, v in self.engine_args.items() if k not in ("model", "enable_prefix_caching", "seed")}
+        args = {k: v for k, v in self.engine_args.items()
+                if k not in ("model", "enable_prefix_caching", "seed", "structured_outputs_config")}
         return {"model_id": self.model_id, "backend": self.kind, "prefix_caching": True,
                 "structured_output": "vLLM structured outputs", "n_ctx": self.context_length, **args}
 

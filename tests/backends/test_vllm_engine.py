@@ -13,6 +13,7 @@ transformers model is needed.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import threading
 import time
@@ -413,6 +414,9 @@ def test_an_entrys_engine_settings_are_used_and_become_serve_flags() -> None:
     assert flags[flags.index("--dtype") + 1] == "bfloat16" and "--enforce-eager" in flags
     assert flags[flags.index("--max-model-len") + 1] == str(model.context_length)
     assert "--enable-prefix-caching" in flags
+    # compact JSON (a small model looped on whitespace inside vLLM's JSON grammar), as a JSON flag
+    assert json.loads(flags[flags.index("--structured-outputs-config") + 1]) == {"backend": "xgrammar",
+                                                                                "disable_any_whitespace": True}
     assert "--enforce-eager" not in serve_flags(engine_arguments(entry(), Path("/m"), cpu=True))
 
 
