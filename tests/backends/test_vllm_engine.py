@@ -353,6 +353,7 @@ class SilentlyDeadEngine(FakeEngine):
         return stream()
 
 
+@pytest.mark.timeout(60)  # without the watch the reply waits forever: fail in a minute, not at the suite's limit
 def test_a_request_waiting_on_an_engine_that_died_is_not_left_waiting() -> None:
     """Seen on vLLM 0.32: kill the EngineCore while a reply waits and the reply waited forever."""
     be = backend(EngineSlot(lambda _e, _p: SilentlyDeadEngine()))
