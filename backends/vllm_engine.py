@@ -454,7 +454,7 @@ def _descendants() -> set[int]:
     return found
 
 
-def _reap(pids: set[int], grace_s: float = 10.0) -> None:
+def _reap(pids: set[int], wait_s: float = 5.0, grace_s: float = 10.0) -> None:
     """End the engine's processes that outlived its shutdown. vLLM stops a healthy engine's
     processes itself; after its EngineCore died, the core's workers are orphans that notice only
     slowly (a minute, seen on vLLM 0.32), and a program that has finished must not leave them."""
@@ -468,9 +468,9 @@ def _reap(pids: set[int], grace_s: float = 10.0) -> None:
             alive.append(psutil.Process(pid))
         except psutil.NoSuchProcess:
             continue
-    _gone, alive = psutil.wait_procs(alive, timeout=1.0)
+    _gone, alive = psutil.wait_procs(alive, timeout=wait_s)  # vLLM's own shutdown finishing
     for proc in alive:
-        log.warning("ending vLLM's leftover process %d (%s)", proc.pid, proc.name())
+        log.info("ending vLLM's leftover process %d (%s)", proc.pid, proc.name())
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.terminate()
     _gone, alive = psutil.wait_procs(alive, timeout=grace_s)
