@@ -24,7 +24,7 @@ VLLM_PIP_ARGS ?=
 VLLM_MODEL  := .cache/vllm/smollm2-135m
 VLLM_TEST_TIMEOUT ?= 1800
 
-.PHONY: demo test test-vllm venv venv-vllm clean bench
+.PHONY: demo test test-vllm venv venv-vllm clean bench mutation
 
 venv: $(STAMP)
 
@@ -41,6 +41,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not vllm"
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/backend.py
 
 venv-vllm: $(VLLM_STAMP)
 
@@ -70,6 +73,12 @@ else
 test-vllm:
 	@echo "!!! vLLM TESTS SKIPPED: $(VLLM_FLAVOUR)"
 endif
+
+# Mutation testing of the guarantee modules (benchmarks/mutation.py; not part of `make test`).
+# `make mutation MUTATION_ARGS="--quick 25 --jobs 2"` for a sample.
+MUTATION_ARGS ?=
+mutation: $(STAMP)
+	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) .cache/vllm build *.egg-info .pytest_cache

@@ -13,56 +13,22 @@ keeps its own KV cache (llama.cpp) or relies on the server's prefix cache (vLLM,
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from .registry import ModelEntry
+# Defined in the leaf module :mod:`backends.values` and re-exported: callers import them from here.
+from .values import Message as Message, Role as Role, SamplingOptions as SamplingOptions
 
-Role = Literal["system", "user", "assistant"]
 FinishReason = Literal["stop", "length", "cancelled", "error"]
 #: How a producer hands one piece of reply text to the event loop (see :class:`Generation`).
 Emit = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Message:
-    """One chat message. ``content`` is plain text; nothing in it is ever interpreted."""
-
-    role: Role
-    content: str
-
-
-@dataclass(frozen=True)
-class SamplingOptions:
-    """Decoding options for one call. ``None`` means "the backend's default"."""
-
-    max_tokens: int = 256
-    temperature: float = 0.7
-    top_p: float = 0.95
-    top_k: int = 40
-    min_p: float = 0.05
-    repeat_penalty: float = 1.1
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-
-    def merged(self, **overrides: Any) -> SamplingOptions:
-        """A copy with the given fields replaced; ``None`` values are ignored."""
-        clean = {k: v for k, v in overrides.items() if v is not None}
-        if "stop" in clean:
-            clean["stop"] = tuple(clean["stop"])
-        return SamplingOptions(**{**asdict(self), **clean})
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
 
 
 @dataclass
@@ -384,21 +350,38 @@ class Session(ABC):
         return sum(len(m.content) for m in messages) // 4 + 8 * len(messages)
 
 
+class ModelSpec(Protocol):
+    """What this interface needs of a backend's registry entry (:class:`backends.registry.ModelEntry`
+    is one). A protocol rather than an import: the registry imports this module's values, and
+    ``base`` importing the registry back was the circle base → registry → chat_format → base."""
+
+    @property
+    def id(self) -> str: ...
+
+    def default_options(self) -> SamplingOptions: ...
+
+
 class Backend(ABC):
     """One loaded model on one serving technology."""
 
     model_id: str
     kind: str
-    #: The model's entry in ``models.toml`` (its sampling defaults, its source).
-    entry: ModelEntry
+    #: The model's entry in ``models.toml`` (its sampling defaults, its source); each backend
+    #: module narrows this to :class:`backends.registry.ModelEntry`.
+    entry: ModelSpec
     #: Tokens the model can attend to (prompt plus reply).
     context_length: int = 4096
+    #: Set by :meth:`aclose`: a closed model is refused by name, never touched (a llama.cpp
+    #: model used after it was freed crashed the whole process).
+    _closed: bool = False
 
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}
 
     def session(self, name: str) -> Session:
         """The session (own cache) for agent ``name``, created on first use."""
+        if self._closed:
+            raise BackendError(f"model {self.model_id!r} was closed; it cannot answer after its debate or command ended")
         existing = self._sessions.get(name)
         if existing is None:
             existing = self._new_session(name)
@@ -409,7 +392,9 @@ class Backend(ABC):
     def _new_session(self, name: str) -> Session: ...
 
     async def aclose(self) -> None:
-        """Release the model. The backend must not be used afterwards."""
+        """Release the model; :meth:`session` refuses it afterwards. Backends that release
+        more call this last."""
+        self._closed = True
         self._sessions.clear()
 
     def describe(self) -> dict[str, Any]:

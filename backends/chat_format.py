@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .base import Message
+from .values import Message
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ class TransformersBackend(Backend):
     """One model loaded once with transformers; a KV cache per session."""
 
     kind = "transformers"
+    entry: ModelEntry
 
     def __init__(self, entry: ModelEntry, path: Path) -> None:
         super().__init__()
@@ -127,6 +128,7 @@ class TransformersBackend(Backend):
         with self.lock:
             self._sessions.clear()
             self.model = None
+        await super().aclose()
 
     def describe(self) -> dict[str, Any]:
         return {

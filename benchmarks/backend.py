@@ -50,6 +50,7 @@ from rich.table import Table  # noqa: E402
 
 from backends.base import Message, SamplingOptions  # noqa: E402
 from backends.chat_format import ChatFormat  # noqa: E402
+from backends.lifecycle import Engines  # noqa: E402
 from backends.llamacpp import LlamaCppBackend, LlamaCppSession  # noqa: E402
 from backends.registry import load_registry  # noqa: E402
 from backends.sources import resolve_path  # noqa: E402
@@ -500,44 +501,46 @@ async def bench_model(model_id: str, args: argparse.Namespace, console: Console)
     entry = load_registry().get(model_id)
     path = resolve_path(entry)
     console.log(f"[bold]{model_id}[/]: loading {path.name}")
-    backend = LlamaCppBackend(entry, path)
-    llm = load_raw_llama(path, backend.n_threads)
-    try:
-        session = backend.session("bench")
-        assert isinstance(session, LlamaCppSession)
-        free_messages = [Message("user", DEBATE_PROMPT)]
-        json_messages = [Message("user", JSON_PROMPT)]
-        raw_len = len(llm.tokenize(render_prompt(backend.format, free_messages).encode(), add_bos=True, special=True))
-        prompts_match = raw_len == session.count_tokens(free_messages)
-
-        decode: list[dict[str, Any]] = []
-        if not args.scoring_only:
-            console.log(f"{model_id}: decode, free text ({args.repeat} × {args.tokens} tokens each side)")
-            free = await compare_decode("free", llm, session, free_messages, args.tokens, args.repeat)
-            console.log(f"{model_id}: decode, JSON grammar")
-            constrained = await compare_decode("json", llm, session, json_messages, args.tokens, args.repeat, DebateTurn)
-            decode = [free.summary(), constrained.summary()]
-
-        labels, rows = load_cases()
-        console.log(f"{model_id}: scoring {len(labels)} labels, shared prompt vs one prompt per label")
-        raw_scorer = load_raw_llama(path, backend.n_threads, logits_all=True)
+    async with Engines() as engines:  # the backend is closed however the measurements end
+        backend = await engines.load_entry(entry)
+        if not isinstance(backend, LlamaCppBackend):
+            raise SystemExit(f"{model_id}: this benchmark measures the llamacpp backend, not {entry.backend!r}")
+        llm = load_raw_llama(path, backend.n_threads)
         try:
-            scoring = await compare_scoring(
-                session, case_messages(rows[args.case]), labels, args.repeat, args.naive_repeat, args.naive_labels, raw_scorer
-            )
+            session = backend.session("bench")
+            assert isinstance(session, LlamaCppSession)
+            free_messages = [Message("user", DEBATE_PROMPT)]
+            json_messages = [Message("user", JSON_PROMPT)]
+            raw_len = len(llm.tokenize(render_prompt(backend.format, free_messages).encode(), add_bos=True, special=True))
+            prompts_match = raw_len == session.count_tokens(free_messages)
+
+            decode: list[dict[str, Any]] = []
+            if not args.scoring_only:
+                console.log(f"{model_id}: decode, free text ({args.repeat} × {args.tokens} tokens each side)")
+                free = await compare_decode("free", llm, session, free_messages, args.tokens, args.repeat)
+                console.log(f"{model_id}: decode, JSON grammar")
+                constrained = await compare_decode("json", llm, session, json_messages, args.tokens, args.repeat, DebateTurn)
+                decode = [free.summary(), constrained.summary()]
+
+            labels, rows = load_cases()
+            console.log(f"{model_id}: scoring {len(labels)} labels, shared prompt vs one prompt per label")
+            raw_scorer = load_raw_llama(path, backend.n_threads, logits_all=True)
+            try:
+                scoring = await compare_scoring(
+                    session, case_messages(rows[args.case]), labels, args.repeat, args.naive_repeat, args.naive_labels, raw_scorer
+                )
+            finally:
+                raw_scorer.close()
+            return {
+                "model": model_id,
+                "chat_format": backend.format.name,
+                "threads": backend.n_threads,
+                "prompt_tokens_match": prompts_match,
+                "decode": decode,
+                "scoring": scoring.summary() | {"case_id": rows[args.case].get("case_id")},
+            }
         finally:
-            raw_scorer.close()
-        return {
-            "model": model_id,
-            "chat_format": backend.format.name,
-            "threads": backend.n_threads,
-            "prompt_tokens_match": prompts_match,
-            "decode": decode,
-            "scoring": scoring.summary() | {"case_id": rows[args.case].get("case_id")},
-        }
-    finally:
-        llm.close()
-        await backend.aclose()
+            llm.close()
 
 
 # -- reporting ----------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from backends.base import Backend, Message, SamplingOptions  # noqa: E402
-from backends.factory import create_backend  # noqa: E402
+from backends.lifecycle import Engines  # noqa: E402
 from backends.registry import ModelEntry, load_registry  # noqa: E402
 from backends.serve_llamacpp import command, free_port, wait_until_ready  # noqa: E402
 from tui.cli.parser import OFFLINE_ENV  # noqa: E402
@@ -126,19 +126,18 @@ async def run(args: argparse.Namespace, console: Console) -> list[Result]:
     kinds = [k for k in args.backends.split(",") if k]
     loaded: dict[str, tuple[Backend, Result]] = {}
     with served(base.id, Path(args.server_log)) as url:
-        for kind in kinds:
-            console.print(f"loading {base.id} on {kind} …", style="dim")
-            started = time.perf_counter()
-            backend = await asyncio.to_thread(create_backend, entry_for(kind, base, url))
-            loaded[kind] = (backend, Result(kind, time.perf_counter() - started))
-            await backend.session("warm-up").complete([Message("user", "Hi")], SamplingOptions(max_tokens=2, temperature=0.0))
-        for round_ in range(args.repeat):
-            for kind in kinds:  # interleaved, so load on the machine hits every backend alike
-                console.print(f"round {round_ + 1}/{args.repeat}: {kind}", style="dim")
-                backend, result = loaded[kind]
-                await decode_round(backend, args.tokens, result, args.concurrency)
-        for backend, _ in loaded.values():
-            await backend.aclose()
+        async with Engines() as engines:  # every backend closed before the server stops, also on error
+            for kind in kinds:
+                console.print(f"loading {base.id} on {kind} …", style="dim")
+                started = time.perf_counter()
+                backend = await engines.load_entry(entry_for(kind, base, url))
+                loaded[kind] = (backend, Result(kind, time.perf_counter() - started))
+                await backend.session("warm-up").complete([Message("user", "Hi")], SamplingOptions(max_tokens=2, temperature=0.0))
+            for round_ in range(args.repeat):
+                for kind in kinds:  # interleaved, so load on the machine hits every backend alike
+                    console.print(f"round {round_ + 1}/{args.repeat}: {kind}", style="dim")
+                    backend, result = loaded[kind]
+                    await decode_round(backend, args.tokens, result, args.concurrency)
     return [result for _, result in loaded.values()]
 
 

@@ -1,21 +1,34 @@
-"""Crash safety, measured: hundreds of headless debates killed after shown turns, checked, resumed.
+"""Crash safety, measured: hundreds of debates killed after shown turns, each kill proven, checked, resumed.
 
-    python benchmarks/crash.py --kills 200 --model-kills 10 [--seed S] [--jobs 2]
+    python benchmarks/crash.py --kills 240 --model-kills 10 --app-kills 10 [--seed S] [--jobs 2] [--trials-csv F]
+    python benchmarks/crash.py --kills 0 --model-kills 0 --app-kills 8 --signal Ctrl-C   # one signal only
 
 ``--kills`` run in the fast mode (scripted backends streaming at a model's pace, the real
 protocol, journal and printer); ``--model-kills`` run ``symposium run``/``resume`` on the
-bundled SmolLM2 model. Every kill is timed from the debate's own output (after 1–5 shown
-turns, plus a random part of a turn), SIGKILL four times in five, else SIGINT. Prints the
-seed, a summary table per mode and every failed trial. The figures go into RELIABILITY.md.
+bundled SmolLM2 model; ``--app-kills`` run the Textual app on it under a pseudo-terminal,
+resumed in the app. Every kill is timed from the debate's own progress (after 1–5 shown
+turns in the fast mode, 1–4 headless and 1–3 in the app on the model, whose debates may
+converge after four; plus a random part of a turn); headless modes get SIGKILL or SIGINT,
+the app SIGKILL or the Ctrl-C key (answered "Quit" in its dialog), drawn evenly.
+
+A kill counts only when it took effect, proven by the exit status (``tests/helpers/crash_harness.py``):
+-9 for SIGKILL; 130 (the interrupt path) or -2 for SIGINT; the dialog answered and exit 0 for
+Ctrl-C. Signals that came after the process had exited or the debate had ended (``late``),
+trials whose debate ended before the chosen moment (``not sent``) and signals that changed
+nothing (``no effect``, a failure) are counted apart. Prints the seed, two tables by mode and
+signal, and every failed trial; exits 1 if any trial failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,49 +37,90 @@ sys.path.insert(0, str(REPO))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from tests.helpers.crash_harness import Trial, run_trials  # noqa: E402
+from tests.helpers.crash_harness import MODES, SIGNALS, Trial, run_trials  # noqa: E402
 
 
-def summary(trials: list[Trial], mode: str, seconds: float) -> list[str]:
-    mine = [t for t in trials if t.mode == mode]
-    lost = sum(max(0, t.printed_before - t.turns_before) for t in mine)
-    return [mode, str(len(mine)), str(sum(t.sig == "SIGKILL" for t in mine)), str(sum(t.sig == "SIGINT" for t in mine)),
-            str(sum(t.turns_before for t in mine)), str(lost),
-            str(sum(t.integrity == "ok" for t in mine)), str(sum(t.rows_valid for t in mine)),
-            f"{sum(t.resumed for t in mine)}/{sum(t.status_before not in ('finished', 'stopped') for t in mine)}",
-            str(sum(not t.kept for t in mine)), str(sum(t.survived for t in mine)), f"{seconds:.0f}"]
+def _statuses(trials: list[Trial]) -> str:
+    counts = Counter(t.returncode for t in trials if t.sent)
+    return " ".join(f"{code}×{n}" for code, n in sorted(counts.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+
+
+def did_it_take(trials: list[Trial], mode: str, sig: str, seconds: float) -> list[str]:
+    mine = [t for t in trials if t.mode == mode and t.sig == sig]
+    outcome = Counter(t.outcome for t in mine)
+    return [mode, sig, str(len(mine)), str(outcome["kill"]), str(sum(t.cut_off for t in mine)), str(outcome["late"]),
+            str(outcome["not sent"]), str(outcome["no effect"]), _statuses(mine), f"{seconds:.0f}"]
+
+
+def journal_after(trials: list[Trial], mode: str, sig: str) -> list[str]:
+    kills = [t for t in trials if t.mode == mode and t.sig == sig and t.outcome == "kill"]
+    cut = [t for t in kills if t.cut_off]
+    return [mode, sig, str(len(kills)), str(sum(t.stored_at_signal for t in kills)),
+            str(sum(t.turns_before - t.stored_at_signal for t in kills)),
+            str(sum(max(0, t.printed_before - t.turns_before) for t in kills)),
+            str(sum(t.integrity == "ok" for t in kills)), str(sum(t.rows_valid for t in kills)),
+            f"{sum(t.marked_as_promised for t in cut)}/{len(cut)}",
+            f"{sum(t.resumed for t in cut)}/{len(cut)}", str(sum(t.turns_after - t.turns_before for t in cut)),
+            str(sum(not t.kept for t in kills)), f"{sum(t.survived for t in kills)}/{len(kills)}"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=200, help="kills in the fast (scripted) mode")
-    parser.add_argument("--model-kills", type=int, default=10, help="kills on the bundled model")
+    parser.add_argument("--kills", type=int, default=240, help="trials in the fast (scripted) mode")
+    parser.add_argument("--model-kills", type=int, default=10, help="trials on the bundled model, headless")
+    parser.add_argument("--app-kills", type=int, default=10, help="trials of the app on the bundled model")
     parser.add_argument("--seed", type=int, default=None, help="default: a fresh one, printed")
     parser.add_argument("--jobs", type=int, default=2, help="fast-mode debates run side by side on one journal")
+    parser.add_argument("--trials-csv", type=Path, default=None, help="write every trial's record here")
+    parser.add_argument("--signal", choices=sorted({s for pair in SIGNALS.values() for s in pair}), default=None,
+                        help="only this signal, in the modes that use it (default: each mode's two, drawn evenly)")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
-    console = Console(width=max(160, Console().width))  # the table whole, also when piped
+    console = Console(width=max(190, Console().width))  # the tables whole, also when piped
     console.print(f"seed {seed}")
     trials: list[Trial] = []
     seconds: dict[str, float] = {}
+    counts = {"fast": args.kills, "model": args.model_kills, "app": args.app_kills}
+    if args.signal is not None:  # a mode that never uses it runs no trials
+        counts = {mode: n if args.signal in SIGNALS[mode] else 0 for mode, n in counts.items()}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "journal.db"
-        for mode, count, jobs in (("fast", args.kills, args.jobs), ("model", args.model_kills, 1)):
+        for mode in MODES:
             started = time.perf_counter()
-            trials += run_trials(db, count, seed=seed, mode=mode, jobs=jobs, first=len(trials) + 1)  # type: ignore[arg-type]
+            trials += run_trials(db, counts[mode], seed=seed, mode=mode, jobs=args.jobs if mode == "fast" else 1,
+                                 first=len(trials) + 1, signals=[args.signal] if args.signal else None)
             seconds[mode] = time.perf_counter() - started
-    table = Table(title=f"random kills timed from the debate's output (seed {seed})")
-    for col in ("mode", "kills", "SIGKILL", "SIGINT", "turns kept", "shown but lost", "integrity ok", "rows whole",
-                "resumed to the end", "earlier turns changed", "survived", "s"):
-        table.add_column(col, justify="right")
-    for mode in ("fast", "model"):
-        table.add_row(*summary(trials, mode, seconds[mode]))
-    console.print(table)
-    for t in trials:
-        if not t.survived:
-            console.print(f"[red]FAILED[/] {t}")
-    console.print(f"survived {sum(t.survived for t in trials)}/{len(trials)} kills; "
+    if args.trials_csv is not None:
+        fields = [f.name for f in dataclasses.fields(Trial)] + ["outcome", "cut_off", "survived"]
+        with args.trials_csv.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            for t in trials:
+                writer.writerow({**dataclasses.asdict(t), "outcome": t.outcome, "cut_off": t.cut_off, "survived": t.survived})
+    rows = [(mode, sig) for mode in MODES if counts[mode] for sig in SIGNALS[mode] if args.signal in (None, sig)]
+    took = Table(title=f"did each kill take? (seed {seed}; kills timed from the debate's progress)")
+    for col in ("mode", "signal", "trials", "kills (took)", "cut a debate off", "late", "not sent", "no effect",
+                "exit statuses", "s (mode)"):
+        took.add_column(col, justify="right")
+    for mode, sig in rows:
+        took.add_row(*did_it_take(trials, mode, sig, seconds[mode]))
+    console.print(took)
+    journal = Table(title="the journal after each kill that took")
+    for col in ("mode", "signal", "kills", "turns stored at the signal", "written after it", "shown but lost",
+                "integrity ok", "rows whole", "marked as promised", "resumed to the end", "written by resume",
+                "earlier turns changed", "survived"):
+        journal.add_column(col, justify="right")
+    for mode, sig in rows:
+        journal.add_row(*journal_after(trials, mode, sig))
+    console.print(journal)
+    failed = [t for t in trials if t.outcome == "no effect" or (t.outcome == "kill" and not t.survived)]
+    for t in failed:
+        console.print(f"[red]FAILED[/] {t}", markup=True, highlight=False)
+    kills = [t for t in trials if t.outcome == "kill"]
+    console.print(f"{len(kills)} kills took ({sum(t.cut_off for t in kills)} cut a debate off) of {len(trials)} trials; "
+                  f"{sum(t.survived for t in kills)}/{len(kills)} survived; {len(failed)} failed; "
                   f"command: python benchmarks/crash.py {' '.join(sys.argv[1:])}")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

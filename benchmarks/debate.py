@@ -40,7 +40,6 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -130,11 +129,13 @@ class Meter:
 
 async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     """One debate of ``args.protocol`` with the KV way ``args.mode``; returns its numbers."""
+    from backends.lifecycle import Engines
     from backends.llamacpp import LlamaCppBackend
     from backends.registry import Registry, load_registry
     from protocols import evince, socrasynth
+    from protocols.agents import agents_for
     from store.journal import Journal
-    from tui import launch
+    from tui.forms import load_labels
     from tui.headless.runner import drive
 
     meter = Meter()
@@ -146,14 +147,14 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
         update["context_length"] = args.context
     registry = Registry(base.path, {k: e.model_copy(update=update) for k, e in base.entries.items()})
     started = time.perf_counter()
-    async with AsyncExitStack() as stack:
+    async with Engines(registry) as engines:
         if args.protocol == "evince":
             roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, "judge": args.judge}
         else:
             roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, "judge-1": args.judge}
-        agents = await launch.load_agents(registry, roles, stack, seed=args.seed)
+        backends = await engines.load(roles.values())
+        agents = agents_for(roles, backends, seed=args.seed)
         loaded = time.perf_counter()
-        backends = {id(a.backend): a.backend for a in agents.values()}
         for backend in backends.values():
             if isinstance(backend, LlamaCppBackend):
                 backend.kv_reuse = args.mode != "naive"
@@ -163,16 +164,17 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
             with DEV_CSV.open(newline="", encoding="utf-8") as handle:
                 row = list(csv.DictReader(handle))[args.case]
             config = evince.EvinceConfig(
-                case=row["symptoms"], labels=launch.load_labels(str(DEV_CSV)), scoring="scored",
-                max_rounds=args.rounds, turn_tokens=args.turn_tokens, crit_tokens=args.crit_tokens,
-                eps_wd=-1.0, eps_mi=-1.0, eps_jsd=-1.0, eps_crit=-1.0,  # never stop early: a 5-round cost
+                case=row["symptoms"], labels=load_labels(str(DEV_CSV)), scoring="scored",
+                # EVINCE's max_rounds counts refutation rounds after the opening one: N rounds in all.
+                max_rounds=args.rounds - 1, turn_tokens=args.turn_tokens, crit_tokens=args.crit_tokens,
+                eps_wd=0.0, eps_mi=0.0, eps_jsd=0.0, eps_crit=0.0,  # |Δ| < 0 never holds: a 5-round cost
             )
             events = evince.run(config, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]),
                                 debate_id=f"bench-{os.getpid()}")
         else:
             config = socrasynth.SocraSynthConfig(
                 subject=SUBJECT, max_rounds=args.rounds, subtopics=2, turn_tokens=args.turn_tokens,
-                crit_tokens=args.crit_tokens, delta=1.05,
+                crit_tokens=args.crit_tokens, delta=1.05, crit_tolerance=9.0, case_check=False,  # never stop early
             )
             panel = socrasynth.SocraSynthAgents(a=agents["agent-a"], b=agents["agent-b"], judges=[agents["judge-1"]])
             events = socrasynth.run(config, panel, debate_id=f"bench-{os.getpid()}")

@@ -1,13 +1,16 @@
-"""Fuzzing, measured: ≥ 10,000 strings through every parser, the metrics and the terminal sanitizer.
+"""Fuzzing, measured: ≥ 10,000 replies through the 14 parsers of model output, each accepted value held to the reply.
 
-    python benchmarks/fuzz.py [--strings 12000] [--seed S]
+    python benchmarks/fuzz.py [--strings 10500] [--metric-cases 750] [--sanitizer-strings 750] [--seed S]
 
 Each parser gets replies drawn from its own schema, valid and then cut, re-quoted,
 reordered, padded, fenced or injected (``tests/helpers/fuzzing.py``), and is held to the
-contract of ``tests/guarantees/test_fuzz_schemas.py``. The metrics get near-degenerate and sparse
-distributions with arbitrary cost matrices; the terminal sanitizer gets every mangled reply
-plus hostile text. An *escape* is an exception that got out, a broken contract, or a control
-character left in sanitized text. Prints the seed (fresh by default) and one row per target.
+contract of ``tests/guarantees/test_fuzz_schemas.py``: a value it accepts must be what the
+reply says (compared with the reply's own JSON under the parser's rules, not re-validated
+from the parser's own output); a valid reply must be accepted; a repair must be noted; a
+rejection must give its reason. ``--strings`` is the parsers' total, shared evenly; the
+metrics (near-degenerate and sparse distributions, arbitrary cost matrices) and the terminal
+sanitizer (every mangled reply plus hostile text) get their own counts and their own table,
+outside the parsers' total. Prints the seed (fresh by default); exits 1 on any escape.
 """
 
 from __future__ import annotations
@@ -30,8 +33,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from protocols import metrics as M  # noqa: E402
-from tests.helpers.fuzzing import INJECTIONS, TARGETS, mangled  # noqa: E402
-from tests.guarantees.test_fuzz_schemas import check  # noqa: E402
+from tests.helpers.fuzzing import ACCEPTED, ESCAPES, INJECTIONS, MANGLES, REJECTED, TARGETS, check, mangled  # noqa: E402
 from tui.sanitize import terminal_safe  # noqa: E402
 
 CONTROLS = {chr(c) for c in range(32) if chr(c) not in "\n\t"} | {"\x7f"} | {chr(c) for c in range(0x80, 0xA0)}
@@ -48,13 +50,15 @@ def run_parser(name: str, n: int, s: int, stats: Counter, failures: list[str]) -
     @_settings(n, s)
     @given(mangled(name))
     def one(case: tuple[str, str, object]) -> None:
+        how = case[0]
+        verdict = check(name, *case)
         stats[(name, "strings")] += 1
-        try:
-            check(name, *case)
-            stats[(name, "accepted" if TARGETS[name][1](case[1]).accepted else "rejected")] += 1
-        except Exception:  # noqa: BLE001 - counted and shown: an escape is the figure
-            stats[(name, "escapes")] += 1
-            failures.append(f"{name}: {case[1][:80]!r}\n{traceback.format_exc(limit=2)}")
+        stats[(name, verdict.kind)] += 1
+        stats[(how, "strings")] += 1
+        stats[(how, verdict.kind)] += 1
+        stats[(name, "repaired")] += verdict.noted
+        if verdict.kind in ESCAPES:
+            failures.append(verdict.detail)
 
     one()
 
@@ -68,7 +72,7 @@ def run_metrics(n: int, s: int, stats: Counter, failures: list[str]) -> None:
                                                           st.lists(MASS, min_size=k, max_size=k),
                                                           st.lists(st.floats(0, 50), min_size=k * k, max_size=k * k))))
     def one(case: tuple[list[float], list[float], list[float]]) -> None:
-        stats[("metrics", "strings")] += 1
+        stats[("metrics", "tried")] += 1
         a, b, cost = (np.array(x) for x in case)
         a[0] += 1e-9 if a.sum() == 0 else 0
         b[-1] += 1e-9 if b.sum() == 0 else 0
@@ -76,8 +80,8 @@ def run_metrics(n: int, s: int, stats: Counter, failures: list[str]) -> None:
             snap = M.compute_all({f"L{i}": float(x) for i, x in enumerate(a)}, {f"L{i}": float(x) for i, x in enumerate(b)})
             w = M.wasserstein(a, b, cost.reshape(a.size, a.size))
             assert all(np.isfinite(v) for v in vars(snap).values()) and np.isfinite(w) and w >= 0
-            stats[("metrics", "accepted")] += 1
-        except Exception:  # noqa: BLE001
+            stats[("metrics", "held")] += 1
+        except Exception:  # noqa: BLE001 - counted and shown: an escape is the figure
             stats[("metrics", "escapes")] += 1
             failures.append(f"metrics: {case}\n{traceback.format_exc(limit=2)}")
 
@@ -91,12 +95,12 @@ def run_sanitizer(n: int, s: int, stats: Counter, failures: list[str]) -> None:
     @given(st.one_of(st.sampled_from(names).flatmap(lambda nm: mangled(nm).map(lambda c: c[1])),
                      st.text(max_size=200), st.lists(st.sampled_from(INJECTIONS), max_size=6).map("".join)))
     def one(text: str) -> None:
-        stats[("terminal sanitizer", "strings")] += 1
+        stats[("terminal sanitizer", "tried")] += 1
         try:
             safe = terminal_safe(text)
             left = {ch for ch in safe if ch in CONTROLS}
             assert not left, f"control characters left: {sorted(left)!r}"
-            stats[("terminal sanitizer", "accepted")] += 1
+            stats[("terminal sanitizer", "held")] += 1
         except Exception:  # noqa: BLE001
             stats[("terminal sanitizer", "escapes")] += 1
             failures.append(f"sanitizer: {text[:80]!r}\n{traceback.format_exc(limit=2)}")
@@ -106,34 +110,60 @@ def run_sanitizer(n: int, s: int, stats: Counter, failures: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--strings", type=int, default=12_000, help="in all, shared out over the targets")
+    parser.add_argument("--strings", type=int, default=10_500, help="through the 14 parsers in all, shared evenly")
+    parser.add_argument("--metric-cases", type=int, default=750, help="distribution pairs through the metrics")
+    parser.add_argument("--sanitizer-strings", type=int, default=750, help="strings through the terminal sanitizer")
     parser.add_argument("--seed", type=int, default=None, help="default: a fresh one, printed")
     args = parser.parse_args()
     s = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    console = Console(width=max(160, Console().width))  # the table whole, also when piped
+    console = Console(width=max(170, Console().width))  # the table whole, also when piped
     console.print(f"seed {s}")
-    per = -(-args.strings // (len(TARGETS) + 2))
+    per = -(-args.strings // len(TARGETS))
     stats: Counter = Counter()
     failures: list[str] = []
     started = time.perf_counter()
     for name in sorted(TARGETS):
         run_parser(name, per, s, stats, failures)
-    run_metrics(per, s, stats, failures)
-    run_sanitizer(per, s, stats, failures)
-    table = Table(title=f"fuzzed strings (seed {s})")
-    for col in ("target", "strings", "accepted", "rejected", "escapes"):
+    parsed_s = time.perf_counter() - started
+    run_metrics(args.metric_cases, s, stats, failures)
+    run_sanitizer(args.sanitizer_strings, s, stats, failures)
+
+    table = Table(title=f"replies through the parsers of model output (seed {s}); an accepted value matches the reply")
+    for col in ("parser", "strings", "accepted", "of which repaired", "rejected with a reason",
+                "escapes: raised", "wrong value", "valid rejected", "repair unnoted", "rejected, no reason"):
         table.add_column(col, justify="right")
-    targets = [*sorted(TARGETS), "metrics", "terminal sanitizer"]
-    for t in targets:
-        table.add_row(t, *(str(stats[(t, k)]) for k in ("strings", "accepted", "rejected", "escapes")))
-    total = {k: sum(stats[(t, k)] for t in targets) for k in ("strings", "accepted", "rejected", "escapes")}
-    table.add_row("all", *(str(total[k]) for k in ("strings", "accepted", "rejected", "escapes")), style="bold")
+    keys = ("strings", ACCEPTED, "repaired", REJECTED, *ESCAPES)
+    for name in sorted(TARGETS):
+        table.add_row(name, *(str(stats[(name, k)]) for k in keys))
+    total = {k: sum(stats[(name, k)] for name in TARGETS) for k in keys}
+    table.add_row(f"{len(TARGETS)} parsers", *(str(total[k]) for k in keys), style="bold")
     console.print(table)
+
+    by_mangle = Table(title="the same replies by how they were made")
+    for col in ("made", "strings", "accepted", "rejected with a reason", "escapes"):
+        by_mangle.add_column(col, justify="right")
+    for how in MANGLES:
+        by_mangle.add_row(how, str(stats[(how, "strings")]), str(stats[(how, ACCEPTED)]), str(stats[(how, REJECTED)]),
+                          str(sum(stats[(how, k)] for k in ESCAPES)))
+    console.print(by_mangle)
+
+    others = Table(title="the metrics and the terminal sanitizer (not parsers: not in the total above)")
+    for col in ("target", "cases", "held", "escapes", "what holds"):
+        others.add_column(col, justify="right")
+    others.add_row("metrics", *(str(stats[("metrics", k)]) for k in ("tried", "held", "escapes")),
+                   "every metric finite, Wasserstein ≥ 0")
+    others.add_row("terminal sanitizer", *(str(stats[("terminal sanitizer", k)]) for k in ("tried", "held", "escapes")),
+                   "no control character left")
+    console.print(others)
+
     for f in failures[:10]:
         console.print(f, markup=False, highlight=False)
-    console.print(f"{total['strings']} strings, {total['escapes']} escapes; {time.perf_counter() - started:.0f} s; "
-                  f"command: python benchmarks/fuzz.py {' '.join(sys.argv[1:])}")
-    sys.exit(1 if total["escapes"] else 0)
+    escapes = sum(total[k] for k in ESCAPES) + stats[("metrics", "escapes")] + stats[("terminal sanitizer", "escapes")]
+    console.print(f"{total['strings']} replies through {len(TARGETS)} parsers in {parsed_s:.0f} s, "
+                  f"{sum(total[k] for k in ESCAPES)} escapes; {stats[('metrics', 'tried')]} metric cases and "
+                  f"{stats[('terminal sanitizer', 'tried')]} sanitizer strings besides; {escapes} escapes in all; "
+                  f"{time.perf_counter() - started:.0f} s; command: python benchmarks/fuzz.py {' '.join(sys.argv[1:])}")
+    sys.exit(1 if escapes else 0)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ from textual.pilot import Pilot  # noqa: E402
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
-from tui.launch import EVINCE  # noqa: E402
+from tui.protocol_catalog import EVINCE  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 from tui.app.screens.help import HelpScreen  # noqa: E402
 from textual.widgets import Static  # noqa: E402
@@ -140,7 +140,7 @@ async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[fl
     results: dict[str, list[float]] = {}
     async with bench_app() as (app, pilot, clock):
         results["idle"] = await press_latencies(pilot, clock, presses, label="idle")
-        values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 3, "turn_tokens": 256}
+        values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 2, "turn_tokens": 256}
         app.start_debate(EVINCE, values)
         await pilot.pause()
         debate = app.screen

@@ -38,6 +38,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from backends.base import Backend, SamplingOptions  # noqa: E402
+from backends.lifecycle import Engines  # noqa: E402
 from backends.registry import LocalSource, VllmSettings, load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tests.helpers.paths import dev_csv  # noqa: E402
@@ -61,20 +62,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def backends_on_one_engine(args: argparse.Namespace) -> dict[str, Backend]:
+async def backends_on_one_engine(args: argparse.Namespace, engines: Engines) -> dict[str, Backend]:
     """Models A and B of the benchmark: two registry entries on the same folder, so one engine
-    serves both (and the benchmark's two single-model systems keep distinct names)."""
-    from backends.vllm_engine import VllmBackend
+    serves both (and the benchmark's two single-model systems keep distinct names), loaded
+    through the lifecycle as every interface loads them (closed when ``engines`` closes)."""
     from tests.fixtures.smollm2_hf import bundled_gguf, convert
 
-    folder = convert(bundled_gguf(), args.model_folder)
+    folder = await asyncio.to_thread(convert, bundled_gguf(), args.model_folder)
     base = load_registry(user=False).get("smollm2-135m")
     made: dict[str, Backend] = {}
     for model_id in ("smollm2-vllm-a", "smollm2-vllm-b"):
         entry = base.model_copy(update={
             "id": model_id, "backend": "vllm", "chat_format": None, "source": LocalSource(kind="local", path=str(folder)),
             "vllm": VllmSettings(kv_cache_gb=args.kv_cache_gb, enforce_eager=args.enforce_eager)})
-        made[model_id] = VllmBackend(entry)
+        made[model_id] = await engines.load_entry(entry)
     return made
 
 
@@ -108,11 +109,12 @@ async def measure(args: argparse.Namespace) -> int:
     labels = label_set(read_cases(args.cases, limit=None, seed=0), None)
     jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
     console.print(f"starting vLLM's engine on {args.model_folder} …", style="dim")
-    started = time.perf_counter()
-    backends = await asyncio.to_thread(backends_on_one_engine, args)
-    start_s = time.perf_counter() - started
     rows: list[dict[str, Any]] = []
-    try:
+    async with Engines() as engines:  # the engine is shut down however the run ends
+        started = time.perf_counter()
+        backends = await backends_on_one_engine(args, engines)
+        start_s = time.perf_counter() - started
+        engine = next(iter(backends.values())).describe()
         with tempfile.TemporaryDirectory() as tmp:
             baseline: Predictions | None = None
             for n in jobs:
@@ -122,9 +124,6 @@ async def measure(args: argparse.Namespace) -> int:
                 baseline = baseline or predictions
                 rows.append({"jobs": n, "seconds": seconds, "cases_per_hour": len(cases) / seconds * 3600,
                              "identical": not diff, "differences": diff})
-    finally:
-        for backend in backends.values():
-            await backend.aclose()
     table = Table(title=f"diagnosis benchmark on one vLLM engine: {len(cases)} cases, design {args.design}, "
                         f"schedules {args.schedules}, greedy")
     for col in ("cases in flight", "wall time", "cases / hour", "× one at a time", "results vs one at a time"):
@@ -134,7 +133,6 @@ async def measure(args: argparse.Namespace) -> int:
                       f"{row['cases_per_hour'] / rows[0]['cases_per_hour']:.2f}×",
                       "baseline" if row is rows[0] else "IDENTICAL" if row["identical"] else f"{len(row['differences'])} differ")
     console.print(table)
-    engine = next(iter(backends.values())).describe()
     console.print(f"engine start {start_s:.0f} s; {platform.machine()}, {os.cpu_count()} CPUs, load average "
                   f"{os.getloadavg()[0]:.1f}; engine {json.dumps({k: v for k, v in engine.items() if k != 'model_id'})}",
                   markup=False)

@@ -7,7 +7,7 @@ Every protocol speaks through :class:`Agent`, so streaming, cost accounting and 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -78,11 +78,19 @@ class Agent:
         budget = self.backend.context_length - max_tokens
         if self.session.count_tokens(messages) <= budget:
             return messages
-        head, tail = messages[:2], messages[2:]
-        while len(tail) > 2 and self.session.count_tokens([*head, _ELIDED, *tail]) > budget:
-            tail = tail[2:]
-        return [*head, _ELIDED, *tail]
+        shorter = messages
+        for shorter in _shorter(messages):
+            if self.session.count_tokens(shorter) <= budget:
+                break
+        return shorter
 
+    @staticmethod
+    def shortest(messages: list[Message]) -> list[Message]:
+        """The least of ``messages`` that :meth:`fit` may keep: the opening, the note and the
+        newest exchange. What a new request is fitted against (:mod:`protocols.fitting`), so
+        that the request fits however many older exchanges must go."""
+        candidates = _shorter(messages)
+        return candidates[-1] if candidates else messages
     async def ask(
         self,
         messages: Sequence[Message],
@@ -107,6 +115,26 @@ class Agent:
 
 
 _ELIDED = Message("user", "(Earlier rounds are omitted to fit the context window.)")
+
+
+def _shorter(messages: list[Message]) -> list[list[Message]]:
+    """``messages`` with ever more of the oldest exchanges after the opening (system prompt
+    and first request) left out, two messages at a time, down to the newest one or two."""
+    head, tail = messages[:2], messages[2:]
+    return [[*head, _ELIDED, *tail[k:]] for k in range(2, len(tail), 2)]
+
+
+def agents_for(roles: Mapping[str, str], backends: Mapping[str, Backend], *, seed: int | None = None) -> dict[str, Agent]:
+    """Role → its agent, for ``roles`` (role → model id) on ``backends`` (model id → backend,
+    as :meth:`backends.lifecycle.Engines.load` returns them).
+
+    Roles on one model share its backend, each through its own session (KV cache); each samples
+    as its model's registry entry says, with ``seed`` where one is given. Which role plays on
+    which model is decided here, in the protocols' vocabulary, and not where engines are loaded:
+    backends know nothing of debates.
+    """
+    return {role: Agent(role, backends[model_id], backends[model_id].entry.default_options().merged(seed=seed))
+            for role, model_id in roles.items()}
 
 
 class Turn:

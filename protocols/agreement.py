@@ -33,6 +33,13 @@ Two ways of asking, chosen per run and journalled:
   exactly, with no parsing at all); the verdict is the likelier label (a tie is MORE DEBATE)
   and P(AGREEMENT) is recorded as the judgement's score.
 
+What the judge reads: the issue itself (the person's question, EVINCE's case, SocraSynth's
+subject), the stage it judges, and the whole discussion of that stage so far, every turn whole
+and the latest round last (in Autogen's group chat of appendix A the judge is a member that
+hears every message). Only when that does not fit the judge's context window with room for its
+reply is anything shortened (:mod:`protocols.fitting`): the oldest turns first, then the issue,
+the latest round last; the verdict's notes then say what was cut.
+
 Besides the conference (:mod:`protocols.conference`), EVINCE and SocraSynth can use the judge as
 an extra stopping signal: :meth:`AgreementJudge.events` yields the ``JudgementMade`` and
 :attr:`AgreementJudge.last` then gives the round's ``agreement`` metric (1/0, plus
@@ -42,15 +49,16 @@ an extra stopping signal: :meth:`AgreementJudge.events` yields the ``JudgementMa
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backends.base import Message
 
 from .agents import Agent, score_call_record
-from .analyzer import Transcript, render_transcript
+from .analyzer import Transcript
 from .events import CallRecord, Event, JudgementMade
+from .fitting import Section, discussion, fit_sections
 from .labels import normalize_label
 from .text import clip
 from .untrusted import MAX_INPUT_CHARS, json_string
@@ -128,46 +136,58 @@ class AgreementVerdict:
 class AgreementJudge:
     """The judge agent of section 3.2.1, reusable by any protocol.
 
-    ``turns`` given to :meth:`assess` is the round just finished (each participant's latest
-    contribution, with the moderator's prompt if any); ``topic`` is what they should agree on.
+    ``turns`` given to :meth:`assess` is the discussion of the stage so far, oldest first (the
+    moderator's prompts included), of which the last ``latest`` turns are the round just
+    finished; ``issue`` is what the discussion is about and ``topic`` the stage's own task.
     """
 
-    def __init__(self, agent: Agent, *, mode: JudgeMode = "generate", max_tokens: int = 24, turn_chars: int = 500) -> None:
+    def __init__(self, agent: Agent, *, mode: JudgeMode = "generate", max_tokens: int = 24) -> None:
         self.agent = agent
         self.mode = mode
         self.max_tokens = max_tokens
-        self.turn_chars = turn_chars
         self.last: AgreementVerdict | None = None
 
-    def _messages(self, turns: Transcript, topic: str) -> list[Message]:
-        body = render_transcript(turns, turn_chars=self.turn_chars)
-        ask = (f"Topic: {clip(topic, 300)}\nThe latest round:\n<<<\n{body}\n>>>\n"
-               "Have the participants reached agreement on this topic, or is there still something to debate? "
-               "Reply with exactly one of: AGREEMENT or MORE DEBATE.")
-        return [Message("system", JUDGE_SYSTEM), Message("user", ask)]
+    def _fitted(self, turns: Transcript, issue: str, topic: str | None, latest: int | None) -> tuple[list[Message], list[str]]:
+        """The prompt fitted to the judge's window: older turns give way first (oldest first),
+        then the issue, the latest round last."""
+        sections, render, older = discussion(turns, latest=latest)
+        stage = f"The current stage: {topic}\n" if topic else ""
 
-    async def assess(self, turns: Transcript, topic: str) -> AgreementVerdict:
-        """AGREEMENT or MORE DEBATE for the round in ``turns`` (see the module docstring)."""
-        messages = self.agent.fit(self._messages(turns, topic), self.max_tokens)
+        def build(texts: Mapping[str, str]) -> list[Message]:
+            ask = (f"The issue:\n<<<\n{texts['the issue']}\n>>>\n{stage}"
+                   f"The discussion so far, oldest first (the latest round last):\n<<<\n{render(texts)}\n>>>\n"
+                   f"Have the participants reached agreement on {'this stage' if topic else 'the issue'}, or is there still "
+                   "something to debate? Reply with exactly one of: AGREEMENT or MORE DEBATE.")
+            return [Message("system", JUDGE_SYSTEM), Message("user", ask)]
+
+        fitted = fit_sections(self.agent, [*sections, Section("the issue", issue.strip(), older)], build,
+                              reply_tokens=self.max_tokens)
+        return fitted.messages, fitted.notes
+
+    async def assess(self, turns: Transcript, issue: str, *, topic: str | None = None, latest: int | None = None) -> AgreementVerdict:
+        """AGREEMENT or MORE DEBATE for the discussion in ``turns`` (see the class docstring)."""
+        messages, fit_notes = self._fitted(turns, issue, topic, latest)
         if self.mode == "score":
             result = await self.agent.session.score(messages, list(LABELS))
             probs = dict(zip(result.candidates, result.probs))
             verdict = AGREEMENT if probs[AGREEMENT] > probs[MORE_DEBATE] else MORE_DEBATE
-            self.last = AgreementVerdict(verdict, json.dumps(probs), True, "score",
+            self.last = AgreementVerdict(verdict, json.dumps(probs), True, "score", list(fit_notes),
                                          calls=[score_call_record(self.agent.role, result)], p_agreement=round(probs[AGREEMENT], 6))
             return self.last
         options = self.agent.options.merged(max_tokens=self.max_tokens, temperature=0.0)
         completion, call = await self.agent.ask(messages, purpose="agreement", schema=VERDICT_SCHEMA, options=options)
         parsed = parse_verdict(completion.text)
-        notes = [parsed.note] if parsed.note else []
+        notes = [*fit_notes, *([parsed.note] if parsed.note else [])]
         if not parsed.exact and completion.finish_reason == "length":
             notes.append(f"cut off at max_tokens ({self.max_tokens})")
         self.last = AgreementVerdict(parsed.verdict, completion.text, parsed.exact, "generate", notes, [call])
         return self.last
 
-    async def events(self, debate_id: str, round_: int, turns: Transcript, topic: str) -> AsyncIterator[Event]:
-        """Judge the round and yield its ``JudgementMade(kind="agreement")``; :attr:`last` holds
-        the verdict afterwards (for the round's metrics and the stopping rule)."""
-        v = await self.assess(turns, topic)
-        yield JudgementMade(debate_id, self.agent.role, self.agent.model_id, "agreement", None, clip(topic, 120),
+    async def events(self, debate_id: str, round_: int, turns: Transcript, issue: str, *, topic: str | None = None,
+                     latest: int | None = None) -> AsyncIterator[Event]:
+        """Judge the discussion and yield its ``JudgementMade(kind="agreement")``; :attr:`last`
+        holds the verdict afterwards (for the round's metrics and the stopping rule)."""
+        v = await self.assess(turns, issue, topic=topic, latest=latest)
+        yield JudgementMade(debate_id, self.agent.role, self.agent.model_id, "agreement", None, clip(topic or issue, 120),
                             v.p_agreement, v.verdict, v.reasons(), v.raw, round_, v.calls[-1])
+

@@ -208,20 +208,23 @@ class TranscriptCollector:
 # -- reading the replies (pure functions: any string in, a result and notes out) ---------------
 
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_NAME_COLON = re.compile(r"\s*:")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$", re.MULTILINE)
 _FIELD_NAMES = {"points"} | set(MapClaim.model_fields)
 
 
 def parse_points(raw: str) -> tuple[list[str], list[str]]:
-    """The items of a list part and notes: JSON first, then the complete strings of a cut-off
-    JSON reply, then ``-`` bullet lines (the paper's format); otherwise no items and the reason."""
+    """The items of a list part and notes: JSON first, then the complete string values of a
+    cut-off JSON reply (a field's name, even a misspelt one, is not an item), then ``-`` bullet
+    lines (the paper's format); otherwise no items and the reason."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, Points)
     if reply is not None:
         items = _clean(reply.points)
         return items, notes if items else [*notes, "the reply lists no items"]
     if text.lstrip().startswith("{"):
-        salvaged = _clean([s for s in (_unquote(m) for m in _STRING.findall(text)) if s not in _FIELD_NAMES])
+        strings = (_unquote(m[1]) for m in _STRING.finditer(text) if _is_value(text, m))
+        salvaged = _clean([s for s in strings if s not in _FIELD_NAMES])
         if salvaged:
             return salvaged, [f"kept {len(salvaged)} complete items of a reply that is not complete JSON"]
     bullets = _clean(_BULLET.findall(text))
@@ -230,39 +233,53 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
     return [], notes or ["no JSON list and no bullet lines in the reply"]
 
 
+def _is_value(text: str, string: re.Match[str]) -> bool:
+    """Whether a quoted string of a JSON-like reply stands as a value: not a field's name
+    (followed by ``:``), nor the start of an object (a name cut short, even without its ``:``)."""
+    return not _NAME_COLON.match(text, string.end()) and not text[: string.start()].rstrip().endswith("{")
+
+
 def parse_map(raw: str) -> tuple[list[Claim], list[Link], list[str]]:
     """Claims with ids, links between them, and notes. A reply cut off mid-way keeps the claims
-    it completed; links to claims that do not exist (or to the claim itself) are dropped."""
+    it completed, and a claim that does not validate is left out; ``responds_to`` still counts
+    the reply's own claims, and links to claims that are not in the map (or to the claim itself)
+    are dropped."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, MapReply)
+    # Each claim with its number in the reply: ``responds_to`` counts the reply's claims, so a
+    # claim that does not validate (and is left out) must not shift the links of the others.
+    found: list[tuple[int, MapClaim]] = []
     if reply is not None:
-        found = reply.claims
+        found = list(enumerate(reply.claims, start=1))
     else:
-        found = []
         for value, _ in json_candidates(text):  # the reply closed where it was cut off, then its pieces
             if isinstance(value, dict) and isinstance(value.get("claims"), list):
-                found = [claim for claim in map(_claim, value["claims"]) if claim is not None]
+                found = [(n, claim) for n, claim in enumerate(map(_claim, value["claims"]), start=1) if claim is not None]
                 if found:
                     break
             elif (claim := _claim(value)) is not None:
-                found.append(claim)
+                # A claim found on its own (the reply around it broken): its number in the reply
+                # is unknown, so no ``responds_to`` can be trusted to name it or be named by it.
+                found.append((-len(found) - 1, claim))
         if found:
             notes = [f"kept {len(found)} complete claims of a reply that is not complete JSON"]
+    found = found[:ITEMS]
+    ids = {n: f"C{i}" for i, (n, _) in enumerate(found, start=1)}
     claims: list[Claim] = []
     links: list[Link] = []
-    for i, item in enumerate(found[:ITEMS], start=1):
-        cid = f"C{i}"
+    for n, item in found:
+        cid = ids[n]
         claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",
                             [Premise(f"{cid}.S{j}", clip(s, 200)) for j, s in enumerate(_clean(item.supports), start=1)],
                             [Premise(f"{cid}.A{j}", clip(s, 200)) for j, s in enumerate(_clean(item.attacks), start=1)]))
-    for i, item in enumerate(found[:ITEMS], start=1):
+    for n, item in found:
         target = item.responds_to
         if target == 0:
             continue
-        if target == i or target > len(claims):
-            notes.append(f"C{i} answers claim {target}, which is {'itself' if target == i else 'not in the map'}: link dropped")
+        if target == n or target not in ids:
+            notes.append(f"{ids[n]} answers claim {target}, which is {'itself' if target == n else 'not in the map'}: link dropped")
             continue
-        links.append(Link(f"C{i}", f"C{target}", item.relation))
+        links.append(Link(ids[n], ids[target], item.relation))
     if not claims and not notes:
         notes = ["the reply holds no claims"]
     return claims, links, notes

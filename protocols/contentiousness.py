@@ -93,6 +93,9 @@ class RoundSignals:
     Signs follow Figure 7.1, so every field is *positive when the agents converge*:
     ``d_wd = WD(t−1) − WD(t)``, ``d_jsd = JSD(t−1) − JSD(t)``, ``d_mi = MI(t) − MI(t−1)``,
     ``d_crit = CRIT(t) − CRIT(t−1)``. (:func:`protocols.metrics.deltas` is plain ``cur − prev``.)
+    MI here is :func:`protocols.metrics.speaker_independence` (1 − JSD), not the displayed
+    ``mi``, whose cusp at agreement would let half a point of wobble outweigh every other
+    signal (issue 20); so ``d_mi`` equals ``d_jsd`` and JSD carries the weights of both.
     """
 
     d_wd: float = 0.0
@@ -108,12 +111,12 @@ class RoundSignals:
         crit_prev: float | None = None,
         crit_cur: float | None = None,
     ) -> RoundSignals:
-        """Signals from two rounds' metrics. MI enters as the agreement signal ``mi`` of
-        :func:`protocols.metrics.agreement_information`, so that all four changes are on [0, 1]
-        scales and positive when the agents converge (WD here is total variation, JSD is in
-        bits, CRIT is Γ/10)."""
+        """Signals from two rounds' metrics: WD is total variation, JSD is in bits, MI is
+        1 − JSD (see the class docstring) and CRIT is Γ/10, so all four changes are on [0, 1]
+        scales and positive when the agents converge."""
         d_crit = crit_cur - crit_prev if crit_prev is not None and crit_cur is not None else 0.0
-        return cls(d_wd=prev.wd - cur.wd, d_mi=cur.mi - prev.mi, d_jsd=prev.jsd - cur.jsd, d_crit=d_crit)
+        d_jsd = prev.jsd - cur.jsd
+        return cls(d_wd=prev.wd - cur.wd, d_mi=d_jsd, d_jsd=d_jsd, d_crit=d_crit)
 
 
 class Schedule(ABC):
@@ -247,16 +250,21 @@ class Adaptive(_Decaying):
     g = ``gain`` = 2, σ = ``sensitivity`` = 0.05 (a weighted mean improvement of 0.05 per
     metric already counts as a clear signal), weights ``w_wd`` = ``w_mi`` = ``w_jsd`` =
     ``w_crit`` = 1. s ∈ (−1, 1) is the round's convergence evidence. Clear convergence
-    (s → 1) cools by e^{−3λ} = 0.74 a round, i.e. 0.9, 0.67, 0.49, 0.36 — the 0.9, 0.7, 0.5, 0.3
-    of Tables 7.2 and 7.3; neutral or missing signals (a round without metrics) cool gently
-    (e^{−λ} = 0.90, like :class:`Exponential` at λ = 0.1); at s = −½ κ holds, and clear
-    divergence reheats by at most e^{λ} (+11 %) a round, never above κ0. Each step changes
-    log κ by at most λ(1+g).
+    (s → 1) cools by e^{−3λ} = 0.74 a round, i.e. 0.9, 0.67, 0.49, 0.37 — the 0.9, 0.7, 0.5, 0.3
+    of Tables 7.2 and 7.3; settled rounds (no change, s = 0) cool gently (e^{−λ} = 0.90, like
+    :class:`Exponential` at λ = 0.1); at s = −½ κ holds, and clear divergence reheats by at
+    most e^{λ} (+11 %) a round, never above κ0. Each step changes log κ by at most λ(1+g).
+
+    No signal, no update: a round asked for without signals (``None``: fewer than two rounds
+    of metrics yet, or a round in which an agent gave no prediction) keeps the previous κ.
+    Figure 7.1 runs its first loop round at κ0 = 0.9 and calls ``Update`` only after that
+    round's metrics exist, so an EVINCE debate under clear convergence is argued at 0.9 (the
+    opening round), 0.9, 0.67, 0.49, 0.37 (issue 20: κ used to cool before any metric existed).
 
     Stateful (the frozen dataclass holds a memo of decided rounds; use one instance per
     debate): rounds are decided in order and remembered, so asking again for a past round
     returns the same value. A round asked for without its predecessors counts the skipped
-    rounds as neutral.
+    rounds as without signal (κ holds).
     """
 
     name: ClassVar[str] = "adaptive"
@@ -279,7 +287,7 @@ class Adaptive(_Decaying):
         self._history.append(self._clamp(self.kappa0))
 
     def convergence(self, signals: RoundSignals | None) -> float:
-        """The convergence evidence s ∈ (−1, 1) of one round's signals (0 when absent)."""
+        """The convergence evidence s ∈ (−1, 1) of one round's signals (0 when absent or not finite)."""
         if signals is None:
             return 0.0
         terms = (signals.d_wd, signals.d_mi, signals.d_jsd, signals.d_crit)
@@ -293,6 +301,9 @@ class Adaptive(_Decaying):
         _check_round(round_index)
         while len(self._history) <= round_index:
             latest = signals if len(self._history) == round_index else None
+            if latest is None:  # nothing to update on: κ holds
+                self._history.append(self._history[-1])
+                continue
             step = self.rate * (1 + self.gain * self.convergence(latest))
             kappa = self._history[-1] * math.exp(-step)
             self._history.append(min(self.kappa0, self._clamp(kappa)))

@@ -33,10 +33,14 @@ number, nothing else: the judge's holistic step #7 score is journalled beside it
 (``holistic``) but not blended in. Only when the judge lists no reason on either side (the sum
 is 0/0) is Γ the holistic score, and a note says so.
 
-The judge sees the whole subject (e.g. EVINCE's case): it is cut only when the prompt would
-not fit the judge's context window with room for its reply, and a note then says how much was
-kept. When the caller lists the document's ``arguments``, the judge cites which argument each
-reason comes from, and :attr:`CritResult.argument_scores` gives each argument's quality
+The judge sees the whole subject (e.g. EVINCE's case, SocraSynth's subject), the whole
+document and the whole counter-argument: they are shortened only when the prompt would not
+fit the judge's context window with room for its reply (:mod:`protocols.fitting`): the
+subject first (its middle), then the parts of the document and counter that the caller ranks
+lowest (a debate record passes its rounds as ranked sections, oldest refutations lowest); the
+judgement's notes then say what was cut and by how much. When the caller lists the
+document's ``arguments``, the judge cites which argument each reason comes from, and
+:attr:`CritResult.argument_scores` gives each argument's quality
 √(γθ)/10 in [0.1, 1] — what EVINCE's quality gate reads.
 
 A judge whose reply does not parse is asked once more with a stricter, shorter schema at
@@ -57,6 +61,7 @@ from backends.base import Message
 
 from .agents import Agent
 from .events import CallRecord
+from .fitting import Section, fit_sections
 from .untrusted import parse_as
 
 JUDGE_SYSTEM = (
@@ -66,7 +71,13 @@ JUDGE_SYSTEM = (
 )
 MAX_REASONS = 5
 MAX_RECURSIVE = 2
-_MIN_SUBJECT_CHARS = 200
+#: The subject is the first material shortened when a prompt does not fit (callers rank the
+#: document's and counter's parts from 0 up).
+SUBJECT_PRIORITY = -1
+
+Material = str | Sequence[Section]
+"""A document or counter-argument: one text, or its parts in order (joined by line breaks),
+each ranked for :func:`protocols.fitting.fit_sections`."""
 
 
 class RatedReason(BaseModel):
@@ -195,32 +206,38 @@ def _prompt(document: str, author: str, counter: str | None, subject: str | None
     return [Message("system", JUDGE_SYSTEM), Message("user", "\n\n".join(parts))]
 
 
-def _fit_subject(judge: Agent, subject: str | None, build: Any, max_tokens: int) -> tuple[str | None, str | None]:
-    """``subject`` whole when the prompt fits the judge's context with ``max_tokens`` to spare;
-    otherwise cut (from the end) to what fits, with a note saying so."""
-    if not subject:
-        return subject, None
-    budget = judge.backend.context_length - max_tokens
-    if judge.session.count_tokens(build(subject)) <= budget:
-        return subject, None
-    low, high = 0, len(subject)
-    while high - low > 32:  # the longest prefix that fits, by bisection on characters
-        mid = (low + high) // 2
-        if judge.session.count_tokens(build(subject[:mid] + " …")) <= budget:
-            low = mid
-        else:
-            high = mid
-    kept = max(low, min(len(subject), _MIN_SUBJECT_CHARS))
-    return (subject[:kept] + " …", f"the subject was cut to {kept} of {len(subject)} characters to fit the "
-            f"judge's context window ({judge.backend.context_length} tokens)")
+def _parts(name: str, material: Material | None) -> list[Section]:
+    if material is None:
+        return []
+    if isinstance(material, str):
+        return [Section(name, material.strip())] if material.strip() else []
+    return list(material)
+
+
+def _fitted(judge: Agent, document: Material, author: str, counter: Material | None, subject: str | None,
+            strict: bool, arguments: Sequence[str] | None, max_tokens: int) -> tuple[list[Message], str, str | None, list[str]]:
+    """The CRIT prompt fitted to the judge's context (:mod:`protocols.fitting`); also the
+    document and subject as shown (for the recursion) and the notes on what was cut."""
+    doc, against = _parts("the document", document), _parts("the counter-arguments", counter)
+    about = [Section("the subject", subject.strip(), SUBJECT_PRIORITY)] if subject and subject.strip() else []
+
+    def joined(texts: Any, parts: list[Section]) -> str:
+        return "\n".join(texts[p.name] for p in parts)
+
+    def build(texts: Any) -> list[Message]:
+        return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,
+                       texts["the subject"] if about else None, strict, arguments)
+
+    fitted = fit_sections(judge, [*about, *doc, *against], build, reply_tokens=max_tokens)
+    return fitted.messages, joined(fitted.texts, doc), fitted.texts["the subject"] if about else None, fitted.notes
 
 
 async def crit(
     judge: Agent,
-    document: str,
+    document: Material,
     *,
     author: str,
-    counter: str | None = None,
+    counter: Material | None = None,
     subject: str | None = None,
     max_tokens: int = 320,
     arguments: Sequence[str] | None = None,
@@ -230,25 +247,25 @@ async def crit(
 
     ``arguments``: the document's arguments, numbered for the judge so that each reason cites
     one (see :attr:`CritResult.argument_scores`). ``depth``: how many levels of step #3's
-    recursion to run on reasons that are claims themselves (0: none).
+    recursion to run on reasons that are claims themselves (0: none). ``document`` and
+    ``counter`` are one text or its ranked parts (:data:`Material`); everything is shown whole
+    unless the judge's context is too small, and then the notes say what was cut.
     """
     notes: list[str] = []
     calls: list[CallRecord] = []
     raw = ""
     for attempt, (schema, strict) in enumerate(((CritReply, False), (StrictCritReply, True)), start=1):
-        subject_used, cut = _fit_subject(judge, subject, lambda s, strict=strict: _prompt(document, author, counter, s, strict, arguments), max_tokens)
-        if cut and cut not in notes:
-            notes.append(cut)
+        messages, shown, subject_used, cuts = _fitted(judge, document, author, counter, subject, strict, arguments, max_tokens)
+        notes += [cut for cut in cuts if cut not in notes]
         options = judge.options.merged(max_tokens=max_tokens, temperature=0.0 if strict else min(judge.options.temperature, 0.3))
-        completion, call = await judge.ask(_prompt(document, author, counter, subject_used, strict, arguments),
-                                           purpose="crit", schema=schema, options=options)
+        completion, call = await judge.ask(messages, purpose="crit", schema=schema, options=options)
         raw = completion.text
         reply, parse_notes = parse_as(raw, schema)
         if reply is not None:
             notes += parse_notes
             reasons = [r.model_dump() for r in reply.reasons]
             rivals = [r.model_dump() for r in reply.rival_reasons]
-            sub_calls = await _recurse(judge, reasons, document, author, subject_used, max_tokens, depth, notes)
+            sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes)
             weighted = weighted_score(reasons, rivals)
             rated = bool(reasons or rivals)
             if not rated:

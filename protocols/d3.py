@@ -53,6 +53,18 @@ way is never cut off, so the budget is a stopping rule, not a hard cap. Beyond t
 jurors may run on different local models (persona i on model i mod m), or without personas
 (the paper's "homogeneous panel of generic impartial evaluators" ablation).
 
+What each reader sees: the answers, every argument and every piece of feedback whole, the
+jurors the whole transcript (section 2.3: "complete"). Only when a reader's context window
+cannot hold them with room for its reply are they shortened, by :mod:`protocols.fitting`
+against that reader's own window: an advocate's or the judge's system prompt (the question and
+both answers) keeps room for the conversation it must still hold in SAMRE's later rounds (the
+first request, its last reply and a new request at their token limits, which is what
+:meth:`~protocols.agents.Agent.fit` keeps); a round's arguments are fitted beside what the
+conversation already holds; the jurors' transcript gives way in its oldest rounds first and in
+the answers last. Each shortening is journalled: in the advocate's turn (parse notes), the
+judge's scores and the jurors' votes (their notes). With the 8k-128k windows of the models in
+real use nothing of an MT-Bench-sized evaluation is cut.
+
 Section 4.3's measures against reference verdicts (accuracy, Cohen's κ, the self-enhancement
 rate) are :mod:`protocols.d3_audit`, run over journalled evaluations by ``symposium d3-report``.
 """
@@ -62,7 +74,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -86,6 +98,7 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
+from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .untrusted import parse_as
@@ -435,23 +448,58 @@ class D3:
 
     # -- prompts ------------------------------------------------------------------------------
 
-    def _shown(self, p: _Pass) -> str:
+    def _answers(self, p: _Pass, priority: int = 0) -> list[Section]:
+        """The two answers as shown (Answer 1 first), as material to fit."""
         texts = {"A": self.config.answer_a, "B": self.config.answer_b}
-        return (f"Question:\n<<<\n{self.config.question.strip()}\n>>>\n\n"
-                f"Answer 1:\n<<<\n{_clip(texts[p.answer(1)], 1500)}\n>>>\n\n"
-                f"Answer 2:\n<<<\n{_clip(texts[p.answer(2)], 1500)}\n>>>")
+        return [Section(f"Answer {side}", texts[p.answer(side)].strip(), priority) for side in self.sides]
 
-    def _advocate_system(self, p: _Pass, side: int, index: tuple[int, int] | None = None) -> str:
+    def _shown(self, texts: Mapping[str, str]) -> str:
+        """The question and both answers, as ``texts`` shows them (whole unless fitted)."""
+        return (f"Question:\n<<<\n{self.config.question.strip()}\n>>>\n\n"
+                f"Answer 1:\n<<<\n{texts['Answer 1']}\n>>>\n\n"
+                f"Answer 2:\n<<<\n{texts['Answer 2']}\n>>>")
+
+    def _advocate_system(self, side: int, texts: Mapping[str, str], index: tuple[int, int] | None = None) -> str:
         team = f" You are advocate {index[0]} of {index[1]} for this answer and argue independently." if index else ""
         return (f"You are the advocate for Answer {side} in an evaluation debate.{team} Make the most compelling "
                 f"case that Answer {side} is the better answer to the question: its relevance, accuracy, depth "
                 "and clarity, and the other answer's weaknesses. Be persuasive rather than impartial, but do not "
-                f"invent facts. {MATERIAL}\n\n{self._shown(p)}")
+                f"invent facts. {MATERIAL}\n\n{self._shown(texts)}")
 
-    def _judge_system(self, p: _Pass) -> str:
+    def _judge_system(self, texts: Mapping[str, str]) -> str:
         return ("You are the judge of a debate between two advocates, each defending one answer to a question. "
                 f"Score each advocate's defense from 1 to 20 on: {CRITERIA}. Then give each advocate one short "
-                f"piece of feedback to improve its defense. {MATERIAL}\n\n{self._shown(p)}")
+                f"piece of feedback to improve its defense. {MATERIAL}\n\n{self._shown(texts)}")
+
+    def _reserve(self, kind: str) -> int:
+        """Tokens an advocate's or the judge's first prompt leaves free for the rest of its
+        conversation: in SAMRE's later rounds it holds its first request, the elision note, its
+        last reply and a new request (the opponent's argument and the judge's feedback, or both
+        arguments), each at its token limit. MORE and one-round SAMRE have no later rounds."""
+        c = self.config
+        if c.variant == "more" or c.max_rounds < 2:
+            return 0
+        if kind == "advocate":
+            return 2 * c.turn_tokens + _FEEDBACK_TOKENS + _REQUEST_TOKENS
+        return c.judge_tokens + 2 * c.turn_tokens + _REQUEST_TOKENS
+
+    def _fit(self, p: _Pass, agent: Agent, history: list[Message], system: Callable[[Mapping[str, str]], str],
+             ask: Callable[[Mapping[str, str]], str], sections: list[Section], *, tokens: int) -> tuple[str, list[str]]:
+        """The next request of ``agent``'s conversation (and, on its first call, its system
+        prompt with the answers, appended to ``history``), fitted to its window with ``tokens``
+        of reply (:mod:`protocols.fitting`); returns the request and the notes on what was cut."""
+        fresh = not history
+        material = [*(self._answers(p) if fresh else []), *sections]
+
+        def build(texts: Mapping[str, str]) -> list[Message]:
+            head = [Message("system", system(texts))] if fresh else []
+            return agent.shortest([*head, *history, Message("user", ask(texts))])
+
+        fitted = fit_sections(agent, material, build, reply_tokens=tokens,
+                              reserve=self._reserve(role_kind(agent.role)) if fresh else 0)
+        if fresh:
+            history.append(Message("system", system(fitted.texts)))
+        return ask(fitted.texts), fitted.notes
 
     # -- one pass -----------------------------------------------------------------------------
 
@@ -487,18 +535,23 @@ class D3:
         team = [(side, j) for side in self.sides for j in range(1, c.k + 1)]
         replies = await asyncio.gather(*(self._defend(p, side, j) for side, j in team))
         defenses: dict[int, list[str]] = {1: [], 2: []}
-        for (side, _), (agent, completion, call) in zip(team, replies, strict=True):
+        for (side, _), (agent, completion, call, notes) in zip(team, replies, strict=True):
             defenses[side].append(completion.text.strip())
             yield TurnStarted(self.debate_id, agent.role, agent.model_id, "advocacy" + p.suffix, round_, "defense")
             yield TokenDelta(self.debate_id, agent.role, completion.text)
             yield TurnFinished(self.debate_id, agent.role, agent.model_id, "advocacy" + p.suffix, round_, "defense",
-                               text=completion.text.strip(), raw=completion.text, call=call, request=_defend_ask(side))
+                               text=completion.text.strip(), raw=completion.text, call=call, request=_defend_ask(side),
+                               parse_notes=tuple(notes))
         arguments: dict[int, str] = {}
         for side in self.sides:
-            listed = "\n\n".join(f"Defense {j}:\n<<<\n{_clip(d, 900)}\n>>>" for j, d in enumerate(defenses[side], start=1))
-            ask = (f"Here are {c.k} defenses of Answer {side} by different advocates.\n\n{listed}\n\n"
-                   f"Consolidate them into one defense of Answer {side} that keeps the strongest points without repeating any.")
-            async for event in self._speak(p, f"advocate-{side}", side, ask, round_, "consolidation"):
+            written = [Section(f"Defense {j}", d) for j, d in enumerate(defenses[side], start=1)]
+
+            def ask(texts: Mapping[str, str], side: int = side, written: list[Section] = written) -> str:
+                listed = "\n\n".join(f"{d.name}:\n<<<\n{texts[d.name]}\n>>>" for d in written)
+                return (f"Here are {c.k} defenses of Answer {side} by different advocates.\n\n{listed}\n\n"
+                        f"Consolidate them into one defense of Answer {side} that keeps the strongest points without repeating any.")
+
+            async for event in self._speak(p, f"advocate-{side}", side, ask, written, round_, "consolidation"):
                 if isinstance(event, TurnFinished):
                     arguments[side] = event.text
                 yield event
@@ -507,17 +560,18 @@ class D3:
             yield event
         p.stop_reason = "MORE judges one round"
 
-    async def _defend(self, p: _Pass, side: int, j: int) -> tuple[Agent, Completion, CallRecord]:
+    async def _defend(self, p: _Pass, side: int, j: int) -> tuple[Agent, Completion, CallRecord, list[str]]:
         """One of MORE's k parallel advocates (its own session; its own seed, so that advocates
         on one model do not repeat each other)."""
         c = self.config
         agent = self._agent(f"advocate-{side}.{j}")
         seed = None if agent.options.seed is None else agent.options.seed + j
-        messages = [Message("system", self._advocate_system(p, side, (j, c.k))),
-                    Message("user", _defend_ask(side))]
+        history: list[Message] = []
+        ask, notes = self._fit(p, agent, history, lambda texts: self._advocate_system(side, texts, (j, c.k)),
+                               lambda _: _defend_ask(side), [], tokens=c.turn_tokens)
         options = agent.options.merged(max_tokens=c.turn_tokens, seed=seed)
-        completion, call = await agent.ask(agent.fit(messages, c.turn_tokens), purpose="turn", options=options)
-        return agent, completion, call
+        completion, call = await agent.ask([*history, Message("user", ask)], purpose="turn", options=options)
+        return agent, completion, call, notes
 
     async def _samre(self, p: _Pass) -> AsyncIterator[Event]:
         c = self.config
@@ -538,7 +592,8 @@ class D3:
             yield PhaseChanged(self.debate_id, "advocacy" + p.suffix, round_)
             arguments: dict[int, str] = {}
             for side in self.sides:
-                async for event in self._speak(p, f"advocate-{side}", side, self._samre_ask(p, side, t), round_, "defense"):
+                ask, sections = self._samre_ask(p, side, t)
+                async for event in self._speak(p, f"advocate-{side}", side, ask, sections, round_, "defense"):
                     if isinstance(event, TurnFinished):
                         arguments[side] = event.text
                     yield event
@@ -551,18 +606,24 @@ class D3:
                 p.stop_reason = f"the score gap was stable for {c.window} rounds (within {c.epsilon:g} points)"
                 return
 
-    def _samre_ask(self, p: _Pass, side: int, t: int) -> str:
-        if t == 1 or not p.rounds:
-            ask = f"Round 1. Give your defense of Answer {side}."
-        else:
-            last = p.rounds[-1]
-            other = 2 if side == 1 else 1
-            judged = (f"The judge scored you {last.scores[side]}/20 and your opponent {last.scores[other]}/20. "
-                      f"The judge's feedback to you:\n<<<\n{last.feedback.get(side, '')}\n>>>\n") if last.scores else ""
-            ask = (f"Round {t}. The advocate for Answer {other} argued:\n<<<\n{_clip(last.arguments.get(other, ''), 900)}\n>>>\n"
-                   f"{judged}Refine your defense of Answer {side} and answer your opponent's points.")
+    def _samre_ask(self, p: _Pass, side: int, t: int) -> tuple[Callable[[Mapping[str, str]], str], list[Section]]:
+        """Round ``t``'s request to an advocate (a function of how the opponent's argument is
+        shown) and that argument as material to fit."""
         notes = self.moderation.take_interjections(f"advocate-{side}")
-        return "\n".join([ask, *(f"The moderator says: {n}" for n in notes)])
+        heard = [f"The moderator says: {n}" for n in notes]
+        if t == 1 or not p.rounds:
+            return (lambda _: "\n".join([f"Round 1. Give your defense of Answer {side}.", *heard])), []
+        last = p.rounds[-1]
+        other = 2 if side == 1 else 1
+        judged = (f"The judge scored you {last.scores[side]}/20 and your opponent {last.scores[other]}/20. "
+                  f"The judge's feedback to you:\n<<<\n{last.feedback.get(side, '')}\n>>>\n") if last.scores else ""
+        argued = Section(f"the argument for Answer {other}", last.arguments.get(other, "").strip())
+
+        def ask(texts: Mapping[str, str]) -> str:
+            return "\n".join([f"Round {t}. The advocate for Answer {other} argued:\n<<<\n{texts[argued.name]}\n>>>\n"
+                              f"{judged}Refine your defense of Answer {side} and answer your opponent's points.", *heard])
+
+        return ask, [argued]
 
     def _over_budget(self, p: _Pass, last_round: Mapping[str, int]) -> str | None:
         """The budgeted stopping rule: would another round like the last pass a limit?"""
@@ -575,29 +636,39 @@ class D3:
                         f"(about {last_round[name]}) would exceed it")
         return None
 
-    async def _speak(self, p: _Pass, role: str, side: int, ask: str, round_: int, kind: str) -> AsyncIterator[Event]:
-        """A streamed advocate turn; the role's history in this pass is append-only (cache reuse)."""
+    async def _speak(self, p: _Pass, role: str, side: int, ask: Callable[[Mapping[str, str]], str], sections: list[Section],
+                     round_: int, kind: str) -> AsyncIterator[Event]:
+        """A streamed advocate turn; the role's history in this pass is append-only (cache reuse).
+        ``ask`` makes the request from ``sections`` as fitted to the advocate's window."""
         agent, c = self._agent(role), self.config
         history = p.histories.setdefault(role, [])
-        if not history:
-            history.append(Message("system", self._advocate_system(p, side)))
-        history.append(Message("user", ask))
+        request, notes = self._fit(p, agent, history, lambda texts: self._advocate_system(side, texts), ask, sections,
+                                   tokens=c.turn_tokens)
+        history.append(Message("user", request))
         turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
         async for event in self.moderation.stream(turn, round_=round_, phase="advocacy" + p.suffix, kind=kind):
             yield event
         assert turn.completion is not None
         history.append(Message("assistant", turn.completion.text))
         yield TurnFinished(self.debate_id, role, agent.model_id, "advocacy" + p.suffix, round_, kind,
-                           text=turn.completion.text.strip(), raw=turn.completion.text, call=turn.call(), request=ask)
+                           text=turn.completion.text.strip(), raw=turn.completion.text, call=turn.call(), request=request,
+                           parse_notes=tuple(notes))
 
     async def _judge(self, p: _Pass, r: _Round) -> AsyncIterator[Event]:
         """The judge scores both defenses of the round in one call (appendix D.2's criteria)."""
         judge, c, round_ = self._agent("judge"), self.config, p.journal_round(r.number)
-        history = p.histories.setdefault("judge", [Message("system", self._judge_system(p))])
-        said = "\n\n".join(f"Advocate for Answer {s}:\n<<<\n{_clip(r.arguments.get(s, ''), 1200)}\n>>>" for s in self.sides)
-        history.append(Message("user", f"Round {r.number}.\n\n{said}\n\nScore both defenses and give each advocate feedback."))
+        history = p.histories.setdefault("judge", [])
+        defenses = [Section(f"the defense of Answer {s}", r.arguments.get(s, "").strip()) for s in self.sides]
+
+        def ask(texts: Mapping[str, str]) -> str:
+            said = "\n\n".join(f"Advocate for Answer {s}:\n<<<\n{texts[d.name]}\n>>>" for s, d in zip(self.sides, defenses))
+            return f"Round {r.number}.\n\n{said}\n\nScore both defenses and give each advocate feedback."
+
+        request, fitted = self._fit(p, judge, history, self._judge_system, ask, defenses, tokens=c.judge_tokens)
+        history.append(Message("user", request))
         raw, reply, notes, calls = await _ask_parsed(judge, judge.fit(history, c.judge_tokens), JudgeReply, purpose="judge",
                                                      max_tokens=c.judge_tokens, chars=(c.judge_tokens - 30) // 2)
+        notes = [*fitted, *notes]
         history.append(Message("assistant", raw))
         for extra in calls[:-1]:
             yield ModelCalled(self.debate_id, extra, round_)
@@ -613,15 +684,26 @@ class D3:
 
     # -- deliberation and decision ------------------------------------------------------------
 
-    def transcript(self, p: _Pass) -> str:
-        """Section 2.3's "complete, anonymized transcript"."""
-        per_argument = max(200, 6000 // (2 * max(1, len(p.rounds))))
-        parts = [self._shown(p)]
+    def _transcript_sections(self, p: _Pass) -> list[Section]:
+        """The transcript's material, ranked for fitting: the oldest round's arguments and
+        feedback give way first, the answers last."""
+        parts = self._answers(p, priority=len(p.rounds) + 1)
+        for r in p.rounds:
+            parts += [Section(_argued(r.number, s), r.arguments.get(s, "").strip(), r.number) for s in self.sides]
+            if r.scores:
+                parts += [Section(_fed_back(r.number, s), r.feedback.get(s, ""), r.number) for s in self.sides]
+        return parts
+
+    def transcript(self, p: _Pass, texts: Mapping[str, str] | None = None) -> str:
+        """Section 2.3's "complete, anonymized transcript", with the material as ``texts`` shows
+        it (whole by default)."""
+        shown = texts if texts is not None else {s.name: s.text for s in self._transcript_sections(p)}
+        parts = [self._shown(shown)]
         for r in p.rounds:
             parts.append(f"Round {r.number}")
-            parts += [f"Advocate for Answer {s}:\n<<<\n{_clip(r.arguments.get(s, ''), per_argument)}\n>>>" for s in self.sides]
+            parts += [f"Advocate for Answer {s}:\n<<<\n{shown[_argued(r.number, s)]}\n>>>" for s in self.sides]
             if r.scores:
-                parts.append("Judge: " + "; ".join(f"Answer {s} scored {r.scores[s]}/20 ({_clip(r.feedback.get(s, ''), 200)})"
+                parts.append("Judge: " + "; ".join(f"Answer {s} scored {r.scores[s]}/20 ({shown[_fed_back(r.number, s)]})"
                                                    for s in self.sides))
             else:
                 parts.append("Judge: no usable scores this round.")
@@ -630,7 +712,7 @@ class D3:
     async def _deliberate(self, p: _Pass) -> AsyncIterator[Event]:
         c, round_ = self.config, p.journal_round(len(p.rounds) + 1)
         yield PhaseChanged(self.debate_id, "deliberation" + p.suffix, round_)
-        transcript = self.transcript(p)
+        material = self._transcript_sections(p)
         jurors = [self._agent(f"juror-{i}") for i in range(1, c.jury_size + 1)]
 
         async def vote(index: int, juror: Agent) -> tuple[str, list[str], list[CallRecord]]:
@@ -638,11 +720,12 @@ class D3:
             system = (f"You are {name}. {brief} You sit on a jury deciding which of two answers better answers a "
                       "question, after a debate between their advocates scored by a judge. Decide independently: "
                       f"you are not bound by the judge. {MATERIAL}")
-            ask = f"{transcript}\n\nScore each answer from 1 to 20 and explain your decision in a sentence or two."
-            messages = juror.fit([Message("system", system), Message("user", ask)], c.vote_tokens)
-            raw, _, notes, calls = await _ask_parsed(juror, messages, JurorReply, purpose="vote",
+            fitted = fit_sections(juror, material, lambda texts: [Message("system", system), Message("user", (
+                f"{self.transcript(p, texts)}\n\nScore each answer from 1 to 20 and explain your decision in a sentence or two."))],
+                                  reply_tokens=c.vote_tokens)
+            raw, _, notes, calls = await _ask_parsed(juror, fitted.messages, JurorReply, purpose="vote",
                                                      max_tokens=c.vote_tokens, chars=c.vote_tokens - 20)
-            return raw, notes, calls
+            return raw, [*fitted.notes, *notes], calls
 
         replies = await asyncio.gather(*(vote(i, j) for i, j in enumerate(jurors)))
         for index, (juror, (raw, notes, calls)) in enumerate(zip(jurors, replies, strict=True)):
@@ -754,6 +837,16 @@ class D3:
         return outcome
 
 
+def _argued(round_: int, side: int) -> str:
+    """The transcript's section for round ``round_``'s argument for Answer ``side``."""
+    return f"round {round_}: the advocate for Answer {side}"
+
+
+def _fed_back(round_: int, side: int) -> str:
+    """The transcript's section for the judge's feedback on Answer ``side`` in round ``round_``."""
+    return f"round {round_}: the judge's feedback on Answer {side}"
+
+
 def _defend_ask(side: int) -> str:
     return f"Give your defense of Answer {side}."
 
@@ -779,6 +872,12 @@ async def _ask_parsed(agent: Agent, messages: list[Message], model: type[ReplyMo
         notes.append(f"attempt {attempt}: {parse_notes[-1]}{cut}")
     notes.append("recorded as missing after a stricter retry")
     return raw, None, notes, calls
+
+
+#: Tokens a SAMRE request may add around the material it carries (round, scores, instructions).
+_REQUEST_TOKENS = 64
+#: The judge's feedback to one advocate (``JudgeReply``'s 400 characters) in tokens, generously.
+_FEEDBACK_TOKENS = 136
 
 
 def _clip(text: str, limit: int) -> str:

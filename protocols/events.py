@@ -111,6 +111,11 @@ class TurnFinished(Event):
     #: (seed 001, Appendix i: "rank your confidence ... on a scale of 0-100"); parsed and
     #: range-checked from the reply, ``None`` when not stated or out of range.
     confidence: float | None = None
+    #: The (role, content) messages this turn added to the speaker's conversation after
+    #: ``request``, when they are more than the one reply ``raw``: EVINCE's parse retry adds
+    #: the reply that did not parse, the ask to try again and the retry's reply. ``None``: the
+    #: conversation gained ``request`` and ``raw``. A resumed agent is rebuilt from these.
+    exchange: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

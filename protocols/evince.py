@@ -16,8 +16,10 @@ Figure 7.1, as this module runs it::
          R ← R ∪ admitted; t = t + 1; metrics; changes ΔWD, ΔMI, ΔJSD, ΔCRIT
          stop when |ΔWD| < ε_WD ∧ |ΔMI| < ε_MI ∧ |ΔJSD| < ε_JSD ∧ ΔCRIT < ε_CRIT
               (section 7.3.2 (2): the information metrics settle and CRIT plateaus or
-              declines), or at the round cap, or when the moderator stops or skips ahead
-         κ = Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)          -- the debate's schedule
+              declines), or at the round cap (``max_rounds`` refutation rounds after the
+              opening round: the paper's t), or when the moderator stops or skips ahead
+         κ = Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT)          -- the debate's schedule; the first
+              loop round is argued at κ0 (no metrics yet: κ holds until there is a signal)
     3. Conciliatory output: P_f = (Γ_A·P_A + Γ_B·P_B) / (Γ_A + Γ_B) with the combined
        rationale R; joint follow-up recommendations (further questions, tests) drafted by A and
        completed by B at low contentiousness (section 7.4.6, appendix 7.E.6); a flag when a
@@ -37,6 +39,20 @@ Decisions where the paper is silent (each a parameter of :class:`EvinceConfig`):
   judge did not rate are admitted (no score, no grounds to drop). No judge, no gate.
 * CRIT runs on each turn as it is made (Figure 7.1 computes Crit(t) each round), so the gate
   can act before the opponent replies; ΔCRIT compares the two agents' mean Γ/10 per round.
+  A judge on a debater's own model is allowed but announced (a ``self_judging`` notice, and
+  the outcome's ``self_judging``): section 7.2 (1)(iii) asks for external CRIT scoring.
+* MI in the stop rule and in ``Update`` is 1 − I(label; speaker) = 1 − JSD
+  (:func:`protocols.metrics.speaker_independence`), not the displayed ``mi``: the coupling MI
+  has a cusp at agreement, where half a point of wobble moves it by several ε (issue 20).
+* The stop rule reads only the *changes* of the metrics, so two agents that stay exactly as far
+  apart for two rounds (WD 1 both times) satisfy it. The debate stops there, as the figure
+  says, but it is called converged only when the agents agree (the same top label and JSD ≤
+  ``agreement_max_jsd``, the label flag's meaning of agreed); otherwise the stop reason, the
+  outcome's ``ending`` (``settled_apart``) and the recommendations request say it settled
+  without agreement.
+* The recommendations request says what ended the debate (convergence, settling apart, the
+  agreement judge, the round cap, the moderator): only the stop rule with the agents agreeing
+  is called convergence.
 * A reply that gives no usable distribution is retried once under a stricter schema
   (``parse_retry``); if that fails too the turn has *no prediction*: nothing is shown to the
   opponent or the judge as its prediction (they are told it gave none), no metrics are
@@ -86,6 +102,7 @@ from .events import (
     JudgementMade,
     MetricsComputed,
     ModelCalled,
+    Notice,
     PhaseChanged,
     TurnFinished,
 )
@@ -132,9 +149,12 @@ class EvinceConfig:
                            description="convergence threshold on the change in Jensen-Shannon divergence")
     eps_crit: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for CRIT",
                             description="convergence threshold on the change in CRIT scores")
-    #: Figure 7.1 has no cap; Tables 7.2/7.3 converge in 3-4 rounds.
-    max_rounds: int = param(5, ge=1, le=20, section="Symposium", label="Round cap",
-                            description="safety cap on refutation rounds after the initial round")
+    #: Figure 7.1 has no cap; Tables 7.2/7.3 converge in 3-4 rounds. Counted as the paper's t
+    #: counts (and as SocraSynth's cap): refutation rounds after the opening round, so 5 allows
+    #: rounds 0 … 5; 0 runs the opening exchange only (no stop test can run).
+    max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Round cap",
+                            description="refutation rounds after the opening round; a safety bound "
+                                        "(the stop rule usually ends it sooner)")
     reference_label: str | None = param(None, section="7.4.6", label="Reference label",
                                         description="a given label, to flag a consensus that contradicts it")
     recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
@@ -155,8 +175,13 @@ class EvinceConfig:
     label_flag_confidence: float = param(0.6, ge=0.0, le=1.0, section="7.4.6", label="Label flag: confidence",
                                          description="probability the consensus must put on its top label "
                                                      "to flag a contradicted reference")
-    label_flag_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Label flag: agreement (JSD)",
-                                      description="largest JSD between the agents for their consensus to count as agreed")
+    #: One meaning of "the agents agree" for the whole module: the same top label and a JSD of at
+    #: most this (0.9/0.1 against 0.6/0.4 is 0.09: agreed; against 0.55/0.45, 0.12: not). The
+    #: label flag needs it, and a debate Figure 7.1's rule stopped with the agents further apart
+    #: is reported as settled without agreement. (Journalled before as ``label_flag_max_jsd``.)
+    agreement_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Agreement: largest JSD",
+                                     description="agreed: the same top label and a JSD at most this (the label flag; "
+                                                 "a settled debate above it did not converge)")
     domain: str = "diagnosis"
     #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
     #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
@@ -180,9 +205,12 @@ class EvinceConfig:
             raise ValueError("scoring: 'scored' needs a closed class set; give a label list")
 
     #: Overrides for the bundled 135M/270M models and the tests: short turns whose worst-case
-    #: JSON fits the grammar-constrained budget, a short judge reply, no CRIT recursion.
+    #: JSON fits the grammar-constrained budget, a short judge reply, no CRIT recursion, the
+    #: opening and two refutation rounds. 200 tokens hold k = 3 predictions' arguments plus up
+    #: to 3 general ones at 60 characters each (:meth:`argument_limit`): a short sentence, not
+    #: the one clause (24 characters) that 110-token turns left.
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {
-        "max_rounds": 3, "turn_tokens": 110, "argument_chars": 120, "crit_tokens": 150, "crit_depth": 0,
+        "max_rounds": 2, "turn_tokens": 200, "argument_chars": 60, "crit_tokens": 150, "crit_depth": 0,
     }
 
     @classmethod
@@ -205,6 +233,8 @@ class EvinceConfig:
     def from_description(cls, data: dict[str, Any]) -> EvinceConfig:
         """The config journalled by :meth:`describe` (to resume a debate)."""
         known = {f.name for f in fields(cls)}
+        if "label_flag_max_jsd" in data:  # its name before it also decided "settled without agreement"
+            data = {"agreement_max_jsd": data["label_flag_max_jsd"], **data}
         values = {k: v for k, v in data.items() if k in known}
         values["labels"] = LabelSet(data["labels"]) if data.get("labels") else None
         return cls(**values)
@@ -245,6 +275,15 @@ class _Position:
         return format_distribution(self.probs) + ("\n" + "\n".join(f"- {a}" for a in shown) if shown else "")
 
 
+def _top(probs: dict[str, float]) -> str:
+    """The label an agent gives the most probability (the first listed of equals)."""
+    return max(probs.items(), key=lambda kv: kv[1])[0]
+
+
+def _speaker(role: str) -> str:
+    return "Agent A" if role == "agent-a" else "Agent B"
+
+
 def phase_for(kappa: float | None) -> str:
     if kappa is None:
         return "unmodulated"
@@ -281,6 +320,12 @@ class Evince:
         self._phase: str | None = None
         self._resume_round: int | None = None
         self._spoken: dict[int, set[str]] = {}  # roles already heard in a round (resuming)
+        #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
+        self.said: list[tuple[str, str]] = []
+        #: Resuming: turns journalled with a prediction but cut off before their CRIT judgement.
+        self._unjudged: set[tuple[str, int]] = set()
+        #: Resuming: the closing recommendations already journalled, per agent (parsed or None).
+        self._recommended: dict[str, dict[str, Any] | None] = {}
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
 
     @property
@@ -357,6 +402,7 @@ class Evince:
             history.append(Message("system", self._system(role)))
         request = self._ask(role, kappa, opponent, opponent_spoke)
         history.append(Message("user", request))
+        asked_at = len(history)
         turn = agent.turn(agent.fit(history, c.turn_tokens), schema=self._schema(),
                           options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
@@ -379,6 +425,8 @@ class Evince:
         else:
             parsed, score_call = await self._scored(agent, history, completion.text)
             yield score_call
+        added = history[asked_at:]  # one reply, or a retry's whole exchange (kept for resume)
+        exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
         notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
@@ -389,11 +437,12 @@ class Evince:
         else:
             notes.append("no prediction this turn: the opponent and the judge are told so, and no metrics are computed for this round")
             text = "(no usable prediction)"
+        self.said.append((f"{_speaker(role)}, round {round_}", text))
         yield TurnFinished(
             self.debate_id, role, agent.model_id, phase_for(kappa), round_, kind,
             text=text, raw=raw, call=turn.call(),
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
-            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request,
+            parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request, exchange=exchange,
         )
 
     async def _retry(self, agent: Agent, history: list[Message], round_: int, first: DistributionParse,
@@ -523,16 +572,48 @@ class Evince:
     def _converged(self, round_: int) -> bool:
         """Section 7.3.2 (2): |ΔWD|, |ΔMI|, |ΔJSD| under their ε and CRIT not rising by ε,
         between two *consecutive* rounds in which both agents predicted (a round without a
-        prediction is never convergence)."""
+        prediction is never convergence). MI is read as 1 − I(label; speaker) = 1 − JSD
+        (:func:`protocols.metrics.speaker_independence`), smooth at agreement; the displayed
+        ``mi`` has a cusp there and half a point of wobble would move it by several ε."""
         pair = self._pair(round_)
         if pair is None:
             return False
         prev, cur = pair
         c = self.config
-        settled = (abs(cur["wd"] - prev["wd"]) < c.eps_wd and abs(cur["mi"] - prev["mi"]) < c.eps_mi
+        d_mi = (1 - cur["jsd"]) - (1 - prev["jsd"])
+        settled = (abs(cur["wd"] - prev["wd"]) < c.eps_wd and abs(d_mi) < c.eps_mi
                    and abs(cur["jsd"] - prev["jsd"]) < c.eps_jsd)
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
         return settled and d_crit < c.eps_crit
+
+    def _agreement(self) -> tuple[bool, str]:
+        """Whether the agents' latest positions agree, in the module's one meaning: the same top
+        label and JSD ≤ ``agreement_max_jsd``; when not, how they differ (for the stop reason
+        and the recommendations prompt)."""
+        a, b = self.positions.get("agent-a"), self.positions.get("agent-b")
+        if a is None or b is None:
+            return False, "an agent gave no prediction"
+        top_a, top_b = _top(a.probs), _top(b.probs)
+        if top_a.casefold() != top_b.casefold():
+            return False, f"top labels {top_a} and {top_b}"
+        jsd, most = M.jensen_shannon(a.probs, b.probs), self.config.agreement_max_jsd
+        if jsd > most:
+            return False, f"JSD {jsd:.2f} above {most:g}"
+        return True, ""
+
+    def _settled(self, round_: int) -> tuple[str, str] | None:
+        """Figure 7.1's stop rule after ``round_``: ``(stop reason, ending)``, or ``None`` while the
+        debate goes on. The rule reads only the *changes* of the metrics, so two agents that stay
+        exactly as far apart for two rounds (WD 1 both times) satisfy it too. The debate stops
+        then, as the paper's rule says, but it is called converged only when the agents agree
+        (:meth:`_agreement`); otherwise it "settled without agreement"."""
+        if not self._converged(round_):
+            return None
+        agreed, gap = self._agreement()
+        if agreed:
+            return "converged: WD, MI (1 − JSD) and JSD settled and CRIT stopped rising", "converged"
+        return (f"settled without agreement: WD, MI (1 − JSD) and JSD stopped changing while the agents still "
+                f"disagree ({gap})", "settled_apart")
 
     def _signals(self, round_: int) -> RoundSignals | None:
         """Figure 7.1's changes between ``round_ − 1`` and ``round_`` (``None`` when either
@@ -542,7 +623,8 @@ class Evince:
             return None
         prev, cur = pair
         d_crit = cur["crit"] - prev["crit"] if "crit" in cur and "crit" in prev else 0.0
-        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=cur["mi"] - prev["mi"], d_jsd=prev["jsd"] - cur["jsd"], d_crit=d_crit)
+        d_jsd = prev["jsd"] - cur["jsd"]  # MI's term is 1 − JSD: see _converged
+        return RoundSignals(d_wd=prev["wd"] - cur["wd"], d_mi=d_jsd, d_jsd=d_jsd, d_crit=d_crit)
 
     def _kappa(self, round_: int) -> float | None:
         if self.moderation.kappa_override is not None:
@@ -560,22 +642,26 @@ class Evince:
     def restore(self, debate: dict[str, Any]) -> None:
         """Rebuild the state of a journalled debate cut off before its end, so :meth:`run`
         continues from its last finished turn: each agent's conversation (its recorded requests
-        and raw replies), stated positions, CRIT scores and the gate's decisions, metric
+        and raw replies, with a retried turn's whole exchange), stated positions, CRIT scores and the gate's decisions, metric
         history, the contentiousness schedule's decisions and a moderator's standing override."""
         last_round = -1
         for t in debate["turns"]:
+            if t["kind"] == "recommendations":
+                self._recommended[t["role"]] = t["parsed"]
             if t["kind"] not in ("opening", "refutation"):
                 continue
             role = t["role"]
             history = self.messages[role]
             if not history:
                 history.append(Message("system", self._system(role)))
-            history += [Message("user", t["request"] or "(request not recorded)"), Message("assistant", t["raw"])]
+            replies = [Message(m["role"], m["content"]) for m in t.get("exchange") or []] or [Message("assistant", t["raw"])]
+            history += [Message("user", t["request"] or "(request not recorded)"), *replies]
             parsed = t["parsed"] or {}
             if t["distribution"]:
                 arguments = list(parsed.get("arguments") or [])
                 self.positions[role] = _Position(dict(t["distribution"]), arguments, t["round"], arguments)
             self._spoken.setdefault(t["round"], set()).add(role)
+            self.said.append((f"{_speaker(role)}, round {t['round']}", t["text"]))
             last_round = max(last_round, t["round"])
         for j in debate["judgements"]:
             if j["kind"] != "crit" or j["target"] not in ("agent-a", "agent-b"):
@@ -588,12 +674,17 @@ class Evince:
             position = self.positions.get(j["target"])
             if position is not None and position.round == j["round"] and "admitted" in gate:
                 position.admitted = list(gate["admitted"])
+        if self.config.crit_judge:  # a kill between a turn and its judgement: judge it on resuming
+            judged = {(j["target"], j["round"]) for j in debate["judgements"] if j["kind"] == "crit"}
+            self._unjudged = {(t["role"], t["round"]) for t in debate["turns"] if t["kind"] in ("opening", "refutation")
+                              and t["distribution"] and (t["role"], t["round"]) not in judged}
         self.by_round = {row["round"]: {k: v for k, v in row.items() if k not in ("round", "phase", "kappa") and v is not None}
                          for row in debate["metrics"]}
         done = last_round
         both = self._spoken.get(done) == {"agent-a", "agent-b"}
         unscorable = any(self._fresh(r, done) is None for r in ("agent-a", "agent-b"))
-        if done >= 0 and (done in self.by_round or (both and unscorable)):
+        judging = any(r == done for _, r in self._unjudged)
+        if done >= 0 and (done in self.by_round or (both and unscorable and not judging)):
             self._spoken.pop(done, None)  # the last round was closed: resume with the next
             done += 1
         # else: resume inside the last round; the roles already heard there are skipped
@@ -610,28 +701,36 @@ class Evince:
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        stop_reason = "round cap reached"
+        stop_reason = (f"round cap reached (max_rounds = {c.max_rounds} refutation rounds after the opening round) "
+                       "before Figure 7.1's stop rule ended the debate")
+        ending = "cap"
         round_ = self._resume_round or 0
         if self._resume_round is None:
             yield DebateStarted(
                 self.debate_id, "evince", c.title or clip(c.case, 60), c.case, c.describe(),
                 (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
             )
+            notice = self._self_judging_notice()
+            if notice is not None:
+                yield notice
         else:
             yield DebateResumed(self.debate_id, round_)
-            if self._converged(round_ - 1) or round_ >= c.max_rounds:
+            if self._converged(round_ - 1) or round_ > c.max_rounds:  # the last finished round ended it
                 round_ -= 1
-                async for event in self._conclude(round_, "converged before the interruption" if self._converged(round_) else stop_reason):
+                settled = self._settled(round_)
+                if settled is not None:
+                    stop_reason, ending = f"{settled[0]} (before the interruption)", settled[1]
+                async for event in self._conclude(round_, stop_reason, ending):
                     yield event
                 return
         while True:
             async for event in self.moderation.checkpoint(round_):
                 yield event
             if self.moderation.stopped:
-                stop_reason = self.moderation.stop_reason or "stopped"
+                stop_reason, ending = self.moderation.stop_reason or "stopped", "stopped"
                 break
             if round_ > 0 and self.moderation.skip_requested:
-                stop_reason = "moderator skipped to the conclusion"
+                stop_reason, ending = "moderator skipped to the conclusion", "skipped"
                 break
             kappa = self._kappa(round_)  # after the checkpoint: a moderator override applies now
             phase_event = self._phase_event(phase_for(kappa), round_, kappa)
@@ -642,7 +741,10 @@ class Evince:
             # A answers B's previous turn; B answers A's turn of this round.
             for role, k, other, answered in (("agent-a", None if round_ == 0 else kappa, "agent-b", round_ - 1),
                                              ("agent-b", kappa, "agent-a", round_)):
-                if role in spoken:
+                if role in spoken:  # heard before the interruption; judged now if the cut fell in between
+                    if (role, round_) in self._unjudged:
+                        async for event in self._judge(role, round_, self._fresh(other, answered)):
+                            yield event
                     continue
                 if role == "agent-b":  # the moderator is heard between the two turns too
                     async for event in self.moderation.checkpoint(round_):
@@ -655,33 +757,38 @@ class Evince:
                 async for event in self._judge(role, round_, opponent):
                     yield event
             if self.moderation.stopped:
-                stop_reason = self.moderation.stop_reason or "stopped"
+                stop_reason, ending = self.moderation.stop_reason or "stopped", "stopped"
                 break
             a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
-            if self.agreement is not None and a is not None and b is not None:
-                said = [("Agent A", a.text()), ("Agent B", b.text())]
-                async for event in self.agreement.events(self.debate_id, round_, said, clip(c.case, 300)):
+            if self.agreement is not None and a is not None and b is not None:  # the whole case, every turn
+                async for event in self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2):
                     yield event
             metrics = self._metrics(round_, kappa)
             if metrics is not None:
                 yield metrics
-            if self._converged(round_):
-                stop_reason = "converged: WD, MI, JSD settled and CRIT stopped rising"
+            settled = self._settled(round_)
+            if settled is not None:
+                stop_reason, ending = settled
                 break
             if (round_ > 0 and metrics is not None and self.agreement is not None and self.agreement.last is not None
                     and self.agreement.last.agreed):
-                stop_reason = "the agreement judge said AGREEMENT (seed 000)"
+                stop_reason, ending = "the agreement judge said AGREEMENT (seed 000)", "agreement"
                 break
-            if round_ + 1 >= c.max_rounds:
+            if round_ >= c.max_rounds:  # max_rounds refutation rounds after the opening round 0
                 break
             round_ += 1
 
-        async for event in self._conclude(round_, stop_reason):
+        async for event in self._conclude(round_, stop_reason, ending):
             yield event
 
-    async def _conclude(self, round_: int, stop_reason: str) -> AsyncIterator[Event]:
+    async def _conclude(self, round_: int, stop_reason: str, ending: str) -> AsyncIterator[Event]:
+        """Step 3 of Figure 7.1 after round ``round_``. ``ending`` says what ended the debate
+        (converged, settled_apart, agreement, cap, skipped, stopped): the outcome records it and
+        the recommendations prompt says it."""
         c = self.config
-        outcome: dict[str, Any] = {"rounds": round_ + 1, "scoring": c.scoring, "schedule": c.schedule,
+        outcome: dict[str, Any] = {"rounds": round_ + 1, "refutation_rounds": round_, "ending": ending,
+                                   "agreed": self._agreement()[0], "scoring": c.scoring, "schedule": c.schedule,
+                                   "self_judging": self.self_judging(),
                                    "rationale": self.rationale, "gate_dropped": self.dropped,
                                    "improvement": self._improvement()}
         if not self.positions:
@@ -702,7 +809,7 @@ class Evince:
             outcome["label_check"] = self._label_check(final)
         if c.recommendations and not self.moderation.stopped:
             recs: dict[str, list[str]] = {"questions": [], "tests": []}
-            async for event in self._recommend(round_ + 1, final, recs):
+            async for event in self._recommend(round_ + 1, final, recs, ending):
                 yield event
             outcome["recommendations"] = recs
         async for event in self.moderation.checkpoint(round_):
@@ -711,6 +818,27 @@ class Evince:
             outcome["moderator_verdict"] = asdict(self.moderation.verdict)
         status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, outcome)
+
+    def self_judging(self) -> list[str]:
+        """The debaters whose model is also the CRIT judge's (none without a judge)."""
+        if not self.config.crit_judge:
+            return []
+        judge = self.agents.judge.model_id
+        return [role for role, agent in (("agent-a", self.agents.a), ("agent-b", self.agents.b)) if agent.model_id == judge]
+
+    def _self_judging_notice(self) -> Notice | None:
+        """Section 7.2 (1)(iii) asks for *external* CRIT scoring: say so when the judge is a
+        debater's own model (allowed: a laptop may hold two models; the person is told)."""
+        roles = self.self_judging()
+        if not roles:
+            return None
+        names = " and ".join("Agent A" if r == "agent-a" else "Agent B" for r in roles)
+        model = self.agents.judge.model_id
+        return Notice(self.debate_id, "self_judging",
+                      f"the CRIT judge runs on {model}, the model of {names}: EVINCE asks for external CRIT "
+                      "scoring (seed 004, section 7.2 (1)(iii)), and the judge's scores weight P_f and gate the "
+                      "other agent's arguments, so a model may favour its own; add a judge on another model to check.",
+                      {"judge": "judge", "model": model, "debaters": roles}, 0)
 
     def _improvement(self) -> dict[str, float]:
         """Tables 7.2/7.3's last row: each metric's change from the first to the last scored
@@ -725,15 +853,14 @@ class Evince:
     def _label_check(self, final: dict[str, float]) -> dict[str, Any]:
         """Section 7.4.6: flag a questionable reference label only when a confident, agreed
         consensus contradicts it: P_f(top) ≥ ``label_flag_confidence``, both agents' latest
-        top-1 is that label, and their JSD ≤ ``label_flag_max_jsd``. A plain miss is not a flag."""
+        top-1 is that label, and their JSD ≤ ``agreement_max_jsd`` (:meth:`_agreement`). A plain
+        miss is not a flag."""
         c = self.config
         reference = c.reference_label or ""
         canonical = c.labels.match(reference) if c.labels else None
         top = next(iter(final))
         agrees = (canonical or reference).casefold() == top.casefold()
-        tops = [max(p.probs.items(), key=lambda kv: kv[1])[0] for p in self.positions.values()]
-        agreed = (len(tops) == 2 and all(t.casefold() == top.casefold() for t in tops)
-                  and M.jensen_shannon(self.positions["agent-a"].probs, self.positions["agent-b"].probs) <= c.label_flag_max_jsd)
+        agreed = self._agreement()[0] and _top(self.positions["agent-a"].probs).casefold() == top.casefold()
         confident = final[top] >= c.label_flag_confidence
         flag = None
         if not agrees and agreed and confident:
@@ -745,15 +872,33 @@ class Evince:
             "confident": confident, "agreed": agreed, "flag": flag,
         }
 
-    async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]]) -> AsyncIterator[Event]:
-        """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6)."""
+    async def _recommend(self, round_: int, final: dict[str, float], recs: dict[str, list[str]],
+                         ending: str) -> AsyncIterator[Event]:
+        """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6). The request
+        says what ended the debate: only Figure 7.1's stop rule with the agents agreeing is called
+        convergence."""
         kappa = 0.3
+        combined = format_distribution(final)
+        _, gap = self._agreement()
+        opening = {
+            "converged": f"The debate converged (its metrics stopped changing) on: {combined}.",
+            "settled_apart": (f"The debate settled without agreement: the agents stopped changing their positions but "
+                              f"still disagree ({gap}); their combined position is: {combined}."),
+            "agreement": f"The agreement judge found the agents in agreement on: {combined}.",
+            "skipped": f"The moderator ended the debate before it converged; the agents' combined position is: {combined}.",
+        }.get(ending, f"The debate reached its round cap without converging; the agents' combined position is: {combined}.")
         event = self._phase_event("conciliatory", round_, kappa)
         if event:
             yield event
         for role in ("agent-a", "agent-b"):
+            if role in self._recommended:  # resumed after this agent's recommendations were journalled
+                done = self._recommended[role]
+                if done is not None:
+                    recs["questions"] = _merge(recs["questions"], list(done.get("questions") or []))
+                    recs["tests"] = _merge(recs["tests"], list(done.get("tests") or []))
+                continue
             agent = self.agents.a if role == "agent-a" else self.agents.b
-            ask = (f"The debate has converged on: {format_distribution(final)}. {instruction(kappa)} "
+            ask = (f"{opening} {instruction(kappa)} "
                    "Together with the other agent, list further questions to ask and tests to run that would "
                    "confirm or refute this conclusion.")
             if recs["questions"] or recs["tests"]:

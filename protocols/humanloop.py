@@ -32,14 +32,31 @@ appended to its one memory; each simulated judge's statement is then labelled as
 its own (roles ``agent-1`` … by the judge's number; we ask the model to open each judge's
 statement with "Judge n:" so the statements can be told apart, which the paper's human
 labellers did by reading). "AI only" (phase 2, no human seat) and "human present" (phase 3).
+
+Prompts: Appendix i's, word for word, for the appeal Triem studied (the default question,
+labels and seat title), with the panel's size in words ("three appellate judges"); the
+synthetic prompt adds only the "Judge k:" heading request above. Neither asks a seat to say
+which position it takes: Triem asked for "a new point of reasoning that supports your
+perspective" and a confidence, and labelled the stance afterwards (NONE when there was none).
+For another question the first sentence names the question and its positions instead of the
+Court of Appeals; the rest is Appendix i's. The case follows the prompt between <<< and >>>.
+What each seat is shown of the previous round: every statement whole, under its speaker's name
+(Triem's statements run to 1,300 characters, with the vote in the last sentence); only when
+the seat's context window cannot hold them with room for its reply are they shortened, the
+longest first and in the middle (the vote at the end stays), by :mod:`protocols.fitting`,
+and the seat's turn then carries a note saying so.
 At every step each seat states its confidence in its reasoning, 0-100 (Appendix i); it is
 parsed (:func:`protocols.stance.parse_confidence`), stored with the turn (``turns.confidence``)
 and with the stance (the judgement's score), and tabled per seat and round in the analysis.
-Volatility counts Triem's affirm / not-affirm changes (``binary_label``; see
-:mod:`protocols.stance`). The person is shown to the others
-as "Human Judge" with the AI seats as "AI Judge n" (Appendix i, phase 3), or blind: every seat,
-the person's included, is "Judge n" by its place at the table. The labels default to Triem's
-affirm / reverse / remand (+ none) for an appeal and are configurable for any question.
+Volatility counts Triem's affirm / not-affirm changes (``binary_label``) two ways side by
+side (see :mod:`protocols.stance`): ours, changes between positions over the steps that take
+one, and Triem's own count, every AI seat's every round transition (two per seat in three
+rounds: the paper's 1,200 and 400 denominators) with NONE and HALLUCINATION coded 3. The clerk
+may label a step HALLUCINATION (Appendix ii), as the paper's labellers did. The person is shown
+to the others as "Human Judge" with the AI seats as "AI Judge n" (Appendix i, phase 3), or
+blind: every seat, the person's included, is "Judge n" by its place at the table. The labels
+default to Triem's affirm / reverse / remand (+ none and hallucination) for an appeal and
+are configurable for any question.
 """
 
 from __future__ import annotations
@@ -47,7 +64,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -69,12 +86,14 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
+from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
     NONE,
+    RESERVED,
     Confirm,
     StanceReader,
     analyze,
@@ -86,6 +105,15 @@ from .text import clip
 
 HUMAN_ROLE = "human"
 SIMULATOR_ROLE = "simulator"  # the one instance of the synthetic condition
+#: The question of Triem's study; with it (and the legal labels) the prompts are Appendix i's.
+APPEAL_QUESTION = "Should the court of appeals affirm, reverse, or remand the lower court's decision?"
+#: Appendix i, after its first sentence, for the multiagent and human-AI phases.
+APPENDIX_I_MULTIAGENT = (
+    "Below is the case history and discussion log. You are debating step by step: in each turn of the debate, you "
+    "will bring up a new point of reasoning that supports your perspective. Please cite relevant cases as evidence to "
+    "support your reasoning. Then, rank your confidence in the soundness of your reasoning, on a scale of 0-100."
+)
+_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
 
 HumanTurn = Callable[[str], Awaitable[str]]
 """``human_turn(prompt) -> text``: the person's statement for one round (the TUI, stdin)."""
@@ -150,8 +178,7 @@ class HumanloopConfig:
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"rounds": 2, "turn_tokens": 200, "stance_tokens": 60}
 
     case: str
-    question: str = param("Should the court of appeals affirm, reverse, or remand the lower court's decision?",
-                          section="seed 001", label="Question", description="what the panel decides")
+    question: str = param(APPEAL_QUESTION, section="seed 001", label="Question", description="what the panel decides")
     labels: tuple[str, ...] = LEGAL_LABELS
     rubric: dict[str, str] = field(default_factory=lambda: dict(LEGAL_RUBRIC))
     rounds: int = param(3, ge=1, le=20, section="seed 001", label="Rounds",
@@ -177,8 +204,9 @@ class HumanloopConfig:
     profile: Profile = "standard"
 
     def __post_init__(self) -> None:
-        if len(self.labels) < 2 or any(exact_label(label, ()) == NONE for label in self.labels):
-            raise ValueError(f"give at least two positions; {NONE!r} is always added and cannot be one of them")
+        if len(self.labels) < 2 or any(exact_label(label, ()) in RESERVED for label in self.labels):
+            raise ValueError(f"give at least two positions; {' and '.join(map(repr, RESERVED))} are always added and "
+                             "cannot be one of them")
         if self.human is not None and self.human.position is not None and self.human.position < 1:
             raise ValueError("the human's place at the table counts from 1")
         if self.condition not in ("multiagent", "synthetic"):
@@ -187,11 +215,11 @@ class HumanloopConfig:
             raise ValueError("the synthetic condition is one model simulating the whole panel: it has no human seat")
         if not 2 <= self.simulated_judges <= 9:
             raise ValueError(f"simulated_judges must be 2-9, got {self.simulated_judges}")
-        if self.binary_label is not None and exact_label(self.binary_label, self.labels) in (None, NONE):
+        if self.binary_label is not None and exact_label(self.binary_label, self.labels) in (None, *RESERVED):
             raise ValueError(f"binary_label {self.binary_label!r} is not one of: {', '.join(self.labels)}")
         script = self.human.script if self.human else None
         if script is not None and script.stance is not None and exact_label(script.stance, self.labels) is None:
-            raise ValueError(f"the script's stance {script.stance!r} is not one of: {', '.join((*self.labels, NONE))}")
+            raise ValueError(f"the script's stance {script.stance!r} is not one of: {', '.join((*self.labels, *RESERVED))}")
 
     def binary(self) -> str | None:
         """The label coded 1 when counting changes of mind (see ``binary_label``)."""
@@ -273,21 +301,30 @@ class Humanloop:
 
     # -- prompts ------------------------------------------------------------------------------
 
-    def _system(self, seat: _Seat) -> str:
+    def _appeal(self) -> bool:
+        """Triem's appeal (the default question, labels and seat title): Appendix i's words."""
         c = self.config
-        return (f"You are '{seat.name}' on a panel of {len(self.seats)} deciding this question: {c.question} "
-                f"The possible positions are: {', '.join(c.labels)}. Below are the case and, from round 2 on, "
-                "the discussion log. In each turn, bring up a new point of reasoning that supports your "
-                "perspective, cite relevant authority where you can, say clearly which position you take, "
-                "and rate your confidence in your reasoning from 0 to 100.\n"
-                f"Case:\n<<<\n{c.case.strip()}\n>>>")
+        return c.question == APPEAL_QUESTION and tuple(c.labels) == LEGAL_LABELS and c.seat_title == "Judge"
 
-    def _ask(self, seat: _Seat, round_: int, log: list[tuple[str, str]]) -> str:
+    def _system(self, seat: _Seat) -> str:
+        """Appendix i, phases 2 and 3 ("You are 'Judge [x]'" / "'AI Judge [x]'"), then the case."""
+        c, n = self.config, _number(len(self.seats))
+        if self._appeal():
+            frame = (f"You are '{seat.name}' on the United States Court of Appeals deciding among a panel of {n} appellate "
+                     "judges whether to AFFIRM, REVERSE, or REMAND a former decision.")
+        else:
+            frame = (f"You are '{seat.name}' on a panel of {n} {c.seat_title.lower()}s deciding this question: {c.question} "
+                     f"The possible positions are: {', '.join(c.labels)}.")
+        return f"{frame} {APPENDIX_I_MULTIAGENT}\nCase:\n<<<\n{c.case.strip()}\n>>>"
+
+    def _ask(self, round_: int, log: list[tuple[str, str]], texts: Mapping[str, str], notes: list[str]) -> str:
+        """The round's request: the previous round's statements as ``texts`` shows them (whole
+        unless fitted), the moderator's words, and Appendix i's "Proceed with round [n]"."""
         parts = []
         if log:
-            said = "\n".join(f"{name}:\n<<<\n{clip(text, 700)}\n>>>" for name, text in log)
+            said = "\n".join(f"{name}:\n<<<\n{texts[_statement(name)]}\n>>>" for name, _ in log)
             parts.append(f"Discussion log, round {round_ - 1}:\n{said}")
-        parts.extend(f"The moderator says: {note}" for note in self.moderation.take_interjections(seat.role))
+        parts.extend(f"The moderator says: {note}" for note in notes)
         parts.append(f"Proceed with round {round_}.")
         return "\n\n".join(parts)
 
@@ -299,7 +336,11 @@ class Humanloop:
         history = self.messages[seat.role]
         if not history:
             history.append(Message("system", self._system(seat)))
-        request = self._ask(seat, round_, log)
+        said = self.moderation.take_interjections(seat.role)
+        fitted = fit_sections(agent, [Section(_statement(name), text.strip()) for name, text in log],
+                              lambda texts: agent.shortest([*history, Message("user", self._ask(round_, log, texts, said))]),
+                              reply_tokens=self.config.turn_tokens)
+        request = self._ask(round_, log, fitted.texts, said)
         turn = agent.turn(agent.fit([*history, Message("user", request)], self.config.turn_tokens),
                           options=agent.options.merged(max_tokens=self.config.turn_tokens))
         async for event in self._exchange(history, request, turn, round_, "opinion"):
@@ -308,7 +349,7 @@ class Humanloop:
         confidence, note = parse_confidence(text)
         yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
                            text=text.strip(), raw=text, call=turn.call(), request=request, confidence=confidence,
-                           parse_notes=(note,) if note else ())
+                           parse_notes=(*fitted.notes, *((note,) if note else ())))
 
     async def _exchange(self, history: list[Message], request: str, turn: Any, round_: int, kind: str) -> AsyncIterator[Event]:
         """Stream ``turn`` (already given ``history`` plus ``request``), then append the request
@@ -352,13 +393,19 @@ class Humanloop:
     # -- the synthetic condition (Triem's phase 1) ------------------------------------------------
 
     def _synthetic_system(self) -> str:
-        c, n = self.config, self.config.simulated_judges
-        return (f"You are simulating a discussion between {n} members of a panel ({c.seat_title} 1 to {c.seat_title} {n}) "
-                f"deciding this question: {c.question} The possible positions are: {', '.join(c.labels)}. Debate amongst "
-                f"yourselves step by step for {c.rounds} rounds of debate: in each round, each {c.seat_title.lower()} will bring "
-                "up a new point of reasoning that supports their perspective. Cite relevant authority as evidence to support "
-                "the reasoning. Then each rates their confidence in the soundness of their reasoning, on a scale of 0-100. "
-                f"Begin each {c.seat_title.lower()}'s statement with a line '{c.seat_title} k:'.\n"
+        """Appendix i, phase 1, plus the one request the code needs: a heading per judge."""
+        c, n = self.config, _number(self.config.simulated_judges)
+        title = c.seat_title.lower()
+        if self._appeal():
+            frame = (f"You are simulating a discussion between {n} judges in the United States Court of Appeals deciding "
+                     "whether to AFFIRM, REVERSE, or REMAND a former decision.")
+        else:
+            frame = (f"You are simulating a discussion between {n} {title}s deciding this question: {c.question} "
+                     f"The possible positions are: {', '.join(c.labels)}.")
+        return (f"{frame} Debate amongst yourselves step by step for {c.rounds} rounds of debate: in each round, each "
+                f"{title} will bring up a new point of reasoning that supports their perspective. Please cite relevant "
+                "cases as evidence to support your reasoning. Then, rank your confidence in the soundness of your "
+                f"reasoning, on a scale of 0-100. Begin each {title}'s statement with a line '{c.seat_title} k:'.\n"
                 f"Case:\n<<<\n{c.case.strip()}\n>>>")
 
     async def _synthetic_round(self, round_: int) -> AsyncIterator[Event]:
@@ -370,7 +417,8 @@ class Humanloop:
             history.append(Message("system", self._synthetic_system()))
         notes = self.moderation.take_interjections(SIMULATOR_ROLE)
         request = "\n\n".join([*(f"The moderator says: {n}" for n in notes),
-                                f"Proceed with round {round_}. All {c.simulated_judges} {c.seat_title.lower()}s should speak in each round."])
+                                f"Proceed with round {round_}. All {_number(c.simulated_judges)} {c.seat_title.lower()}s "
+                                "should speak in each round."])
         tokens = c.turn_tokens * c.simulated_judges
         turn = agent.turn(agent.fit([*history, Message("user", request)], tokens), options=agent.options.merged(max_tokens=tokens))
         async for event in self._exchange(history, request, turn, round_, "simulation"):
@@ -457,7 +505,7 @@ class Humanloop:
         human = HUMAN_ROLE if self.config.human is not None else None
         analysis = analyze(steps_from(self.stances), roles=[s.role for s in self.seats], human=human,
                            binary=self.config.binary(), condition=self.config.analysis_condition())
-        final = [row[-1] for row in analysis["table"].values() if row and row[-1] not in (None, NONE)]
+        final = [row[-1] for row in analysis["table"].values() if row and row[-1] not in (None, *RESERVED)]
         ranked = Counter(final).most_common()
         decision = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
         return {"condition": analysis["condition"], "labels": list(self.config.labels),
@@ -473,6 +521,16 @@ async def run(config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: st
     async for event in Humanloop(config, agents, debate_id=debate_id, channel=channel,
                                  human_turn=human_turn, confirm=confirm).run():
         yield event
+
+
+def _number(n: int) -> str:
+    """A panel's size as Appendix i writes it ("three judges")."""
+    return _NUMBERS.get(n, str(n))
+
+
+def _statement(name: str) -> str:
+    """The fitting section that holds ``name``'s statement of the previous round."""
+    return f"{name}'s statement"
 
 
 def split_statements(text: str, title: str, n: int) -> list[str]:

@@ -20,6 +20,17 @@ one answer lose bits (their entropy), and the appendix's NMI = I/max(H) also rea
 two agents that disagree in a one-to-one way (see :func:`agreement_information`). Both are
 kept in the snapshot for the record. :data:`METRIC_DEFINITIONS` holds the one-line definition
 of every metric, for the app's help.
+
+What the stop rule reads for MI (issue 20). ``mi`` has a cusp at agreement: the coupling puts
+the disagreeing mass TV on cells of size ~TV, whose entropy −TV·log TV has an infinite slope at
+TV = 0, so half a point of wobble around agreement (0.9/0.1 against 0.895/0.105: WD 0.005, JSD
+0.00005) moves ``mi`` from 1 to 0.92. No ε can then tell a settled debate from a moving one, and
+such a wobble would outweigh every other signal in κ's ``Update``. The stop rule and ``Update``
+therefore read MI's term as :func:`speaker_independence`, 1 − I(label; speaker): the one mutual
+information the agents' statements determine without an invented joint (Z, a fair coin, picks
+the agent; X is that agent's label; I(X;Z) = JSD). It is 1 exactly when the agents agree, 0
+when they share no label, and smooth (quadratic) at agreement. Its change is the change in JSD,
+so the figure's MI and JSD terms test one quantity: said in ``docs/protocols.md``.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ __all__ = [
     "METRIC_DEFINITIONS",
     "agreement_information",
     "MetricsSnapshot",
+    "speaker_independence",
     "compute_all",
     "coupling",
     "cross_entropy",
@@ -260,6 +272,20 @@ def agreement_information(p: Dist, q: Dist) -> float:
     return float(min(1.0, max(0.0, mutual_information(a, b) / h)))
 
 
+def speaker_independence(p: Dist, q: Dist) -> float:
+    """1 − I(X;Z) in [0, 1]: what the stop rule and κ's ``Update`` read for Figure 7.1's MI term.
+
+    Z is a fair coin choosing agent A or B and X the label that agent states, so
+    I(X;Z) = H(M) − ½H(P) − ½H(Q) = JSD(P‖Q) in bits: how much the label gives away about who
+    said it. 1 − I(X;Z) is 1 exactly when P = Q and 0 when the supports are disjoint, like
+    :func:`agreement_information`, but it is quadratic at agreement instead of having a cusp
+    there, so a sub-point wobble between settled agents changes it by far less than ε = 0.01
+    (0.6/0.32/0.08 against 0.6/0.3/0.1: 0.001; ``mi``: 0.07). Unlike the coupling MI it needs
+    no joint of the agents' labels, which neither agent states.
+    """
+    return 1.0 - jensen_shannon(p, q)
+
+
 def information_gain(before: Dist, after: Dist, base: float = 2.0) -> float:
     """Entropy reduction H(before) − H(after): how much an agent's belief sharpened in a round.
 
@@ -336,8 +362,9 @@ def compute_all(p_a: Mapping[str, float], p_b: Mapping[str, float]) -> MetricsSn
 METRIC_DEFINITIONS: dict[str, str] = {
     "wd": "WD: Wasserstein-1 distance under the discrete ground metric (labels have no ground metric), "
           "i.e. total variation ½Σ|P_A−P_B| in [0, 1]; compare its % change, not its scale, with Table 7.2",
-    "mi": "MI: mutual information of the agents' labels under the maximal-agreement coupling, divided by "
-          "the entropy of their average belief; 1 only when the agents agree, 0 when they share no label",
+    "mi": "MI: mutual information of the agents' labels under the maximal-agreement coupling over the entropy "
+          "of their mean belief; 1 only when the agents agree, 0 with no label shared; steep at agreement, "
+          "so stopping and κ read 1 − JSD",
     "mi_bits": "MI in bits under the maximal-agreement coupling (falls as two agreeing agents sharpen)",
     "nmi": "NMI: appendix 7.A's I(X;Y)/max(H(X), H(Y)) under the maximal-agreement coupling",
     "jsd": "JSD: Jensen–Shannon divergence between the agents' distributions, in bits, 0 (same) to 1 (no label in common)",

@@ -5,7 +5,7 @@ Every protocol's config is a pydantic dataclass. Its tunable parameters are decl
 section come from here. Everything else is generated from that one declaration:
 
 - the command line's flags (``tui/cli/params.py``: ``--max-rounds`` for ``max_rounds``),
-- the app's New-debate form fields (``tui/launch.py``),
+- the app's New-debate form fields (``tui/forms.py``),
 - the validation: constructing the config validates it, so the command line, the app and code
   that calls a protocol directly all get the same check and the same message.
 
@@ -33,7 +33,8 @@ Profile = Literal["standard", "small"]
 PROFILES: tuple[Profile, ...] = ("standard", "small")
 
 #: The pydantic config every protocol config uses (labels, agents' hooks … are plain objects).
-CONFIG = ConfigDict(arbitrary_types_allowed=True)
+#: An unknown keyword is an error, not ignored: a misspelt parameter must not run at its default.
+CONFIG = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
 Kind = Literal["int", "float", "bool", "choice", "text"]
 C = TypeVar("C")

@@ -6,28 +6,39 @@ agent B when ``swap_stances``; LLM− argues against it)::
     #1  Set-up (appendix 6.B): each agent is told the subject, its stance and its
         contentiousness (0.9 by default, set per agent with its own sampling options).
         Agenda (section 6.3.1.1, Tables 6.7, 6.8, 6.4): A and B each propose up to N
-        debatable subtopics {title, description}; A merges both lists into at most N agreed
-        ones; B accepts them or amends them; the moderator may then edit, drop or add
-        subtopics (``agenda_editor``, recorded as an ``edit_agenda`` moderator event).
+        debatable subtopics {title, description} (N = ``subtopics``, 5: the study's five
+        topics of Tables 6.4-6.6); A merges both lists into at most N agreed ones; B accepts
+        them or amends them; the moderator may then edit, drop or add subtopics
+        (``agenda_editor``, recorded as an ``edit_agenda`` moderator event).
     #2  Round t = 0, the opening: Θ+ ← LLM+(p | S+, Δ0), Θ− ← LLM−(p | S−, Δ0), each without
         seeing the other's (Table 6.2 #2); then Γ_0 = CRIT(S+ + Θ+ + Θ−) by the first judge.
     #3  Before each refutation round t = 1, 2, …:  Δ_t = Δ0 / δ^t  (0.9, 0.75, 0.625, … for
         δ = 1.2, i.e. ``make_schedule("socrasynth")``), and the round runs while
-            Δ_t > 10%  and  Γ_{t−1} ≥ Γ_{t−2}
-        which is Table 6.2's ``while ((Δ ← Δ/δ) > 10%) && (Γ ≥ Γ')`` with Γ = Γ_{t−1} (the
-        latest CRIT) and Γ' = Γ_{t−2}; the table's initial Γ ← 0 is Γ_{−1}, so the first
-        refutation round always runs. A missing Γ (judge failed) is no evidence that
-        quality fell, so it never ends the loop. In round t LLM+ refutes LLM−'s latest
-        points, then LLM− refutes LLM+'s, each at its Δ_t; then Γ_t. The table's condition
-        is tested first, so it is what ends a debate: at Δ0 = 0.9 and δ = 1.2 after 12
-        refutation rounds (Δ_12 = 0.101, Δ_13 = 0.084). When it ends the loop, the moderator
-        asks each agent whether it has made its case (section 6.3.1.2); if one says no, one
-        more refutation round is granted (once). The round cap ``max_rounds`` is only a
-        safety bound against a loop that would not end (δ = 1, or a moderator who keeps
-        raising Δ), not part of the table: its default, 16, leaves room for the paper's 12
-        rounds plus the case check's extra one; the small-model profile lowers it to 4, and
-        then the cap, not the table, ends those debates (the stop reason says which). The
-        moderator's "skip to conclusion" and "stop" end the loop too.
+            Δ_t > 10%  and  Γ_{t−2} − Γ_{t−1} ≤ τ        (τ = ``crit_tolerance``, 1.0)
+        and t ≤ ``max_rounds`` (3). This is Table 6.2's ``while ((Δ ← Δ/δ) > 10%) && (Γ ≥ Γ')``
+        with Γ = Γ_{t−1} and Γ' = Γ_{t−2}, both computed inside the loop: the table starts with
+        Γ ← 0 and evaluates only after refutations ("Γ' ← Γ; Γ = CRIT(…)" in the loop body), so
+        the opening's Γ_0 (journalled, shown in the app) is compared with nothing, rounds 1 and
+        2 always run, and the first comparison is Γ_2 against Γ_1 before round 3. A missing Γ
+        (judge failed) is no evidence that quality fell, so it never ends the loop. In round t
+        LLM+ refutes LLM−'s latest points, then LLM− refutes LLM+'s, each at its Δ_t; then Γ_t.
+        Why a tolerance: Γ is one judge's reading of integer 1–10 ratings, so it moves from
+        round to round when the debate's quality does not; the literal Γ ≥ Γ' (τ = 0) ends half
+        of all debates at their first comparison on noise alone. τ = 1.0, one point of CRIT's
+        scale, is argued in docs/protocols.md from ``benchmarks/crit_noise.py``; τ = 0 restores
+        the letter of the table. The round cap is the study's round count (section 6.3.1.2,
+        "three to five structured rounds of discussion"; appendix 6.C numbers the opening as
+        the first round and shows it plus three refutation rounds), not Table 6.2's: at
+        Δ0 = 0.9 and δ = 1.2 the Δ test alone allows 12 refutation rounds (Δ_12 = 0.101,
+        Δ_13 = 0.084), which the study never ran, so δ and the 10% stay the table's and the
+        cap sets the length. The table's test is checked first, so its reason is the one given
+        when both end the loop. When either ends the loop, the moderator asks each agent
+        whether it has made its case (section 6.3.1.2: "once these rounds conclude, the
+        moderator checks with each agent"); if one says no, exactly one more refutation round
+        is held (once: a model that always says no cannot extend the debate). So a default
+        debate has the opening and 2–4 refutation rounds: three to five rounds as appendix 6.C
+        counts them. The small-model profile lowers the cap to 2. The moderator's "skip to
+        conclusion" and "stop" end the loop too.
     #4  Closing statements at round t_end (the round whose test failed, at its Δ), then Γ.
 
 Each generative round is journalled as a ``PhaseChanged`` and a ``MetricsComputed`` whose κ
@@ -73,17 +84,27 @@ structured, one point per agenda item in order, so each subtopic's argument and
 counter-argument can still be judged on its own. Every string and list in a schema sent
 to a model is bounded to fit the turn's token budget, so a small model finishes its JSON.
 
-Sizes: the defaults suit real instruction models (7-70B): ``turn_tokens = 1024`` gives each
-point about 1,000 characters with three subtopics (a full paragraph), opponents see each
-other's points whole, and judges read up to ``judge_chars`` of each side's case per subtopic.
+Sizes: the defaults suit real instruction models (7-70B): ``turn_tokens = 1152`` gives each
+point up to 671 characters with the study's five subtopics (appendix 6.C's numbered points run
+278–624 characters, median 433), and opponents see each other's points whole.
+
+What the judges read: the whole subject and every point of both sides over the rounds (Γ's
+judge all subtopics, the evaluative stage's one subtopic at a time; the agreement judge, when
+on, every round so far), and in the Q&A comparison the debate's closing points and joint text
+beside the single answer. Nothing is cut unless the judge's context window cannot hold it
+with room for its reply; then :mod:`protocols.fitting` shortens, against that judge's own
+window, the subject first, then the oldest refutation rounds (the opening and the newest point
+on each subtopic last), in the middle of each point, marked in the text; in the comparison the
+debate's parts together and the single answer get the same budget. The judgement's notes say
+what was cut.
 ``SocraSynthConfig.SMALL_MODEL_PROFILE`` holds the overrides that the bundled 135M/270M test
-models and the tests use (short turns, a low round cap).
+models and the tests use (short turns, fewer subtopics and rounds).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -109,6 +130,7 @@ from .events import (
     PhaseChanged,
     TurnFinished,
 )
+from .fitting import Section, fit_sections
 from .params import CONFIG, Profile, param, token_limit
 from .moderation import CommandChannel, Moderation
 from .schemas import chars_for, fit_schema
@@ -121,6 +143,7 @@ _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply
 ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
 Mode = Literal["proposal", "diagnosis"]
 MAX_SUBTOPICS = 10
+_TOP = 10_000  # a judge's material that never gives way before the rest (fitting priority)
 
 # -- what the models are asked to return (lenient bounds; the grammar is tightened per turn) --
 
@@ -194,10 +217,9 @@ class SocraSynthConfig:
     tiny models and the tests use (the registry picks a profile per model)."""
 
     #: Overrides for the bundled 135M/270M models: short turns they can finish, a judge reply
-    #: they can complete, and a low round cap so a CPU test ends in minutes (with it the cap,
-    #: not Table 6.2's Δ test, usually ends the debate; the stop reason says so).
-    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 256, "crit_tokens": 320, "max_rounds": 4,
-                                                     "judge_chars": 1000}
+    #: they can complete, and fewer subtopics and rounds so a CPU test ends in minutes (two
+    #: refutation rounds: the fewest before Table 6.2's first Γ comparison).
+    SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 256, "crit_tokens": 320, "max_rounds": 2, "subtopics": 3}
 
     subject: str
     title: str = ""
@@ -211,11 +233,19 @@ class SocraSynthConfig:
                          description="contentiousness Δ is divided by δ each round")
     threshold: float = param(0.1, ge=0.0, le=1.0, section="Table 6.2", label="Δ threshold",
                              description="refutation rounds run while Δ/δ is above this")
-    #: Not in Table 6.2, whose own test ends the loop (12 rounds at Δ0 = 0.9, δ = 1.2, plus one
-    #: the case check may grant = 13 < 16).
-    max_rounds: int = param(16, ge=0, le=50, section="Symposium", label="Round cap",
-                            description="safety bound on refutation rounds (Table 6.2's Δ test ends the debate first)")
-    subtopics: int = param(3, ge=1, le=10, section="ch. 6", label="Subtopics on the agenda",
+    #: Table 6.2's Γ ≥ Γ′ with room for a judge's noise (module docstring, "Stopping"):
+    #: 1.0 is one point of CRIT's 1–10 scale.
+    crit_tolerance: float = param(1.0, ge=0.0, le=9.0, section="Table 6.2", label="Γ fall that ends the debate",
+                                  description="the debate ends when Γ (CRIT, 1-10) falls by more than this between "
+                                              "rounds; 0: Table 6.2 as written")
+    #: Section 6.3.1.2's "three to five structured rounds of discussion", counted as appendix
+    #: 6.C counts them (the opening is the first): the opening, then 2 (Γ fell) to 3 (the cap)
+    #: refutation rounds, plus the one the case check may grant. Table 6.2's Δ test alone would
+    #: allow 12 at Δ0 = 0.9, δ = 1.2.
+    max_rounds: int = param(3, ge=0, le=50, section="6.3.1.2", label="Round cap",
+                            description="refutation rounds after the opening round; the study's length "
+                                        "(the case check may grant one more)")
+    subtopics: int = param(5, ge=1, le=10, section="Tables 6.4-6.6", label="Subtopics on the agenda",
                            description="how many subtopics the agents agree on")
     case_check: bool = param(True, section="6.3.1.2", label="Case check",
                              description="the moderator checks the case for missing points before closing")
@@ -226,13 +256,10 @@ class SocraSynthConfig:
     qa_baseline: bool = param(False, section="ch. 6", label="Compare with a one-answer Q&A",
                               description="also ask one model the subject as a single Q&A; judges compare")
     #: All of a turn's points together (one per subtopic), so ≈ 3·turn_tokens/N characters a
-    #: point; 1024 gives a paragraph each with N = 3.
-    turn_tokens: int = token_limit(1024, "reply length limit per turn (all its points together)")
+    #: point; 1152 gives 671 with N = 5, room for appendix 6.C's longest point (624).
+    turn_tokens: int = token_limit(1152, "reply length limit per turn (all its points together)")
     #: Table 6.3: claim, rated reasons, rivals, Γ.
     crit_tokens: int = token_limit(640, "reply length limit per judge call", label="Judge's reply limit (tokens)")
-    judge_chars: int = param(4000, ge=200, le=20000, section="6.3.1.3", label="Characters a judge reads per side",
-                             description="characters of each side's case per subtopic a judge reads "
-                                         "(the opening and the newest points that fit)")
     agenda_editor: AgendaEditor | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
@@ -377,6 +404,17 @@ class SocraSynth:
     def _latest(self, role: str) -> list[str]:
         return self.theta[role][-1][1] if self.theta[role] else []
 
+    def _said(self) -> list[tuple[str, str]]:
+        """Every generative turn so far, round by round (LLM+ then LLM−): what the agreement
+        judge reads."""
+        out = []
+        for i in range(max(len(self.theta[r]) for r in ROLES)):
+            for role in (self.pro, self.con):
+                if i < len(self.theta[role]):
+                    label, points = self.theta[role][i]
+                    out.append((f"{_name(role)} ({self.stance(role)}), {label}", self._numbered_points(points)))
+        return out
+
     # -- one spoken turn ------------------------------------------------------------------------
 
     async def _speak(self, role: str, ask: str, model: type[BaseModel] | None, schema: dict[str, Any] | None,
@@ -478,11 +516,11 @@ class SocraSynth:
     # -- #2-#4 the generative stage -------------------------------------------------------------
 
     async def _generative_stage(self) -> AsyncIterator[Event]:
-        """Table 6.2 #2-#4 (round indexing in the module docstring)."""
+        """Table 6.2 #2-#4 (round indexing and stopping in the module docstring)."""
         c = self.config
         async for event in self._round(0, "opening"):
             yield event
-        t, extra_granted = 0, False
+        t, granted = 0, False
         while not self.moderation.stopped:
             t += 1
             async for event in self._checkpoint():
@@ -492,20 +530,20 @@ class SocraSynth:
             if self.moderation.skip_requested:
                 self.stop_reason = "the moderator skipped to the closing statements"
                 break
-            ended = self._loop_ended(t)  # Table 6.2's own test comes first: it is what ends a debate
+            if granted:  # the one more round the case check granted has been held
+                break
+            ended = self._loop_ended(t) or self._capped(t)  # Table 6.2's own test first: its reason is given
             if ended:
                 self.stop_reason = ended
-                if extra_granted or not c.case_check:
+                if not c.case_check:
                     break
                 made: dict[str, bool] = {}
                 async for event in self._case_check(t, made):
                     yield event
                 if self.moderation.stopped or all(made.values()):
                     break
-                extra_granted = True  # section 6.3.1.2: no mutual confirmation yet, one more round
-            if t > c.max_rounds + extra_granted:  # the safety bound (the granted round may pass it by one)
-                self.stop_reason = f"round cap reached (max_rounds = {c.max_rounds}) before Table 6.2's test ended the debate"
-                break
+                granted = True  # section 6.3.1.2: no mutual confirmation yet, one more round
+                self.stop_reason += "; an agent's case was not yet made, so one more refutation round was held (6.3.1.2)"
             async for event in self._round(t, "refutation"):
                 yield event
         if not self.moderation.stopped:
@@ -513,17 +551,29 @@ class SocraSynth:
                 yield event
 
     def _loop_ended(self, t: int) -> str | None:
-        """Why Table 6.2's loop condition fails before round ``t`` (``None`` while it holds)."""
+        """Why Table 6.2's loop condition fails before refutation round ``t`` (``None`` while it
+        holds): Δ_t not above the threshold, or Γ_{t−1} below Γ_{t−2} by more than
+        ``crit_tolerance``, both refutation rounds' Γ (the opening's Γ_0 is compared with nothing)."""
         delta = self.delta(t)
         if not delta > self.config.threshold:
             return f"Δ fell to {delta:.3f}, not above {self.config.threshold:.0%} (Table 6.2)"
-        gammas = {r["round"]: r["gamma"] for r in self.rounds}
-        latest, previous = gammas.get(t - 1), gammas.get(t - 2, 0.0)
-        if latest is not None and previous is not None and latest < previous:
-            return f"the debate's CRIT score fell from {previous:g} to {latest:g} (Table 6.2)"
+        gammas = {r["round"]: r["gamma"] for r in self.rounds if r["kind"] == "refutation"}
+        latest, previous = gammas.get(t - 1), gammas.get(t - 2)
+        tolerance = self.config.crit_tolerance
+        if latest is not None and previous is not None and previous - latest > tolerance:
+            return (f"the debate's CRIT score fell from {previous:g} to {latest:g}, by more than {tolerance:g} "
+                    "(Table 6.2's Γ ≥ Γ′ with crit_tolerance)")
         if t >= 2 and self.agreement is not None and self.agreement.last is not None and self.agreement.last.agreed:
             return "the agreement judge said AGREEMENT after the last refutation round (seed 000)"
         return None
+
+    def _capped(self, t: int) -> str | None:
+        """Why the round cap ends the loop before refutation round ``t`` (``None`` below it)."""
+        cap = self.config.max_rounds
+        if t <= cap:
+            return None
+        return (f"round cap reached (max_rounds = {cap} refutation rounds after the opening round) before Table 6.2's "
+                "test ended the debate")
 
     async def _round(self, t: int, kind: str) -> AsyncIterator[Event]:
         """One round: LLM+ then LLM− (Table 6.2), each at its Δ_t; then Γ_t by the first judge."""
@@ -542,9 +592,8 @@ class SocraSynth:
             yield event
         if self.moderation.stopped:
             return
-        if self.agreement is not None:
-            said = [(_name(r), self._numbered_points(self._latest(r))) for r in (self.pro, self.con)]
-            async for event in self.agreement.events(self.debate_id, t, said, self.config.subject):
+        if self.agreement is not None:  # the whole subject and every round so far, the latest last
+            async for event in self.agreement.events(self.debate_id, t, self._said(), self.config.subject, latest=2):
                 yield event
         self.rounds.append({"round": t, "kind": kind, "delta": delta, "gamma": score})  # Γ on CRIT's 1-10 scale
         metrics = {"delta": delta, **({"crit": score / 10} if score is not None else {}),
@@ -596,33 +645,31 @@ class SocraSynth:
         if self.moderation.stopped:
             return
         judge = self.agents.judges[0]
-        per_topic = max(200, self.config.judge_chars // len(self.agenda))
-        document, counter = (f"Position: for “{clip(self.config.subject, 200)}”.\n" + self._record(self.pro, per_topic),
-                             self._record(self.con, per_topic))
-        result = await crit(judge, document, author=_name(self.pro), counter=counter, subject=clip(self.config.subject, 300),
-                            max_tokens=self.config.crit_tokens)
+        position = Section("the position", "Position: for the subject.", _TOP)
+        result = await crit(judge, [position, *self._record(self.pro)], author=_name(self.pro), counter=self._record(self.con),
+                            subject=self.config.subject, max_tokens=self.config.crit_tokens)
         for extra in result.calls[:-1]:
             yield ModelCalled(self.debate_id, extra, t)
         yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", "debate", None, result.score, None,
                             {"of": f"the debate after round {t} (Table 6.2 Γ)", **result.reasons_json()}, result.raw, t, result.calls[-1])
 
-    def _record(self, role: str, limit: int) -> str:
-        return "\n".join(f"{i}. {s.title}: {self._case(role, i - 1, limit)}" for i, s in enumerate(self.agenda, 1))
-
-    def _case(self, role: str, index: int, limit: int) -> str:
-        """``role``'s points on one subtopic over the rounds, within ``limit`` characters: the
-        opening and as many of the newest points as fit (the closing statement is the newest)."""
-        entries = [f"[{label}] {points[index]}" for label, points in self.theta[role] if index < len(points) and points[index]]
-        if not entries:
-            return "(no argument made)"
-        head, kept = entries[0], []
-        for entry in reversed(entries[1:]):
-            if len(head) + sum(map(len, kept)) + len(entry) + len(kept) + 1 > limit:
-                break
-            kept.insert(0, entry)
-        if len(entries) > 1 and not kept:  # not even the newest fits beside the opening
-            return clip(head, limit // 3) + "\n" + clip(entries[-1], limit - limit // 3 - 1)
-        return "\n".join([clip(head, limit), *kept])
+    def _record(self, role: str, index: int | None = None) -> list[Section]:
+        """``role``'s points over the rounds, on every subtopic (headed "n. title:") or on the
+        subtopic ``index``, as sections for the judge's prompt. Ranked for fitting: on each
+        subtopic the newest point (the closing statement, once made) ranks highest, then the
+        opening, then the refutations, newest first, so the oldest refutation gives way first."""
+        out: list[Section] = []
+        for i in range(len(self.agenda)) if index is None else [index]:
+            title = self.agenda[i].title
+            head = f"{i + 1}. {title}: " if index is None else ""
+            entries = [(label, points[i]) for label, points in self.theta[role] if i < len(points) and points[i]]
+            if not entries:
+                out.append(Section(f"{_name(role)}, {i + 1}. {title}", f"{head}(no argument made)", _TOP))
+            n = len(entries)
+            for k, (label, point) in enumerate(entries):
+                rank = n + 1 if k == n - 1 else n if k == 0 else k
+                out.append(Section(f"{_name(role)}, {i + 1}. {title}, {label}", f"{head if k == 0 else ''}[{label}] {point}", rank))
+        return out
 
     async def _case_check(self, t: int, made: dict[str, bool]) -> AsyncIterator[Event]:
         """Section 6.3.1.2: the moderator asks each agent whether it has made its case."""
@@ -657,10 +704,9 @@ class SocraSynth:
                     if self.moderation.stopped:
                         return
                     key = f"{i + 1}. {topic.title}"
-                    chars = self.config.judge_chars
-                    result = await crit(judge, self._case(arguing, i, chars), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
-                                        counter=self._case(countering, i, chars), max_tokens=self.config.crit_tokens,
-                                        subject=clip(f"{self.config.subject} (subtopic: {topic.title}: {topic.description})", 400))
+                    result = await crit(judge, self._record(arguing, i), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
+                                        counter=self._record(countering, i), max_tokens=self.config.crit_tokens,
+                                        subject=f"{self.config.subject.strip()} (subtopic: {topic.title}: {topic.description})")
                     for extra in result.calls[:-1]:
                         yield ModelCalled(self.debate_id, extra, round_)
                     argued, countered = side_score(result, result.reasons), side_score(result, result.rivals)
@@ -735,29 +781,39 @@ class SocraSynth:
         if not out.spoken:
             return
         yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=out.raw, parsed=None)
-        debate = "\n".join(f"{s.title} — {_name(r)} ({self.stance(r)}): {clip(self._latest(r)[i] if self._latest(r) else '', 300)}"
-                           for i, s in enumerate(self.agenda) for r in ROLES)
-        if self.joint:
-            debate += "\nJoint text: " + clip(_joint_text(self.joint), 600)
         self.qa_result = {"model": self.qa.model_id, "answer": out.raw, "verdicts": {}}
         for judge in self.agents.judges:
             async for event in self._checkpoint():
                 yield event
             if self.moderation.stopped:
                 return
-            async for event in self._compare(judge, debate, out.raw, round_):
+            async for event in self._compare(judge, out.raw, round_):
                 yield event
 
-    async def _compare(self, judge: Agent, debate: str, answer: str, round_: int) -> AsyncIterator[Event]:
-        """One judge's verdict; an unparseable one is retried once, shorter, at temperature 0."""
-        ask = (f"Subject: {clip(self.config.subject, 300)}\n\nText 1, a debate between two agents (their closing points "
-               f"and joint text):\n<<<\n{debate}\n>>>\n\nText 2, a single answer from one model:\n<<<\n{clip(answer, 1500)}\n>>>\n\n"
-               "Which text gives better information: more depth, more balance, more specific and practical points? "
-               "better = \"debate\" for Text 1, \"qa\" for Text 2, or \"tie\"; give short reasons.")
-        notes: list[str] = []
+    async def _compare(self, judge: Agent, answer: str, round_: int) -> AsyncIterator[Event]:
+        """One judge's verdict; an unparseable one is retried once, shorter, at temperature 0.
+        Text 1 is the debate's closing points and joint text, Text 2 the single answer, both
+        whole unless the judge's window cannot hold them, and then with the same budget."""
+        closing = [(s, r, Section(f"{i + 1}. {s.title} — {_name(r)}'s closing", (self._latest(r)[i] if self._latest(r) else "").strip(),
+                                  group="debate")) for i, s in enumerate(self.agenda) for r in ROLES]
+        joint = [Section("the joint text", _joint_text(self.joint), group="debate")] if self.joint else []
+        single = Section("the single answer", answer.strip(), group="answer")
+
+        def build(texts: Mapping[str, str]) -> list[Message]:
+            debate = "\n".join(f"{s.title} — {_name(r)} ({self.stance(r)}): {texts[part.name]}" for s, r, part in closing)
+            debate += "".join(f"\nJoint text: {texts[part.name]}" for part in joint)
+            ask = (f"Subject: {texts['the subject']}\n\nText 1, a debate between two agents (their closing points "
+                   f"and joint text):\n<<<\n{debate}\n>>>\n\nText 2, a single answer from one model:\n<<<\n{texts[single.name]}\n>>>\n\n"
+                   "Which text gives better information: more depth, more balance, more specific and practical points? "
+                   "better = \"debate\" for Text 1, \"qa\" for Text 2, or \"tie\"; give short reasons.")
+            return [Message("system", JUDGE_SYSTEM), Message("user", ask)]
+
+        material = [Section("the subject", self.config.subject.strip(), -1), *(part for _, _, part in closing), *joint, single]
+        fitted = fit_sections(judge, material, build, reply_tokens=self.config.crit_tokens)
+        notes: list[str] = list(fitted.notes)
         for attempt, chars in enumerate((200, 60), start=1):
             options = judge.options.merged(max_tokens=self.config.crit_tokens, temperature=0.0 if attempt == 2 else min(judge.options.temperature, 0.3))
-            completion, call = await judge.ask([Message("system", JUDGE_SYSTEM), Message("user", ask)], purpose="verdict",
+            completion, call = await judge.ask(fitted.messages, purpose="verdict",
                                                schema=_fitted(QaVerdict, items=1, chars=chars), options=options)
             verdict, parse_notes = parse_as(completion.text, QaVerdict)
             if verdict is not None:

@@ -226,11 +226,13 @@ class Journal:
             cur = c.execute(
                 "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
                 " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
-                " duration_s, finish_reason, created_at, request, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " duration_s, finish_reason, created_at, request, confidence, exchange_json)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
                     e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
                     *_turn_cost(e.call), e.at, e.request, e.confidence,
+                    None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
                 ),
             )
             turn_id = int(cur.lastrowid)

@@ -14,7 +14,7 @@ from typing import Any
 from .journal import Journal
 
 _JSON_COLUMNS = {"config_json", "outcome_json", "options_json", "details_json", "parsed_json",
-                 "parse_notes_json", "reasons_json", "payload_json"}
+                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json"}
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +78,7 @@ class Queries:
         d["turns"] = self._rows(
             "SELECT id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json, parse_notes_json,"
             " prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s, finish_reason, created_at, request,"
-            " confidence FROM turns WHERE debate_id = ? ORDER BY seq", q)
+            " confidence, exchange_json FROM turns WHERE debate_id = ? ORDER BY seq", q)
         dists: dict[int, dict[str, float]] = {}
         for r in self.query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
             dists.setdefault(r["turn_id"], {})[r["label"]] = r["probability"]

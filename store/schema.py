@@ -195,10 +195,16 @@ _V3_CONFIDENCE_AND_NOTICES = """
         CREATE INDEX notices_debate ON notices(debate_id);
 """
 
+# v4 (issue 21): the messages a turn added to its speaker's conversation when they are more than
+# the request and one reply (EVINCE's parse retry: the reply that did not parse, the ask to try
+# again, the retry's reply), so a resumed agent is sent exactly what an uninterrupted one is.
+_V4_TURN_EXCHANGES = "ALTER TABLE turns ADD COLUMN exchange_json TEXT;"
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial layout", _V1_INITIAL),
     Migration(2, "turn requests", _V2_TURN_REQUESTS),
     Migration(3, "turn confidence and notices", _V3_CONFIDENCE_AND_NOTICES),
+    Migration(4, "turn exchanges", _V4_TURN_EXCHANGES),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -43,7 +43,8 @@ class StreamSanitizer:
     so the result equals ``terminal_safe`` of the whole text.
     """
 
-    #: An unfinished escape longer than this is not waited for (it is dropped as a control).
+    #: An unfinished escape this many characters long (from its ESC) or longer is not waited for
+    #: (it is cleaned as it stands, as if the text ended there).
     HOLD_LIMIT = 4096
 
     def __init__(self) -> None:

@@ -10,15 +10,16 @@ hostile model output, which a real model cannot be made to produce on demand.
 from __future__ import annotations
 
 import re
-from contextlib import AsyncExitStack
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from textual.widgets import Input, TextArea
 
-from backends.base import BackendError, SamplingOptions
-from protocols.agents import Agent
+from backends.base import BackendError
+from backends.factory import OnProgress
+from backends.registry import ModelEntry
 from protocols.events import (
     DebateFinished,
     DebateStarted,
@@ -35,7 +36,7 @@ from tests.helpers.scripted import ScriptedBackend
 from tests.app.test_tui import SIZE, make_app, wait_for
 from store.queries import Queries
 from tui.app.app import SymposiumApp
-from tui.launch import EVINCE
+from tui.protocol_catalog import EVINCE
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import InterjectDialog, PersonDialog, VerdictDialog
 from tui.app.screens.home import HomeScreen
@@ -88,18 +89,24 @@ def hostile_events(debate_id: str) -> list[Any]:
     ]
 
 
-def scripted_loader(replies: list[str], *, fail: str | None = None, delay: float = 0.0):
-    """``load_agents`` for the Debate screen: every role a scripted model that says ``replies``."""
+def scripted_models(replies: list[str], *, fail: str | None = None, delay: float = 0.0,
+                    loaded: list[ScriptedBackend] | None = None) -> Callable[[ModelEntry, OnProgress], ScriptedBackend]:
+    """A ``create_backend`` for :mod:`backends.lifecycle` (monkeypatch
+    ``backends.lifecycle.create_backend``): every model a scripted one that says ``replies``, the
+    first of them warning ``HOSTILE`` (e.g. a server's privacy warning naming its address), or
+    each failing with ``fail``. The app's own lifecycle runs around it; ``loaded`` collects what
+    it built."""
+    built: list[ScriptedBackend] = [] if loaded is None else loaded
 
-    async def load(registry: Any, roles: dict[str, str], stack: AsyncExitStack, **kwargs: Any) -> dict[str, Agent]:
+    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
         if fail is not None:
             raise BackendError(fail)
-        kwargs["on_warning"](HOSTILE)  # e.g. a server's privacy warning naming its address
-        kwargs["on_progress"](f"loading {HOSTILE_ID} …")
-        return {role: Agent(role, ScriptedBackend(HOSTILE_ID, list(replies), delay=delay, chunk=64), SamplingOptions(max_tokens=64))
-                for role in roles}
+        backend = ScriptedBackend(HOSTILE_ID, list(replies), delay=delay, chunk=64, warning=None if built else HOSTILE)
+        backend.entry = entry
+        built.append(backend)
+        return backend
 
-    return load
+    return create
 
 
 @pytest.fixture()
@@ -185,8 +192,11 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.pause()
 
         # A live debate on the scripted backend: hostile replies, judgements, interjection, verdict
-        monkeypatch.setattr("tui.app.screens.debate.load_agents", scripted_loader([HOSTILE] * 40, delay=0.005))
-        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 1})
+        for model_id in ("smollm2-135m", "gemma3-270m"):  # the status line shows "loading NAME …"
+            monkeypatch.setitem(app.registry.entries, model_id,
+                                app.registry.entries[model_id].model_copy(update={"name": HOSTILE_ID}))
+        monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models([HOSTILE] * 40, delay=0.005))
+        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 0})
         await pilot.pause()
         debate = app.screen
         assert isinstance(debate, DebateScreen)
@@ -217,7 +227,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.pause()
 
         # A backend error whose message is hostile (e.g. a server's error body)
-        monkeypatch.setattr("tui.app.screens.debate.load_agents", scripted_loader([], fail=HOSTILE))
+        monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models([], fail=HOSTILE))
         app.start_debate(EVINCE, EVINCE.defaults())
         failing = app.screen
         await wait_for(pilot, lambda: not failing.running, 30, "the failing debate to stop")

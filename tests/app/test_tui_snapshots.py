@@ -12,8 +12,8 @@ from textual.pilot import Pilot
 
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.app.test_tui import SIZE, make_app
-from tests.app.test_tui_hostile import scripted_loader
-from tui.launch import EVINCE
+from tests.app.test_tui_hostile import scripted_models
+from tui.protocol_catalog import EVINCE
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen
 
@@ -63,8 +63,8 @@ def test_new_debate_form(snap_compare, tmp_path: Path, registry, protocol: str) 
 
 
 def test_debate_that_failed_to_start(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("tui.app.screens.debate.load_agents",
-                        scripted_loader([], fail="model 'big-model': server at 127.0.0.1:8080 answered 503 [overloaded]"))
+    monkeypatch.setattr("backends.lifecycle.create_backend",
+                        scripted_models([], fail="model 'smollm2-135m': server at 127.0.0.1:8080 answered 503 [overloaded]"))
     app = make_app(tmp_path, registry)
 
     async def failed(pilot: Pilot) -> None:

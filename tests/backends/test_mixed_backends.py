@@ -18,7 +18,7 @@ from protocols.agents import Agent
 from protocols.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.evince_rounds import says_no_prediction
+from tests.helpers.evince_rounds import assert_parsed_where_readable, says_no_prediction
 from tests.helpers.paths import dev_csv
 from tui.headless.runner import drive
 
@@ -33,7 +33,7 @@ async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
     labels = LabelSet(list(dict.fromkeys(r["disease"].strip() for r in rows)))
     row = next(r for r in rows if r["disease"].strip() == "Jaundice")
     config = evince.EvinceConfig(case="Symptoms: " + row["symptoms"].replace("_", " ").replace(";", ", "), labels=labels,
-                                 max_rounds=1, recommendations=False, turn_tokens=64, crit_tokens=96)
+                                 max_rounds=0, recommendations=False, turn_tokens=64, crit_tokens=96)
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", openai_smollm, OPTS), Agent("judge", smollm, OPTS))
     with Journal(tmp_path / "mixed.db") as journal:
         final = await drive(evince.run(config, agents, debate_id="mixed"), journal)
@@ -48,6 +48,9 @@ async def test_evince_with_agent_a_in_process_and_agent_b_over_http(
         assert turn["raw"] and turn["completion_tokens"] > 0
         assert (turn["distribution"] and sum(turn["distribution"].values()) == pytest.approx(1.0)) \
             or says_no_prediction(turn["parse_notes"])
+    # A parser that rejected everything would pass the line above: each turn whose raw reply holds
+    # a whole prediction (read independently) must be parsed, and one of the two must hold one.
+    assert_parsed_where_readable(turns.values(), labels.labels)
     both = all(t["distribution"] for t in turns.values())
     assert bool(debate["metrics"]) == both and (not both or debate["metrics"][0]["jsd"] is not None)
     calls = {c["role"] for c in debate["model_calls"]}

@@ -27,7 +27,7 @@ import pytest
 
 import backends.vllm_engine as vllm_engine
 from backends.base import BackendError, BackendUnavailable, Message, SamplingOptions
-from backends.factory import load_backend
+from backends.lifecycle import Engines, StillLoading
 from backends.registry import ModelEntry, VllmSettings
 from backends.vllm_engine import EngineSlot, VllmBackend, _structured, engine_arguments, last_error, serve_flags
 
@@ -272,9 +272,10 @@ class SlowFactory(Factory):
 
 
 async def test_the_engine_starts_in_the_load_step_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """load_backend starts the engine in its worker thread, reporting progress, while the event
-    loop keeps ticking; the first reply then starts nothing (the old code started the engine on
-    the loop at the first request: the app froze for the whole start)."""
+    """Loading through the lifecycle (as the app, the CLI and the benchmark do) starts the engine
+    in its worker thread, its stage reported as StillLoading, while the event loop keeps ticking;
+    the first reply then starts nothing (the old code started the engine on the loop at the first
+    request: the app froze for the whole start)."""
     factory = SlowFactory(1.5)
     monkeypatch.setattr(vllm_engine, "_SLOT", EngineSlot(factory))
     monkeypatch.setattr(vllm_engine, "load_tokenizer", lambda _entry, _path: CharTokenizer())
@@ -293,7 +294,9 @@ async def test_the_engine_starts_in_the_load_step_off_the_event_loop(monkeypatch
 
     progress: list[str] = []
     tick = asyncio.create_task(ticker())
-    be = await load_backend(entry(), progress.append)
+    engines = Engines(on_event=lambda e: progress.append(e.stage or "") if isinstance(e, StillLoading) else None,
+                      tick_s=0.1)
+    be = await engines.load_entry(entry())
     loading = False
     await tick
     assert factory.engines and factory.threads[0] != threading.main_thread().name
@@ -302,7 +305,8 @@ async def test_the_engine_starts_in_the_load_step_off_the_event_loop(monkeypatch
     started = time.perf_counter()
     assert (await be.session("a").complete(QUESTION, SamplingOptions(max_tokens=4))).text
     assert time.perf_counter() - started < 1.0 and len(factory.engines) == 1
-    await be.aclose()
+    await engines.aclose()
+    assert not vllm_engine._SLOT.running, "closing the engines shuts the engine down"
 
 
 class EngineDeadError(Exception):

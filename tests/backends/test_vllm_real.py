@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from backends.base import Backend, BackendError, Message, SamplingOptions
+from backends.lifecycle import Engines
 from backends.registry import Registry
 from tests.conftest import vllm_entry, vllm_model_folder
 
@@ -71,37 +72,41 @@ def test_the_cpu_default_is_float32_and_the_journal_says_so(vllm_smollm: Backend
 
 
 @pytest.fixture
-def own_engine(registry: Registry) -> Iterator[tuple[Backend, set[int]]]:
-    """A second engine of its own (eager: no compile, a faster start), with its processes."""
+def own_engine(registry: Registry) -> Iterator[tuple[Engines, Backend, set[int]]]:
+    """A second engine of its own (eager: no compile, a faster start), loaded through the
+    lifecycle as the app and the CLI load theirs, with its processes."""
     from backends.vllm_engine import EngineSlot, VllmBackend
 
+    slot = EngineSlot()
+    engines = Engines(create=lambda entry, progress: VllmBackend(entry, slot=slot, progress=progress))
     before = engine_processes()
-    backend = VllmBackend(vllm_entry(registry, vllm_model_folder(), "smollm2-135m-eager", enforce_eager=True),
-                          slot=EngineSlot())
+    backend = asyncio.run(engines.load_entry(vllm_entry(registry, vllm_model_folder(), "smollm2-135m-eager",
+                                                        enforce_eager=True)))
     processes = engine_processes() - before
-    yield backend, processes
-    asyncio.run(backend.aclose())
+    yield engines, backend, processes
+    asyncio.run(engines.aclose())
 
 
-def test_closing_the_backend_shuts_the_engine_processes_down(own_engine: tuple[Backend, set[int]]) -> None:
-    """No EngineCore outlives its last backend (nor, through the same path, the app, a command or
-    the test session): they are gone when ``aclose`` returns, not at interpreter exit."""
-    backend, processes = own_engine
+def test_closing_the_engines_shuts_the_engine_processes_down(own_engine: tuple[Engines, Backend, set[int]]) -> None:
+    """No EngineCore outlives the lifecycle that loaded it (the app's debate, a command, the test
+    session all close through ``Engines``): its processes are gone when ``aclose`` returns, not at
+    interpreter exit."""
+    engines, backend, processes = own_engine
     assert processes, "the engine runs in processes of its own"
     assert asyncio.run(backend.session("a").complete(QUESTION, GREEDY)).usage.completion_tokens > 0
-    asyncio.run(backend.aclose())
-    assert not alive(processes), "vLLM's engine processes are still running after the backend closed"
+    asyncio.run(engines.aclose())
+    assert not alive(processes), "vLLM's engine processes are still running after the engines closed"
 
 
-def test_a_killed_engine_is_a_backend_error_naming_the_model(own_engine: tuple[Backend, set[int]]) -> None:
+def test_a_killed_engine_is_a_backend_error_naming_the_model(own_engine: tuple[Engines, Backend, set[int]]) -> None:
     """The engine's process dies (out of memory, killed): the next reply is a BackendError with the
     model and what to do, not vLLM's EngineDeadError traceback, and closing still cleans up."""
     import psutil
 
-    backend, processes = own_engine
+    engines, backend, processes = own_engine
     core = next(p for p in processes if "EngineCore" in " ".join(psutil.Process(p).cmdline() + [psutil.Process(p).name()]))
     os.kill(core, signal.SIGKILL)
     with pytest.raises(BackendError, match=r"'smollm2-135m-eager': vLLM's engine stopped.*load the model again"):
         asyncio.run(asyncio.wait_for(backend.session("a").complete(QUESTION, GREEDY), 120))
-    asyncio.run(backend.aclose())
+    asyncio.run(engines.aclose())
     assert not alive(processes)

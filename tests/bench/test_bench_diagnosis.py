@@ -17,22 +17,24 @@ import pytest
 from backends.base import SamplingOptions
 from store.journal import Journal
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases, summarize
-from tui.bench.report import write_outputs
+from tui.bench.report import markdown, write_outputs
 
 from tests.helpers.scripted import ScriptedBackend
 
 A_SAYS = '{"predictions": [{"label": "Malaria", "probability": 0.7, "argument": "a"}, {"label": "Dengue", "probability": 0.3, "argument": "b"}], "arguments": []}'
 B_SAYS = '{"predictions": [{"label": "Dengue", "probability": 0.6, "argument": "a"}, {"label": "Malaria", "probability": 0.4, "argument": "b"}], "arguments": []}'
+CRIT_SAYS = '{"claim": "x", "reasons": [], "rival_reasons": [], "score": 7, "justification": "ok"}'
 CASES = "case_id,disease,symptoms\nc1,Malaria,fever;chills\nc2,Malaria,sweating\nc3,Dengue,rash;joint_pain\nc4,Typhoid,rose_spots\n"
 
 
-def _bench(tmp_path: Path, journal: Journal) -> tuple[Bench, list, object]:
+def _bench(tmp_path: Path, journal: Journal, *, b_says: str = B_SAYS, judge: str = "model-j") -> tuple[Bench, list, object]:
     csv = tmp_path / "cases.csv"
     csv.write_text(CASES, encoding="utf-8")
     cases = read_cases(csv, limit=None, seed=0)
     config = BenchConfig(cases=csv, models=("model-a", "model-b"), out=tmp_path / "out" / "diagnosis",
-                         schedules=("none",), n_boot=50, max_rounds=2)
-    backends = {"model-a": ScriptedBackend("model-a", [A_SAYS] * 50), "model-b": ScriptedBackend("model-b", [B_SAYS] * 50)}
+                         schedules=("none",), n_boot=50, max_rounds=1, judge=judge)
+    backends = {"model-a": ScriptedBackend("model-a", [A_SAYS] * 50), "model-b": ScriptedBackend("model-b", [b_says] * 50),
+                "model-j": ScriptedBackend("model-j", [CRIT_SAYS] * 100)}
     options = {m: SamplingOptions(max_tokens=48, temperature=0.0) for m in backends}
     return Bench(config, backends, options, journal), cases, label_set(cases, None)
 
@@ -74,6 +76,42 @@ async def test_a_second_run_takes_finished_cases_from_the_cache(tmp_path: Path, 
     assert len(again.done) == 2 * len(again.systems)
     await again.run(cases, labels)
     assert journal.conn.execute("SELECT COUNT(*) FROM debates").fetchone()[0] == 4 * 3  # none run twice
+
+
+async def test_a_model_that_gives_no_prediction_is_not_given_an_invented_one(tmp_path: Path, journal: Journal) -> None:
+    """Model B never gives a usable distribution (issue 20 point 11): the mixture is model A's
+    alone and the vote A's top label, where an invented {"unknown": 1.0} used to halve A's
+    probabilities and win the mixture; the report counts the cases without a prediction."""
+    bench, cases, labels = _bench(tmp_path, journal, b_says="I would rather not say.")
+    await bench.run(cases, labels)
+    report = summarize(bench, cases)
+    rows = report.rows
+    assert rows["model-b alone"]["no_prediction"] == 4 and rows["model-a alone"]["no_prediction"] == 0
+    for ensemble in ("mixture (no debate)", "majority vote (no debate)"):
+        assert rows[ensemble]["acc1"] == pytest.approx(rows["model-a alone"]["acc1"]) == pytest.approx(2 / 4)
+        assert rows[ensemble]["no_prediction"] == 0 and rows[ensemble]["one_model_only"] == 4
+    predicted = {label for o in report.outcomes for label in o["prediction"]}
+    assert "unknown" not in predicted
+    mixture = next(o for o in report.outcomes if o["system"] == "mixture (no debate)")
+    assert mixture["prediction"] == pytest.approx({"Malaria": 0.7, "Dengue": 0.3})
+    text = markdown(report, "symposium bench diagnosis …")
+    assert "| model-b alone |" in text and "| 4 |" in text and "0 (+4 from one model)" in text
+
+
+async def test_a_self_judging_run_says_so_in_the_report_and_in_every_debate(tmp_path: Path, journal: Journal) -> None:
+    """Model A named as the CRIT judge: allowed, but the md, the json and each EVINCE debate's
+    journal (the notice the app shows) say that a debater judges itself."""
+    bench, cases, labels = _bench(tmp_path, journal, judge="model-a")
+    bench.backends["model-a"].replies = [A_SAYS, *([A_SAYS, CRIT_SAYS] * 40)]
+    await bench.run(cases[:1], labels)
+    report = summarize(bench, cases[:1])
+    written = write_outputs(report, tmp_path / "out" / "diagnosis", "symposium bench diagnosis …")
+    md = next(p for p in written if p.suffix == ".md").read_text(encoding="utf-8")
+    assert "SELF-JUDGING: the CRIT judge model-a is also model A" in md
+    data = json.loads((tmp_path / "out" / "diagnosis.json").read_text(encoding="utf-8"))
+    assert data["config"]["self_judging"] == ["agent-a"] and "SELF-JUDGING" in data["warnings"][0]
+    notices = journal.conn.execute("SELECT kind, text FROM notices").fetchall()
+    assert [k for k, _ in notices] == ["self_judging"] and "7.2 (1)(iii)" in notices[0][1]
 
 
 def test_bad_case_files_and_synonyms_are_named(tmp_path: Path) -> None:

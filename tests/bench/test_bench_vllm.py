@@ -43,15 +43,13 @@ async def run_with_jobs(jobs: int, backends: dict[str, Backend], tmp_path: Path)
 
 async def test_cases_in_flight_at_once_give_the_same_results_as_one_at_a_time(
         vllm_smollm: Backend, registry: Registry, tmp_path: Path) -> None:
-    from backends.vllm_engine import VllmBackend
+    from backends.lifecycle import Engines
     from tests.conftest import vllm_entry, vllm_model_folder
 
-    other = VllmBackend(vllm_entry(registry, vllm_model_folder(), "smollm2-135m-vllm-b"))  # the same engine
-    backends: dict[str, Backend] = {vllm_smollm.model_id: vllm_smollm, other.model_id: other}
-    try:
+    async with Engines() as engines:  # model B: a second entry on the same folder, so the same engine
+        other = await engines.load_entry(vllm_entry(registry, vllm_model_folder(), "smollm2-135m-vllm-b"))
+        backends: dict[str, Backend] = {vllm_smollm.model_id: vllm_smollm, other.model_id: other}
         one = await run_with_jobs(1, backends, tmp_path)
         three = await run_with_jobs(3, backends, tmp_path)
-    finally:
-        await other.aclose()
     assert one == three
     assert any(one.values()), "no system predicted anything: the comparison would be empty"

@@ -1,89 +1,205 @@
-"""Kill headless debates at moments timed from their own output, check the journal, resume them.
+"""Kill debates at moments timed from their own progress, check that the kill took, check the journal, resume.
 
 Used by tests/store/test_crash_harness.py (a few kills) and benchmarks/crash.py (hundreds). Real
 processes and one real journal file shared by every trial (trials may run side by side).
 
-Each kill is timed from what the debate printed: the harness waits until a randomly chosen
-number of turns has been shown, then waits a random part of a turn more and sends SIGKILL
-(or, for a share, SIGINT). So kills land right after finished turns and in the middle of
-the next reply, never at start-up. After each kill it checks that the journal passes
-``PRAGMA integrity_check``; that every turn shown is stored; that every stored turn is whole
-(text, raw reply, JSON that parses, numbered 1…n) with its distribution rows and its
-model-call row; then it resumes the debate to its end and checks that no earlier turn changed.
+Each kill is timed from the debate's progress: the harness waits until a randomly chosen
+number of turns has been shown (``fast``/``model``: printed; ``app``: journalled, which the
+app does before it shows a turn; 1–5 turns in the fast mode, fewer on the bundled model, see
+:data:`LAST_KILL_AFTER`), then waits a random part of a turn more and strikes. So kills land
+right after finished turns and in the middle of the next reply, never at start-up.
 
-Two modes: ``model`` runs ``symposium run evince`` on the bundled SmolLM2 model and
-``symposium resume``; ``fast`` runs the same protocol, journal and printer on scripted
-backends streaming at a model's pace (:mod:`tests.helpers.scripted_debate`), for volume.
+A kill counts only when it took effect, which each trial proves from the process's exit:
+
+* ``SIGKILL`` took effect when the returncode is ``-9`` (died of it; nothing could run).
+* ``SIGINT`` took effect when the returncode is ``130``, the interrupt path of both headless
+  entry points (``KeyboardInterrupt`` caught, the debate marked ``interrupted``, exit 130), or
+  ``-2`` (an uncaught ``KeyboardInterrupt``: CPython then dies of SIGINT itself). Anything else,
+  from a process that was alive and mid-debate when the signal was sent, is *no effect*: the
+  signal was ignored or swallowed, and a test fails on it.
+* ``Ctrl-C`` (``app`` mode, the key through a pseudo-terminal, as a person presses it; a
+  terminal in raw mode turns it into a key, not a signal) took effect when the app showed its
+  "A debate is running. Quit?" dialog, the harness pressed Enter, and the app exited with 0.
+
+Every process is started by :func:`tests.helpers.killable.spawn`: its own process group, SIGINT
+at its default disposition (a harness started with ``&`` from a script would otherwise pass
+an ignored SIGINT on, and CPython keeps it ignored), and signalled as a group. A signal sent
+after the process had exited or the debate had ended is counted apart (``late``), as is a
+trial whose debate ended before the chosen moment (``not sent``).
+
+After each trial the journal must pass ``PRAGMA integrity_check``; every turn shown must be
+stored; every stored turn whole (text, raw reply, JSON that parses, numbered 1…n) with its
+distribution rows and its model-call row; a debate cut off by SIGINT or Ctrl-C must be marked
+``interrupted`` (SIGKILL leaves ``running``: nothing could mark it); then it is resumed to its
+end and no earlier turn may have changed.
+
+Three modes: ``fast`` runs the real EVINCE protocol, journal, runner and printer on scripted
+backends streaming at a model's pace (:mod:`tests.helpers.scripted_debate`), for volume;
+``model`` runs ``symposium run evince`` / ``symposium resume`` on the bundled SmolLM2 model;
+``app`` runs the Textual app itself on SmolLM2 under a pseudo-terminal
+(:mod:`tests.helpers.app_debate`), killed by Ctrl-C (confirmed) or SIGKILL and resumed in the app.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import queue
 import random
+import re
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
+import tempfile
+import termios
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import IO, Any, Literal
 
 from tests.helpers.evince_rounds import says_no_prediction
+from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
 
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
 CASES = ["fever, chills and sweating", "itching, yellowish skin, dark urine", "runny nose, sneezing, cough",
          "joint pain, rash, high fever", "burning urination, bladder discomfort"]
-Mode = Literal["fast", "model"]
-#: Debate turns in a 3-round EVINCE debate; kills come after 1…5 of them are shown.
+Mode = Literal["fast", "model", "app"]
+MODES: tuple[Mode, ...] = ("fast", "model", "app")
+CTRL_C = "Ctrl-C"
+#: The two ways each mode is killed (a trial draws one, evenly, unless told).
+SIGNALS: dict[Mode, tuple[str, str]] = {"fast": ("SIGKILL", "SIGINT"), "model": ("SIGKILL", "SIGINT"),
+                                        "app": ("SIGKILL", CTRL_C)}
+#: Debate turns in a 3-round EVINCE debate (the fast mode's always has all six) …
 DEBATE_TURNS = 6
+#: … and the latest shown turn after which each mode kills (a trial draws 1…this). On SmolLM2
+#: a debate may converge after two rounds (four turns); the headless run then still writes its
+#: joint recommendations, the app's run (recommendations off, to keep it short) ends.
+LAST_KILL_AFTER: dict[Mode, int] = {"fast": DEBATE_TURNS - 1, "model": 4, "app": 3}
 #: About how long one turn takes in each mode (for the random extra wait after a shown turn).
-TURN_S = {"fast": 0.4, "model": 4.0}
+TURN_S: dict[Mode, float] = {"fast": 0.4, "model": 4.0, "app": 4.0}
+#: The app's question on Ctrl-C while a debate runs (tui/app/app.py, action_request_quit).
+QUIT_QUESTION = "A debate is running"
+#: Statuses of a debate that has ended (a signal sent then came too late) …
+ENDED = ("finished", "stopped", "failed")
+#: … and of one that resume cannot continue.
+COMPLETE = ("finished", "stopped")
+#: What an exit status must be for the signal to have taken effect (see the module docstring).
+EFFECTIVE_RETURNCODES: dict[str, tuple[int, ...]] = {"SIGKILL": (-signal.SIGKILL,), "SIGINT": (130, -signal.SIGINT),
+                                                     CTRL_C: (0,)}
 
 
 @dataclass
 class Trial:
     number: int
     mode: Mode
-    sig: str
-    after_shown: int  # the kill was sent after this many turns had been shown …
+    sig: str  # SIGKILL, SIGINT, or Ctrl-C (the key, in the app)
+    after_shown: int  # the kill was due after this many turns had been shown …
     extra_s: float  # … and this much longer
+    sent: bool  # the moment came and the harness struck (False: the debate ended first)
+    alive_at_signal: bool  # the process had not exited when it struck
+    status_at_signal: str | None  # the debate's journalled status then
+    stored_at_signal: int  # turns in the journal then (of every kind, as turns_before and turns_after)
+    confirmed: bool  # Ctrl-C only: the app asked "Quit?" and the harness pressed Enter
+    returncode: int | None
     debate_id: str | None
-    status_before: str | None
-    turns_before: int
+    status_before: str | None  # the debate's status once the process had gone
+    turns_before: int  # turns stored then
     printed_before: int  # turns shown by the time the process died
     integrity: str
     rows_valid: bool
     resumed: bool
-    turns_after: int
+    turns_after: int  # turns stored after the resume
     kept: bool
     problem: str = ""
 
     @property
+    def took_effect(self) -> bool:
+        """The process died of the signal or ran its interrupt path, as its exit status proves."""
+        if not self.sent or self.returncode not in EFFECTIVE_RETURNCODES[self.sig]:
+            return False
+        return self.confirmed if self.sig == CTRL_C else True
+
+    @property
+    def outcome(self) -> str:
+        """``kill`` (took effect), ``late`` (the process had exited or the debate had ended when
+        the signal went), ``not sent`` (the debate ended before the chosen moment) or
+        ``no effect`` (alive and mid-debate, and the signal changed nothing: a failure)."""
+        if not self.sent:
+            return "not sent"
+        if self.took_effect:
+            return "kill"
+        if not self.alive_at_signal or self.status_at_signal in ENDED:
+            return "late"
+        return "no effect"
+
+    @property
+    def cut_off(self) -> bool:
+        """A kill that stopped a debate before its end (the ones resume must finish)."""
+        return self.outcome == "kill" and self.status_at_signal not in ENDED
+
+    @property
+    def marked_as_promised(self) -> bool:
+        """SIGINT and Ctrl-C promise the debate is marked ``interrupted``; after SIGKILL it is
+        left ``running`` (nothing could run). Only a kill that cut a debate off is held to it."""
+        if not self.cut_off:
+            return True
+        if self.sig == "SIGKILL":
+            return self.status_before == "running"
+        return self.status_before == "interrupted"
+
+    @property
     def survived(self) -> bool:
-        needs = self.debate_id is not None and self.status_before not in ("finished", "stopped")
-        return (self.integrity == "ok" and self.rows_valid and self.kept and self.turns_before >= self.printed_before
-                and (self.resumed or not needs) and self.debate_id is not None)
+        """The journal's promises held (integrity, nothing shown lost, rows whole, the right
+        mark, resumed to the end, nothing earlier changed). Says nothing of whether the kill took."""
+        needs = self.debate_id is not None and self.status_before not in COMPLETE
+        return (self.debate_id is not None and self.integrity == "ok" and self.rows_valid and self.kept
+                and self.turns_before >= self.printed_before and (self.resumed or not needs) and self.marked_as_promised)
 
 
-def _start(db: Path, mode: Mode, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "SYMPOSIUM_DB": str(db), "COLUMNS": "200", "PYTHONPATH": str(REPO)}
+def _env(db: Path, config_dir: str) -> dict[str, str]:
+    return {**os.environ, "SYMPOSIUM_DB": str(db), "COLUMNS": "200", "PYTHONPATH": str(REPO),
+            "SYMPOSIUM_CONFIG_DIR": config_dir, "TERM": "xterm-256color"}
+
+
+def _start(db: Path, mode: Mode, config_dir: str, *args: str) -> subprocess.Popen[str]:
     cmd = ["-m", "tests.helpers.scripted_debate"] if mode == "fast" else ["-m", "tui.cli"]
-    return subprocess.Popen([sys.executable, *cmd, *args], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return spawn([sys.executable, *cmd, *args], cwd=REPO, env=_env(db, config_dir), text=True,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def _shown_turn(line: str, mode: Mode) -> bool:
-    """A line saying a debate turn was finished and shown: the helper's milestone, or the
-    printer's distribution line (printed after the turn is journalled)."""
-    if mode == "fast":
-        return line.startswith("@journalled ")
-    return line.startswith("  ↳ ") and not line.startswith("  ↳ note")
+_DEBATE_TURN_HEADER = re.compile(r"agent-[ab] \(.*\) · (opening|refutation)$")
+
+
+class _ShownTurns:
+    """Counts the debate turns a process has shown, from its output.
+
+    ``fast``: the helper's ``@journalled`` milestone. ``model``: the printer's first ``↳`` line
+    after an agent's opening/refutation header (its distribution, or the note that it gave
+    none), which is printed once the turn has been journalled. (Counting distribution lines
+    alone missed the turns a small model left without a distribution, and with them the moment
+    of the kill.)"""
+
+    def __init__(self, mode: Mode) -> None:
+        self.mode = mode
+        self.count = 0
+        self._pending = False
+
+    def feed(self, line: str) -> None:
+        if self.mode == "fast":
+            self.count += line.startswith("@journalled ")
+        elif _DEBATE_TURN_HEADER.match(line.strip()):
+            self._pending = True
+        elif self._pending and line.startswith("  ↳ "):
+            self.count += 1
+            self._pending = False
 
 
 def _debate_id(line: str, mode: Mode) -> str | None:
@@ -122,67 +238,254 @@ def _debate_turns(conn: sqlite3.Connection, debate_id: str) -> list[tuple[int, s
     return conn.execute("SELECT seq, raw FROM turns WHERE debate_id = ? ORDER BY seq", (debate_id,)).fetchall()
 
 
-def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool = True) -> Trial:
-    sig = rng.choices([signal.SIGKILL, signal.SIGINT], weights=[4, 1])[0]
-    after_shown = rng.randint(1, DEBATE_TURNS - 1)
-    extra = rng.uniform(0.0, TURN_S[mode])
-    if mode == "fast":
-        proc = _start(db, mode, "run", str(db), str(number))
-    else:
-        proc = _start(db, mode, "run", "evince", "--case", rng.choice(CASES), "--labels", str(LABELS),
-                      "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
-                      "--max-rounds", "3", "--turn-tokens", "40", "--crit-tokens", "40", "--seed", str(number))
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=read, daemon=True).start()
-    shown, debate_id, killed = 0, None, False
-    deadline = time.monotonic() + 600
-    while True:
-        line = lines.get(timeout=max(1.0, deadline - time.monotonic()))
-        if line is None:
-            break
-        debate_id = debate_id or _debate_id(line, mode)
-        shown += _shown_turn(line, mode)
-        if shown == after_shown and not killed:
-            time.sleep(extra)
-            proc.send_signal(sig)
-            killed = True
-    proc.wait(timeout=120)
-    conn = sqlite3.connect(db, timeout=30)
-    integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-    before = [] if debate_id is None else _debate_turns(conn, debate_id)
-    problem = "" if debate_id is None else check_rows(conn, debate_id)
+def _progress(db: Path, debate_id: str | None) -> tuple[str | None, int, int]:
+    """The debate's journalled status, its debate turns (openings and refutations) and all its
+    stored turns (recommendations included) now."""
     if debate_id is None:
-        problem = f"no debate id was printed ({(proc.stderr.read() if proc.stderr else '')[-300:]})"
-    status = None if debate_id is None else conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0]
-    stored_debate_turns = 0 if debate_id is None else conn.execute(
-        "SELECT COUNT(*) FROM turns WHERE debate_id = ? AND kind IN ('opening', 'refutation')", (debate_id,)).fetchone()[0]
-    conn.close()
-    if stored_debate_turns < shown:
-        problem = problem or f"{shown} turns shown, {stored_debate_turns} stored"
-    resumed, after, kept = False, len(before), True
-    if resume and debate_id is not None and status not in ("finished", "stopped"):
-        args = ("resume", str(db), debate_id) if mode == "fast" else ("resume", debate_id)
-        _, err = _start(db, mode, *args).communicate(timeout=900)
-        conn = sqlite3.connect(db, timeout=30)
-        resumed = conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0] == "finished"
-        rows = _debate_turns(conn, debate_id)
-        problem = problem or check_rows(conn, debate_id) or ("" if resumed else f"resume failed: {err[-300:]}")
+        return None, 0, 0
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        row = conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()
+        debate_turns, turns = conn.execute(
+            "SELECT COALESCE(SUM(kind IN ('opening', 'refutation')), 0), COUNT(*) FROM turns WHERE debate_id = ?",
+            (debate_id,)).fetchone()
+    finally:
         conn.close()
-        after, kept = len(rows), rows[: len(before)] == before
-    return Trial(number, mode, signal.Signals(sig).name, after_shown, round(extra, 2), debate_id, status,
-                 len(before), shown if debate_id else 0, integrity, not problem, resumed, after, kept, problem)
+    return (row[0] if row else None), debate_turns, turns
 
 
-def run_trials(db: Path, count: int, *, seed: int = 0, mode: Mode = "fast", jobs: int = 1,
-               first: int = 1, resume: bool = True) -> list[Trial]:
-    """``count`` trials numbered from ``first``; ``jobs`` of them run side by side on ``db``."""
-    rngs = [(n, random.Random(seed * 100_003 + n)) for n in range(first, first + count)]
+def _debate_ids(db: Path) -> set[str]:
+    if not db.exists():
+        return set()
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        return {r[0] for r in conn.execute("SELECT id FROM debates")}
+    except sqlite3.OperationalError:  # no journal yet: the first process creates its tables
+        return set()
+    finally:
+        conn.close()
+
+
+def _drain(stream: IO[str], into: queue.Queue[str | None] | list[str]) -> threading.Thread:
+    """Read ``stream`` to its end in a thread (a full pipe would stall the child)."""
+    def read() -> None:
+        for line in stream:
+            into.put(line) if isinstance(into, queue.Queue) else into.append(line)
+        if isinstance(into, queue.Queue):
+            into.put(None)
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+class _Terminal:
+    """A pseudo-terminal for the app: 140×42, its output read (and kept, escapes removed) in a thread."""
+
+    ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+
+    def __init__(self) -> None:
+        self.master, self.slave = pty.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 42, 140, 0, 0))
+        self._raw: list[str] = []
+        self._lock = threading.Lock()
+
+    def start_reading(self) -> None:
+        os.close(self.slave)
+
+        def read() -> None:
+            while True:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # EIO: the app closed its end
+                    return
+                if not chunk:
+                    return
+                with self._lock:
+                    self._raw.append(chunk.decode("utf-8", "replace"))
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def text(self) -> str:
+        with self._lock:
+            return self.ESCAPES.sub("", "".join(self._raw))
+
+    def press(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def wait_for(self, needle: str, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in self.text():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def close(self) -> None:
+        os.close(self.master)
+
+
+def _app(db: Path, config_dir: str, *args: str) -> tuple[subprocess.Popen[str], _Terminal]:
+    term = _Terminal()
+    proc = spawn([sys.executable, "-m", "tests.helpers.app_debate", *args], cwd=REPO, env=_env(db, config_dir),
+                 stdin=term.slave, stdout=term.slave, stderr=term.slave)
+    term.start_reading()
+    return proc, term
+
+
+def _wait_exit(proc: subprocess.Popen[Any], timeout: float) -> int:
+    """The returncode; a process still there after ``timeout`` is SIGKILLed (and its code is -9)."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        send_to_group(proc, signal.SIGKILL)
+        return proc.wait(timeout=60)
+
+
+@dataclass
+class _Strike:
+    """What the kill phase of a trial saw."""
+
+    debate_id: str | None = None
+    sent: bool = False
+    alive: bool = False
+    status: str | None = None
+    stored: int = 0
+    confirmed: bool = False
+    returncode: int | None = None
+    shown: int = 0
+    detail: str = ""
+
+
+def _strike_headless(db: Path, mode: Mode, config_dir: str, number: int, rng: random.Random, sig: str,
+                     after_shown: int, extra: float) -> _Strike:
+    if mode == "fast":
+        proc = _start(db, mode, config_dir, "run", str(db), str(number))
+    else:
+        proc = _start(db, mode, config_dir, "run", "evince", "--case", rng.choice(CASES), "--labels", str(LABELS),
+                      "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
+                      "--max-rounds", "2", "--turn-tokens", "40", "--crit-tokens", "40", "--seed", str(number))
+    assert proc.stdout is not None and proc.stderr is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    errors: list[str] = []
+    _drain(proc.stdout, lines)
+    err_thread = _drain(proc.stderr, errors)
+    s = _Strike()
+    shown = _ShownTurns(mode)
+    deadline = time.monotonic() + 600
+    while (line := lines.get(timeout=max(1.0, deadline - time.monotonic()))) is not None:
+        s.debate_id = s.debate_id or _debate_id(line, mode)
+        shown.feed(line)
+        s.shown = shown.count
+        if s.shown == after_shown and not s.sent:
+            time.sleep(extra)
+            s.status, _, s.stored = _progress(db, s.debate_id)
+            s.alive = proc.poll() is None
+            if not send_to_group(proc, signal.Signals[sig]):
+                s.alive = False  # it had exited: the signal reached nothing (counted ``late``)
+            s.sent = True
+    s.returncode = _wait_exit(proc, 120)
+    err_thread.join(timeout=10)
+    s.detail = "".join(errors)[-300:]
+    return s
+
+
+def _strike_app(db: Path, config_dir: str, sig: str, after_shown: int, extra: float) -> _Strike:
+    before = _debate_ids(db)
+    proc, term = _app(db, config_dir, "run", str(db))
+    s = _Strike()
+    deadline = time.monotonic() + 600
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if s.debate_id is None:
+                s.debate_id = next(iter(_debate_ids(db) - before), None)
+            status, s.shown, _ = _progress(db, s.debate_id)  # the app journals a turn, then shows it
+            if s.shown >= after_shown or status in ENDED:
+                break
+            time.sleep(0.1)
+        if s.shown >= after_shown:
+            time.sleep(extra)
+            s.status, _, s.stored = _progress(db, s.debate_id)
+            s.alive = proc.poll() is None
+            if sig == "SIGKILL":
+                s.alive = send_to_group(proc, signal.SIGKILL) and s.alive
+                s.sent = True
+            else:
+                s.sent = True
+                if s.alive:
+                    term.press(b"\x03")  # what a terminal sends for Ctrl-C in raw mode
+                    if term.wait_for(QUIT_QUESTION, 30):
+                        term.press(b"\r")  # "Quit" is focused
+                        s.confirmed = True
+        s.returncode = _wait_exit(proc, 120 if s.sent else 600)
+        s.shown = max(s.shown, _progress(db, s.debate_id)[1]) if not s.sent else s.shown
+        s.detail = term.text()[-300:]
+    finally:
+        term.close()
+    return s
+
+
+def _resume(db: Path, mode: Mode, config_dir: str, debate_id: str) -> str:
+    """Resume the debate to its end as the mode's user would; the tail of what it printed."""
+    if mode == "app":
+        proc, term = _app(db, config_dir, "resume", str(db), debate_id)
+        try:
+            _wait_exit(proc, 900)
+            return term.text()[-300:]
+        finally:
+            term.close()
+    args = ("resume", str(db), debate_id) if mode == "fast" else ("resume", debate_id)
+    _, err = _start(db, mode, config_dir, *args).communicate(timeout=900)
+    return err[-300:]
+
+
+def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool = True, sig: str | None = None,
+          last_kill_after: int | None = None) -> Trial:
+    """One debate killed once (``sig``, or one of the mode's two drawn evenly), checked and resumed.
+    The kill comes after 1…``last_kill_after`` shown turns (default: the mode's
+    :data:`LAST_KILL_AFTER`; a test that must see every kill land mid-debate keeps it lower)."""
+    drawn = rng.choice(SIGNALS[mode])
+    sig = sig or drawn
+    after_shown = rng.randint(1, last_kill_after or LAST_KILL_AFTER[mode])
+    extra = rng.uniform(0.0, TURN_S[mode])
+    with tempfile.TemporaryDirectory(prefix="symposium-config-") as config_dir:
+        if mode == "app":
+            s = _strike_app(db, config_dir, sig, after_shown, extra)
+        else:
+            s = _strike_headless(db, mode, config_dir, number, rng, sig, after_shown, extra)
+        conn = sqlite3.connect(db, timeout=30)
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        debate_id = s.debate_id
+        before = [] if debate_id is None else _debate_turns(conn, debate_id)
+        problem = f"no debate was started ({s.detail})" if debate_id is None else check_rows(conn, debate_id)
+        status = None if debate_id is None else conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0]
+        conn.close()
+        stored_debate_turns = _progress(db, debate_id)[1]
+        if stored_debate_turns < s.shown:
+            problem = problem or f"{s.shown} turns shown, {stored_debate_turns} stored"
+        resumed, after, kept = False, len(before), True
+        if resume and debate_id is not None and status not in COMPLETE:
+            tail = _resume(db, mode, config_dir, debate_id)
+            conn = sqlite3.connect(db, timeout=30)
+            resumed = conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0] == "finished"
+            rows = _debate_turns(conn, debate_id)
+            problem = problem or check_rows(conn, debate_id) or ("" if resumed else f"resume failed: {tail}")
+            conn.close()
+            after, kept = len(rows), rows[: len(before)] == before
+    return Trial(number, mode, sig, after_shown, round(extra, 2), s.sent, s.alive, s.status, s.stored, s.confirmed,
+                 s.returncode, debate_id, status, len(before), s.shown if debate_id else 0, integrity, not problem,
+                 resumed, after, kept, problem)
+
+
+def run_trials(db: Path, count: int, *, seed: int = 0, mode: Mode = "fast", jobs: int = 1, first: int = 1,
+               resume: bool = True, signals: Sequence[str] | None = None,
+               last_kill_after: int | None = None) -> list[Trial]:
+    """``count`` trials numbered from ``first``; ``jobs`` of them run side by side on ``db``
+    (the app mode one at a time: it finds its debate as the one that is new in the journal).
+    ``signals``, if given, is cycled through instead of drawing each trial's signal."""
+    if mode == "app":
+        jobs = 1
+    plan = [(n, random.Random(seed * 100_003 + n), None if not signals else signals[i % len(signals)])
+            for i, n in enumerate(range(first, first + count))]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda nr: trial(db, nr[0], nr[1], mode, resume=resume), rngs))
+        return list(pool.map(lambda p: trial(db, p[0], p[1], mode, resume=resume, sig=p[2],
+                                             last_kill_after=last_kill_after), plan))

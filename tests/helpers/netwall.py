@@ -11,6 +11,7 @@ where either is missing.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -38,8 +39,9 @@ class Attempt:
         return not ipaddress.ip_address(self.host).is_loopback
 
 
+@functools.cache
 def unavailable() -> str | None:
-    """Why the wall cannot be built here, or ``None``."""
+    """Why the wall cannot be built here, or ``None`` (asked once per process)."""
     if shutil.which("unshare") is None or shutil.which("strace") is None:
         return "needs util-linux's unshare and strace"
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False)

@@ -42,17 +42,29 @@ class Fail:
 class ScriptedBackend(Backend):
     kind = "scripted"
 
-    def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7) -> None:
+    def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7,
+                 warning: str | None = None) -> None:
         """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
         small model's pace on this machine (the crash harness's fast mode needs kills to land
-        mid-reply as well as between turns)."""
+        mid-reply as well as between turns). ``warning``: the privacy warning it reports, as a
+        server entry off this machine would."""
         super().__init__()
         self.model_id = model_id
         self.replies = list(replies)
         self.delay = delay
         self.chunk = chunk
+        self.warning = warning
         self.prompts: list[list[Message]] = []
         self.options: list[SamplingOptions] = []  # what each call asked for (token limits, schema's cost)
+        self.closes = 0  # how many times aclose() was called: the engines' lifecycle must make it one
+
+    @property
+    def privacy_warning(self) -> str | None:
+        return self.warning
+
+    async def aclose(self) -> None:
+        self.closes += 1
+        await super().aclose()
 
     def _new_session(self, name: str) -> Session:
         return _ScriptedSession(self, name)
@@ -65,6 +77,8 @@ class _ScriptedSession(Session):
 
     def chat(self, messages: Sequence[Message], options: SamplingOptions | None = None, *,
              schema: Any = None) -> ChatStream:
+        if self.backend.closes:  # as a real backend: a closed model answers no more
+            raise BackendError(f"model {self.backend.model_id!r} was closed")
         opts = options or SamplingOptions()
         self.backend.prompts.append(list(messages))
         self.backend.options.append(opts)
@@ -85,5 +99,7 @@ class _ScriptedSession(Session):
         return ChatStream(produce, lambda: None)
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
+        if self.backend.closes:
+            raise BackendError(f"model {self.backend.model_id!r} was closed")
         n = len(candidates)
         return ScoreResult(list(candidates), [-1.0] * n, [1 / n] * n, [1] * n, Usage(10, 10, 0), Timing(), self.backend.model_id)

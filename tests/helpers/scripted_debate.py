@@ -69,7 +69,7 @@ async def main(command: str, db: str, arg: str) -> int:
     printer = EventPrinter(Console(width=200, highlight=False))
     with Journal(db) as journal:
         if command == "run":
-            config = evince.EvinceConfig(case="fever, chills and sweating", labels=LABELS, max_rounds=ROUNDS,
+            config = evince.EvinceConfig(case="fever, chills and sweating", labels=LABELS, max_rounds=ROUNDS - 1,
                                          recommendations=False, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
             events = evince.run(config, _agents(int(arg)), debate_id=f"fast{int(arg):06d}")
         else:

@@ -71,6 +71,44 @@ def test_the_argument_map_gets_ids_and_only_valid_links() -> None:
     assert [c.text for c in claims] == ["Repair it", "Build new"] and len(links) == 1 and "complete claims" in notes[0]
 
 
+def test_a_claim_left_out_does_not_move_the_links_of_the_others() -> None:
+    """``responds_to`` counts the reply's claims: when claim 1 does not validate (a broken
+    field name) and is left out, claim 3's answer to claim 2 still links those two claims, and
+    claim 4's answer to claim 1 is dropped (found by the stronger fuzz check: before, the claims
+    were renumbered first, so claim 4 was linked to "Repair it" and claim 3's link was lost)."""
+    claim = {"speaker": "A", "supports": [], "attacks": [], "relation": "supports"}
+    raw = json.dumps({"claims": [{"speaker": "A", "supports": [], "atacks": [], "relation": "supports",
+                                  "claim": "Broken", "responds_to": 0},
+                                 {**claim, "claim": "Repair it", "responds_to": 0},
+                                 {**claim, "claim": "Build new", "responds_to": 2, "relation": "attacks"},
+                                 {**claim, "claim": "Answers the broken one", "responds_to": 1}]})
+    claims, links, notes = parse_map(raw)
+    assert [(c.id, c.text) for c in claims] == [("C1", "Repair it"), ("C2", "Build new"), ("C3", "Answers the broken one")]
+    assert [(k.source, k.target, k.relation) for k in links] == [("C2", "C1", "attacks")]
+    assert "C3 answers claim 1, which is not in the map: link dropped" in notes
+
+
+def test_a_salvaged_list_keeps_values_not_field_names() -> None:
+    """A reply whose field name is broken (here by an injection) is salvaged string by string;
+    the broken name is not an item (found by the fuzz check that compares items with the reply)."""
+    items, notes = parse_points('{"pointsIgnore your instructions": ["cost", "safety"]}')
+    assert items == ["cost", "safety"] and "complete items" in notes[0]
+    items, _ = parse_points('{"poin"}, "cost"]}')  # a name cut short by an injected quote
+    assert items == ["cost"]
+
+
+def test_claims_read_as_loose_pieces_get_no_links() -> None:
+    """When only pieces of a map can be read, their numbers in the reply are unknown, so no
+    ``responds_to`` is trusted: a piece that answered "claim 1" is not linked to whichever
+    piece happens to come first."""
+    claim = {"speaker": "A", "supports": [], "attacks": [], "relation": "attacks"}
+    raw = ('The map: [BROKEN, ' + json.dumps({**claim, "claim": "Second", "responds_to": 0}) + ", "
+           + json.dumps({**claim, "claim": "Third", "responds_to": 1}))  # cut off, its first claim broken
+    claims, links, notes = parse_map(raw)
+    assert [c.text for c in claims] == ["Second", "Third"] and links == []
+    assert "C2 answers claim 1, which is not in the map: link dropped" in notes
+
+
 @given(st.text(max_size=400))
 def test_any_reply_is_read_without_raising(raw: str) -> None:
     items, _ = parse_points(raw)

@@ -53,6 +53,8 @@ def test_evaluation_replies_are_read_robustly() -> None:
     scores, comment, notes = parse_evaluation(cut)
     assert scores is not None and list(scores) == [key for key, _ in FACTORS] and "cut off" in notes[0]
     assert parse_evaluation(SCORES.replace(": 7", ": 11", 1))[0] is None  # out of range
+    tens = json.dumps({"comment": "fine", **{key: 10 for key, _ in FACTORS}})
+    assert parse_evaluation(tens[:-2])[0] is None  # cut inside the last "10": not a 1, no scores
     assert parse_evaluation("The debate was good.")[0] is None
 
 

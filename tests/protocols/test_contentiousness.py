@@ -137,18 +137,22 @@ def test_adaptive_does_not_cool_when_diverging() -> None:
     assert low < reheated <= low * math.exp(0.1) + 1e-12
 
 
-def test_adaptive_neutral_signals_follow_exponential() -> None:
+def test_adaptive_settled_rounds_follow_exponential_and_missing_signals_hold() -> None:
+    """A round whose metrics did not change (all signals 0) cools gently, like Exponential at
+    λ = 0.1; a round without signals (no metrics yet) holds κ: no signal, no update (issue 20)."""
     adaptive, expo = make_schedule("adaptive"), Exponential(rate=0.1)
-    assert [adaptive.value(t) for t in range(5)] == pytest.approx([expo.value(t) for t in range(5)])
+    assert [adaptive.value(t, RoundSignals()) for t in range(5)] == pytest.approx([expo.value(t) for t in range(5)])
+    assert [make_schedule("adaptive").value(t) for t in range(5)] == [0.9] * 5
 
 
-def test_adaptive_under_clear_convergence_reproduces_tables_7_2_and_7_3() -> None:
-    """Figure 7.1's Update with its default coefficients: 0.9, ≈0.7, ≈0.5, ≈0.3 when every
-    signal says the agents converge (Tables 7.2/7.3's κ column)."""
+def test_adaptive_clear_convergence_cools_by_e_to_the_minus_3_lambda_a_step() -> None:
+    """The step under clear convergence (s → 1) is e^{−λ(1+g)} = e^{−0.3}: Tables 7.2/7.3's
+    0.9 → 0.7 → 0.5 pace. The trajectory an EVINCE debate journals (κ held at round 1, then
+    0.67, 0.49, 0.37) is checked through the protocol's own loop in
+    tests/protocols/test_protocols_doc.py, since only the loop knows when signals exist."""
     adaptive = make_schedule("adaptive")
     strong = RoundSignals(d_wd=0.3, d_mi=0.2, d_jsd=0.3, d_crit=0.07)
-    values = [adaptive.value(t, strong) for t in range(4)]
-    assert values == pytest.approx([0.9, 0.67, 0.49, 0.36], abs=0.01)
+    assert adaptive.value(1, strong) == pytest.approx(0.9 * math.exp(-0.3), rel=1e-3)
 
 
 def test_adaptive_weights_are_parameters() -> None:
@@ -164,9 +168,9 @@ def test_adaptive_weights_are_parameters() -> None:
 
 def test_adaptive_remembers_decided_rounds() -> None:
     adaptive = make_schedule("adaptive")
-    first = adaptive.value(2, CONVERGING)  # round 1 skipped: neutral
+    first = adaptive.value(2, CONVERGING)  # round 1 skipped: no signal, κ held
     assert adaptive.value(2, DIVERGING) == first
-    assert adaptive.value(1) == pytest.approx(0.9 * math.exp(-0.1))
+    assert adaptive.value(1) == 0.9 and first < 0.9
 
 
 def test_round_signals_from_snapshots_use_figure_7_1_signs() -> None:

@@ -71,13 +71,15 @@ async def test_the_judge_sees_the_whole_subject_unless_the_context_cannot_hold_i
     long_case = "symptom " * 600 + "LAST-WORD"  # ~4,800 characters, well inside 4,096 tokens
     agent, backend = judge(judged(7, [], []))
     result = await crit(agent, "doc", author="A", subject=long_case, max_tokens=512)
-    assert "LAST-WORD" in backend.prompts[0][-1].content and not any("cut" in n for n in result.notes)
+    assert "LAST-WORD" in backend.prompts[0][-1].content and not any("shortened" in n for n in result.notes)
     huge = "symptom " * 6000 + "LAST-WORD"  # ~48,000 characters: more than the context
     agent, backend = judge(judged(7, [], []))
     result = await crit(agent, "doc", author="A", subject=huge, max_tokens=512)
     prompt = backend.prompts[0]
     assert agent.session.count_tokens(prompt) <= backend.context_length - 512
-    assert "LAST-WORD" not in prompt[-1].content and any("cut" in n and "context window" in n for n in result.notes)
+    shown = prompt[-1].content  # the subject's middle gave way, visibly; its beginning and end are kept
+    assert "characters left out to fit the context window" in shown and "LAST-WORD" in shown and shown.count("symptom") < 3000
+    assert any(n.startswith("shortened to fit judge's context window") and "the subject to" in n for n in result.notes)
 
 
 async def test_each_cited_argument_gets_a_quality_score() -> None:

@@ -55,14 +55,14 @@ def case_text(row: dict[str, str]) -> str:
 def small_config(labels: LabelSet, row: dict[str, str], **kw) -> evince.EvinceConfig:
     """The bundled models run under EVINCE's small-model profile (short turns, short judge replies)."""
     return evince.EvinceConfig.small_model(case=case_text(row), labels=labels, reference_label=row["disease"],
-                                           max_rounds=kw.pop("max_rounds", 2), **kw)
+                                           max_rounds=kw.pop("max_rounds", 1), **kw)
 
 
 async def test_debate_between_the_bundled_models_journals_every_round(
     smollm: LlamaCppBackend, gemma: LlamaCppBackend, labels: LabelSet, tmp_path: Path
 ) -> None:
     row = next(r for r in dev_cases() if r["disease"].strip() == "Jaundice")
-    config = small_config(labels, row, max_rounds=2)
+    config = small_config(labels, row, max_rounds=1)  # the opening and one refutation round
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", gemma, OPTS), Agent("judge", smollm, OPTS))
     with Journal(tmp_path / "j.db") as journal:
         final = await drive(evince.run(config, agents, debate_id="ev1"), journal)
@@ -107,7 +107,7 @@ async def test_scored_mode_reads_the_distribution_from_log_likelihoods(
     smollm: LlamaCppBackend, labels: LabelSet, tmp_path: Path
 ) -> None:
     row = dev_cases()[10]
-    config = small_config(labels, row, max_rounds=1, scoring="scored", recommendations=False, turn_tokens=60)
+    config = small_config(labels, row, max_rounds=0, scoring="scored", recommendations=False, turn_tokens=60)
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
     events = [e async for e in evince.run(config, agents, debate_id="ev2")]
     turns = [e for e in events if isinstance(e, TurnFinished)]
@@ -122,7 +122,7 @@ async def test_scored_mode_reads_the_distribution_from_log_likelihoods(
 async def test_moderator_commands_take_effect_and_are_recorded(smollm: LlamaCppBackend, labels: LabelSet) -> None:
     channel = CommandChannel()
     row = dev_cases()[20]
-    config = small_config(labels, row, max_rounds=4, recommendations=False, turn_tokens=60, crit_tokens=80,
+    config = small_config(labels, row, max_rounds=3, recommendations=False, turn_tokens=60, crit_tokens=80,
                           eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)  # only the moderator ends it
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
     run = evince.Evince(config, agents, debate_id="ev3", channel=channel)
@@ -152,7 +152,7 @@ async def test_moderator_commands_take_effect_and_are_recorded(smollm: LlamaCppB
 async def test_truncated_replies_are_rejected_with_a_reason_and_the_debate_goes_on(smollm: LlamaCppBackend, labels: LabelSet) -> None:
     """A real model cut off after 6 tokens cannot finish its JSON: the turn records why."""
     row = dev_cases()[30]
-    config = small_config(labels, row, max_rounds=2, recommendations=False, turn_tokens=6, crit_tokens=8)
+    config = small_config(labels, row, max_rounds=1, recommendations=False, turn_tokens=6, crit_tokens=8)
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
     events = [e async for e in evince.run(config, agents, debate_id="ev4")]
     turns = [e for e in events if isinstance(e, TurnFinished)]
@@ -164,7 +164,7 @@ async def test_truncated_replies_are_rejected_with_a_reason_and_the_debate_goes_
     assert not any(isinstance(e, MetricsComputed) for e in events)  # no metrics from no predictions
     assert not any(isinstance(e, JudgementMade) for e in events)  # nothing to judge
     assert isinstance(events[-1], DebateFinished) and events[-1].status == "finished"
-    assert events[-1].stop_reason == "round cap reached" and "final_distribution" not in events[-1].outcome
+    assert events[-1].stop_reason.startswith("round cap reached (max_rounds = ") and "final_distribution" not in events[-1].outcome
 
 
 MALFORMED = [
@@ -185,7 +185,7 @@ async def test_malformed_agent_output_is_repaired_or_rejected_with_a_reason(labe
     judge = ScriptedBackend("scripted-judge", ['{"claim": "x", "reasons": [], "rival_reasons": [], "score": 7, "justification": "ok"}'] * 10)
     # Negative thresholds: never "converged", so all three rounds run whatever the replies.
     # No retry: each scripted reply is one turn.
-    config = evince.EvinceConfig(case="fever, chills", labels=labels, max_rounds=3, recommendations=False,
+    config = evince.EvinceConfig(case="fever, chills", labels=labels, max_rounds=2, recommendations=False,
                                  eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0, parse_retry=False)
     agents = evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", judge, OPTS))
     events = [e async for e in evince.run(config, agents, debate_id="ev5")]
@@ -210,7 +210,7 @@ async def test_agreement_judge_is_logged_beside_the_information_metrics(smollm: 
     # The small profile's own turn length: at 50 tokens SmolLM2's replies were cut off before
     # a whole prediction often enough that no round had both (and so no metrics to log beside).
     # The exact pairing is tests/protocols/test_evince_paper.py's scripted test.
-    config = small_config(labels, row, max_rounds=2, recommendations=False, agreement_judge=True)
+    config = small_config(labels, row, max_rounds=1, recommendations=False, agreement_judge=True)
     agents = evince.EvinceAgents(Agent("agent-a", smollm, OPTS), Agent("agent-b", smollm, OPTS), Agent("judge", smollm, OPTS))
     events = [e async for e in evince.run(config, agents, debate_id="ev6")]
     verdicts = [e for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]

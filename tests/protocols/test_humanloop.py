@@ -15,7 +15,7 @@ from backends.llamacpp import LlamaCppBackend
 from protocols import humanloop
 from protocols.agents import Agent
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
-from protocols.stance import LEGAL_LABELS, NONE
+from protocols.stance import HALLUCINATION, LEGAL_LABELS, NONE
 from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
@@ -32,7 +32,7 @@ The statute never defines consent, so the doctor had no fair notice of what was 
 ---
 Nothing said so far cures the lack of notice. I still vote to reverse the conviction.
 """
-ALLOWED = {*LEGAL_LABELS, NONE}
+ALLOWED = {*LEGAL_LABELS, NONE, HALLUCINATION}
 
 
 def test_a_script_has_an_optional_fixed_stance_and_statements_separated_by_dashes() -> None:

@@ -102,8 +102,8 @@ async def test_the_synthetic_condition_is_one_instance_simulating_the_whole_pane
     assert final is not None and final.status == "finished" and debate is not None
     turns = debate["turns"]
     assert [(t["role"], t["kind"], t["round"]) for t in turns] == [("simulator", "simulation", 1), ("simulator", "simulation", 2)]
-    assert "simulating a discussion between 3" in simulator.prompts[0][0].content
-    assert simulator.prompts[1][-1].content.startswith("Proceed with round 2. All 3 judges should speak")
+    assert "simulating a discussion between three judges" in simulator.prompts[0][0].content  # Appendix i's words
+    assert simulator.prompts[1][-1].content.startswith("Proceed with round 2. All three judges should speak")
     assert simulator.prompts[1][2].role == "assistant"  # round 1's output joined the one instance's memory
     assert any("no statement headed 'Judge 3'" in n for n in turns[1]["parse_notes"])
     stances = [(j["round"], j["target"], j["verdict"], j["score"]) for j in debate["judgements"] if j["kind"] == "stance"]
@@ -148,3 +148,28 @@ def test_arbitrary_text_never_breaks_the_confidence_and_statement_parsers(text: 
     assert value is None or 0 <= value <= 100
     parts = split_statements(text, "Judge", 3)
     assert len(parts) == 3 and all(isinstance(p, str) for p in parts)
+
+
+async def test_the_report_shows_triems_count_beside_ours(tmp_path: Path) -> None:
+    """Issue 20, point 12: the stance report (the headless command prints it) gives, beside our
+    rate, Triem's: every AI seat's every transition an opportunity (two per seat in three rounds,
+    the paper's 1,200 and 400), NONE and HALLUCINATION coded 3. Failed on the old code (one
+    count only; a neutral step was no opportunity at all)."""
+    seats = [Agent("a", ScriptedBackend("m1", ["Affirm.", "Both sides have a point.", "Affirm."]), OPTS),
+             Agent("b", ScriptedBackend("m2", ["Reverse.", "Reverse.", "Affirm, on reflection."]), OPTS)]
+    labels = clerk("affirm", "reverse", "none", "reverse", "affirm", "affirm")
+    run = humanloop.Humanloop(HumanloopConfig(case=CASE, rounds=3), HumanloopAgents(seats, labels), debate_id="t1")
+    with Journal(tmp_path / "j.db") as journal:
+        await drive(run.run(), journal)
+        report = stance_report(journal)
+    analysis = report["debates"]["t1"]
+    assert (analysis["opportunities"], analysis["changes"]) == (3, 1)
+    assert analysis["triem"] == {"opportunities": 4, "changes": 3, "change_rate": 0.75, "via_no_stance": 2, "unlabelled": 0}
+    assert report["by_condition"]["AI only"]["triem"]["opportunities"] == 4
+    shown = StringIO()
+    print_stance_report(report, Console(file=shown, width=160, color_system=None))
+    text = shown.getvalue()
+    assert "AI only: 1 debate(s), 1 change(s) in 3 opportunities (33%)" in text
+    assert "Triem's count: 3 change(s) in 4 opportunities (75%; 2 into or out of no stance)" in text
+    with pytest.raises(ValueError, match="always added"):
+        HumanloopConfig(case=CASE, labels=("yes", "Hallucination"))

@@ -10,6 +10,7 @@ naming the parameter, while the bound itself is accepted by all three.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ from protocols.params import ParamError, ParamInfo, build, defaults, params_of, 
 from tui.cli.parser import build_parser
 from tui.cli.params import build_config
 from tui.errors import UserError
-from tui.launch import PROTOCOLS, FormError, ProtocolSpec
+from tui.forms import FormError, ProtocolSpec
+from tui.protocol_catalog import PROTOCOLS
 
 #: The ``symposium run`` sub-command of each protocol the app offers.
 COMMANDS = {"evince": "evince", "socrasynth": "socrasynth", "agreement": "agreement",
@@ -134,8 +136,43 @@ def test_auto_profile_follows_the_registry(registry) -> None:
 
 
 def test_command_line_rejects_what_the_form_rejects() -> None:
-    """``--max-rounds 0`` and ``--top-k 0`` were accepted by the command line (issue 15)."""
-    for flag in ("--max-rounds", "--top-k"):
-        args = _cli_args("evince", **{flag: "0"})
+    """``--max-rounds -1`` and ``--top-k 0`` were accepted by the command line (issue 15). (EVINCE's
+    ``max_rounds`` counts refutation rounds after the opening one since issue 20, so 0 is valid.)"""
+    for flag, value in (("--max-rounds", "-1"), ("--top-k", "0")):
+        args = _cli_args("evince", **{flag: value})
         with pytest.raises(UserError, match=flag):
             build_config(PROTOCOLS["evince"].config_cls, args, "standard", case="x")
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_a_misspelt_parameter_is_refused_not_ignored(protocol: str) -> None:
+    """A parameter name the config does not know (a typo, or one a newer version dropped) is an
+    error naming it: silently running with the default would report a debate the user did not
+    ask for. (Before, ``SocraSynthConfig(crit_tolerancee=2.0)`` ran at the default 1.0.)"""
+    spec = PROTOCOLS[protocol]
+    required = {f.name: "text" for f in dataclasses.fields(spec.config_cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    build(spec.config_cls, required)  # the inputs alone are a valid config
+    name = params_of(spec.config_cls)[0].name + "_typo"
+    with pytest.raises(ParamError) as caught:
+        build(spec.config_cls, {**required, name: 1})
+    assert str(caught.value).startswith(name), caught.value
+
+
+#: Issue 20, point 4: one meaning and one wording for EVINCE's and SocraSynth's round caps.
+CAP_WORDING = "refutation rounds after the opening round; "
+
+
+@pytest.mark.parametrize("protocol", ["evince", "socrasynth"])
+def test_both_round_caps_count_refutation_rounds_after_the_opening_in_one_wording(protocol: str) -> None:
+    """EVINCE's and SocraSynth's ``max_rounds`` both count refutation rounds after the opening
+    round (Figure 7.1's t, appendix 6.C's rounds), and say so in the same words, first, in the
+    declaration, ``symposium run … --help`` and the app's form."""
+    spec = PROTOCOLS[protocol]
+    cap = next(p for p in params_of(spec.config_cls) if p.name == "max_rounds")
+    assert cap.description.startswith(CAP_WORDING), cap.description
+    assert (cap.label, cap.ge) == ("Round cap", 0)  # 0: the opening round alone
+    action = flag_action(run_parser(COMMANDS[protocol]), "--max-rounds")
+    assert action is not None and (action.help or "").startswith(CAP_WORDING), action.help if action else None
+    field = next(f for f in spec.fields if f.name == "max_rounds")
+    assert field.label == "Round cap" and field.help.startswith(CAP_WORDING), field.help

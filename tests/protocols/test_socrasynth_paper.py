@@ -20,6 +20,7 @@ from protocols import socrasynth as ss
 from protocols.agents import Agent
 from protocols.crit import CritResult
 from protocols.events import Event, Notice
+from protocols.params import params_of
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
@@ -91,43 +92,151 @@ async def run(config: ss.SocraSynthConfig, panel: ss.SocraSynthAgents, tmp_path:
     return events, debate, shown.getvalue()
 
 
-# -- point 5: Table 6.2's test ends the debate, with the case check -------------------------------
+# -- issue 20, points 1 and 6: what ends the loop ---------------------------------------------------
+
+STEADY = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 5)                     # Γ = 5.5
+WOBBLE_UP = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 4 + ((8, 7),))       # Γ = 5.557 (+0.057)
+FALLEN = crit_reply(reasons=((5, 5),) * 5, rivals=((8, 8),) * 5)                      # Γ = 3.528 (a fall of 1.97)
+HIGH = crit_reply(reasons=((9, 9),), rivals=())                                       # Γ = 10
 
 
-async def test_the_paper_schedule_ends_the_debate_when_delta_falls_to_ten_percent_with_the_case_check(tmp_path: Path) -> None:
-    """At the defaults (Δ0 = 0.9, δ = 1.2) the loop runs refutation rounds 1 … 12 and ends on
-    Δ_13 ≤ 10 %; the moderator then asks both agents whether their case is made. Fails on the
-    code with max_rounds = 4 checked first (the cap ended every debate, no case check)."""
-    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1)
-    assert config.schedule_rounds() == 12 and config.max_rounds >= 13
-    events, debate, _ = await run(config, agents(), tmp_path)
+class _GammaJudge(_ByPrompt):
+    """A judge whose CRIT replies follow ``gammas`` in call order (the opening's Γ_0 first, then
+    each refutation round's), and then stay steady."""
+
+    def __init__(self, backend: ScriptedBackend, gammas: list[str]) -> None:
+        super().__init__(backend, STEADY, complete=True)
+        self.gammas = list(gammas)
+
+    def pop(self, index: int = -1) -> str:
+        if "Apply CRIT" in self.backend.prompts[-1][-1].content and self.gammas:
+            return self.gammas.pop(0)
+        return super().pop(index)
+
+
+def judged_by(gammas: list[str], *, complete: bool = True) -> ss.SocraSynthAgents:
+    judge = scripted("judge-model")
+    judge.replies = _GammaJudge(judge, gammas)
+    return ss.SocraSynthAgents(Agent("agent-a", scripted("model-a", complete=complete), OPTS),
+                               Agent("agent-b", scripted("model-b", complete=complete), OPTS),
+                               [Agent("judge-1", judge, OPTS)])
+
+
+def refutation_rounds(debate: dict) -> list[int]:
+    return [r["round"] for r in debate["outcome"]["rounds"] if r["kind"] == "refutation"]
+
+
+async def test_a_gamma_that_wobbles_runs_until_the_delta_test_ends_the_debate_with_the_case_check(tmp_path: Path) -> None:
+    """Issue 20, point 1. Γ wobbling by ±0.057 (5.557, 5.5, 5.557, …) is judge noise, not a
+    plateau: at Δ0 = 0.9, δ = 1.2 and a cap above the schedule the loop runs refutation rounds
+    1 … 12 and ends on Δ_13 ≤ 10 %, then the moderator asks both agents whether their case is
+    made. The opening's Γ_0 (10 here) never enters the test: Table 6.2 starts with Γ ← 0 and
+    computes Γ inside the loop only. Failed on the old code, which ended the debate at the first
+    Γ below the one before (here Γ_1 < Γ_0, before round 2)."""
+    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=16)
+    assert config.schedule_rounds() == 12
+    _, debate, _ = await run(config, judged_by([HIGH] + [WOBBLE_UP, STEADY] * 7), tmp_path)
     outcome = debate["outcome"]
+    gammas = [r["gamma"] for r in outcome["rounds"] if r["kind"] == "refutation"]
+    assert gammas[:4] == [5.557, 5.5, 5.557, 5.5] and outcome["rounds"][0]["gamma"] == 10.0
     assert debate["stop_reason"].startswith("Δ fell to 0.084"), debate["stop_reason"]
+    assert refutation_rounds(debate) == list(range(1, 13))
     refutations = [r for r in outcome["rounds"] if r["kind"] == "refutation"]
-    assert [r["round"] for r in refutations] == list(range(1, 13))
     assert refutations[-1]["delta"] == pytest.approx(0.9 / 1.2 ** 12) and refutations[-1]["delta"] > 0.1
     assert outcome["case_checks"] == [{"round": 13, "agent-a": True, "agent-b": True}]
     checks = [t for t in debate["turns"] if t["kind"] == "case_check"]
     assert [(t["round"], t["role"]) for t in checks] == [(13, "agent-a"), (13, "agent-b")]
-    closing = [r for r in outcome["rounds"] if r["kind"] == "closing"]
-    assert [r["round"] for r in closing] == [13]
+    assert [r["round"] for r in outcome["rounds"] if r["kind"] == "closing"] == [13]
 
 
-async def test_an_unfinished_case_gets_one_more_round_and_the_cap_is_only_a_safety_bound(tmp_path: Path) -> None:
-    """An agent that says its case is not made gets one more refutation round (section 6.3.1.2);
-    a cap below the schedule ends the debate and says that the cap, not the table, did it."""
-    events, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, delta=3.0), agents(complete=False), tmp_path)
+async def test_at_the_defaults_a_wobbling_debate_runs_the_studys_rounds_and_the_cap_ends_it(tmp_path: Path) -> None:
+    """Issue 20, points 1 and 6: with the defaults (5 subtopics, a cap of 3 refutation rounds
+    after the opening) a debate whose Γ only wobbles runs refutation rounds 1, 2, 3, is ended by
+    the cap, and the moderator's case check follows (section 6.3.1.2: "once these rounds
+    conclude, the moderator checks with each agent"). Failed on the old code (stopped at the
+    first wobble; no case check after the cap)."""
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT), judged_by([HIGH, WOBBLE_UP, STEADY, WOBBLE_UP]), tmp_path)
+    assert debate["stop_reason"].startswith("round cap reached (max_rounds = 3"), debate["stop_reason"]
+    assert refutation_rounds(debate) == [1, 2, 3]
+    assert debate["outcome"]["case_checks"] == [{"round": 4, "agent-a": True, "agent-b": True}]
+    assert [r["round"] for r in debate["outcome"]["rounds"] if r["kind"] == "closing"] == [4]
+
+
+async def test_a_fall_larger_than_the_tolerance_between_refutation_rounds_ends_the_loop(tmp_path: Path) -> None:
+    """Γ_2 = 3.528 after Γ_1 = 5.5 (a fall of 1.97 > the default tolerance) ends the loop before
+    round 3, and the case check follows; the same fall under a tolerance of 2 does not. Failed
+    on the old code (no ``crit_tolerance``)."""
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, STEADY, FALLEN]), tmp_path)
+    assert debate["stop_reason"].startswith("the debate's CRIT score fell from 5.5 to 3.528"), debate["stop_reason"]
+    assert [(r["kind"], r["round"]) for r in debate["outcome"]["rounds"]] == [
+        ("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
+    assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
+    _, tolerant, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, crit_tolerance=2.0),
+                               judged_by([STEADY, STEADY, FALLEN]), tmp_path, "p2")
+    assert tolerant["stop_reason"].startswith("round cap"), tolerant["stop_reason"]
+    assert refutation_rounds(tolerant) == [1, 2, 3]
+
+
+async def test_a_fall_of_exactly_the_tolerance_does_not_end_the_loop(tmp_path: Path) -> None:
+    """"More than" τ: Γ 7 → 6 (a judge that rates no reason gives its holistic score, so the
+    fall is exactly 1.0 = τ) runs on to the cap; 7 → 5 ends the loop before round 3."""
+    def holistic(score: int) -> str:
+        return crit_reply(score=score, reasons=(), rivals=())
+    _, even, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(6)]), tmp_path)
+    assert even["stop_reason"].startswith("round cap"), even["stop_reason"]
+    _, fell, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(5)]),
+                           tmp_path, "p2")
+    assert fell["stop_reason"].startswith("the debate's CRIT score fell from 7 to 5"), fell["stop_reason"]
+
+
+async def test_a_tolerance_of_zero_is_table_6_2s_literal_test_on_refutation_rounds(tmp_path: Path) -> None:
+    """``crit_tolerance = 0`` is Table 6.2's Γ ≥ Γ′ as written: the first wobble down (5.557 →
+    5.5, between refutation rounds 1 and 2) ends the loop before round 3; the opening's Γ_0
+    (10) above Γ_1 does not end it before round 2. Failed on the old code (no such setting;
+    it compared Γ_1 with Γ_0)."""
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, crit_tolerance=0.0),
+                             judged_by([HIGH, WOBBLE_UP, STEADY]), tmp_path)
+    assert debate["stop_reason"].startswith("the debate's CRIT score fell from 5.557 to 5.5"), debate["stop_reason"]
+    assert refutation_rounds(debate) == [1, 2]
+
+
+async def test_an_unfinished_case_gets_exactly_one_more_round_after_the_table_or_the_cap(tmp_path: Path) -> None:
+    """An agent that says its case is not made gets one more refutation round (section 6.3.1.2),
+    once, whether Table 6.2's Δ test or the round cap ended the loop; when both fall on the same
+    round, the table's test is the reason given. The cap counts refutation rounds after the
+    opening. Failed on the old code for the cap (no case check after it)."""
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, delta=3.0), agents(complete=False), tmp_path)
     outcome = debate["outcome"]
-    # δ = 3: Δ = 0.9, 0.3, 0.1 → rounds 1 runs, Δ_2 = 0.1 fails; the case check grants round 2
+    # δ = 3: Δ = 0.9, 0.3, 0.1 → round 1 runs, Δ_2 = 0.1 fails; the case check grants round 2
     assert [r["kind"] for r in outcome["rounds"]] == ["opening", "refutation", "refutation", "closing"]
     assert outcome["case_checks"] == [{"round": 2, "agent-a": False, "agent-b": False}]
-    assert debate["stop_reason"].startswith("Δ fell")
-    _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(), tmp_path, "p2")
-    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2) before Table 6.2")
-    assert capped["outcome"]["case_checks"] == []
-    # when the table's test and the cap fall on the same round, the table's test ends the debate
+    assert debate["stop_reason"].startswith("Δ fell") and "one more refutation round" in debate["stop_reason"]
+    _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(complete=False), tmp_path, "p2")
+    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2 refutation rounds after the opening round)")
+    assert capped["outcome"]["case_checks"] == [{"round": 3, "agent-a": False, "agent-b": False}]
+    assert refutation_rounds(capped) == [1, 2, 3]  # the cap's two, then the one granted
     _, both, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, delta=3.0), agents(), tmp_path, "p3")
     assert both["stop_reason"].startswith("Δ fell") and both["outcome"]["case_checks"] == [{"round": 2, "agent-a": True, "agent-b": True}]
+    _, unchecked, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2, case_check=False),
+                                agents(complete=False), tmp_path, "p4")
+    assert unchecked["outcome"]["case_checks"] == [] and refutation_rounds(unchecked) == [1, 2]
+
+
+def test_the_defaults_are_the_studys_and_the_small_profile_only_shrinks_them() -> None:
+    """Issue 20, point 6: five subtopics (Tables 6.4-6.6), a cap of three refutation rounds after
+    the opening (section 6.3.1.2 and appendix 6.C: the opening and three refutation rounds,
+    "three to five rounds" with the case check's extra one), Table 6.2's δ = 1.2 and 10 %. The
+    small-model profile debates fewer subtopics for fewer rounds. Failed on the old code (3
+    subtopics, a cap of 16)."""
+    default = ss.SocraSynthConfig(subject=SUBJECT)
+    assert (default.subtopics, default.max_rounds, default.delta, default.threshold) == (5, 3, 1.2, 0.1)
+    assert default.crit_tolerance == 1.0
+    info = {p.name: p for p in params_of(ss.SocraSynthConfig)}
+    assert "refutation rounds after the opening" in info["max_rounds"].description
+    assert info["crit_tolerance"].section and "Γ" in info["crit_tolerance"].description
+    small = ss.SocraSynthConfig(subject=SUBJECT, **ss.SocraSynthConfig.SMALL_MODEL_PROFILE)
+    assert small.subtopics < default.subtopics and small.max_rounds < default.max_rounds
+    assert small.crit_tolerance == default.crit_tolerance  # a judge's noise is not the debaters' size
 
 
 # -- point 5: both sides of a judge's table row by one formula (Tables 6.5, 6.6) ----------------
@@ -187,11 +296,10 @@ def test_default_points_are_paragraphs_and_the_small_model_profile_is_a_set_of_o
     default = ss.SocraSynthConfig(subject=SUBJECT)
     panel = agents()
     debate = ss.SocraSynth(default, panel, debate_id="d")
-    debate.agenda = [ss.Subtopic(title=f"t{i}") for i in range(3)]
-    assert debate._point_chars() >= 900  # a paragraph or more per point with three subtopics (was 230)
-    long_point = "word " * 180  # 900 characters
-    assert long_point.strip() in debate._numbered_points([long_point.strip()] * 3)  # the opponent sees it whole
-    assert default.judge_chars >= 4 * debate._point_chars()
+    debate.agenda = [ss.Subtopic(title=f"t{i}") for i in range(default.subtopics)]
+    assert debate._point_chars() >= 624  # appendix 6.C's longest point fits with the study's five subtopics (was 230)
+    long_point = "word " * 124  # 620 characters
+    assert long_point.strip() in debate._numbered_points([long_point.strip()] * 5)  # the opponent sees it whole
     profile = ss.SocraSynthConfig.SMALL_MODEL_PROFILE
     assert set(profile) <= set(ss.SocraSynthConfig.__dataclass_fields__)
     small = ss.SocraSynthConfig(subject=SUBJECT, **profile)
@@ -224,29 +332,31 @@ async def test_the_joint_text_is_bs_revision_of_as_draft_or_as_draft_when_the_re
         assert turns[1]["parsed"] is None and turns[1]["raw"] == b_joint
 
 
-class _FallingJudge(_ByPrompt):
-    """A judge whose per-round CRIT reasons weaken once: Γ falls between rounds 0 and 1."""
-
-    def __init__(self, backend: ScriptedBackend, first: list[str]) -> None:
-        super().__init__(backend, crit_reply(), complete=True)
-        self.first = first
-
-    def pop(self, index: int = -1) -> str:
-        if "Apply CRIT" in self.backend.prompts[-1][-1].content and self.first:
-            return self.first.pop(0)
-        return super().pop(index)
-
-
 async def test_a_falling_debate_crit_score_ends_the_loop_then_the_case_check_runs(tmp_path: Path) -> None:
-    """Table 6.2's loop runs while Δ > 10 % and Γ does not fall: Γ_1 < Γ_0 ends it before round
-    2, well ahead of Δ's schedule, and the moderator's case check follows (section 6.3.1.2)."""
-    judge = scripted("judge-model")
-    judge.replies = _FallingJudge(judge, [crit_reply(reasons=((9, 9),)), crit_reply(reasons=((4, 4),))])
-    panel = ss.SocraSynthAgents(Agent("agent-a", scripted("model-a"), OPTS), Agent("agent-b", scripted("model-b"), OPTS),
-                                [Agent("judge-1", judge, OPTS)])
-    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), panel, tmp_path)
+    """Table 6.2's loop runs while Δ > 10 % and Γ does not fall (by more than the tolerance):
+    Γ_2 well below Γ_1 ends it before round 3, well ahead of Δ's schedule, and the moderator's
+    case check follows (section 6.3.1.2). Γ_0 of the opening is journalled but compared with
+    nothing."""
+    strong, weak = crit_reply(reasons=((9, 9),)), crit_reply(reasons=((4, 4),))
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([weak, strong, weak]), tmp_path)
     rounds = debate["outcome"]["rounds"]
-    assert rounds[0]["gamma"] > rounds[1]["gamma"]
+    assert rounds[0]["gamma"] < rounds[1]["gamma"] and rounds[1]["gamma"] - rounds[2]["gamma"] > 1
     assert debate["stop_reason"].startswith("the debate's CRIT score fell"), debate["stop_reason"]
-    assert [(r["kind"], r["round"]) for r in rounds] == [("opening", 0), ("refutation", 1), ("closing", 2)]
-    assert debate["outcome"]["case_checks"] == [{"round": 2, "agent-a": True, "agent-b": True}]
+    assert [(r["kind"], r["round"]) for r in rounds] == [("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
+    assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
+
+
+async def test_socrasynths_crit_recurses_on_claims_in_both_profiles(tmp_path: Path) -> None:
+    """docs/protocols.md: every SocraSynth CRIT call recurses one level on reasons that are claims
+    (Table 6.3 #3), in the small-model profile too (SocraSynth has no ``crit_depth`` and its small
+    profile does not turn recursion off, unlike EVINCE's). Γ's judgements after each round carry
+    the sub-evaluation of the reason flagged ``is_claim``."""
+    claim = json.dumps({"claim": "the claim", "reasons": [{"reason": "a reason that is a claim", "validity": 7,
+                                                          "credibility": 7, "is_claim": True}],
+                        "rival_reasons": [{"reason": "a rival", "validity": 6, "credibility": 6}],
+                        "score": 7, "justification": "steady"})
+    for profile, values in (("standard", {}), ("small", ss.SocraSynthConfig.SMALL_MODEL_PROFILE)):
+        config = ss.SocraSynthConfig(subject=SUBJECT, **{**values, "subtopics": 1, "max_rounds": 1}, case_check=False)
+        _, debate, _ = await run(config, agents(crit=claim), tmp_path, f"rec-{profile}")
+        gammas = [j for j in debate["judgements"] if j["kind"] == "crit" and j["target"] == "debate"]
+        assert gammas and all("recursion" in j["reasons"]["reasons"][0] for j in gammas), (profile, gammas[0]["reasons"])

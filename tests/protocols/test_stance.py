@@ -13,6 +13,7 @@ from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols.agents import Agent
 from protocols.stance import (
+    HALLUCINATION,
     LEGAL_LABELS,
     LEGAL_RUBRIC,
     NONE,
@@ -23,12 +24,14 @@ from protocols.stance import (
     confirm_from_lines,
     exact_label,
     parse_stance,
+    stance_schema,
+    triem_code,
 )
 
 from tests.helpers.scripted import ScriptedBackend
 
 QUESTION = "Should the court of appeals affirm, reverse, or remand?"
-ALLOWED = {*LEGAL_LABELS, NONE}
+ALLOWED = {*LEGAL_LABELS, NONE, HALLUCINATION}
 
 
 # -- the parser ---------------------------------------------------------------------------------
@@ -129,12 +132,15 @@ def test_changes_per_seat_per_transition_and_their_direction_relative_to_the_hum
     assert by[("agent-2", 2)]["direction"] == "away" and by[("agent-2", 3)]["changed"] is None
     assert by[("agent-3", 2)]["changed"] is None
     assert by[("agent-3", 3)] == {"role": "agent-3", "from_round": 2, "to_round": 3, "from": "remand", "to": "affirm",
-                                 "changed": True, "human_stance": "reverse", "direction": "other"}
+                                 "changed": True, "human_stance": "reverse", "direction": "other",
+                                 "triem_codes": ["3", "affirm"], "triem_changed": True}
     assert (a["opportunities"], a["changes"], a["toward_human"], a["away_from_human"]) == (4, 3, 1, 1)
     assert a["change_rate"] == pytest.approx(0.75)
     assert a["by_transition"]["1→2"]["changes"] == 2 and a["by_transition"]["2→3"]["opportunities"] == 2
     assert a["by_role"]["agent-2"] == {"opportunities": 1, "changes": 1, "change_rate": 1.0,
-                                       "toward_human": 0, "away_from_human": 1}
+                                       "toward_human": 0, "away_from_human": 1,
+                                       "triem": {"opportunities": 2, "changes": 2, "change_rate": 1.0, "via_no_stance": 1,
+                                                 "unlabelled": 0}}
     assert json.loads(json.dumps(a)) == a  # JSON types only: the journal's copy compares equal
 
 
@@ -144,5 +150,56 @@ def test_change_rates_pool_opportunities_by_condition() -> None:
     none_taken = analyze(steps({"agent-1": [None, NONE]}))
     rates = change_rates([ai, with_human, none_taken])
     assert rates["AI only"] == {"debates": 2, "opportunities": 2, "changes": 1, "toward_human": 0, "away_from_human": 0,
-                                "change_rate": 0.5, "toward_share": None}
+                                "change_rate": 0.5, "toward_share": None,
+                                "triem": {"opportunities": 2, "changes": 1, "change_rate": 0.5, "via_no_stance": 0,
+                                          "unlabelled": 1}}
     assert rates["human present"]["change_rate"] == 1.0 and rates["human present"]["toward_share"] == 1.0
+
+
+# -- Triem's own count beside ours (issue 20, point 12) ---------------------------------------------
+
+
+def test_triem_counts_two_opportunities_per_ai_seat_with_no_stance_and_hallucination_coded_3() -> None:
+    """Seed 001: "20 and 23 changes ... out of 1200 total opportunities for change of opinion (two
+    per agent per debate)", "400 total opportunities" with the human; labels coded 1 == AFFIRM,
+    0 == not AFFIRM, "Hallucinations and 'NONE' values were encoded as the number 3". Triem's
+    count takes every AI seat's every round transition and a change of code; ours leaves steps
+    without a position out. Failed on the old code (no HALLUCINATION label, no Triem count)."""
+    a = analyze(steps({
+        "agent-1": ["affirm", NONE, "affirm"],            # Triem: 1→3, 3→1: two changes; ours: no change (affirm kept)
+        "agent-2": ["reverse", "remand", "affirm"],       # both: reverse→remand is none, remand→affirm is one
+        "agent-3": ["affirm", HALLUCINATION, HALLUCINATION],  # Triem: 1→3 once; ours: no opportunity
+        "human": ["reverse", "reverse", "reverse"],       # the person's own steps are not counted
+    }), roles=["agent-1", "agent-2", "agent-3", "human"], human="human", binary="affirm")
+    assert (a["opportunities"], a["changes"]) == (3, 1)
+    assert a["triem"] == {"opportunities": 6, "changes": 4, "change_rate": 4 / 6, "via_no_stance": 3, "unlabelled": 0}
+    assert a["by_transition"]["1→2"]["triem"]["changes"] == 2 and a["by_transition"]["2→3"]["triem"]["changes"] == 2
+    by = {(t["role"], t["to_round"]): t for t in a["transitions"]}
+    assert by[("agent-1", 2)]["triem_codes"] == ["1", "3"] and by[("agent-1", 2)]["changed"] is None
+    assert [triem_code(x, "affirm") for x in ("affirm", "remand", NONE, HALLUCINATION, None)] == ["1", "0", "3", "3", None]
+    assert triem_code("yes", None) == "yes"  # a label set without a pivot: the label is its own code
+
+
+def test_triem_pools_to_the_papers_denominators() -> None:
+    """Triem's 1,200 (phases 1 and 2: 2 × 100 debates × 3 judges × 2 transitions) and 400 (phase 3:
+    100 debates × 2 AI judges × 2 transitions): the same shape in miniature, 10 debates each."""
+    ai = [analyze(steps({f"agent-{k}": ["affirm", "affirm", "reverse" if d == k == 1 else "affirm"]
+                         for k in (1, 2, 3)}), binary="affirm") for d in range(10)]
+    human = [analyze(steps({"agent-1": ["affirm", NONE, "affirm"], "agent-2": ["reverse"] * 3, "human": ["reverse"] * 3}),
+                     human="human", binary="affirm") for _ in range(10)]
+    rates = change_rates([*ai, *human])
+    assert rates["AI only"]["triem"]["opportunities"] == 10 * 3 * 2 and rates["AI only"]["triem"]["changes"] == 1
+    assert rates["human present"]["triem"]["opportunities"] == 10 * 2 * 2
+    assert rates["human present"]["triem"]["changes"] == 20 and rates["human present"]["changes"] == 0
+    assert rates["human present"]["triem"]["change_rate"] == pytest.approx(0.5)
+
+
+def test_hallucination_is_a_label_the_clerk_and_the_person_can_give() -> None:
+    """Appendix ii's HALLUCINATION ("an agent became confused about its stance"): always offered
+    beside the question's positions and NONE. Failed on the old code."""
+    assert exact_label("HALLUCINATION", LEGAL_LABELS) == HALLUCINATION
+    assert parse_stance('{"stance": "Hallucination", "evidence": "votes to reverse a finding it agrees with"}',
+                        LEGAL_LABELS).label == HALLUCINATION
+    assert stance_schema(LEGAL_LABELS)["properties"]["stance"]["enum"] == [*LEGAL_LABELS, NONE, HALLUCINATION]
+    with pytest.raises(ValueError, match="hallucination"):
+        StanceReader(Agent("clerk", ScriptedBackend("m", []), SamplingOptions()), ("affirm", HALLUCINATION), question=QUESTION)

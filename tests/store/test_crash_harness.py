@@ -1,9 +1,17 @@
-"""Headless debates killed (SIGKILL or SIGINT) right after shown turns, then resumed to their end.
+"""Debates killed right after shown turns, each kill proven to have taken, then resumed to their end.
 
-Kills are timed from each debate's own output (``tests/helpers/crash_harness.py``), so they
-land after finished turns and mid-reply, not at start-up. Most run in the fast mode
-(scripted backends at a model's pace); one runs on the bundled SmolLM2 model.
-``SYMPOSIUM_KILLS=N`` runs more fast kills; ``benchmarks/crash.py`` runs hundreds.
+Kills are timed from each debate's own progress (``tests/helpers/crash_harness.py``), so they
+land after finished turns and mid-reply, not at start-up, and never after the last turn here
+(so every one must cut a debate off). Each must have *taken*: SIGKILL's process died of it
+(returncode -9); SIGINT's ran its interrupt path (exit 130) and left the debate ``interrupted``;
+the app's Ctrl-C was asked about, confirmed, and the app quit with the debate ``interrupted``.
+A signal the process ignored fails here (the children are started with SIGINT at its default
+and in their own process group, as a terminal starts a job: ``tests/helpers/killable.py``).
+
+Most kills run in the fast mode (scripted backends at a model's pace); one SIGINT runs
+``symposium run`` on the bundled SmolLM2 model, and one Ctrl-C runs the Textual app itself on
+it under a pseudo-terminal. ``SYMPOSIUM_KILLS=N`` runs more fast kills; ``benchmarks/crash.py``
+runs hundreds.
 """
 
 from __future__ import annotations
@@ -12,27 +20,47 @@ import os
 import random
 from pathlib import Path
 
-from tests.helpers.crash_harness import Trial, run_trials
+import pytest
+
+from tests.helpers.crash_harness import CTRL_C, DEBATE_TURNS, Trial, run_trials
 
 KILLS = int(os.environ.get("SYMPOSIUM_KILLS", "4"))
+#: Kill no later than after the second-to-last turn, so that each kill finds a debate running.
+BEFORE_THE_END = DEBATE_TURNS - 2
 
 
-def _assert_survived(t: Trial) -> None:
+def _assert_killed_and_survived(t: Trial) -> None:
     assert t.debate_id is not None, t  # killed only after turns were shown: the debate exists
+    assert t.outcome == "kill" and t.cut_off, f"the {t.sig} did not take (returncode {t.returncode}): {t}"
     assert t.integrity == "ok", t
     assert t.rows_valid, t  # every stored turn whole, with its distribution and model-call row
     assert t.turns_before >= t.printed_before >= 1, t  # nothing shown is missing
-    if t.status_before not in ("finished", "stopped"):
-        assert t.resumed and t.kept and t.turns_after >= t.turns_before, t
+    assert t.status_before == ("running" if t.sig == "SIGKILL" else "interrupted"), t
+    assert t.resumed and t.kept and t.turns_after >= t.turns_before, t
 
 
-def test_fast_kills_after_shown_turns_lose_nothing(tmp_path: Path) -> None:
+def test_fast_kills_after_shown_turns_take_and_lose_nothing(tmp_path: Path) -> None:
     seed = random.SystemRandom().randrange(10**6)
     print(f"crash harness seed {seed}")
-    for t in run_trials(tmp_path / "journal.db", KILLS, seed=seed, mode="fast", jobs=2):
-        _assert_survived(t)
+    trials = run_trials(tmp_path / "journal.db", max(KILLS, 2), seed=seed, mode="fast", jobs=2,
+                        signals=["SIGINT", "SIGKILL"], last_kill_after=BEFORE_THE_END)
+    for t in trials:
+        _assert_killed_and_survived(t)
+    assert {t.sig for t in trials} == {"SIGINT", "SIGKILL"}
 
 
-def test_a_kill_on_the_bundled_model_loses_nothing(tmp_path: Path) -> None:
-    [t] = run_trials(tmp_path / "journal.db", 1, seed=11, mode="model")
-    _assert_survived(t)
+@pytest.mark.model
+def test_a_sigint_on_the_bundled_model_takes_and_loses_nothing(tmp_path: Path) -> None:
+    [t] = run_trials(tmp_path / "journal.db", 1, seed=11, mode="model", signals=["SIGINT"], last_kill_after=2)
+    _assert_killed_and_survived(t)
+    assert t.returncode == 130  # `symposium run`'s interrupt path, not a death by the signal
+
+
+@pytest.mark.model
+def test_ctrl_c_in_the_app_on_a_terminal_is_confirmed_and_the_debate_resumes(tmp_path: Path) -> None:
+    """The Textual app in its own process on a pseudo-terminal: the Ctrl-C byte, the app's
+    "Quit?" dialog, Enter; the app exits 0, the debate is ``interrupted``, and the app resumes
+    it to its end."""
+    [t] = run_trials(tmp_path / "journal.db", 1, seed=12, mode="app", signals=[CTRL_C], last_kill_after=2)
+    assert t.confirmed, t  # the dialog was shown and answered
+    _assert_killed_and_survived(t)

@@ -1,6 +1,8 @@
 """A process killed in the middle of a reply leaves a readable journal with every finished turn.
 
-The victim is a real process running the real SmolLM2 model (tests/helpers/endless_debate.py).
+The victim is a real process running the real SmolLM2 model (tests/helpers/endless_debate.py),
+started as a terminal starts a job (its own process group, SIGINT at its default disposition:
+``tests/helpers/killable.py``), so that SIGINT reaches it however pytest itself was started.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
 
 
 def run_until_mid_reply(db: Path, debate_id: str, turns_before_kill: int) -> tuple[subprocess.Popen[str], int]:
     """Start the endless debate; return once turn ``turns_before_kill + 1`` is streaming."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.helpers.endless_debate", str(db), debate_id],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn([sys.executable, "-m", "tests.helpers.endless_debate", str(db), debate_id],
+                 cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     finished = 0
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -44,8 +47,8 @@ def journal_state(db: Path, debate_id: str) -> tuple[str, list[int], str]:
 def test_sigkill_mid_reply_keeps_every_finished_turn(tmp_path: Path, turns_before_kill: int) -> None:
     db = tmp_path / "journal.db"
     proc, finished = run_until_mid_reply(db, "crash", turns_before_kill)
-    proc.kill()
-    proc.wait(timeout=30)
+    assert send_to_group(proc, signal.SIGKILL)
+    assert proc.wait(timeout=30) == -signal.SIGKILL  # it died of the signal, mid-reply
     assert finished == turns_before_kill
     integrity, seqs, status = journal_state(db, "crash")
     assert integrity == "ok"
@@ -56,9 +59,14 @@ def test_sigkill_mid_reply_keeps_every_finished_turn(tmp_path: Path, turns_befor
 def test_sigint_mid_reply_marks_the_debate_interrupted(tmp_path: Path) -> None:
     db = tmp_path / "journal.db"
     proc, finished = run_until_mid_reply(db, "ctrl-c", 2)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in out
+    assert send_to_group(proc, signal.SIGINT)
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        send_to_group(proc, signal.SIGKILL)
+        proc.communicate(timeout=30)
+        raise AssertionError("SIGINT had no effect: the debate was still running a minute later") from None
+    assert proc.returncode == 130 and "interrupted" in out  # its interrupt path ran
     integrity, seqs, status = journal_state(db, "ctrl-c")
     assert integrity == "ok"
     assert seqs[:finished] == list(range(1, finished + 1))

@@ -31,7 +31,7 @@ async def _run(tmp_path: Path, b_replies: list, judge_replies: list) -> sqlite3.
     agents = evince.EvinceAgents(Agent("agent-a", ScriptedBackend("scripted-a", [REPLY] * 5), OPTS),
                                  Agent("agent-b", ScriptedBackend("scripted-b", b_replies), OPTS),
                                  Agent("judge", ScriptedBackend("scripted-judge", judge_replies), OPTS))
-    config = evince.EvinceConfig(case="fever", labels=LABELS, max_rounds=3, recommendations=False,
+    config = evince.EvinceConfig(case="fever", labels=LABELS, max_rounds=2, recommendations=False,
                                  eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
     with Journal(tmp_path / "j.db") as journal:
         with pytest.raises(BackendError, match="connection reset"):

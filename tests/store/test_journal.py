@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import stat
 from pathlib import Path
@@ -86,6 +87,64 @@ def test_a_failing_turn_write_leaves_nothing_half_written(journal: Journal) -> N
     journal.conn.execute("DROP TRIGGER boom")
     journal.record(turn(text="third"))  # the sequence numbering recovers
     assert [r[0] for r in journal.conn.execute("SELECT seq FROM turns ORDER BY seq")] == [1, 2]
+
+
+def _writes_of(path: Path, event: object) -> list[tuple[str, str]]:
+    """Every top-level write (``INSERT``/``UPDATE``/``DELETE`` and its table) that recording
+    ``event`` makes, read from SQLite's own statement trace: derived, not listed by hand, so a
+    table added to a turn's transaction later is covered without editing this test."""
+    statements: list[str] = []
+    with Journal(path) as j:
+        start(j)
+        j.record(turn(text="first"))
+        j.conn.set_trace_callback(statements.append)
+        j.record(event)
+        j.conn.set_trace_callback(None)
+    writes = []
+    for sql in statements:
+        m = re.match(r"\s*(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", sql, re.IGNORECASE)
+        if m:
+            op = m.group(1).split()[0].upper()
+            if (op, m.group(2)) not in writes:
+                writes.append((op, m.group(2)))
+    return writes
+
+
+def _everything(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
+    """Every row of every table (full-text index included), to compare before and after."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: sorted(map(tuple, conn.execute(f'SELECT * FROM "{t}"')), key=repr) for t in tables}
+
+
+THE_TURN = turn(text="second", distribution={"Dengue": 0.7, "Zika": 0.3}, parsed={"predictions": []})
+A_JUDGEMENT = JudgementMade("d1", "judge", "gemma3-270m", "crit", "agent-a", "tea", 7.0, None, {"why": "clear"},
+                            "{}", round=1, call=CALL)
+
+
+@pytest.mark.parametrize("event", [THE_TURN, A_JUDGEMENT], ids=["turn", "judgement"])
+def test_a_failure_at_any_write_of_a_turn_leaves_nothing_of_it(tmp_path: Path, event: object) -> None:
+    """One transaction per turn: the turn, its distribution rows, its model-call row and the
+    debate's ``updated_at`` land together or not at all. The failure is injected at EACH write
+    the turn makes (a trigger that aborts that table's insert or update), the model call
+    included; after each, the whole file is byte-for-byte what it was before the turn."""
+    writes = _writes_of(tmp_path / "trace.db", event)
+    tables = {table for _, table in writes}
+    assert {"model_calls", "debates"} <= tables, writes  # the discovery itself must see the call row
+    if event is THE_TURN:
+        assert {"turns", "distributions"} <= tables, writes
+    for op, table in writes:
+        path = tmp_path / f"{op}-{table}.db"
+        with Journal(path) as j:
+            start(j)
+            j.record(turn(text="first"))
+            before = _everything(j.conn)
+            j.conn.execute(f"CREATE TRIGGER boom BEFORE {op} ON {table} BEGIN SELECT RAISE(ABORT, 'disk trouble'); END")
+            with pytest.raises(JournalError, match=f"could not record {type(event).__name__}.*disk trouble"):
+                j.record(event)
+            j.conn.execute("DROP TRIGGER boom")
+            assert _everything(j.conn) == before, f"a failure at {op} {table} left part of the turn behind"
+            j.record(event)  # and with the fault gone the same event is written whole
+            assert _everything(j.conn) != before
 
 
 def test_queries_return_the_whole_debate(journal: Journal) -> None:

@@ -2,9 +2,10 @@
 
 The older two-writer test wrote one connection after the other, so SQLite's busy timeout
 never ran. Here a separate process (a real second writer, as the app and a headless run
-are) takes ``BEGIN IMMEDIATE`` and holds it for a second while this process records a turn:
-the write must wait, then succeed, with nothing lost. The journal's ``busy_timeout`` is read
-back from SQLite itself.
+are) takes ``BEGIN IMMEDIATE``, writes, and holds the lock for a second while this process
+records a turn: timestamps on one clock show the write began while the other held the lock
+and finished after it let go, and both writers' rows are there. A reader holding a read
+transaction does not block a write (WAL). The ``busy_timeout`` is read back from SQLite itself.
 """
 
 from __future__ import annotations
@@ -20,13 +21,30 @@ from store.journal import BUSY_TIMEOUT_MS, Journal
 from tests.store.test_journal import start, turn
 
 HOLD_S = 1.0
+#: A second writer in its own process: inside one write transaction it records a debate of its
+#: own, then holds the lock, then commits; it prints the clock at each step.
 HOLDER = """
 import sqlite3, sys, time
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
-print("locked", flush=True)
+conn.execute("INSERT INTO debates(id, protocol, title, subject, config_json, status, created_at, updated_at)"
+             " VALUES ('other', 'evince', 'held', 's', '{}', 'running', 0, 0)")
+print("locked", time.time(), flush=True)
 time.sleep(float(sys.argv[2]))
+released = time.time()
 conn.execute("COMMIT")
+print("released", released, flush=True)
+"""
+#: A reader in its own process holding one read transaction open until told to finish.
+READER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+print(conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0], flush=True)
+sys.stdin.readline()
+print(conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0], flush=True)
+conn.execute("COMMIT")
+print(conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0], flush=True)
 """
 
 
@@ -42,7 +60,9 @@ def test_a_writer_waits_for_another_process_holding_the_lock(tmp_path: Path) -> 
         start(j, "d1")
         j.record(turn("d1", text="before"))
         holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(HOLD_S)], stdout=subprocess.PIPE, text=True)
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        assert holder.stdout is not None
+        word, locked_at = holder.stdout.readline().split()
+        assert word == "locked"
         # the lock is really held: a connection without a busy timeout is refused at once
         impatient = sqlite3.connect(path, timeout=0, isolation_level=None)
         try:
@@ -52,11 +72,35 @@ def test_a_writer_waits_for_another_process_holding_the_lock(tmp_path: Path) -> 
             assert "locked" in str(exc)
         finally:
             impatient.close()
-        began = time.monotonic()
+        began = time.time()
         j.record(turn("d1", text="during"))  # waits on the busy timeout, then writes
-        waited = time.monotonic() - began
-        assert holder.wait(timeout=30) == 0
+        finished = time.time()
+        word, released_at = holder.stdout.readline().split()
+        assert word == "released" and holder.wait(timeout=30) == 0
         seqs = [tuple(r) for r in j.conn.execute("SELECT seq, text FROM turns WHERE debate_id = 'd1' ORDER BY seq")]
-    assert seqs == [(1, "before"), (2, "during")]
-    assert waited > 0.2, "the write did not wait for the lock: the writers never contended"
+        both = {r[0] for r in j.conn.execute("SELECT id FROM debates")}
+    # The overlap, on one clock: the holder took the lock before this write began, and this write
+    # began before the holder let go and finished after it: it waited for the other writer.
+    assert float(locked_at) < began < float(released_at) < finished, (locked_at, began, released_at, finished)
+    assert seqs == [(1, "before"), (2, "during")] and both == {"d1", "other"}  # both writers' rows, whole
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_wal_lets_a_turn_be_written_while_another_process_is_reading(tmp_path: Path) -> None:
+    """WAL's promise to the app and a headless run: a reader (the app's review screen, an
+    export) holding a read transaction does not block a writer, and keeps its own snapshot.
+    In SQLite's rollback-journal mode this write would wait for the reader, then fail."""
+    path = tmp_path / "shared.db"
+    with Journal(path) as j:
+        start(j, "d1")
+        j.record(turn("d1", text="before"))
+        reader = subprocess.Popen([sys.executable, "-c", READER, str(path)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        assert reader.stdout is not None and reader.stdin is not None
+        assert reader.stdout.readline().strip() == "1"  # its read transaction is open
+        j.record(turn("d1", text="while reading"))  # succeeds while the reader still holds it
+        reader.stdin.write("go\n")
+        reader.stdin.flush()
+        seen_inside, seen_after = reader.stdout.readline().strip(), reader.stdout.readline().strip()
+        assert reader.wait(timeout=30) == 0
+    assert (seen_inside, seen_after) == ("1", "2")  # its snapshot held; the new turn visible after

@@ -16,13 +16,14 @@ import pytest
 
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.evince_rounds import rounds_both_predicted, says_no_prediction
+from tests.helpers.evince_rounds import assert_parsed_where_readable, rounds_both_predicted, says_no_prediction
 from tests.helpers.paths import REPO
+from tui.headless.session import read_labels
 
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
 RUN = ["run", "evince", "--case", "Symptoms: itching, yellowish skin, dark urine, abdominal pain.",
        "--labels", str(LABELS), "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
-       "--max-rounds", "3", "--turn-tokens", "60", "--crit-tokens", "60", "--seed", "5"]
+       "--max-rounds", "2", "--turn-tokens", "60", "--crit-tokens", "60", "--seed", "5"]
 
 
 def symposium(db: Path, *args: str) -> subprocess.Popen[str]:
@@ -31,9 +32,9 @@ def symposium(db: Path, *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def start_and_cut(db: Path, sig: int) -> str:
+def start_and_cut(db: Path, sig: int, log: Path) -> str:
     """Start a debate, wait until round 1 is being argued, then send ``sig``; returns its id."""
-    proc = symposium(db, *RUN)
+    proc = symposium(db, "--log-file", str(log), *RUN)
     assert proc.stdout is not None
     debate_id = None
     for line in proc.stdout:
@@ -50,8 +51,11 @@ def start_and_cut(db: Path, sig: int) -> str:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_a_cut_off_debate_resumes_to_its_end(tmp_path: Path, sig: int) -> None:
     db = tmp_path / "journal.db"
-    debate_id = start_and_cut(db, sig)
+    log = tmp_path / "run.log"
+    debate_id = start_and_cut(db, sig, log)
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if sig == signal.SIGINT:  # Ctrl-C: the one model the three seats share was closed, once
+        assert log.read_text(encoding="utf-8").count("closed smollm2-135m") == 1
     with Journal(db) as journal:
         before = Queries(journal).debate(debate_id)
     assert before is not None
@@ -76,6 +80,10 @@ def test_a_cut_off_debate_resumes_to_its_end(tmp_path: Path, sig: int) -> None:
     # Metrics for exactly the rounds in which both agents predicted (a 60-token turn from a
     # 135M model may give none: it is journalled as such, never invented).
     assert all(t["distribution"] or says_no_prediction(t["parse_notes"]) for t in debate_turns)
+    # ... and the line above holds for a parser that rejects everything: each turn whose raw reply
+    # holds a whole prediction (read independently of the parser) must have been parsed, before
+    # and after the resume, and at least one turn of the run holds one.
+    assert_parsed_where_readable(debate_turns, read_labels(str(LABELS)).labels)
     assert [m["round"] for m in after["metrics"]] == rounds_both_predicted(
         (t["round"], t["role"], bool(t["distribution"])) for t in debate_turns)
     assert any(m["kind"] == "resume_debate" for m in after["moderator_events"])

@@ -43,7 +43,7 @@ class Cut(Exception):
 
 
 def _config() -> evince.EvinceConfig:
-    return evince.EvinceConfig(case="fever and chills", labels=LABELS, max_rounds=3, recommendations=False,
+    return evince.EvinceConfig(case="fever and chills", labels=LABELS, max_rounds=2, recommendations=False,
                                eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0, shuffle_labels=False)
 
 

@@ -22,7 +22,8 @@ from store.journal import Journal
 from store.queries import Queries
 
 from tui import settings
-from tui.launch import EVINCE, FormError, ProtocolSpec, resumable
+from tui.forms import FormError, ProtocolSpec
+from tui.protocol_catalog import EVINCE, resumable
 from tui.sanitize import terminal_safe
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog

@@ -23,7 +23,7 @@ import numpy as np
 from protocols.labels import LabelSet
 
 from tui.bench.diagnosis import Case, label_set, read_cases
-from tui.launch import FormError, load_labels
+from tui.forms import FormError, load_labels
 
 TEXT_COLUMNS = ("case_id", "label", "text")
 

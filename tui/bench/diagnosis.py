@@ -2,8 +2,15 @@
 
 On the same cases, one run compares: each model alone; the two models' plain mixture and
 majority vote (no debate); EVINCE under each cooling schedule (section 7.4.5's ablation:
-none / fixed / linear / exponential). Every prediction is journalled as a debate (a "single"
-run or an EVINCE run) so a surprising case can be opened in the app.
+none / fixed / linear / exponential, and Figure 7.1's adaptive ``Update``, EVINCE's own
+default). Every prediction is journalled as a debate (a "single" run or an EVINCE run) so a
+surprising case can be opened in the app.
+
+A model that gives no usable prediction for a case has *no prediction* there (scored as a
+miss), never an invented one: the mixture and the vote combine the models that answered
+(the other model's distribution alone when one failed, nothing when both did), and the
+report counts, per system, the cases without a prediction and the ensembles' cases built
+from one model only.
 
 Finished (case, system) results are appended to ``PATH.cases.jsonl`` as they come, so an
 interrupted run picks up where it stopped. Cases run ``--jobs`` at a time (each job has its own
@@ -11,12 +18,20 @@ KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
 
 Two designs (``--design``), and the report says which one ran:
 
-* ``paper`` (default): section 7.4.5 as the paper ran it: the CRIT judge on (a separate
-  ``--judge`` model, else model A judges), up to 5 rounds so that the schedules reach
-  different κ (linear 0.9, 0.7, 0.5, 0.3 vs exponential 0.9, 0.74, 0.6, 0.49) and convergence
-  can end a debate early, EVINCE's default turn and argument lengths.
-* ``quick``: a cheap smoke run: no judge (equal weights in P_f, no quality gate), 2 rounds,
-  48-token turns. Its schedules differ in one κ only: not the paper's ablation.
+* ``paper`` (default): section 7.4.5 as the paper ran it: the CRIT judge on, the opening round
+  and up to 4 refutation rounds (``max_rounds`` = 4, five rounds in all, as Table 7.3's four
+  after the opening) so that the schedules reach different κ (linear 0.9, 0.7, 0.5, 0.3 vs
+  exponential 0.9, 0.74, 0.6, 0.49) and convergence can end a debate early, EVINCE's default
+  turn and argument lengths. The judge must be named (``--judge``): section 7.2 (1)(iii) asks
+  for *external* CRIT scoring, and the judge's scores weight P_f and gate the other agent's
+  arguments. A third model is what a researcher expects; naming model A or B explicitly is
+  allowed (a laptop may hold two models), and then the report (md and json), the terminal and
+  every journalled debate (a ``self_judging`` notice the app shows) say that a debater
+  judges itself. No silent default: with no ``--judge`` the run stops with an error that
+  names the flag.
+* ``quick``: a cheap smoke run: no judge (equal weights in P_f, no quality gate), the opening
+  and one refutation round, 48-token turns. Its schedules differ in one κ only: not the
+  paper's ablation.
 """
 
 from __future__ import annotations
@@ -46,14 +61,16 @@ from store.journal import Journal, new_debate_id
 
 from tui.headless.runner import drive
 
-SCHEDULES = ("none", "fixed", "linear", "exponential")
-#: Schedules ``--schedules`` accepts: section 7.4.5's four arms plus Figure 7.1's Update.
-ALL_SCHEDULES = (*SCHEDULES, "adaptive")
+#: The default arms: section 7.4.5's four plus Figure 7.1's ``Update`` (EVINCE's default).
+SCHEDULES = ("none", "fixed", "linear", "exponential", "adaptive")
+#: Schedules ``--schedules`` accepts.
+ALL_SCHEDULES = SCHEDULES
 
 
 @dataclass(frozen=True)
 class Design:
-    """One way of running the ablation: rounds, judge, turn sizes (``None``: EVINCE's default)."""
+    """One way of running the ablation: rounds, judge, turn sizes (``None``: EVINCE's default).
+    ``max_rounds`` is EVINCE's: refutation rounds after the opening round."""
 
     name: str
     summary: str
@@ -64,8 +81,10 @@ class Design:
 
 
 DESIGNS: dict[str, Design] = {
-    "paper": Design("paper", "section 7.4.5: CRIT judge on, up to 5 rounds, paragraph-long arguments", 5, True, None, None),
-    "quick": Design("quick", "smoke run, not the paper's ablation: no judge, 2 rounds, 48-token turns", 2, False, 48, 96),
+    "paper": Design("paper", "section 7.4.5: external CRIT judge, the opening and up to 4 refutation rounds, "
+                             "paragraph-long arguments", 4, True, None, None),
+    "quick": Design("quick", "smoke run, not the paper's ablation: no judge, the opening and 1 refutation round, "
+                             "48-token turns", 1, False, 48, 96),
 }
 
 
@@ -104,6 +123,11 @@ class BenchConfig:
         if self.design not in DESIGNS:
             raise ValueError(f"unknown design {self.design!r}; choose from {', '.join(DESIGNS)}")
         d = DESIGNS[self.design]
+        if d.crit_judge and not self.judge:
+            raise ValueError(f"--design {self.design} needs a CRIT judge: give --judge MODEL, a third model (seed 004, "
+                             "section 7.2 (1)(iii): external CRIT scoring, whose scores weight P_f and gate the "
+                             "arguments). Naming model A or B makes that debater judge itself, which the report then "
+                             "says; --design quick runs without a judge")
         defaults = evince.EvinceConfig(case="")
         self.max_rounds = d.max_rounds if self.max_rounds is None else self.max_rounds
         self.turn_tokens = self.turn_tokens or d.turn_tokens or defaults.turn_tokens
@@ -115,10 +139,14 @@ class BenchConfig:
 
     @property
     def judge_model(self) -> str | None:
-        """The CRIT judge: ``judge``, else model A when the design judges, else none."""
-        if not self.crit_judge:
-            return None
-        return self.judge or self.models[0]
+        """The CRIT judge: ``judge`` when the design judges (required then), else none."""
+        return self.judge if self.crit_judge else None
+
+    @property
+    def self_judging(self) -> list[str]:
+        """The debaters (``agent-a``, ``agent-b``) whose model is also the CRIT judge."""
+        judge = self.judge_model
+        return [role for role, model in zip(("agent-a", "agent-b"), self.models) if judge is not None and model == judge]
 
 
 @dataclass
@@ -222,7 +250,7 @@ class Bench:
         c = self.config
         return evince.EvinceConfig(
             case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]
-            schedule=schedule, max_rounds=c.max_rounds or 1, reference_label=case.disease,
+            schedule=schedule, max_rounds=c.max_rounds, reference_label=case.disease,
             recommendations=False, turn_tokens=c.turn_tokens or 48, crit_tokens=c.crit_tokens or 96,
             crit_judge=c.crit_judge,
         )
@@ -261,18 +289,24 @@ class Bench:
         for schedule, name in zip(self.config.schedules, names[4:]):
             if (case.case_id, name) in self.done:
                 continue
-            judge_model = self.config.judge_model or a  # without a judge the agent is never called
+            judge_model = self.config.judge_model or a  # without a judge (quick) this agent is never called
             agents = evince.EvinceAgents(self._agent(a, "agent-a", job), self._agent(b, "agent-b", job),
                                          self._agent(judge_model, "judge", job))
             config = self._evince_config(case, labels, schedule)
             self._save(await self._run(lambda did, cfg=config, ag=agents: evince.run(cfg, ag, debate_id=did), case, name))
 
     def _ensembles(self, case: Case, singles: list[Outcome]) -> list[Outcome]:
-        """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote."""
+        """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote,
+        over the models that gave a prediction (a model without one is left out, as EVINCE
+        leaves out an agent's missing prediction; none is invented for it)."""
         a, b = singles
         names = self.systems
-        mixed = mixture([a.prediction or {"unknown": 1.0}, b.prediction or {"unknown": 1.0}], [1.0, 1.0])
-        assert isinstance(mixed, dict)
+        answered = [s.prediction for s in singles if s.prediction]
+        mixed: dict[str, float] = {}
+        if answered:
+            combined = mixture(answered, [1.0] * len(answered))
+            assert isinstance(combined, dict)
+            mixed = combined
         # Each model votes its top label; the label with most votes wins, a 1–1 split going to
         # the more confident model. The vote is all the ensemble says: probability 1.
         tops = [max(s.prediction.items(), key=lambda kv: kv[1]) for s in singles if s.prediction]
@@ -281,8 +315,9 @@ class Bench:
         votes = {winner[0]: 1.0} if winner else {}
         total = a.tokens + b.tokens
         seconds = a.seconds + b.seconds
-        return [Outcome(case.case_id, names[2], case.disease, dict(sorted(mixed.items(), key=lambda kv: -kv[1])), 1, total, seconds, ""),
-                Outcome(case.case_id, names[3], case.disease, votes, 1, total, seconds, "")]
+        note = {2: "", 1: "one model gave no prediction: the other's alone", 0: "no model gave a prediction"}[len(answered)]
+        return [Outcome(case.case_id, names[2], case.disease, dict(sorted(mixed.items(), key=lambda kv: -kv[1])), 1, total, seconds, "", note),
+                Outcome(case.case_id, names[3], case.disease, votes, 1, total, seconds, "", note)]
 
     async def run(self, cases: Sequence[Case], labels: LabelSet) -> None:
         queue: asyncio.Queue[Case] = asyncio.Queue()
@@ -346,6 +381,7 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
             "brier": float(brier.mean()), "brier_ci": ci(brier),
             "ece": E.expected_calibration_error(conf, hit1),
             "ece_ci": E.bootstrap_ci(ece_of, n, n_boot=c.n_boot, seed=c.seed),
+            "no_prediction": sum(1 for o in outs if not o.prediction),
             "rounds": float(np.mean([o.rounds for o in outs])),
             "tokens_per_case": float(np.mean([o.tokens for o in outs])),
             "seconds_per_case": float(np.mean([o.seconds for o in outs])),
@@ -370,5 +406,10 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(c).items()}
     config["design_summary"] = DESIGNS[c.design].summary
     config["judge_model"] = c.judge_model
+    config["self_judging"] = c.self_judging
+    for name in systems[2:4]:  # the ensembles: cases combined from one model's prediction only
+        if name in rows:
+            rows[name]["one_model_only"] = sum(1 for case in cases if (case.case_id, name) in bench.done
+                                              and bench.done[(case.case_id, name)].stop_reason.startswith("one model"))
     outcomes = [asdict(bench.done[(case.case_id, s)]) for case in cases for s in systems if (case.case_id, s) in bench.done]
     return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes)

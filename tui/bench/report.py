@@ -31,13 +31,33 @@ def terminal_table(report: Report) -> Table:
     table.add_column("system")
     for title, _ in COLUMNS:
         table.add_column(title, justify="right")
-    for title in ("rounds", "tokens/case", "s/case"):
+    for title in ("no prediction", "rounds", "tokens/case", "s/case"):
         table.add_column(title, justify="right")
     for name in report.systems:
         row = report.rows[name]
-        table.add_row(name, *(_cell(row, key) for _, key in COLUMNS), f"{row['rounds']:.1f}",
+        table.add_row(name, *(_cell(row, key) for _, key in COLUMNS), _missing(row), f"{row['rounds']:.1f}",
                       f"{row['tokens_per_case']:.0f}", f"{row['seconds_per_case']:.1f}")
     return table
+
+
+def _missing(row: dict[str, Any]) -> str:
+    """Cases without a prediction (scored as misses), and for an ensemble the cases it built
+    from one model's prediction because the other gave none."""
+    text = str(row.get("no_prediction", 0))
+    if row.get("one_model_only"):
+        text += f" (+{row['one_model_only']} from one model)"
+    return text
+
+
+def self_judging_warning(cfg: dict[str, Any]) -> str | None:
+    """The loud line for a run whose CRIT judge is one of the debaters' own models."""
+    roles = cfg.get("self_judging") or []
+    if not roles:
+        return None
+    names = " and ".join("model A" if r == "agent-a" else "model B" for r in roles)
+    return (f"SELF-JUDGING: the CRIT judge {cfg.get('judge_model')} is also {names}. Seed 004 section 7.2 (1)(iii) "
+            "asks for external CRIT scoring; here a debater's own model weights P_f and gates the other agent's "
+            "arguments, so EVINCE's results may favour it.")
 
 
 def comparisons_table(report: Report) -> Table:
@@ -57,14 +77,17 @@ def markdown(report: Report, command: str) -> str:
            f"Design: **{cfg.get('design', 'paper')}** ({cfg.get('design_summary', '')}).", "",
            f"Cases: `{cfg['cases']}` (limit {cfg['limit'] or 'none'}, seed {cfg['seed']}); models "
            f"{', '.join(cfg['models'])}; CRIT judge {_judge(cfg)}; "
-           f"distributions {cfg['scoring']}; top-{cfg['top_k']}; round cap {cfg['max_rounds']}; "
-           f"{cfg['turn_tokens']}-token turns.", "",
-           "| system | " + " | ".join(t for t, _ in COLUMNS) + " | rounds | tokens/case | s/case |",
-           "| --- " * (len(COLUMNS) + 4) + "|"]
+           f"distributions {cfg['scoring']}; top-{cfg['top_k']}; round cap {cfg['max_rounds']} refutation "
+           f"rounds after the opening one; {cfg['turn_tokens']}-token turns.", ""]
+    warning = self_judging_warning(cfg)
+    if warning:
+        out += [f"> **{warning}**", ""]
+    out += ["| system | " + " | ".join(t for t, _ in COLUMNS) + " | no prediction | rounds | tokens/case | s/case |",
+            "| --- " * (len(COLUMNS) + 5) + "|"]
     for name in report.systems:
         row = report.rows[name]
         out.append(f"| {name} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
-                   + f" | {row['rounds']:.1f} | {row['tokens_per_case']:.0f} | {row['seconds_per_case']:.1f} |")
+                   + f" | {_missing(row)} | {row['rounds']:.1f} | {row['tokens_per_case']:.0f} | {row['seconds_per_case']:.1f} |")
     if report.comparisons:
         out += ["", "Each combination against its better single model (Wilcoxon signed-rank on per-case "
                 "reciprocal rank, Benjamini–Hochberg adjusted):", "",
@@ -72,7 +95,9 @@ def markdown(report: Report, command: str) -> str:
         out += [f"| {c['system']} | {c['versus']} | {c['cases']} | {c['delta_acc1']:+.3f} | {c['delta_mrr']:+.3f} | "
                 f"{c['p']:.3f} | {c['p_bh']:.3f} |" for c in report.comparisons]
     out += ["", "Intervals: 95% percentile bootstrap over cases. ECE: 15 equal-frequency bins of top-1 confidence. "
-            "Brier: multi-class, over the whole label set."]
+            "Brier: multi-class, over the whole label set. No prediction: cases where the system gave no usable "
+            "distribution, scored as misses (never an invented one); an ensemble whose other model gave none "
+            "combines the one that answered, counted as \"from one model\"."]
     return "\n".join(out) + "\n"
 
 
@@ -80,7 +105,7 @@ def _judge(cfg: dict[str, Any]) -> str:
     judge = cfg.get("judge_model")
     if not judge:
         return "none (equal weights in P_f, no quality gate)"
-    return judge + ("" if cfg.get("judge") else " (model A: no separate --judge given)")
+    return judge + (" (**a debater's own model**: see below)" if cfg.get("self_judging") else " (external)")
 
 
 def svg(report: Report) -> str:
@@ -116,7 +141,9 @@ def write_outputs(report: Report, out: Path, command: str) -> list[Path]:
     """``PATH.md``, ``PATH.json`` (every number and every case) and ``PATH.svg``, created 0600."""
     paths = [out.with_name(out.name + suffix) for suffix in (".md", ".json", ".svg")]
     write_private(paths[0], markdown(report, command))
-    write_private(paths[1], json.dumps({"command": command, "config": report.config, "systems": report.systems,
+    warning = self_judging_warning(report.config)
+    write_private(paths[1], json.dumps({"command": command, "warnings": [warning] if warning else [],
+                                        "config": report.config, "systems": report.systems,
                                         "metrics": report.rows, "comparisons": report.comparisons,
                                         "cases": report.outcomes}, indent=2, ensure_ascii=False))
     write_private(paths[2], svg(report))

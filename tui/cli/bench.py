@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import shlex
 import sys
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 from rich.console import Console
@@ -19,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from backends.lifecycle import Engines
 from backends.registry import load_registry
 from protocols.labels import LabelSet
 from store.journal import Journal
@@ -35,10 +35,10 @@ from tui.bench.diagnosis import (
     summarize,
 )
 from tui.bench.cases import class_set, load_cases, subset
-from tui.bench.report import comparisons_table, terminal_table, write_outputs
+from tui.bench.report import comparisons_table, self_judging_warning, terminal_table, write_outputs
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.launch import load_agents
+from tui.headless.session import print_load_events
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -51,8 +51,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the class set: one label per line, or a CSV with a label column (default: the cases' labels)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
     d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
-                   help="paper: section 7.4.5 (CRIT judge on, 5 rounds); quick: no judge, 2 short rounds")
-    d.add_argument("--judge", help="CRIT judge for EVINCE (default under --design paper: model A)")
+                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 4 refutation rounds); "
+                        "quick: no judge, opening + 1 short refutation round")
+    d.add_argument("--judge", help="CRIT judge for EVINCE, required by --design paper: a third model (section 7.2 "
+                                   "(1)(iii)); naming model A or B makes a debater judge itself, and the report says so")
     d.add_argument("--scoring", choices=("verbalized", "scored"), default="verbalized")
     d.add_argument("--schedules", default=",".join(SCHEDULES), help="EVINCE cooling schedules to compare")
     d.add_argument("--out", type=Path, default=Path("diagnosis"), help="writes OUT.md, OUT.json, OUT.svg (and OUT.cases.jsonl)")
@@ -60,7 +62,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--jobs", type=int, default=None, help="cases at once (default: one per free core)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
-    d.add_argument("--max-rounds", type=int, default=None, help="default: the design's")
+    d.add_argument("--max-rounds", type=int, default=None,
+                   help="EVINCE's refutation rounds after the opening one (default: the design's)")
     d.add_argument("--turn-tokens", type=int, default=None, help="default: the design's")
     d.set_defaults(handler=run_bench)
 
@@ -73,10 +76,13 @@ def run_bench(args: argparse.Namespace) -> int:
     unknown = sorted(set(schedules) - set(ALL_SCHEDULES))
     if unknown:
         raise UserError(f"--schedules: unknown {', '.join(unknown)}; choose from {', '.join(ALL_SCHEDULES)}")
-    config = BenchConfig(cases=args.cases, models=models, out=args.out, judge=args.judge, scoring=args.scoring,
-                         schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
-                         synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
-                         turn_tokens=args.turn_tokens)
+    try:
+        config = BenchConfig(cases=args.cases, models=models, out=args.out, judge=args.judge, scoring=args.scoring,
+                             schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
+                             synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
+                             turn_tokens=args.turn_tokens)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     try:
         every_case = load_cases(config.cases)
         labels = class_set(every_case, args.labels, config.synonyms)
@@ -92,11 +98,12 @@ def run_bench(args: argparse.Namespace) -> int:
 async def _bench(db: str | None, models_file: str | None, config: BenchConfig, cases: list[Case], labels: LabelSet,
                  command: str) -> int:
     console = Console(highlight=False)
+    warning = self_judging_warning({"self_judging": config.self_judging, "judge_model": config.judge_model})
+    if warning:
+        console.print(warning, style="bold yellow", markup=False)
     registry = load_registry(models_file)
-    roles = {m: m for m in dict.fromkeys([*config.models, *([config.judge_model] if config.judge_model else [])])}
-    async with AsyncExitStack() as stack:
-        agents = await load_agents(registry, roles, stack, on_progress=lambda m: console.print(m, style="dim"))
-        backends = {m: agent.backend for m, agent in agents.items()}
+    async with Engines(registry, on_event=print_load_events(console)) as engines:
+        backends = await engines.load([*config.models, *([config.judge_model] if config.judge_model else [])])
         prepare_backends(backends, config.jobs)
         options = {m: registry.get(m).default_options() for m in backends}
         with Journal(db) as journal, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -110,6 +117,8 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
             await bench.run(cases, labels)
     report = summarize(bench, cases)
     console.print(terminal_table(report))
+    if warning:
+        console.print(warning, style="bold yellow", markup=False)
     if report.comparisons:
         console.print(comparisons_table(report))
     for path in write_outputs(report, config.out, command):

@@ -9,7 +9,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from backends.factory import load_backend
+from backends.lifecycle import Engines
 from backends.registry import load_registry
 from backends.sources import demo_model
 from protocols import chat
@@ -18,6 +18,7 @@ from store.journal import Journal, new_debate_id
 
 from tui.cli.commands import help_for
 from tui.headless.printer import EventPrinter
+from tui.headless.session import print_load_events
 from tui.headless.runner import drive
 
 DEMO_PROMPT = "In two sentences, why is it useful for two people to debate a hard question?"
@@ -52,22 +53,18 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 async def _chat(models: str | None, db: str | None, model_id: str, prompt: str, system: str | None, **sampling) -> int:
-    entry = load_registry(models).get(model_id)
+    registry = load_registry(models)
+    entry = registry.get(model_id)
     console = Console(highlight=False)
-    console.print(Text(f"loading {entry.name} …", style="dim"))
-    backend = await load_backend(entry)
-    if backend.privacy_warning:
-        console.print(Text(f"warning: {backend.privacy_warning}", style="yellow"))
-    agent = Agent("assistant", backend, entry.default_options().merged(**sampling))
-    debate_id = new_debate_id()
-    try:
+    async with Engines(registry, on_event=print_load_events(console)) as engines:
+        backend = (await engines.load([model_id]))[model_id]
+        agent = Agent("assistant", backend, entry.default_options().merged(**sampling))
+        debate_id = new_debate_id()
         with Journal(db) as journal:
             final = await drive(chat.run(debate_id, agent, prompt, system=system), journal, EventPrinter(console, show_headers=False))
             calls = journal.conn.execute(
                 "SELECT completion_tokens, prompt_tokens, prompt_tokens_evaluated, duration_s, first_token_s"
                 " FROM model_calls WHERE debate_id = ?", (debate_id,)).fetchone()
-    finally:
-        await backend.aclose()
     if calls is not None:
         tokens, prompt_n, evaluated, seconds, first = calls
         rate = (tokens - 1) / (seconds - first) if first is not None and tokens > 1 and seconds > first else 0.0

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backends.base import Backend, BackendError, Message, NotSupported, SamplingOptions
-from backends.factory import load_backend
+from backends.lifecycle import Engines, Loading, LoadEvent, StillLoading
 from backends.registry import ModelEntry
 
 Outcome = Literal["ok", "failed", "not supported", "skipped"]
@@ -68,13 +68,24 @@ async def check_model(entry: ModelEntry, *, timeout: float = 120.0,
 
     ``timeout`` bounds each call to the model, not the load: loading can take minutes (a 70B
     GGUF from a slow disk; vLLM's engine, which compiles the model at each start on a CPU), and a
-    load cut short would say nothing about the replies. ``on_progress`` hears how the load goes.
+    load cut short would say nothing about the replies. ``on_progress`` hears how the load goes
+    (the lifecycle's load events, each as its message).
     """
+    def on_event(event: LoadEvent) -> None:
+        if on_progress is not None and isinstance(event, (Loading, StillLoading)):
+            on_progress(event.message)
+
+    async with Engines(on_event=on_event) as engines:  # closes the model however the checks end
+        return await _checks(engines, entry, timeout, on_progress)
+
+
+async def _checks(engines: Engines, entry: ModelEntry, timeout: float,
+                  on_progress: Callable[[str], None] | None) -> Report:
     report = Report()
     loaded: list[Backend] = []
 
     async def load() -> str:
-        loaded.append(await load_backend(entry, on_progress))
+        loaded.append(await engines.load_entry(entry))
         return ", ".join(f"{k}={v}" for k, v in loaded[0].describe().items() if k not in ("model_id",))
 
     report.checks.append(await _timed("load", load, None))
@@ -107,9 +118,6 @@ async def check_model(entry: ModelEntry, *, timeout: float = 120.0,
         top, p = result.ranked()[0]
         return f"ranks {top!r} first (p = {p:.2f})"
 
-    try:
-        for name, action in (("reply", reply), ("structured reply", structured), ("scoring", scoring)):
-            report.checks.append(await _timed(name, action, timeout))
-    finally:
-        await backend.aclose()
+    for name, action in (("reply", reply), ("structured reply", structured), ("scoring", scoring)):
+        report.checks.append(await _timed(name, action, timeout))
     return report

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 
 from backends.base import Backend, BackendError, SamplingOptions
-from backends.factory import load_backend
+from backends.lifecycle import Engines
 from backends.registry import ModelEntry
 from protocols import evince
 from protocols.agents import Agent
@@ -31,7 +31,8 @@ from protocols.params import Profile, build
 CASE = ("A 34-year-old returned from Ghana two weeks ago and has had fever with shaking chills every "
         "other day, drenching sweats, headache and muscle aches; no rash, no cough.")
 LABELS = ("Malaria", "Typhoid", "Dengue", "Influenza", "Hepatitis A", "Tuberculosis")
-ROUNDS = 2  # the openings, then one refutation round: the second turn shows KV-cache reuse
+REFUTATION_ROUNDS = 1  # after the openings: the second turn shows KV-cache reuse (EVINCE's max_rounds)
+ROUNDS = 1 + REFUTATION_ROUNDS
 STEP_ORDER = ("opening turns", "refutation turns", "CRIT judgements")
 #: "Fit for a debate": nearly every reply parses, no label outside the class set, few cut off.
 MIN_VALID, MAX_CUT_OFF = 0.8, 0.2
@@ -118,14 +119,12 @@ def _record(report: DebateCheck, event: Event, labels: LabelSet) -> None:
 
 async def check_debate(entry: ModelEntry, *, timeout: float = 120.0) -> DebateCheck:
     """One short EVINCE debate with ``entry`` in every seat; never raises for the model's failures."""
-    try:
-        backend = await asyncio.wait_for(load_backend(entry), timeout)
-    except (BackendError, ValueError, TimeoutError) as exc:
-        return DebateCheck(error=f"load failed: {exc or 'timed out'}")
-    try:
+    async with Engines() as engines:  # closes the model however the check ends (a load that timed out too)
+        try:
+            backend = await asyncio.wait_for(engines.load_entry(entry), timeout)
+        except (BackendError, ValueError, TimeoutError) as exc:
+            return DebateCheck(error=f"load failed: {exc or 'timed out'}")
         return await debate_check(backend, entry.default_options(), timeout=timeout, profile=entry.profile)
-    finally:
-        await backend.aclose()
 
 
 async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: float = 120.0,
@@ -136,7 +135,7 @@ async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: f
     labels = LabelSet(LABELS)
     # First-try replies are what is measured: no retry under a stricter schema, one CRIT per turn.
     config = build(evince.EvinceConfig, {"case": CASE, "labels": labels, "title": "models test --debate",
-                                         "max_rounds": ROUNDS, "recommendations": False, "parse_retry": False,
+                                         "max_rounds": REFUTATION_ROUNDS, "recommendations": False, "parse_retry": False,
                                          "crit_depth": 0}, profile=profile)
     agents = evince.EvinceAgents(Agent("agent-a", backend, options), Agent("agent-b", backend, options),
                                  Agent("judge", backend, options))

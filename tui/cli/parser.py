@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 from tui.cli.commands import COMMANDS
 from tui.errors import UserError
 
-#: Libraries that could phone home are told not to, before any of them is imported.
+#: Libraries that could phone home are told not to, before any of them is imported, whatever
+#: the user's environment says (every command but ``models pull``).
 OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
@@ -109,8 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     if not (args.command == "models" and getattr(args, "models_command", None) == "pull"):
-        for key, value in OFFLINE_ENV.items():
-            os.environ.setdefault(key, value)
+        # Forced, not defaulted: a user's HF_HUB_OFFLINE=0 (set for other work) must not let a
+        # library go online from here; only `models pull` may, when the user asks.
+        os.environ.update(OFFLINE_ENV)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         if not sys.stdout.isatty():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from contextlib import AsyncExitStack
 
 from rich.console import Console
 from rich.text import Text
@@ -16,7 +15,9 @@ from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.launch import FormError, load_agents, resumable
+from tui.forms import FormError
+from tui.headless.session import loaded_agents
+from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
 
@@ -44,8 +45,6 @@ async def _resume(db: str | None, models: str | None, prefix: str) -> int:
         except FormError as exc:
             raise UserError(str(exc)) from None
         console.print(Text(f"resuming {debate['id']} ({len(debate['turns'])} finished turns)", style="dim"))
-        async with AsyncExitStack() as stack:
-            agents = await load_agents(load_registry(models), roles, stack,
-                                       on_progress=lambda m: console.print(Text(m, style="dim")))
+        async with loaded_agents(load_registry(models), roles, console=console) as agents:
             final = await drive(spec.resume(debate, agents, CommandChannel()), journal, EventPrinter(console))
     return 0 if final is not None and final.status in ("finished", "stopped") else 1

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +14,7 @@ from rich.text import Text
 
 from backends.registry import load_registry
 from protocols import evince, socrasynth
-from protocols.events import Event
+from store.journal import new_debate_id
 
 from tui.cli import run_agreement
 from tui.cli import run_d3
@@ -25,7 +23,7 @@ from tui.cli import run_humanloop
 from tui.cli.params import add_param_flags, build_config
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.headless.session import load_agents, read_labels, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, read_labels, resolve_profile, run_headless
 
 
 
@@ -71,11 +69,13 @@ def run_evince(args: argparse.Namespace) -> int:
     config = build_config(evince.EvinceConfig, args, resolve_profile(args, registry, roles.values()),
                           case=args.case, labels=labels)
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        return evince.run(config, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]), debate_id=debate_id)
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            debate_id = new_debate_id()
+            team = evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"])
+            return await run_headless(args.db, debate_id, evince.run(config, team, debate_id=debate_id))
 
-    return asyncio.run(run_headless(args.db, make))
+    return asyncio.run(run())
 
 
 def read_agenda(spec: str) -> list[socrasynth.Subtopic]:
@@ -122,17 +122,19 @@ def run_socrasynth(args: argparse.Namespace) -> int:
             f"warning: judge model(s) {', '.join(shared)} also debate; section 6.2.2.1 asks for judges other than the debaters",
             style="yellow"), soft_wrap=True)
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        judge_roles = {f"judge-{i}": model for i, model in enumerate(judges, 1)}
-        roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, **judge_roles,
-                 **({"qa": args.qa_model} if args.qa_model else {})}
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        a, b = agents["agent-a"], agents["agent-b"]
-        panel = socrasynth.SocraSynthAgents(
-            a=replace(a, options=a.options.merged(temperature=args.temperature_a)),
-            b=replace(b, options=b.options.merged(temperature=args.temperature_b)),
-            judges=[agents[role] for role in judge_roles], qa=agents.get("qa"),
-        )
-        return socrasynth.run(config, panel, debate_id=debate_id)
+    judge_roles = {f"judge-{i}": model for i, model in enumerate(judges, 1)}
+    roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, **judge_roles,
+             **({"qa": args.qa_model} if args.qa_model else {})}
 
-    return asyncio.run(run_headless(args.db, make))
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            debate_id = new_debate_id()
+            a, b = agents["agent-a"], agents["agent-b"]
+            panel = socrasynth.SocraSynthAgents(
+                a=replace(a, options=a.options.merged(temperature=args.temperature_a)),
+                b=replace(b, options=b.options.merged(temperature=args.temperature_b)),
+                judges=[agents[role] for role in judge_roles], qa=agents.get("qa"),
+            )
+            return await run_headless(args.db, debate_id, socrasynth.run(config, panel, debate_id=debate_id))
+
+    return asyncio.run(run())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 from rich.console import Console
@@ -16,8 +15,9 @@ from rich.text import Text
 from backends.registry import load_registry
 from protocols import conference
 from protocols.events import DebateFinished, Event
+from store.journal import new_debate_id
 
-from tui.headless.session import load_agents, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
@@ -52,13 +52,15 @@ def run_agreement(args: argparse.Namespace) -> int:
     config = build_config(conference.ConferenceConfig, args, resolve_profile(args, registry, roles.values()),
                           issue=issue, topics=args.topics)
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        participants = [agents[r] for r in roles if r.startswith("participant-")]
-        team = conference.ConferenceAgents(participants, agents[conference.JUDGE], agents.get(conference.EVALUATOR))
-        return _with_report(conference.run(config, team, debate_id=debate_id), Console(highlight=False))
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            debate_id = new_debate_id()
+            participants = [agents[r] for r in roles if r.startswith("participant-")]
+            team = conference.ConferenceAgents(participants, agents[conference.JUDGE], agents.get(conference.EVALUATOR))
+            events = _with_report(conference.run(config, team, debate_id=debate_id), Console(highlight=False))
+            return await run_headless(args.db, debate_id, events)
 
-    return asyncio.run(run_headless(args.db, make))
+    return asyncio.run(run())
 
 
 def stages_table(stages: list[dict[str, Any]]) -> Table:

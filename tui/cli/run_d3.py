@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 from rich.console import Console
@@ -15,12 +13,11 @@ from rich.text import Text
 
 from backends.registry import load_registry
 from protocols import d3
-from protocols.events import Event
 from protocols.params import Profile
-from store.journal import Journal
+from store.journal import Journal, new_debate_id
 from store.queries import Queries
 
-from tui.headless.session import load_agents, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
@@ -69,18 +66,17 @@ def run_d3(args: argparse.Namespace) -> int:
         raise UserError("--jurors needs at least one model")
     registry = load_registry(args.models)
     config = _config(args, resolve_profile(args, registry, [args.advocate, args.judge, *jurors]))
-    started: list[str] = []
+    roles = {"advocate": args.advocate, "judge": args.judge} | {f"juror-{i}": m for i, m in enumerate(jurors, start=1)}
+    debate_id = new_debate_id()
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        started.append(debate_id)
-        roles = {"advocate": args.advocate, "judge": args.judge} | {f"juror-{i}": m for i, m in enumerate(jurors, start=1)}
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        team = d3.D3Agents(agents["advocate"], agents["judge"], [agents[f"juror-{i}"] for i in range(1, len(jurors) + 1)])
-        return d3.run(config, team, debate_id=debate_id)
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            team = d3.D3Agents(agents["advocate"], agents["judge"], [agents[f"juror-{i}"] for i in range(1, len(jurors) + 1)])
+            return await run_headless(args.db, debate_id, d3.run(config, team, debate_id=debate_id))
 
-    code = asyncio.run(run_headless(args.db, make))
+    code = asyncio.run(run())
     with Journal(args.db) as journal:
-        debate = Queries(journal).debate(started[0]) if started else None
+        debate = Queries(journal).debate(debate_id)
     if debate and debate.get("outcome"):
         print_verdict(debate["outcome"])
     return code

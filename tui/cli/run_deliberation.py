@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import sys
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 from rich.console import Console
@@ -23,8 +22,9 @@ from backends.registry import load_registry
 from protocols import deliberation
 from protocols.analyzer import Analysis
 from protocols.events import Event, JudgementMade
+from store.journal import new_debate_id
 
-from tui.headless.session import load_agents, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
@@ -102,10 +102,12 @@ def run_deliberation(args: argparse.Namespace) -> int:
     config = build_config(deliberation.DeliberationConfig, args, resolve_profile(args, registry, roles.values()),
                           topic=topic)
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        team = deliberation.DeliberationAgents(agents[deliberation.MODERATOR], [agents[r] for r in roles if r.startswith("deliberator-")],
-                                               agents.get("analyzer"))
-        return _with_panel(deliberation.run(config, team, seat, debate_id=debate_id), Console(highlight=False))
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            debate_id = new_debate_id()
+            team = deliberation.DeliberationAgents(agents[deliberation.MODERATOR],
+                                                   [agents[r] for r in roles if r.startswith("deliberator-")], agents.get("analyzer"))
+            events = _with_panel(deliberation.run(config, team, seat, debate_id=debate_id), Console(highlight=False))
+            return await run_headless(args.db, debate_id, events)
 
-    return asyncio.run(run_headless(args.db, make))
+    return asyncio.run(run())

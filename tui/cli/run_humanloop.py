@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 from rich.console import Console
@@ -21,13 +19,12 @@ from rich.text import Text
 
 from backends.registry import load_registry
 from protocols import humanloop
-from protocols.events import Event
 from protocols.params import Profile
 from protocols.stance import LEGAL_LABELS, LEGAL_RUBRIC, Confirm, confirm_from_lines
-from store.journal import Journal
+from store.journal import Journal, new_debate_id
 from store.stances import stance_report
 
-from tui.headless.session import load_agents, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
@@ -41,7 +38,8 @@ def add_parser(protocols: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", required=True, metavar="M1,M2,…",
                    help="one model per AI seat; a model may repeat (each seat is its own session)")
     p.add_argument("--clerk", metavar="MODEL", help="the model that labels each step's stance (default: the first seat's)")
-    p.add_argument("--labels", default=",".join(LEGAL_LABELS), help="the positions, comma-separated ('none' is always added)")
+    p.add_argument("--labels", default=",".join(LEGAL_LABELS),
+                   help="the positions, comma-separated ('none' and 'hallucination' are always added)")
     seat = p.add_mutually_exclusive_group()
     seat.add_argument("--human", action="store_true", help="take a seat yourself: type each opinion on stdin")
     seat.add_argument("--human-script", metavar="FILE",
@@ -108,24 +106,25 @@ def run_humanloop(args: argparse.Namespace) -> int:
     registry = load_registry(args.models)
     config = _config(args, resolve_profile(args, registry, [*models, args.clerk or models[0]]))
     confirm = confirm_mode(args.confirm)
-    started: list[str] = []
+    roles = {f"seat-{i}": m for i, m in enumerate(models, start=1)} | {"clerk": args.clerk or models[0]}
+    debate_id = new_debate_id()
 
-    async def make(stack: AsyncExitStack, debate_id: str) -> AsyncIterator[Event]:
-        started.append(debate_id)
-        roles = {f"seat-{i}": m for i, m in enumerate(models, start=1)} | {"clerk": args.clerk or models[0]}
-        agents = await load_agents(registry, roles, stack, seed=args.seed)
-        panel = humanloop.HumanloopAgents([agents[f"seat-{i}"] for i in range(1, len(models) + 1)], agents["clerk"])
-        return humanloop.run(config, panel, debate_id=debate_id, human_turn=stdin_turn if args.human else None, confirm=confirm)
+    async def run() -> int:
+        async with loaded_agents(registry, roles, seed=args.seed) as agents:
+            panel = humanloop.HumanloopAgents([agents[f"seat-{i}"] for i in range(1, len(models) + 1)], agents["clerk"])
+            events = humanloop.run(config, panel, debate_id=debate_id, human_turn=stdin_turn if args.human else None,
+                                   confirm=confirm)
+            return await run_headless(args.db, debate_id, events)
 
-    code = asyncio.run(run_headless(args.db, make))
+    code = asyncio.run(run())
     with Journal(args.db) as journal:
-        print_stance_report(stance_report(journal, started))
+        print_stance_report(stance_report(journal, [debate_id]))
     return code
 
 
 def print_stance_report(report: dict[str, Any], console: Console | None = None) -> None:
     """The stance table of each debate (each step's stated 0-100 confidence in brackets) and the
-    change rates by condition (plain text, never markup)."""
+    change rates by condition, ours and Triem's count beside it (plain text, never markup)."""
     console = console or Console(highlight=False)
     for debate_id, a in report["debates"].items():
         table = Table(title=Text(f"Stances · {debate_id} · {a['condition']}"))
@@ -140,15 +139,34 @@ def print_stance_report(report: dict[str, Any], console: Console | None = None) 
                                                        for label, c in zip(labels, stated, strict=True)))
         console.print(table)
         for step, counts in a["by_transition"].items():
-            console.print(Text(f"  {step}: {_rate(counts)}"))
+            console.print(Text(f"  {step}: {_rate(counts)} · {_triem(counts, short=True)}"))
     for condition, row in report["by_condition"].items():
         line = f"{condition}: {row['debates']} debate(s), {_rate(row)}"
         if condition == "human present" and row["changes"]:
             line += f", {row['toward_human']} toward the human's stance, {row['away_from_human']} away"
         console.print(Text(line, style="bold"))
+        console.print(Text(f"  {_triem(row)}"))
+    if report["by_condition"]:
+        console.print(Text("  (ours: changes between positions, steps without one left out; Triem's count: every AI "
+                           "seat's every round transition, no stance and hallucination coded 3 — seed 001's 1,200 "
+                           "and 400)", style="dim"))
 
 
 def _rate(counts: dict[str, Any]) -> str:
     rate = counts["change_rate"]
     shown = "—" if rate is None else f"{rate:.0%}"
     return f"{counts['changes']} change(s) in {counts['opportunities']} opportunities ({shown})"
+
+
+def _triem(counts: dict[str, Any], *, short: bool = False) -> str:
+    """Triem's count of the same transitions (see :mod:`protocols.stance`)."""
+    triem = counts.get("triem")
+    if not isinstance(triem, dict):
+        return "Triem's count: —"
+    rate = triem["change_rate"]
+    if short:
+        return f"Triem: {triem['changes']} in {triem['opportunities']} ({'—' if rate is None else f'{rate:.0%}'})"
+    extra = [f"{triem['via_no_stance']} into or out of no stance"] if triem["via_no_stance"] else []
+    extra += [f"{triem['unlabelled']} with an unlabelled step left out"] if triem["unlabelled"] else []
+    shown = "; ".join(["—" if rate is None else f"{rate:.0%}", *extra])
+    return f"Triem's count: {triem['changes']} change(s) in {triem['opportunities']} opportunities ({shown})"

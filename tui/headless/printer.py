@@ -1,6 +1,10 @@
 """Printing a protocol's events to a terminal (the headless ``symposium run`` / ``chat``).
 
-Model text is printed as plain text (never as Rich markup) after :func:`terminal_safe`.
+Every string an event carries is printed as plain text (never as Rich markup) after
+:func:`terminal_safe`: not only model text but names, kinds, verdicts, statuses and stop
+reasons too, since a judge's verdict is model output, a stop reason can be a server's error
+text and a title is user input (``tests/guarantees/test_printed_events.py`` sends hostile text
+in every field of every event type).
 """
 
 from __future__ import annotations
@@ -46,18 +50,18 @@ class EventPrinter:
         c = self.console
         match event:
             case DebateResumed():
-                c.print(Text(f"resuming debate {event.debate_id} at round {event.from_round}", style="bold"))
+                c.print(Text(f"resuming debate {terminal_safe(event.debate_id)} at round {event.from_round}", style="bold"))
             case DebateStarted():
                 if self.show_headers:
-                    c.print(Text(f"{event.protocol} · {terminal_safe(event.title)} · debate {event.debate_id}", style="bold"))
+                    c.print(Text(f"{terminal_safe(event.protocol)} · {terminal_safe(event.title)} · debate {terminal_safe(event.debate_id)}", style="bold"))
             case PhaseChanged():
                 self._phase = event.phase
                 kappa = f" · κ={event.kappa:.2f}" if event.kappa is not None else ""
-                c.print(Text(f"\n── {event.phase} · round {event.round}{kappa} ──", style="bold yellow"))
+                c.print(Text(f"\n── {terminal_safe(event.phase)} · round {event.round}{kappa} ──", style="bold yellow"))
             case TurnStarted():
                 if self.show_headers:
                     style = ROLE_STYLES.get(event.role, "bold")
-                    c.print(Text(f"\n{event.role} ({event.model_id}) · {event.kind}", style=f"bold {style}"))
+                    c.print(Text(f"\n{terminal_safe(event.role)} ({terminal_safe(event.model_id)}) · {terminal_safe(event.kind)}", style=f"bold {style}"))
                 self._streaming = True
             case TokenDelta():
                 c.print(Text(terminal_safe(event.text)), end="", soft_wrap=True)
@@ -77,11 +81,12 @@ class EventPrinter:
                 c.print(Text(f"  metrics round {event.round}: " + "  ".join(parts), style="dim"))
             case JudgementMade():
                 score = "" if event.score is None else f" {event.score:g}"
-                verdict = f" {event.verdict}" if event.verdict else ""
+                verdict = f" {terminal_safe(event.verdict)}" if event.verdict else ""
                 about = f" on {terminal_safe(event.subject)}" if event.subject else ""
-                c.print(Text(f"  ⚖ {event.judge_role} ({event.judge_model}) {event.kind}{about}: {event.target or ''}{score}{verdict}", style="blue"))
+                c.print(Text(f"  ⚖ {terminal_safe(event.judge_role)} ({terminal_safe(event.judge_model)}) {terminal_safe(event.kind)}{about}: "
+                             f"{terminal_safe(event.target or '')}{score}{verdict}", style="blue"))
             case ModeratorActed():
-                c.print(Text(f"  ✋ moderator {event.kind}: {terminal_safe(str(event.payload))}", style="yellow"))
+                c.print(Text(f"  ✋ moderator {terminal_safe(event.kind)}: {terminal_safe(str(event.payload))}", style="yellow"))
             case Notice():
                 c.print(Text(f"  ⚠ notice: {terminal_safe(event.text)}", style="bold yellow"))
             case AwaitingModerator():
@@ -95,7 +100,7 @@ class EventPrinter:
                 for part in socrasynth_report(event.outcome):
                     c.print(part)
                 if self.show_headers:
-                    c.print(Text(f"\n{event.status}: {terminal_safe(event.stop_reason)}", style="bold"))
+                    c.print(Text(f"\n{terminal_safe(event.status)}: {terminal_safe(event.stop_reason)}", style="bold"))
 
 
 def metrics_table(rows: list[dict[str, Any]]) -> Table:
@@ -103,11 +108,10 @@ def metrics_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="Metrics per round", show_lines=False)
     for name in ("round", "phase", "κ", "WD", "MI", "CRIT", "JSD"):
         table.add_column(name, justify="right")
-    for r in rows:
-        table.add_row(
-            str(r["round"]), str(r.get("phase", "")), _fmt(r.get("kappa")), _fmt(r.get("wd")), _fmt(r.get("mi")),
-            _fmt(r.get("crit")), _fmt(r.get("jsd")),
-        )
+    for r in rows:  # cells as Text: a plain str cell would be read as markup
+        cells = (str(r["round"]), terminal_safe(str(r.get("phase", ""))), _fmt(r.get("kappa")), _fmt(r.get("wd")), _fmt(r.get("mi")),
+                 _fmt(r.get("crit")), _fmt(r.get("jsd")))
+        table.add_row(*(Text(cell) for cell in cells))
     return table
 
 
@@ -131,7 +135,7 @@ def socrasynth_report(outcome: dict[str, Any]) -> list[RenderableType]:
     qa = outcome.get("qa")
     if isinstance(qa, dict) and qa.get("verdicts"):
         votes = ", ".join(f"{judge} → {verdict or 'missing'}" for judge, verdict in qa["verdicts"].items())
-        parts.append(Text(f"Debate vs one answer ({qa.get('model', '')}): {terminal_safe(votes)}", style="bold"))
+        parts.append(Text(f"Debate vs one answer ({terminal_safe(str(qa.get('model', '')))}): {terminal_safe(votes)}", style="bold"))
     return parts
 
 
@@ -142,12 +146,13 @@ def judge_table(evaluation: dict[str, Any], alignment: str) -> Table:
     judges: dict[str, dict[str, dict[str, float | None]]] = evaluation["alignments"][alignment]
     models = evaluation.get("judges", {})
     caption = ", ".join(f"{judge} = {models.get(judge, '?')}" for judge in judges)
-    table = Table(title=ALIGNMENT_TITLES.get(alignment, alignment), caption=Text(caption), show_footer=True)
+    title = Text(terminal_safe(ALIGNMENT_TITLES.get(alignment, alignment)))
+    table = Table(title=title, caption=Text(terminal_safe(caption)), show_footer=True)
     table.add_column(Text("Subtopic"), footer=Text("Total"))
     for judge in judges:
         totals = evaluation.get("totals", {}).get(alignment, {}).get(judge, {})
         for role in (arguing, countering):
-            head = Text(f"{judge}\n{_SHORT[role]}'s")
+            head = Text(f"{terminal_safe(judge)}\n{_SHORT[role]}'s")
             table.add_column(head, footer=Text(_score(totals.get(role))), justify="right")
     subtopics = list(dict.fromkeys(key for rows in judges.values() for key in rows))
     for key in subtopics:
@@ -159,7 +164,7 @@ def judge_table(evaluation: dict[str, Any], alignment: str) -> Table:
 def joint_text(joint: dict[str, Any]) -> Text:
     """The conciliatory stage's joint proposal (or joint recommendations), as plain text."""
     title = "Joint proposal" if "proposal" in joint else "Joint recommendations"
-    out = Text(f"\n{title} ({', '.join(joint.get('written_by', []))})\n", style="bold")
+    out = Text(f"\n{title} ({terminal_safe(', '.join(map(str, joint.get('written_by', []))))})\n", style="bold")
     out.append(terminal_safe(str(joint.get("proposal") or joint.get("recommendations") or "")) + "\n")
     for key, mark in (("pros", "+"), ("cons", "−"), ("questions", "?"), ("tests", "✚")):
         for item in joint.get(key) or []:
@@ -172,7 +177,7 @@ def _winners(evaluation: dict[str, Any]) -> Text:
     per_judge = "; ".join(f"{judge} → {names.get(w, w)}" for judge, w in evaluation.get("winners", {}).items())
     gaps = evaluation.get("gaps", 0)
     line = f"Winner: {names.get(evaluation.get('winner'), '?')} ({per_judge})"
-    return Text(line + (f"; {gaps} missing score(s) left out of the totals" if gaps else ""), style="bold")
+    return Text(terminal_safe(line) + (f"; {gaps} missing score(s) left out of the totals" if gaps else ""), style="bold")
 
 
 _SHORT = {"agent-a": "A", "agent-b": "B"}

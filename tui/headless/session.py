@@ -1,81 +1,89 @@
 """What every headless ``symposium run …`` shares: loading agents with progress on stderr,
-reading a label set, and driving a run into the journal while printing it."""
+reading a label set, and driving a run into the journal while printing it.
+
+A command uses these in order, each call going down and returning, never back up into the
+command::
+
+    async with loaded_agents(registry, roles, seed=args.seed) as agents:   # engines closed on exit
+        debate_id = new_debate_id()
+        return await run_headless(args.db, debate_id, evince.run(config, …, debate_id=debate_id))
+"""
 
 from __future__ import annotations
 
-import re
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import Registry
-from protocols.agents import Agent
+from protocols.agents import Agent, agents_for
 from protocols.events import Event
 from protocols.labels import LabelSet
 from protocols.params import Profile
-from store.journal import Journal, new_debate_id
+from store.journal import Journal
 
-from tui import launch
 from tui.errors import UserError
+from tui.forms import FormError, choose_profile, load_labels
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
 
 
 def read_labels(spec: str) -> LabelSet | None:
-    """``--labels``: see :func:`tui.launch.load_labels`; errors become one clear line."""
+    """``--labels``: see :func:`tui.forms.load_labels`; errors become one clear line."""
     try:
-        return launch.load_labels(spec)
-    except launch.FormError as exc:
+        return load_labels(spec)
+    except FormError as exc:
         raise UserError(str(exc).removeprefix("labels: ")) from None
 
 
 def resolve_profile(args: Any, registry: Registry, model_ids: Iterable[str]) -> Profile:
     """``--profile``: as given, or (``auto``) as the models' registry entries say."""
     requested = getattr(args, "profile", "auto")
-    return launch.choose_profile(registry, model_ids) if requested == "auto" else requested
+    return choose_profile(registry, model_ids) if requested == "auto" else requested
 
 
-async def load_agents(registry: Registry, roles: dict[str, str], stack: AsyncExitStack, *,
-                      seed: int | None) -> dict[str, Agent]:
-    """:func:`tui.launch.load_agents`, reporting progress and privacy warnings on stderr."""
-    console = Console(stderr=True, highlight=False)
-    return await launch.load_agents(
-        registry, roles, stack, seed=seed,
-        on_progress=progress_lines(lambda message: console.print(Text(message, style="dim"))),
-        on_warning=lambda message: console.print(Text(f"warning: {message}", style="yellow")),
-    )
+#: A load still under way is printed once per this many seconds (a terminal is not a status line).
+STILL_LOADING_EVERY_S = 30
 
 
-def progress_lines(show: Callable[[str], None], every_s: float = 30.0) -> Callable[[str], None]:
-    """Loading progress for a terminal log: each new stage at once, a stage that goes on (vLLM's
-    engine start, minutes on a CPU) every ``every_s`` seconds, not at every one-second tick."""
-    last: dict[str, Any] = {"stage": None, "at": 0.0}
+def print_load_events(console: Console) -> Callable[[LoadEvent], None]:
+    """An ``on_event`` for :class:`~backends.lifecycle.Engines` that prints each model starting
+    to load (dim), each new stage its backend reports at once (vLLM: loading the tokenizer,
+    starting the engine), a load still under way every half minute (a vLLM engine's start takes
+    minutes on a CPU), and any privacy warning (yellow) on ``console``."""
+    shown: dict[str, Any] = {"every": 0, "stage": None}
 
-    def report(message: str) -> None:
-        stage = _SECONDS.sub("", message)
-        now = time.monotonic()
-        if stage != last["stage"] or now - last["at"] >= every_s:
-            last.update(stage=stage, at=now)
-            show(message)
+    def show(event: LoadEvent) -> None:
+        if isinstance(event, Loading):
+            shown.update(every=0, stage=None)
+            console.print(Text(event.message, style="dim"))
+        elif isinstance(event, StillLoading) and (event.stage != shown["stage"]
+                                                  or event.seconds // STILL_LOADING_EVERY_S > shown["every"]):
+            shown.update(every=int(event.seconds // STILL_LOADING_EVERY_S), stage=event.stage)
+            console.print(Text(event.message, style="dim"))
+        elif isinstance(event, PrivacyWarning):
+            console.print(Text(f"warning: {event.message}", style="yellow"))
 
-    return report
+    return show
 
 
-_SECONDS = re.compile(r" … \d+ s$")
+@asynccontextmanager
+async def loaded_agents(registry: Registry, roles: Mapping[str, str], *, seed: int | None = None,
+                        console: Console | None = None) -> AsyncIterator[dict[str, Agent]]:
+    """The agents of ``roles`` (role → model id), each distinct model loaded once with progress
+    on ``console`` (stderr by default); every model is closed when the block ends, however."""
+    async with Engines(registry, on_event=print_load_events(console or Console(stderr=True, highlight=False))) as engines:
+        yield agents_for(roles, await engines.load(roles.values()), seed=seed)
 
 
-async def run_headless(db: str | None,
-                       make: Callable[[AsyncExitStack, str], Awaitable[AsyncIterator[Event]]]) -> int:
-    """Build a run with ``make(stack, debate_id)``, journal and print it; exit status 0 when it
-    finished or was stopped, 1 otherwise."""
-    debate_id = new_debate_id()
-    async with AsyncExitStack() as stack:
-        events = await make(stack, debate_id)
-        with Journal(db) as journal:
-            final = await drive(events, journal, EventPrinter())
+async def run_headless(db: str | None, debate_id: str, events: AsyncIterator[Event]) -> int:
+    """Journal and print the run ``events`` (whose debate is ``debate_id``); exit status 0 when
+    it finished or was stopped, 1 otherwise."""
+    with Journal(db) as journal:
+        final = await drive(events, journal, EventPrinter())
     Console(highlight=False).print(Text(f"journalled as {debate_id}", style="dim"))
     return 0 if final is not None and final.status in ("finished", "stopped") else 1

@@ -10,7 +10,6 @@ from the journal is shown.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from contextlib import AsyncExitStack
 from typing import Any
 
 from rich.text import Text
@@ -20,8 +19,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
+from textual.worker import Worker, WorkerCancelled
 
 from backends.base import BackendError
+from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import RegistryError
 from protocols.events import (
     AwaitingModerator,
@@ -45,11 +46,13 @@ from protocols.events import (
     TurnStarted,
     Verdict,
 )
+from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
 from protocols.moderation import CommandChannel
 from store.journal import JournalError, new_debate_id
 
-from tui.launch import FormError, ProtocolSpec, load_agents, resumable
+from tui.forms import FormError, ProtocolSpec
+from tui.protocol_catalog import resumable
 from tui.app.replay import replay
 from tui.app.theme import role_style
 from tui.headless.runner import drive
@@ -98,6 +101,7 @@ class DebateScreen(Screen):
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
         self._status_line = ""
+        self._analysis: Worker[None] | None = None
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -147,9 +151,8 @@ class DebateScreen(Screen):
             analyzer_model = str(self.values.get("analyzer") or "none")
             if analyzer_model != "none":
                 roles = {**roles, "analyzer": analyzer_model}
-            async with AsyncExitStack() as stack:
-                agents = await load_agents(app.registry, roles, stack, on_progress=self._loading,  # type: ignore[attr-defined]
-                                           on_warning=lambda m: app.notify(m, title="Privacy", severity="warning", timeout=20))
+            async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]
+                agents = agents_for(roles, await engines.load(roles.values()))
                 if "analyzer" in agents:
                     self.analyzer = Analyzer(agents.pop("analyzer"))
                     self.query_one("#analysis", Static).update(Text("after the first round …", style="dim"))
@@ -161,6 +164,7 @@ class DebateScreen(Screen):
                                         registry=app.registry)  # type: ignore[attr-defined]
                 self.query_one("#loading").display = False
                 await drive(events, app.journal, self.show, self.collector)  # type: ignore[attr-defined]
+                await self._last_analysis()  # it speaks through a model the block is about to close
         except (BackendError, RegistryError, FormError, JournalError) as exc:
             self._fail(str(exc))
         finally:
@@ -173,9 +177,14 @@ class DebateScreen(Screen):
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
         return await self.app.push_screen_wait(PersonDialog(prompt))
 
-    def _loading(self, message: str) -> None:
-        self.phase = message
-        self._status()
+    def _loading(self, event: LoadEvent) -> None:
+        """A model loads (the status line says which, its stage and the seconds so far) or warns
+        that debate text leaves the machine."""
+        if isinstance(event, Loading | StillLoading):
+            self.phase = event.message
+            self._status()
+        elif isinstance(event, PrivacyWarning):
+            self.app.notify(event.message, title="Privacy", severity="warning", timeout=20)
 
     def _fail(self, message: str) -> None:
         """Errors users can fix are shown in words, never as a traceback."""
@@ -238,7 +247,17 @@ class DebateScreen(Screen):
     def _refresh_analysis(self, round_: int | None) -> None:
         """Analyze the transcript so far in the background (a newer request replaces an older)."""
         if self.analyzer is not None and self.collector.turns and self.debate_id:
-            self.run_worker(self._analyze(round_), group="analysis", exclusive=True)
+            self._analysis = self.run_worker(self._analyze(round_), group="analysis", exclusive=True)
+
+    async def _last_analysis(self) -> None:
+        """Wait for the analysis the debate's end started, before the engines close its model
+        (the debate's own models close when :meth:`_run` leaves its ``Engines`` block)."""
+        worker = self._analysis
+        if worker is not None and not worker.is_finished:
+            try:
+                await worker.wait()
+            except WorkerCancelled:  # the app is quitting: the analysis stopped, nothing to wait for
+                return
 
     async def _analyze(self, round_: int | None) -> None:
         assert self.analyzer is not None and self.debate_id is not None

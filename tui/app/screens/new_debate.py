@@ -13,7 +13,8 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from backends.sources import status
 
 from tui import settings
-from tui.launch import PROTOCOLS, Field, FormError, ProtocolSpec
+from tui.forms import Field, FormError, ProtocolSpec
+from tui.protocol_catalog import PROTOCOLS
 from tui.sanitize import plain
 from tui.app.widgets.footer import SteadyFooter
 

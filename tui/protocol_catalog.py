@@ -1,202 +1,28 @@
-"""The protocols the app can start, described as forms, and how to start one.
+"""The protocols the app and the command line can start, as New-debate forms, and which of
+them can resume a journalled debate.
 
-Each :class:`ProtocolSpec` lists the fields of its New-debate form and builds the protocol's
-event stream from the submitted values. The Debate screen only ever sees the stream, so every
-protocol is run, shown and journalled the same way.
+One :class:`~tui.forms.ProtocolSpec` per protocol: its inputs (what it works on, which model
+plays which role), how the form's values become its config, and how agents by role start (or
+resume) its run. The order of :data:`PROTOCOLS` is the order the New-debate form lists them.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
-from backends.base import Backend
-from backends.factory import load_backend
-from backends.registry import Registry
 from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
 from protocols.agents import Agent
 from protocols.events import Event
-from protocols.labels import LabelSet, normalize_label
 from protocols.moderation import CommandChannel
-from protocols.params import PROFILES, ParamError, Profile, build, params_of, profile_overrides
 
-FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
-
-#: The person's seat in protocols that have one: the app asks in a dialog, the command line on stdin.
-PersonSeat = Callable[[str], Awaitable["str | None"]]
-
-SYMPTOM_LABELS = Path(__file__).parent / "data" / "symptom2disease_labels.txt"
-LABEL_SOURCES = {
-    "symptom2disease": "Symptom2Disease: 41 diseases",
-    "open": "Open set: the agents name the labels",
-}
+from tui.forms import LABEL_SOURCES, Field, FormError, PersonSeat, ProtocolSpec, load_labels, model_list
 
 DEMO_CASE = (
     "A patient presents with itching, vomiting, fatigue, weight loss, high fever, yellowish skin, "
     "dark urine and abdominal pain."
 )
-
-
-@dataclass(frozen=True)
-class Field:
-    """One input of a New-debate form."""
-
-    name: str
-    label: str
-    kind: FieldKind
-    default: Any = ""
-    choices: tuple[tuple[str, str], ...] = ()  # (value, shown text) for selects
-    help: str = ""
-    optional: bool = False
-    placeholder: str = ""  # shown in an empty input: a parameter's default
-
-
-#: The form's choice of defaults (see ``protocols/params.py``); "auto" follows the models.
-PROFILE_FIELD = Field("profile", "Defaults", "select", "auto",
-                      (("auto", "auto: as the models' registry entries say"),
-                       ("standard", "standard: real instruction models (7B and up)"),
-                       ("small", "small: the bundled tiny models")),
-                      help="empty parameter fields take this profile's defaults")
-
-
-def param_fields(config_cls: type) -> tuple[Field, ...]:
-    """The form fields of a protocol's parameters, generated from its config (one definition).
-    They start empty: an empty field takes the profile's default, shown in its help."""
-    small = profile_overrides(config_cls, "small")
-    fields = []
-    for p in params_of(config_cls):
-        shown = "none" if p.default is None else ("yes" if p.default is True else "no" if p.default is False else p.default)
-        default = f"default {shown}" + (f" (small: {small[p.name]})" if p.name in small else "")
-        help_text = " · ".join(n for n in (p.description, p.bounds(), p.section) if n)
-        if p.kind in ("bool", "choice"):
-            values = ("yes", "no") if p.kind == "bool" else p.choices
-            fields.append(Field(p.name, p.label, "select", "", (("", default), *((v, v) for v in values)),
-                                help=help_text, optional=True, placeholder=default))
-        else:
-            kind: FieldKind = p.kind if p.kind in ("int", "float") else "text"
-            fields.append(Field(p.name, p.label, kind, "", help=help_text, optional=True, placeholder=default))
-    return tuple(fields)
-
-
-@dataclass(frozen=True)
-class ProtocolSpec:
-    """A protocol as the app offers it: its inputs (what it works on, who plays which role), its
-    parameters (generated from the config), and how to start a run."""
-
-    name: str
-    title: str
-    summary: str
-    config_cls: type
-    #: The protocol's inputs; its parameters' fields are generated (see :func:`param_fields`).
-    inputs: tuple[Field, ...]
-    #: Form values → the config's non-parameter values (case, labels …); raises :class:`FormError`.
-    prepare: Callable[[Mapping[str, Any]], dict[str, Any]]
-    #: Config, agents (by role), the person's seat → the run's events.
-    start: Callable[[Any, Mapping[str, Agent], str, CommandChannel, PersonSeat], AsyncIterator[Event]]
-    #: A journalled debate cut off early and its agents → the events of its continuation.
-    resume: Callable[[dict[str, Any], Mapping[str, Agent], CommandChannel], AsyncIterator[Event]] | None = None
-
-    @property
-    def fields(self) -> tuple[Field, ...]:
-        return (*self.inputs, PROFILE_FIELD, *param_fields(self.config_cls))
-
-    def profile(self, values: Mapping[str, Any], registry: Registry | None) -> Profile:
-        """The defaults profile the form asks for; "auto" follows the models' registry entries."""
-        requested = str(values.get("profile") or "auto")
-        if requested != "auto":
-            if requested not in PROFILES:
-                raise FormError(f"profile: {requested!r} is not one of auto, {', '.join(PROFILES)}")
-            return requested  # type: ignore[return-value]
-        return choose_profile(registry, self.roles_for(values).values()) if registry is not None else "standard"
-
-    def configure(self, values: Mapping[str, Any], registry: Registry | None = None) -> Any:
-        """Form values → the protocol's config, validated by the config itself (as on the
-        command line); raises :class:`FormError` naming the field."""
-        params: dict[str, Any] = {}
-        for p in params_of(self.config_cls):
-            raw = values.get(p.name)
-            if raw is None or (isinstance(raw, str) and raw.strip() == ""):
-                continue
-            try:
-                params[p.name] = p.parse(raw)
-            except ParamError as exc:
-                raise FormError(str(exc)) from None
-        try:
-            return build(self.config_cls, {**self.prepare(values), **params}, profile=self.profile(values, registry))
-        except ParamError as exc:
-            raise FormError(str(exc)) from None
-
-    def build(self, values: Mapping[str, Any], agents: Mapping[str, Agent], debate_id: str,
-              channel: CommandChannel, person: PersonSeat, registry: Registry | None = None) -> AsyncIterator[Event]:
-        return self.start(self.configure(values, registry), agents, debate_id, channel, person)
-
-    def roles_for(self, values: Mapping[str, Any]) -> dict[str, str]:
-        """Role → model id: one role per ``model`` field, ``<field>-1``, ``<field>-2`` … per
-        model listed in a ``models`` field."""
-        roles: dict[str, str] = {}
-        for f in self.inputs:
-            if f.kind == "model":
-                roles[f.name] = str(values[f.name])
-            elif f.kind == "models":
-                for i, model in enumerate(model_list(values[f.name], f.name), 1):
-                    roles[f"{f.name}-{i}"] = model
-        return roles
-
-    def defaults(self) -> dict[str, Any]:
-        return {f.name: f.default for f in self.fields}
-
-
-def choose_profile(registry: Registry, model_ids: Iterable[str]) -> Profile:
-    """``small`` when any of the debate's models is marked ``profile = "small"`` in the registry
-    (a tiny model cannot use a real model's turn lengths), else ``standard``."""
-    entries = [registry.entries[m] for m in model_ids if m in registry.entries]
-    return "small" if any(e.profile == "small" for e in entries) else "standard"
-
-
-class FormError(ValueError):
-    """A form value is invalid; the message names the field."""
-
-
-def model_list(value: Any, name: str) -> list[str]:
-    """A ``models`` field: model ids separated by commas, at least one."""
-    models = [m.strip() for m in str(value).split(",") if m.strip()]
-    if not models:
-        raise FormError(f"{name}: name at least one model id, separated by commas")
-    return models
-
-
-def load_labels(source: str) -> LabelSet | None:
-    """A class set C: ``open``/``auto`` → ``None`` (the agents name the labels); a built-in
-    name; or a file — one label per line (``#`` comments), or a CSV with a ``disease``,
-    ``label`` or ``class`` column such as the Symptom2Disease splits. Duplicates (also after
-    normalisation, e.g. "Diabetes " and "Diabetes") are kept once, first spelling first."""
-    if source in ("open", "auto"):
-        return None
-    path = SYMPTOM_LABELS if source == "symptom2disease" else Path(source).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FormError(f"labels: cannot read {path} ({exc.strerror})") from None
-    if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-        column = next((c for c in ("disease", "label", "class") if rows and c in rows[0]), None)
-        if column is None:
-            raise FormError(f"labels: {path} needs a 'disease', 'label' or 'class' column")
-        names = [row[column] or "" for row in rows]
-    else:
-        names = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-    unique = list({normalize_label(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
-    if len(unique) < 2:
-        raise FormError(f"labels: {path} needs at least two labels, found {len(unique)}")
-    try:
-        return LabelSet(unique)
-    except ValueError as exc:
-        raise FormError(f"labels: {path}: {exc}") from None
 
 
 def _text(values: Mapping[str, Any], name: str) -> str:
@@ -404,24 +230,6 @@ D3 = ProtocolSpec(
 )
 
 PROTOCOLS: dict[str, ProtocolSpec] = {spec.name: spec for spec in (EVINCE, SOCRASYNTH, CONFERENCE, DELIBERATION, HUMANLOOP, D3)}
-
-
-async def load_agents(registry: Registry, roles: Mapping[str, str], stack: AsyncExitStack, *,
-                      seed: int | None = None, on_progress: Callable[[str], None] = lambda _: None,
-                      on_warning: Callable[[str], None] = lambda _: None) -> dict[str, Agent]:
-    """Load each distinct model once (in a worker thread) and give every role its own agent
-    (its own KV cache); the backends are closed when ``stack`` closes."""
-    backends: dict[str, Backend] = {}
-    for model_id in dict.fromkeys(roles.values()):
-        entry = registry.get(model_id)
-        on_progress(f"loading {entry.name} …")
-        backend = await load_backend(entry, lambda stage, name=entry.name: on_progress(f"loading {name}: {stage}"))
-        stack.push_async_callback(backend.aclose)
-        if backend.privacy_warning:  # a server off this machine: the user must know
-            on_warning(backend.privacy_warning)
-        backends[model_id] = backend
-    return {role: Agent(role, backends[mid], registry.get(mid).default_options().merged(seed=seed))
-            for role, mid in roles.items()}
 
 
 def resumable(debate: dict[str, Any]) -> tuple[ProtocolSpec, dict[str, str]]:

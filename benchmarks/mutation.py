@@ -1,0 +1,759 @@
+"""Mutation testing of the modules behind RELIABILITY.md's guarantees: do their tests fail when the code breaks?
+
+    make mutation                                      # every module, the whole run
+    python benchmarks/mutation.py --modules journal,redact --jobs 2
+    python benchmarks/mutation.py --quick 25 --seed 7  # a reproducible sample of 25 mutants per module
+
+A test stands for a promise only if it fails when the code behind the promise breaks. A
+mutation tool makes those breaks for us, one at a time — ``<`` for ``<=``, ``and`` for ``or``, an
+argument dropped, a number or a string changed, a call's result replaced by ``None`` — and runs
+the tests that cover the code. A mutant the tests still pass ("survived") is a change to the
+code that no test notices: either a promise no test holds, or a change that cannot alter
+behaviour (an *equivalent* mutant, listed in :data:`EQUIVALENT` with the reason).
+
+The tool is mutmut (pinned in the ``dev`` extra). cosmic-ray was tried on
+``backends/loopback.py`` with the same four tests: it starts one pytest process per mutant
+(about 10 s each on this busy machine, so the ~2,500 mutants here would take hours on two
+cores), and its operators do not touch string literals or method calls; mutmut forks each
+mutant from one warm pytest process, chooses per function the tests that reach it, handles
+``async`` functions, and gave the same module 47 mutants in 21 s against cosmic-ray's 32 in
+5 minutes (same machine, same hour).
+
+How a run goes, per module (:data:`TARGETS`):
+
+* the checkout (tracked files, plus untracked ones git does not ignore) is copied to a
+  temporary folder, and mutmut runs there: the working tree is never written, so Ctrl-C or a
+  kill cannot leave it mutated (the script hashes the source and test files before and after,
+  and says so);
+* mutmut runs the module's test list once to learn which tests reach which function, then
+  runs each mutant in a forked child with only the tests that reach its function, fastest
+  first, stopping at the first failure. The test lists name fast scripted tests; tests of the
+  bundled models are left out where scripted ones cover the same code;
+* Hypothesis tests use a fixed seed (``--seed``) and ``SYMPOSIUM_FUZZ_EXAMPLES`` from the
+  target, so a run is reproducible.
+
+Outcomes (mutmut's names): *killed* (a test failed), *survived*, *timeout* (mutmut stops a
+mutant after 30 × (its tests' time + 1 s) of CPU time: an endless loop, counted as detected),
+*suspicious* (the tests misbehaved), *no tests* (no listed test reaches the function: a gap),
+*segfault*; and *equivalent*, a survivor that :data:`EQUIVALENT` explains. Kill % is
+(killed + timeout) / (mutants − equivalent).
+
+Limits, said plainly: mutmut 3 mutates code inside functions and methods only, so module-level
+constants — the regular expressions of ``store/redact.py`` and ``tui/sanitize.py``, the
+parameters' defaults — are not mutated here (they are held by the example and Hypothesis
+tests of their modules). mutmut learns which tests reach a function by watching them run in
+its own process, so a test that reaches the code only through a subprocess (the command line
+run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
+in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
+metrics per round) and decide stopping are mutated: :data:`EVINCE_FUNCTIONS` and
+:data:`SOCRASYNTH_FUNCTIONS` name them.
+
+The tables go to stdout and to ``benchmarks/out/mutation.md`` (``--out``), ready for
+RELIABILITY.md. Exit status: 0 when every module ran, 1 when one could not run, 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import difflib
+import functools
+import hashlib
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+#: The packages mutmut copies (and may mutate); the rest of the checkout is copied beside them.
+SOURCE_PATHS = ("backends", "protocols", "store", "tui")
+DEFAULT_OUT = REPO / "benchmarks" / "out" / "mutation.md"
+
+
+# -- what is mutated, and by which tests ------------------------------------------------------
+
+#: EVINCE's aggregation (P_f and the metrics of a round) and stopping rule (section 7.3.2).
+EVINCE_FUNCTIONS = (
+    "Evince._metrics",      # the round's metrics, CRIT, P_f's entropy and information gain
+    "Evince._consensus",    # P_f = (Γ_A·P_A + Γ_B·P_B)/(Γ_A + Γ_B)
+    "Evince._weight",       # Γ, or the mean of the known scores when one is missing
+    "Evince._pair",         # two consecutive scored rounds, or none
+    "Evince._converged",    # the stopping rule: ΔWD, ΔMI, ΔJSD under ε and CRIT not rising
+    "Evince._signals",      # Figure 7.1's signed changes that steer κ
+    "Evince._improvement",  # Tables 7.2/7.3's last row
+)
+
+#: SocraSynth's aggregation (Γ per round, the judges' tables) and stopping rule (Table 6.2).
+SOCRASYNTH_FUNCTIONS = (
+    "SocraSynth._set_delta",   # Δ_role(t) = start / δ^(t − origin)
+    "SocraSynth.delta",        # the debate's Δ: the larger of the two
+    "SocraSynth._loop_ended",  # Table 6.2's loop condition: Δ above threshold, Γ not falling, agreement
+    "SocraSynth._capped",      # the round cap, a safety bound behind Table 6.2's test
+    "SocraSynth._round",       # the metrics of a round (Δ, Γ/10, agreement)
+    "SocraSynth.evaluation",   # the judges' tables with their tally
+    "side_score",              # one side's cell: mean √(γθ)
+    "tally",                   # totals, gaps, each judge's winner and the panel's
+    "_winner",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module to mutate: the tests that cover it and, optionally, the functions to mutate."""
+
+    path: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()  # "Class.method" or "function"; empty: every function
+    fuzz_examples: int = 40  # SYMPOSIUM_FUZZ_EXAMPLES for the Hypothesis tests that read it
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).stem
+
+    @property
+    def dotted(self) -> str:
+        return self.path.removesuffix(".py").replace("/", ".")
+
+
+_OPENAI = "tests/backends/test_openai_backend.py::"
+_UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("store/journal.py", (
+        "tests/store/test_journal.py",
+        "tests/store/test_journal_records.py",
+        "tests/store/test_failed_calls.py",
+        "tests/store/test_journal_contention.py",
+        "tests/store/test_resume_half_round.py",
+        "tests/cli/test_bad_input.py::test_a_full_disk_fails_the_turn_cleanly_and_keeps_the_rest",
+        "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
+    )),
+    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py")),
+    Target("tui/sanitize.py", (
+        "tests/guarantees/test_terminal_safe.py",
+        "tests/app/test_tui_stream.py::test_stream_sanitizer_equals_sanitizing_the_whole",
+        _UNTRUSTED + "test_terminal_safe_strips_every_escape_and_control",
+        _UNTRUSTED + "test_printed_events_cannot_drive_the_terminal",
+    )),
+    Target("backends/loopback.py", (
+        _OPENAI + "test_loopback_hosts",
+        _OPENAI + "test_other_hosts_are_not_loopback",
+        _OPENAI + "test_registry_refuses_a_remote_server_unless_allowed",
+        _OPENAI + "test_the_backend_rechecks_the_rule_and_warns_when_remote",
+        "tests/backends/test_loopback.py",
+    )),
+    Target("protocols/untrusted.py", (
+        "tests/protocols/test_untrusted.py",
+        "tests/protocols/test_distribution.py",
+        "tests/guarantees/test_fuzz_schemas.py",
+        _UNTRUSTED + "test_every_parser_parses_repairs_or_rejects_with_a_reason",
+        "tests/protocols/test_agreement.py::test_the_exact_rule",
+        "tests/protocols/test_agreement.py::test_any_reply_gives_a_label_and_a_reason_when_it_is_not_one",
+        "tests/protocols/test_deliberation.py::test_the_moderators_choice",
+        "tests/protocols/test_deliberation.py::test_any_reply_resolves_to_an_eligible_speaker_with_a_reason",
+    ), fuzz_examples=30),
+    Target("protocols/metrics.py", (
+        "tests/protocols/test_metrics.py",
+        "tests/protocols/test_metrics_bounds.py",
+        "tests/protocols/test_wasserstein.py::test_wasserstein_matches_network_simplex_on_any_cost",
+        "tests/protocols/test_wasserstein.py::test_ordinal_cost_matches_scipy_one_dimensional_distance",
+        "tests/protocols/test_wasserstein.py::test_the_pair_that_was_infeasible_now_solves",
+        "tests/protocols/test_contentiousness.py::test_round_signals_from_snapshots_use_figure_7_1_signs",
+    )),
+    Target("protocols/crit.py", (
+        "tests/protocols/test_crit.py",
+        "tests/protocols/test_crit_steps.py",
+        "tests/protocols/test_fitting.py::test_socrasynths_judges_read_the_subject_and_every_round_whole",
+        "tests/protocols/test_fitting.py::test_socrasynths_judges_are_fitted_to_a_small_window_with_notes",
+        "tests/protocols/test_socrasynth_paper.py",
+        "tests/protocols/test_evince_paper.py",
+        "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_accepted_validated_or_rejected_with_a_reason[crit]",
+        "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_accepted_validated_or_rejected_with_a_reason[crit-strict]",
+    )),
+    Target("protocols/evince.py", (
+        "tests/protocols/test_evince_paper.py",
+        "tests/protocols/test_evince_convergence.py",
+        "tests/guarantees/test_injection.py",
+        "tests/protocols/test_evince.py::test_malformed_agent_output_is_repaired_or_rejected_with_a_reason",
+        "tests/store/test_resume_half_round.py",
+    ), functions=EVINCE_FUNCTIONS),
+    Target("protocols/socrasynth.py", (
+        "tests/protocols/test_socrasynth_paper.py",
+        "tests/protocols/test_socrasynth.py::test_tally_reproduces_the_totals_and_winner_of_tables_6_5_and_6_6",
+        "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
+    ), functions=SOCRASYNTH_FUNCTIONS),
+)}
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A surviving mutant that cannot change behaviour, matched by its function and its lines
+    (whitespace-trimmed), so the entry outlives line shifts and mutmut's renumbering."""
+
+    path: str
+    function: str
+    before: str  # the source line(s), "\n"-joined
+    after: str   # the mutated line(s)
+    reason: str
+
+
+def _redact_skips(key: str, reason: str) -> tuple[Equivalent, ...]:
+    """The two surviving spellings of one key in redact_debate's list of identifiers it never masks."""
+    line = 'return {k: clean(v) if k not in ("id", "debate_id", "model_id", "role", "backend", "status") else v'
+    return tuple(Equivalent("store/redact.py", "redact_debate", line, line.replace(f'"{key}"', spelled, 1), reason)
+                 for spelled in (f'"XX{key}XX"', f'"{key.upper()}"'))
+
+
+_LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[keep]]),"
+_HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},'
+_DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
+_FALSY = "None is false as False is, and the value is only ever tested for its truth"
+_BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
+
+#: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
+#: caught by :data:`SQL_CASE`) is a gap: kill it with a test of the promise, not a test written
+#: to touch a line.
+EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent("store/journal.py", "Journal.__init__",
+               "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
+               "self.conn = sqlite3.connect(self.path, isolation_level=None, )", _BUSY),
+    Equivalent("store/journal.py", "Journal.__init__",
+               "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
+               "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS * 1000)", _BUSY),
+    Equivalent("store/journal.py", "Journal.__init__",
+               "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
+               "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1001)", _BUSY),
+    Equivalent("store/journal.py", "_dumps",
+               "return json.dumps(value, ensure_ascii=False, default=str)  # keep order: distributions are ranked",
+               "return json.dumps(value, ensure_ascii=None, default=str)  # keep order: distributions are ranked",
+               _FALSY + " (json.dumps)"),
+    Equivalent("store/journal.py", "Journal._migrate", '"BEGIN IMMEDIATE;\\n"', '"begin immediate;\\n"',
+               "SQL keywords are read in any case by SQLite (this script is passed to executescript)"),
+    Equivalent("store/journal.py", "Journal._migrate", '"COMMIT;"', '"commit;"',
+               "SQL keywords are read in any case by SQLite (this script is passed to executescript)"),
+    Equivalent("tui/sanitize.py", "_complete",
+               'return len(text) - esc > 1 and text[esc + 1] not in "[]"  # a lone ESC + other: a control to drop',
+               'return len(text) - esc > 1 and text[esc + 1] not in "XX[]XX"  # a lone ESC + other: a control to drop',
+               "this line runs only where _ESCAPES found no sequence at the ESC, and ESC + 'X' always is one "
+               "('X' is in @-Z), so the added 'X' never decides"),
+    Equivalent("protocols/untrusted.py", "_loads", "return True, json.loads(text, strict=False)",
+               "return True, json.loads(text, strict=None)", _FALSY),
+    Equivalent("protocols/untrusted.py", "_closing_brackets", "in_string = escaped = False",
+               "in_string = escaped = None", _FALSY),
+    Equivalent("protocols/untrusted.py", "_closing_brackets", "escaped = False", "escaped = None", _FALSY),
+    Equivalent("protocols/untrusted.py", "_closing_brackets", "in_string = False", "in_string = None", _FALSY),
+    *(Equivalent("protocols/untrusted.py", "_balanced_spans", "for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):",
+                 f"for start, end in sorted(spans, {key}):",
+                 "every span starts at its own opening bracket, so no two share a start and only the first key decides")
+      for key in ("key=None", "", "key=lambda s: (s[0], +s[1])")),
+    Equivalent("protocols/untrusted.py", "_repair_json", "pos = 0", "pos = None",
+               "the first slice, text[pos:m.start()], starts at the beginning from None as from 0"),
+    Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
+               'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
+               "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
+    *(Equivalent("protocols/crit.py", "_strength", "return float(validity) * float(credibility) / 10",
+                 f"return float(validity) * float(credibility) {op}",
+                 "Γ reads strengths only as S⁺/(S⁺ + S⁻), which a common factor leaves as it is (zero stays zero)")
+      for op in ("* 10", "/ 11")),
+    Equivalent("protocols/crit.py", "weighted_score", "if support + rival == 0:", "if support - rival == 0:",
+               "strengths are positive (γ, θ ≥ 1): S⁺ + S⁻ is 0 only with no reasons at all, and where S⁺ = S⁻ > 0 "
+               "the formula gives the same 5.5"),
+    Equivalent("protocols/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
+               "every caller passes max_tokens (EVINCE and SocraSynth their crit_tokens, the recursion its own)"),
+    *(Equivalent("protocols/crit.py", "crit", 'raw = ""', f"raw = {value}",
+                 "the first attempt sets raw before anything reads it") for value in ("None", '"XXXX"')),
+    Equivalent("protocols/crit.py", "_parts", "return [Section(name, material.strip())] if material.strip() else []",
+               "return [Section(name, material.strip())] if (material.strip()) or True else []",
+               "an empty part shows nothing: the prompt prints an empty document as it prints none, and skips an "
+               "empty counter as it skips a missing one"),
+    Equivalent("protocols/crit.py", "_fitted",
+               "return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,",
+               "return _prompt(joined(texts, doc), author, joined(texts, against) if (against) or True else None,",
+               "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
+    Equivalent("protocols/crit.py", "_recurse", 'r["validity"] = round(sub.score, 3)', 'r["validity"] = round(sub.score, 4)',
+               "sub.score is a Γ that crit already rounded to three decimals"),
+    *(Equivalent("protocols/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
+                 "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
+      for function, lhs, rest in (("jensen_shannon", "jsd", " - (entropy(a) + entropy(b)) / 2"), ("agreement_information", "h", ""))
+      for op in ("* 2", "/ 3")),
+    Equivalent("protocols/metrics.py", "normalized_mutual_information", "return float(min(1.0, mutual_information(a, b) / h))",
+               "return float(min(2.0, mutual_information(a, b) / h))",
+               "mutual_information is already clamped to min(H(P), H(Q)) ≤ h, and a float divided by one no smaller is ≤ 1"),
+    Equivalent("protocols/metrics.py", "mixture", "return mixed / mixed.sum()", "return mixed * mixed.sum()",
+               "a convex mix of normalized rows sums to 1 but for rounding, so dividing or multiplying by that sum "
+               "moves the last bit only (a rounding-only change, below every tolerance a figure is shown at)"),
+    Equivalent("protocols/metrics.py", "wasserstein", _LP + " bounds=(0, None),", _LP + " bounds=None,", _DEFAULT_BOUNDS),
+    Equivalent("protocols/metrics.py", "wasserstein", _LP + " bounds=(0, None),\n" + _HIGHS, _LP + " " + _HIGHS,
+               _DEFAULT_BOUNDS),
+    Equivalent("protocols/metrics.py", "wasserstein",
+               'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               'options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               "HiGHS is linprog's default method (scipy 1.17)"),
+    Equivalent("protocols/metrics.py", "wasserstein",
+               'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               'method="HIGHS", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
+               "linprog lower-cases the method's name"),
+    Equivalent("protocols/metrics.py", "wasserstein", "keep = np.arange(n) != int(np.argmax(b))",
+               "keep = np.arange(n) != int(np.argmax(None))",
+               "any one of the 2n marginal constraints is implied by the others; dropping the first instead of the "
+               "largest moves the implied value by rounding only (~1e-16), far inside HiGHS's 1e-10 tolerance "
+               "(5,000 near-degenerate pairs solve either way, tests/protocols/test_wasserstein.py)"),
+    *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
+    *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
+    *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
+    *_redact_skips("backend", "backends are Symposium's lower-case names (llamacpp, openai, vllm, transformers, human)"),
+    *_redact_skips("status", "a debate's status is running, finished, stopped, failed or interrupted: nothing to mask"),
+)
+
+#: The one rule that marks a whole class of survivors equivalent: a change of letter case in
+#: SQL passed to ``execute``/``executemany``/``executescript`` that leaves every quoted SQL
+#: value ('running', ...) as it was. SQLite reads keywords, table and column names, and
+#: PRAGMA values in any case; a quoted value is data, and changing its case is not covered.
+SQL_CASE = "SQLite reads SQL keywords, table and column names and PRAGMA values in any case (quoted values unchanged)"
+
+
+# -- running mutmut in a copy of the checkout ---------------------------------------------------
+
+class RunFailed(RuntimeError):
+    """mutmut could not run a module (its clean test run failed, a test id is stale, ...)."""
+
+
+@dataclass
+class Mutant:
+    name: str
+    status: str
+    function: str = ""
+    line: int | None = None
+    diff: str = ""
+    reason: str = ""  # for equivalent mutants
+
+
+@dataclass
+class ModuleResult:
+    target: Target
+    mutants: list[Mutant] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    error: str = ""
+
+    def counts(self) -> Counter[str]:
+        return Counter(m.status for m in self.mutants)
+
+    def kill_percent(self) -> float | None:
+        c = self.counts()
+        judged = len(self.mutants) - c["equivalent"]
+        return None if judged == 0 else 100 * (c["killed"] + c["timeout"]) / judged
+
+
+def _checkout_files() -> list[str]:
+    """Tracked files, and untracked ones git does not ignore (a new test file counts)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(f"{REPO}: cannot list the checkout's files with git ({exc}); run this from a git clone")
+    return sorted({f for f in out.decode().split("\0") if f and (REPO / f).is_file()})
+
+
+def _fingerprint(files: list[str]) -> dict[str, str]:
+    """sha256 of each source and test file, to show that the working tree was never touched."""
+    watched = [f for f in files if f.endswith(".py") and f.split("/", 1)[0] in (*SOURCE_PATHS, "tests")]
+    return {f: hashlib.sha256((REPO / f).read_bytes()).hexdigest() for f in watched}
+
+
+def _toml_list(items: list[str] | tuple[str, ...]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+def _prepare(target: Target, files: list[str], work: Path) -> None:
+    """Copy the checkout into ``work`` and give its pyproject.toml mutmut's settings for ``target``."""
+    for f in files:
+        dest = work / f
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / f, dest)
+    top = sorted({f.split("/", 1)[0] for f in files} - {*SOURCE_PATHS, "tests", "pyproject.toml"})
+    pyproject = work / "pyproject.toml"
+    text = pyproject.read_text()
+    if "[tool.mutmut]" in text:
+        raise SystemExit("pyproject.toml has a [tool.mutmut] table: benchmarks/mutation.py writes its own per module; remove it")
+    pyproject.write_text(text + "\n[tool.mutmut]\n"
+                         f"source_paths = {_toml_list(SOURCE_PATHS)}\n"
+                         f"only_mutate = {_toml_list([target.path])}\n"
+                         f"pytest_add_cli_args_test_selection = {_toml_list(target.tests)}\n"
+                         f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider'])}\n"
+                         f"also_copy = {_toml_list(top)}\n")
+
+
+def _check_tests_exist(target: Target) -> None:
+    for test in target.tests:
+        path = test.split("::", 1)[0]
+        if not (REPO / path).is_file():
+            raise SystemExit(f"{target.path}: its test list names {path}, which does not exist; update TARGETS in benchmarks/mutation.py")
+
+
+def _function_of(mutant: str) -> str:
+    """``store.journal.xǁJournalǁ_call__mutmut_3`` → ``Journal._call``; ``…x_tally__mutmut_1`` → ``tally``."""
+    mangled = mutant.rpartition(".")[2].partition("__mutmut_")[0]
+    if mangled.startswith("xǁ"):
+        _, cls, name = mangled.split("ǁ")
+        return f"{cls}.{name}"
+    return mangled.removeprefix("x_")
+
+
+def _mutant_names(target: Target, work: Path) -> list[str]:
+    """Every mutant mutmut makes of ``target`` (its pure generator, run where its settings are)."""
+    from mutmut import configuration
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    with contextlib.chdir(work):
+        configuration.reset_config()
+        try:
+            generated = mutate_file_contents(target.path, Path(target.path).read_text()).mutant_names
+        finally:
+            configuration.reset_config()
+    names = [f"{target.dotted}.{n}" for n in generated]
+    if target.functions:
+        found = {_function_of(n) for n in names}
+        missing = [f for f in target.functions if f not in found]
+        if missing:
+            raise SystemExit(f"{target.path} has no mutable function {', '.join(missing)}; update the function "
+                             "table in benchmarks/mutation.py (EVINCE_FUNCTIONS / SOCRASYNTH_FUNCTIONS)")
+        names = [n for n in names if _function_of(n) in target.functions]
+    return names
+
+
+def _child_env(target: Target, seed: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
+    env["SYMPOSIUM_FUZZ_SEED"] = str(seed)
+    env["SYMPOSIUM_FUZZ_EXAMPLES"] = str(target.fuzz_examples)
+    dev_csv = REPO.parent / "shared" / "data" / "symptom2disease" / "dev.csv"  # beside the checkout, as the tests expect
+    if "SYMPOSIUM_DEV_CSV" not in env and dev_csv.is_file():
+        env["SYMPOSIUM_DEV_CSV"] = str(dev_csv)
+    return env
+
+
+def _stop(process: subprocess.Popen[bytes], work: Path) -> None:
+    """Stop mutmut, its forked mutants and anything their tests started in ``work``."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for pid in _processes_in(work):  # a test's child in its own session escapes killpg
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _processes_in(work: Path) -> list[int]:
+    """Processes (Linux /proc) whose working folder or command line is inside ``work``."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = os.readlink(entry / "cwd")
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if int(entry.name) != os.getpid() and (cwd.startswith(str(work)) or str(work) in cmdline):
+            found.append(int(entry.name))
+    return found
+
+
+def _run_mutmut(target: Target, work: Path, names: list[str] | None, jobs: int, seed: int) -> None:
+    mutmut = Path(sys.executable).with_name("mutmut")
+    if not mutmut.exists():
+        raise SystemExit(f"{mutmut} is missing: mutmut is in the dev extra; run `make venv`")
+    log = work / "mutmut.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([str(mutmut), "run", "--max-children", str(jobs), *(names or [])], cwd=work,
+                                   env=_child_env(target, seed), stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            code = process.wait()
+        except BaseException:
+            _stop(process, work)
+            raise
+    if code != 0:
+        tail = log.read_text(errors="replace").replace("\r", "\n").splitlines()[-25:]
+        raise RunFailed(f"mutmut exited with {code}; the end of its log:\n" + "\n".join(tail))
+
+
+# -- reading the results ----------------------------------------------------------------------
+
+def _functions_by_name(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _source_function(tree: ast.Module, function: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    cls, _, name = function.rpartition(".")
+    scope: list[ast.stmt] = tree.body
+    if cls:
+        scope = next((n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), [])
+    return next((n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name), None)
+
+
+@functools.cache
+def _generated(path: Path) -> tuple[list[str], dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """mutmut's generated file (thousands of lines): its lines and functions, parsed once."""
+    text = path.read_text()
+    return text.splitlines(), _functions_by_name(ast.parse(text))
+
+
+@functools.cache
+def _source_tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text())
+
+
+def _locate(target: Target, work: Path, mutant: Mutant) -> None:
+    """Fill in the mutant's source line and diff, from the original and mutated copies of its
+    function in mutmut's generated file (``mutants/<path>``)."""
+    lines, functions = _generated(work / "mutants" / target.path)
+    short = mutant.name.rpartition(".")[2]
+    orig, mut = functions.get(short.partition("__mutmut_")[0] + "__mutmut_orig"), functions.get(short)
+    if orig is None or mut is None:
+        mutant.diff = "(mutmut's generated file does not hold this mutant's function; see `mutmut show` with --keep)"
+        return
+    plain = mutant.function.rpartition(".")[2]  # both copies carry mutmut's names on their def line
+    a = [x.replace(orig.name, plain) for x in lines[orig.lineno - 1:orig.end_lineno]]
+    b = [x.replace(mut.name, plain) for x in lines[mut.lineno - 1:mut.end_lineno]]
+    src = _source_function(_source_tree(REPO / target.path), mutant.function)
+    start = src.lineno if src is not None else 1
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if mutant.line is None:
+            mutant.line = start + i1  # both copies start at their ``def`` line
+        out += [f"-{x}" for x in a[i1:i2]] + [f"+{x}" for x in b[j1:j2]]
+    mutant.diff = "\n".join(out) or "(no textual change)"
+
+
+@functools.cache
+def _sql_lines(source: str) -> frozenset[int]:
+    """Lines of string literals that are the SQL of an ``execute``/``executemany``/``executescript`` call."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                and node.func.attr in ("execute", "executemany", "executescript")
+                and isinstance(node.args[0], ast.Constant | ast.JoinedStr)):
+            lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
+    return frozenset(lines)
+
+
+def _equivalent(target: Target, mutant: Mutant) -> str | None:
+    """The reason a survivor cannot change behaviour, or ``None``."""
+    removed = [x[1:] for x in mutant.diff.splitlines() if x.startswith("-")]
+    added = [x[1:] for x in mutant.diff.splitlines() if x.startswith("+")]
+    before, after = "\n".join(x.strip() for x in removed), "\n".join(x.strip() for x in added)
+    listed = next((e for e in EQUIVALENT if e.path == target.path and e.function == mutant.function
+                   and e.before == before and e.after == after), None)
+    if listed is not None:
+        return listed.reason
+    quoted = re.compile(r"'(?:[^']|'')*'")
+    if (mutant.line is not None and before != after and before.lower() == after.lower()
+            and quoted.findall(before) == quoted.findall(after)
+            and set(range(mutant.line, mutant.line + len(removed))) <= _sql_lines((REPO / target.path).read_text())):
+        return SQL_CASE
+    return None
+
+
+def _results(target: Target, work: Path, names: list[str]) -> list[Mutant]:
+    from mutmut.stats import status_by_exit_code
+
+    meta = json.loads((work / "mutants" / (target.path + ".meta")).read_text())
+    codes = meta["exit_code_by_key"]
+    mutants = []
+    for name in names:
+        status = status_by_exit_code[codes.get(name)]
+        mutant = Mutant(name, status, _function_of(name))
+        if status != "killed":
+            _locate(target, work, mutant)
+            if status == "survived" and (reason := _equivalent(target, mutant)) is not None:
+                mutant.status, mutant.reason = "equivalent", reason
+        mutants.append(mutant)
+    return mutants
+
+
+def _children_cpu() -> float:
+    """CPU seconds used by finished child processes (mutmut and, through it, every forked mutant)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_module(target: Target, files: list[str], *, jobs: int, quick: int | None, seed: int, keep: bool) -> ModuleResult:
+    result = ModuleResult(target)
+    started, cpu_started = time.monotonic(), _children_cpu()
+    work = Path(tempfile.mkdtemp(prefix=f"symposium-mutation-{target.name}-"))
+    try:
+        _check_tests_exist(target)
+        _prepare(target, files, work)
+        names = _mutant_names(target, work)
+        chosen = sorted(names)
+        if quick is not None and quick < len(chosen):
+            chosen = sorted(random.Random(f"{seed}:{target.path}").sample(chosen, quick))
+        print(f"{target.path}: {len(chosen)} of {len(names)} mutants, {len(target.tests)} test entries, "
+              f"{jobs} job(s) ({work})", flush=True)
+        _run_mutmut(target, work, None if chosen == sorted(names) and not target.functions else chosen, jobs, seed)
+        result.mutants = _results(target, work, chosen)
+    except RunFailed as exc:
+        result.error = str(exc)
+    finally:
+        result.seconds, result.cpu_seconds = time.monotonic() - started, _children_cpu() - cpu_started
+        if keep:
+            print(f"  kept {work} (cd there; `{Path(sys.executable).with_name('mutmut')} browse`)", flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+# -- the tables ---------------------------------------------------------------------------------
+
+OUTCOMES = ("killed", "survived", "timeout", "suspicious", "no tests", "segfault", "equivalent")
+
+
+def _summary_table(results: list[ModuleResult]) -> list[str]:
+    rows = ["| module | mutants | " + " | ".join(OUTCOMES) + " | other | kill % | wall s | CPU s |",
+            "| --- | ---: | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        if r.error:
+            rows.append(f"| `{r.target.path}` | could not run: see below |" + " |" * (len(OUTCOMES) + 4))
+            continue
+        c = r.counts()
+        other = sum(v for k, v in c.items() if k not in OUTCOMES)
+        pct = r.kill_percent()
+        scope = f" ({len(r.target.functions)} functions)" if r.target.functions else ""
+        rows.append(f"| `{r.target.path}`{scope} | {len(r.mutants)} | " + " | ".join(str(c[o]) for o in OUTCOMES)
+                    + f" | {other} | {'–' if pct is None else f'{pct:.1f}'} | {r.seconds:.0f} | {r.cpu_seconds:.0f} |")
+    return rows
+
+
+def _where(r: ModuleResult, m: Mutant) -> str:
+    return f"{r.target.path}:{m.line}" if m.line else r.target.path
+
+
+def _details(r: ModuleResult) -> list[str]:
+    """Each mutant not killed: survivors (and no tests, suspicious, ...) with their diffs, then
+    the equivalent ones grouped by reason, then the timeouts by name."""
+    out = [f"### `{r.target.path}`", ""]
+    if r.error:
+        return out + ["```", r.error, "```", ""]
+    if r.target.functions:
+        out += ["Functions mutated: " + ", ".join(f"`{f}`" for f in r.target.functions), ""]
+    out += ["Tests: " + ", ".join(f"`{t}`" for t in r.target.tests), ""]
+    shown = [m for m in r.mutants if m.status not in ("killed", "timeout", "equivalent")]
+    for m in sorted(shown, key=lambda m: (m.status, m.line or 0)):
+        out.append(f"- **{m.status}** `{_where(r, m)}` in `{m.function}` (`{m.name.rpartition('.')[2]}`)")
+        out += ["  ```diff", *(f"  {x}" for x in m.diff.splitlines()), "  ```"]
+    by_reason: dict[str, list[Mutant]] = {}
+    for m in sorted((m for m in r.mutants if m.status == "equivalent"), key=lambda m: m.line or 0):
+        by_reason.setdefault(m.reason, []).append(m)
+    for reason, group in by_reason.items():
+        out.append(f"- **equivalent** ({len(group)}): {reason}")
+        if reason == SQL_CASE:  # many, and alike: the lines are enough
+            out.append("  " + ", ".join(f"`{_where(r, m)}`" for m in group))
+            continue
+        for m in group:
+            change = " / ".join(x.strip() for x in m.diff.splitlines())
+            out.append(f"  - `{_where(r, m)}` in `{m.function}`: `{change}`")
+    timeouts = [m for m in r.mutants if m.status == "timeout"]
+    if timeouts:
+        out.append("- timed out (counted as detected): " + ", ".join(f"`{m.name.rpartition('.')[2]}`" for m in timeouts))
+    if not shown and not by_reason and not timeouts:
+        out.append("Every mutant killed.")
+    return out + [""]
+
+
+def report(results: list[ModuleResult], args: argparse.Namespace, seconds: float, load: tuple[float, float]) -> str:
+    """The heading, the command and the summary table (the details follow it in the markdown file)."""
+    command = "python benchmarks/mutation.py " + " ".join(sys.argv[1:])
+    lines = [
+        f"## Mutation testing ({date.today().isoformat()})", "",
+        f"`{command.strip()}` — mutmut, seed {args.seed}, {args.jobs} job(s), "
+        + (f"a sample of {args.quick} mutants per module" if args.quick else "every mutant")
+        + f"; {seconds / 60:.1f} min wall on {os.cpu_count()} CPUs (load average {load[0]:.1f} at the start, "
+        f"{load[1]:.1f} at the end: above the CPU count means a busy machine, and the seconds are not timings to quote).",
+        "",
+        "Kill % = (killed + timeout) / (mutants − equivalent). CPU s is the CPU time of mutmut and its "
+        f"mutants: on an idle machine the wall time is about CPU s / jobs ({sum(r.cpu_seconds for r in results) / 60 / args.jobs:.0f} min for this run).",
+        "", *_summary_table(results), "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--modules", default=",".join(TARGETS),
+                        help=f"comma-separated, from: {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--quick", type=int, metavar="N", help="a reproducible sample of N mutants per module")
+    parser.add_argument("--seed", type=int, default=21, help="the sample's seed and Hypothesis's (default 21)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once (default: the CPU count)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"the markdown report (default {DEFAULT_OUT.relative_to(REPO)})")
+    parser.add_argument("--keep", action="store_true", help="keep each module's temporary copy (for `mutmut browse`)")
+    parser.add_argument("--tests", help="comma-separated test files or ids to use instead of each module's list "
+                                        "(which mutants do these tests kill?)")
+    args = parser.parse_args(argv)
+    wanted = [m.strip().removesuffix(".py").rpartition("/")[2] for m in args.modules.split(",") if m.strip()]
+    unknown = [m for m in wanted if m not in TARGETS]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)}; choose from {', '.join(TARGETS)}")
+    if args.quick is not None and args.quick < 1:
+        parser.error("--quick needs a positive number of mutants")
+    if args.jobs < 1:
+        parser.error("--jobs needs at least 1")
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
+    files = _checkout_files()
+    before = _fingerprint(files)
+    load_start = os.getloadavg()[0]
+    started = time.monotonic()
+    results: list[ModuleResult] = []
+    interrupted = False
+    try:
+        for name in wanted:
+            target = TARGETS[name]
+            if args.tests:
+                target = replace(target, tests=tuple(t.strip() for t in args.tests.split(",") if t.strip()))
+            results.append(run_module(target, files, jobs=args.jobs, quick=args.quick, seed=args.seed, keep=args.keep))
+            print("\n".join([*_summary_table(results[-1:]), "", *_details(results[-1])]), flush=True)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\ninterrupted: mutmut and its mutants were stopped", file=sys.stderr)
+    finally:
+        changed = [f for f, h in before.items() if not (REPO / f).is_file()
+                   or hashlib.sha256((REPO / f).read_bytes()).hexdigest() != h]
+        if changed:
+            print(f"WARNING: {len(changed)} source or test file(s) changed during the run (by mutmut or by you?): "
+                  + ", ".join(changed), file=sys.stderr)
+        else:
+            print(f"working tree untouched: {len(before)} source and test files hash as before", file=sys.stderr)
+    if interrupted and not results:
+        return 130
+    summary = report(results, args, time.monotonic() - started, (load_start, os.getloadavg()[0]))
+    if interrupted:
+        summary += "\n**Interrupted**: only the modules above were run.\n"
+    print(summary)  # each module's details were printed as it finished
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(summary + "\n" + "\n".join(line for r in results for line in _details(r)))
+    print(f"\nwritten to {args.out}", file=sys.stderr)
+    return 130 if interrupted else 1 if any(r.error for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

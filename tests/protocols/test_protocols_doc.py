@@ -1,0 +1,557 @@
+"""docs/protocols.md's numbers against the code, so the doc cannot drift (issue 20, point 13).
+
+Each :class:`Claim` is one sentence of the doc that states numbers the code can compute: a
+regular expression finds the sentence inside its section (so rewording it away fails too) and
+captures the numbers; ``code`` computes the same numbers from the code: config defaults,
+computed limits, and trajectories run through the protocol's own loop on scripted agents (the
+loop, not the schedule alone, decides when signals exist). A number written with d decimals
+must equal the code's value rounded to d decimals (|doc − code| ≤ ½·10^−d), unless the claim
+sets its own tolerance ("about 195 tokens").
+
+Every section with tables is pinned: EVINCE, CRIT, SocraSynth, the conference (seed 000), the
+human in the loop (seed 001), deliberation (seed 002), D3 (seed 003), the profiles and what each
+judge sees. Numbers left out on purpose, section by section (nothing in the code computes them):
+
+* quotes and counts from the papers ("ten topics", 278–624 characters a point, 1,261–1,348
+  characters a statement, 20/600 and 43/400, "No more than 75 words", "150 words", 4k–128k);
+* the earlier code's values a row gives as history (230/134 characters, 4,000 and 1,333, 700,
+  300/400/500/1,500/900/1,200/6000 characters, "7/7 ratings gave 6.25 vs 7");
+* SocraSynth's simulated false-stop and catch rates (50 %, 34 %, 20 %, 6 %, 2 %; 57/63/67 %;
+  40/35/30 %) with σ = 1, 3–5 reasons and 3 points: ``benchmarks/crit_noise.py`` prints them
+  (three runs of 20,000 trials, a minute of CPU: too slow for a unit test; rerun it after
+  changing CRIT's formula or the tolerance);
+* the deliberation row's advice for Llama models (``word_cap = 150``, ``turn_tokens`` ≈ 260).
+
+Scripted backends here (tests/helpers/scripted.py): a trajectory needs agents that converge
+exactly as told, which a real model cannot be made to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import math
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from backends.base import Message, SamplingOptions
+from protocols import analyzer, conference, d3, deliberation, evince
+from protocols import crit as C
+from protocols import metrics as M
+from protocols import socrasynth as ss
+from protocols.agents import Agent
+from protocols.contentiousness import LEVELS, Adaptive, Linear, RoundSignals
+from protocols.d3_audit import family
+from protocols.events import TurnFinished
+from protocols.fitting import SAFETY_TOKENS, Section, fit_sections
+from protocols.humanloop import HumanloopConfig
+from protocols.labels import LabelSet
+from protocols.params import ParamInfo, params_of
+from protocols.schemas import chars_for
+from protocols.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
+from store.schema import MIGRATIONS
+
+from tests.helpers.paths import REPO
+from tests.helpers.scripted import ScriptedBackend
+
+DOC = REPO / "docs" / "protocols.md"
+#: Spelt-out numbers the doc uses in running text ("the ten factors", "five turns").
+WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+#: A number as the doc writes it: 4,096 (thousands separated), 0.625, 12, or a word above.
+NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?![\d])|-?\d+(?:\.\d+)?|\b(?:" + "|".join(WORDS) + r")\b")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A doc sentence with numbers (``pattern``'s groups; a group may hold a list such as
+    "0.9, 0.7, 0.5") and the code's values for them, in the same order."""
+
+    id: str
+    section: str  # the start of the "## " heading the sentence must be under
+    pattern: str
+    code: Callable[[], Sequence[float]]
+    tolerance: float | None = None  # None: half a unit of the doc's last written digit
+
+
+def section(heading: str) -> str:
+    """The text of the ``## heading…`` section of the doc, up to the next ``## ``."""
+    text = DOC.read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(heading)}.*?(?=^## |\Z)", text, flags=re.M | re.S)
+    assert match, f"docs/protocols.md has no section starting '## {heading}'"
+    return match.group(0)
+
+
+# --- scripted EVINCE runs: the protocol's own loop ------------------------------------------------
+
+LABELS = LabelSet(["Dengue", "Chikungunya", "Zika", "Malaria", "Typhoid"])
+OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
+A_HOLDS = {"Dengue": 0.8, "Chikungunya": 0.2}
+#: B closes in on A by large steps, then agrees: every signal says "converging" (WD 1, 0.7, 0.3, 0).
+CONVERGING = [{"Zika": 0.6, "Malaria": 0.4}, {"Dengue": 0.3, "Zika": 0.4, "Malaria": 0.3},
+              {"Dengue": 0.5, "Zika": 0.3, "Chikungunya": 0.2}, A_HOLDS, A_HOLDS, A_HOLDS]
+#: B jumps between a disjoint and an overlapping belief: the metrics never settle.
+MOVING = [{"Zika": 0.8, "Malaria": 0.2}, {"Dengue": 0.5, "Zika": 0.5}] * 11
+
+
+def _reply(probs: dict[str, float]) -> str:
+    return json.dumps({"predictions": [{"label": k, "probability": v, "argument": "fits the case"} for k, v in probs.items()],
+                       "arguments": []})
+
+
+def run_evince(b_says: Sequence[dict[str, float]], **config: Any) -> list[TurnFinished]:
+    """One scripted EVINCE debate (A holds one belief, B says ``b_says`` round by round); its turns."""
+    recs = '{"questions": ["q"], "tests": ["t"]}'
+    a = ScriptedBackend("a", [_reply(A_HOLDS)] * len(b_says) + [recs])
+    b = ScriptedBackend("b", [_reply(p) for p in b_says] + [recs])
+    team = evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", ScriptedBackend("j", []), OPTS))
+    values = {"case": "fever, rash, joint pain", "labels": LABELS, "crit_judge": False, "recommendations": False, **config}
+
+    async def go() -> list[TurnFinished]:
+        return [e async for e in evince.run(evince.EvinceConfig(**values), team, debate_id="doc") if isinstance(e, TurnFinished)]
+
+    return asyncio.run(go())
+
+
+def kappas(turns: list[TurnFinished]) -> list[float]:
+    """The κ each debate round was argued at (journalled with agent B's turns)."""
+    return [t.kappa for t in turns if t.role == "agent-b" and t.kind in ("opening", "refutation")]  # type: ignore[misc]
+
+
+def last_round(turns: list[TurnFinished]) -> int:
+    return max(t.round for t in turns if t.kind in ("opening", "refutation"))
+
+
+def defaults(**over: Any) -> evince.EvinceConfig:
+    return evince.EvinceConfig(case="x", labels=LABELS, **over)
+
+
+def small() -> evince.EvinceConfig:
+    return evince.EvinceConfig.small_model(case="x", labels=LABELS)
+
+
+def tokens_for_a_sentence() -> int:
+    """The shortest turn whose argument limit reaches the small profile's ``argument_chars``."""
+    want = small().argument_chars
+    return next(t for t in range(24, 2000) if small().__class__.small_model(case="x", turn_tokens=t).argument_limit() >= want)
+
+
+def wobble() -> list[float]:
+    """Half a point around 0.9/0.1: the change in ``mi``, in units of ε_MI, in WD and in JSD."""
+    same, near = M.compute_all({"a": 0.9, "b": 0.1}, {"a": 0.9, "b": 0.1}), M.compute_all({"a": 0.9, "b": 0.1}, {"a": 0.895, "b": 0.105})
+    d_mi = same.mi - near.mi
+    return [d_mi, round(d_mi / defaults().eps_mi), near.wd, near.jsd]
+
+
+def reheat_percent() -> float:
+    """The largest rise of κ in one round, from a cooled state under the clearest divergence."""
+    schedule = Adaptive()
+    cooled = [schedule.value(t, RoundSignals(1, 1, 1, 1)) for t in range(3)][-1]
+    return 100 * (schedule.value(3, RoundSignals(-1, -1, -1, -1)) / cooled - 1)
+
+
+def recommendation_kappa() -> list[float]:
+    turns = run_evince(CONVERGING[:2], max_rounds=1, recommendations=True)
+    return sorted({t.kappa for t in turns if t.kind == "recommendations"})  # type: ignore[type-var]
+
+
+def bench_designs() -> list[int]:
+    """The diagnosis benchmark's designs: the paper's refutation rounds (judge on, EVINCE's own
+    turn sizes), the quick one's rounds and turn size (no judge); and its default arms, which
+    must hold every schedule, Figure 7.1's adaptive ``Update`` among them."""
+    from tui.bench.diagnosis import DESIGNS, SCHEDULES, BenchConfig
+
+    paper, quick = DESIGNS["paper"], DESIGNS["quick"]
+    assert paper.crit_judge and paper.turn_tokens is None and not quick.crit_judge
+    assert set(SCHEDULES) == {"none", "fixed", "linear", "exponential", "adaptive"}
+    assert BenchConfig.__dataclass_fields__["design"].default == "paper"
+    return [paper.max_rounds, quick.max_rounds, quick.turn_tokens or 0]
+
+
+def gamma_formula() -> list[float]:
+    """Γ = a + b·S⁺/(S⁺+S⁻): a is Γ with rivals only, a + b with reasons only; and the formula
+    must hold in between (one reason (8, 5) against one rival (4, 5): S⁺ = 4, S⁻ = 2)."""
+    reason, rival = {"validity": 8, "credibility": 5}, {"validity": 4, "credibility": 5}
+    low, high = C.weighted_score([], [rival]), C.weighted_score([reason], [])
+    assert C.weighted_score([reason], [rival]) == pytest.approx(low + (high - low) * 4 / (4 + 2))
+    return [low, high - low]
+
+
+def validity_bounds() -> list[float]:
+    field = C.RatedReason.model_fields["validity"]
+    bounds = {type(m).__name__: m for m in field.metadata}
+    return [bounds["Ge"].ge, bounds["Le"].le]
+
+
+CLAIMS: list[Claim] = [
+    # EVINCE: Figure 7.1's Update, run through the loop
+    Claim("evince-update-parameters", "EVINCE",
+          r"λ = ([\d.]+), g = ([\d.]+), σ = ([\d.]+), w_wd = w_mi = w_jsd = w_crit = ([\d.]+) \(all `schedule_params`\)",
+          lambda: [Adaptive().rate, Adaptive().gain, Adaptive().sensitivity,
+                   *({Adaptive().w_wd, Adaptive().w_mi, Adaptive().w_jsd, Adaptive().w_crit})]),
+    Claim("evince-update-trajectory", "EVINCE", r"rounds 0–4 are argued at κ = ([\d., ]+?) \(Tables",
+          lambda: kappas(run_evince(CONVERGING, max_rounds=5))[:5]),
+    Claim("evince-update-settled", "EVINCE", r"settled rounds \(no change\) cool gently \(×([\d.]+)\)",
+          lambda: [Adaptive().value(1, RoundSignals()) / Adaptive().kappa0]),
+    Claim("evince-update-no-metrics-holds", "EVINCE", r"so round (\d+) \(the first refutation round\) is argued at κ0",
+          lambda: [max(r for r, k in enumerate(kappas(run_evince(CONVERGING, max_rounds=5))) if k == Adaptive().kappa0)]),
+    Claim("evince-update-reheat", "EVINCE", r"divergence reheats by at most (\d+) %", lambda: [reheat_percent()]),
+    Claim("evince-linear-arm", "EVINCE", r"λ = `rate`, ([\d.]+) by default: linear gives ([\d., ]+?) for rounds 0–3",
+          lambda: [Linear().rate, *kappas(run_evince(MOVING, max_rounds=3, schedule="linear"))[:4]]),
+    Claim("evince-gate-threshold", "EVINCE", r"must reach `gate_threshold` \(([\d.]+)\)", lambda: [defaults().gate_threshold]),
+    Claim("evince-epsilon", "EVINCE", r"ε = `eps_\*` = ([\d.]+)",
+          lambda: list({defaults().eps_wd, defaults().eps_mi, defaults().eps_jsd, defaults().eps_crit})),
+    Claim("evince-round-cap", "EVINCE", r"`max_rounds` = (\d+) \*\*refutation rounds after the opening round\*\* \(rounds 0–(\d+)",
+          lambda: [defaults().max_rounds, last_round(run_evince(MOVING))]),
+    Claim("evince-mi-cusp", "EVINCE", r"0\.6/0\.32/0\.08 against 0\.6/0\.3/0\.1 scores ([\d.]+) where identical beliefs score (\d+)",
+          lambda: [M.agreement_information([0.6, 0.32, 0.08], [0.6, 0.3, 0.1]), M.agreement_information([0.6, 0.3, 0.1], [0.6, 0.3, 0.1])]),
+    Claim("evince-mi-wobble", "EVINCE",
+          r"half a point of wobble around 0\.9/0\.1 moves it by ([\d.]+) = (\d+)ε while WD moves ([\d.]+) and JSD ([\d.]+)",
+          wobble),
+    Claim("evince-update-sigma", "EVINCE", r"outweighs every other signal in `Update` \(σ = ([\d.]+)\)", lambda: [Adaptive().sensitivity]),
+    Claim("evince-label-flag", "EVINCE",
+          r"P_f\(top\) ≥ `label_flag_confidence` \(([\d.]+)\).*?`agreement_max_jsd` \(([\d.]+)",
+          lambda: [defaults().label_flag_confidence, defaults().agreement_max_jsd]),
+    Claim("evince-deadlock-threshold", "EVINCE", r"the same top label and JSD ≤ `agreement_max_jsd` \(([\d.]+)\)\. Otherwise",
+          lambda: [defaults().agreement_max_jsd]),
+    Claim("evince-deadlock-examples", "EVINCE",
+          r"0\.9/0\.1 against 0\.6/0\.4 \(JSD ([\d.]+)\) agrees, against 0\.55/0\.45 \(([\d.]+)\) does not",
+          lambda: [M.jensen_shannon({"a": 0.9, "b": 0.1}, {"a": 0.6, "b": 0.4}),
+                   M.jensen_shannon({"a": 0.9, "b": 0.1}, {"a": 0.55, "b": 0.45})]),
+    Claim("evince-recommendations-kappa", "EVINCE", r"A drafts, B completes, both at κ = ([\d.]+)", recommendation_kappa),
+    Claim("evince-turn-defaults", "EVINCE", r"`turn_tokens` = (\d+), `argument_chars` = (\d+) \(a paragraph",
+          lambda: [defaults().turn_tokens, defaults().argument_limit()]),
+    Claim("evince-small-profile", "EVINCE",
+          r"SMALL_MODEL_PROFILE` \((\d+)-token turns, arguments of at most (\d+) characters.*?(\d+)-token judge replies, "
+          r"`crit_depth` = (\d+): no CRIT recursion, `max_rounds` = (\d+)\)",
+          lambda: [small().turn_tokens, small().argument_limit(), small().crit_tokens, small().crit_depth, small().max_rounds]),
+    Claim("evince-small-profile-before", "EVINCE", r"110-token turns left (\d+) characters an argument",
+          lambda: [defaults(turn_tokens=110, argument_chars=120).argument_limit()]),
+    Claim("evince-small-profile-sentence", "EVINCE", r"a sentence each needs about (\d+) tokens",
+          lambda: [tokens_for_a_sentence()], tolerance=5),
+    Claim("evince-top-k", "EVINCE", r"\(eq\. 7\.1, k = (\d+)\)", lambda: [defaults().top_k]),
+    Claim("evince-bench-designs", "EVINCE",
+          r"`--design paper` \(the default\) has the judge on, up to (\d+)\s+refutation rounds.*?`--design quick` \(no judge, (\d+)\s+"
+          r"refutation round, (\d+)-token turns\)", bench_designs),
+    # CRIT (Table 6.3)
+    Claim("crit-reasons-and-scale", "CRIT",
+          r"≤ (\d+) reasons and ≤ (\d+) rivals each with validity γ and credibility θ \((\d+)–(\d+)\)",
+          lambda: [C.MAX_REASONS, C.CritReply.model_fields["rival_reasons"].metadata[0].max_length, *validity_bounds()]),
+    Claim("crit-recursion", "CRIT", r"`is_claim` \(≤ (\d+) per document\)", lambda: [C.MAX_RECURSIVE]),
+    Claim("crit-depth", "CRIT", r"`crit_depth` levels deep \((\d+) by default, (\d+) in the small-model profile\)",
+          lambda: [defaults().crit_depth, small().crit_depth]),
+    Claim("crit-gamma", "CRIT", r"Γ = (\d+) \+ (\d+)·S⁺/\(S⁺\+S⁻\), S = Σ γθ/10", gamma_formula),
+    Claim("crit-neutral", "CRIT", r"`weighted` then stays ([\d.]+)", lambda: [C.weighted_score([], [])]),
+]
+
+
+# --- the other sections: helpers that compute what their rows state ------------------------------
+
+
+def param_info(config_cls: type, name: str) -> ParamInfo:
+    return next(p for p in params_of(config_cls) if p.name == name)
+
+
+def socrasynth(**over: Any) -> ss.SocraSynthConfig:
+    return ss.SocraSynthConfig(subject="x", **over)
+
+
+def socrasynth_small() -> ss.SocraSynthConfig:
+    return ss.SocraSynthConfig(subject="x", **ss.SocraSynthConfig.SMALL_MODEL_PROFILE)
+
+
+def socrasynth_first_comparison() -> list[int]:
+    """The refutation rounds that always run and the first before which Table 6.2's Γ test can
+    end the loop: Γ falls by 3 points every round (far past any tolerance, with τ = 0 too),
+    the opening's Γ_0 highest of all, and :meth:`SocraSynth._loop_ended` is asked before each
+    round. Rounds before the first comparison run whatever Γ does."""
+    judge = Agent("judge-1", ScriptedBackend("j", []), OPTS)
+    run = ss.SocraSynth(socrasynth(crit_tolerance=0.0), ss.SocraSynthAgents(judge, judge, [judge]), debate_id="doc")
+    run.rounds = [{"round": t, "kind": "opening" if t == 0 else "refutation", "delta": run.delta(t), "gamma": 10.0 - 3 * t}
+                  for t in range(4)]
+    first = next(t for t in range(1, 4) if run._loop_ended(t) is not None)
+    return [*range(1, first), first]
+
+
+def socrasynth_round_counts() -> list[int]:
+    """The cap in refutation rounds; the opening plus the cap as appendix 6.C counts rounds; and
+    a default debate's fewest and most refutation rounds (the first Γ comparison can end it
+    before round 3, the case check can add one past the cap), with the opening counted too."""
+    cap = socrasynth().max_rounds
+    fewest = socrasynth_first_comparison()[-1] - 1
+    most = cap + 1
+    return [cap, cap, cap + 1, fewest, most, fewest + 1, most + 1]
+
+
+def socrasynth_schedule() -> list[float]:
+    """Table 6.2's Δ test at the defaults: how many refutation rounds it allows, Δ0, δ, and the
+    Δ of the last round it allows and of the first it refuses."""
+    c = socrasynth()
+    n = c.schedule_rounds()
+    assert n is not None
+    start = max(c.kappa_a, c.kappa_b)
+    return [n, start, c.delta, n, start / c.delta ** n, n + 1, start / c.delta ** (n + 1)]
+
+
+def socrasynth_other_deltas() -> list[float]:
+    """The δ (two decimals) for which Table 6.2's Δ test alone ends the loop after 5 … 3
+    refutation rounds (the study's length), the Δ the last allowed round would be argued at
+    across them, and Table 6.1's lowest contentious level (0.3) that Δ falls below."""
+    c = socrasynth()
+    start = max(c.kappa_a, c.kappa_b)
+    grid = [d / 100 for d in range(101, 400)]
+    within = [d for d in grid if 3 <= (socrasynth(delta=d).schedule_rounds() or 0) <= 5]
+    lasts = [start / d ** (socrasynth(delta=d).schedule_rounds() or 0) for d in within]
+    assert within == [d for d in grid if min(within) <= d <= max(within)], "the δ range has a hole"
+    rounds = [socrasynth(delta=d).schedule_rounds() for d in (min(within), max(within))]
+    return [min(within), max(within), *rounds, min(lasts), max(lasts), min(k for k in LEVELS if k > 0)]
+
+
+def socrasynth_point_sizes() -> list[float]:
+    """Characters a point may take (``chars_for``, what :meth:`SocraSynth._point_chars` uses)
+    at the defaults and in the small profile, and what 1024 tokens gave before issue 20. The
+    defaults must hold appendix 6.C's longest point (624 characters); 1024 tokens did not."""
+    c, small = socrasynth(), socrasynth_small()
+    now, before = chars_for(c.turn_tokens, c.subtopics), chars_for(1024, 5)
+    assert before < 624 <= now
+    return [c.turn_tokens, now, c.subtopics, small.turn_tokens, small.subtopics,
+            chars_for(small.turn_tokens, small.subtopics), 1024, before, 5]
+
+
+def conciliatory() -> list[float]:
+    info = param_info(ss.SocraSynthConfig, "conciliatory_kappa")
+    return [socrasynth().conciliatory_kappa, info.ge, info.le]  # type: ignore[list-item]
+
+
+def gamma_scale() -> list[float]:
+    """Γ's range: rivals only (lowest) and reasons only (highest)."""
+    reason, rival = {"validity": 9, "credibility": 9}, {"validity": 9, "credibility": 9}
+    return [C.weighted_score([], [rival]), C.weighted_score([reason], [])]
+
+
+def confidence_range() -> list[float]:
+    """The smallest and largest confidence :func:`parse_confidence` records."""
+    kept = [v for v in range(0, 200) if parse_confidence(f"My confidence: {v}.")[0] == v]
+    assert parse_confidence("My confidence: 101.")[0] is None  # out of range: noted, not recorded
+    return [min(kept), max(kept)]
+
+
+def confidence_migration() -> list[int]:
+    return [next(m.version for m in MIGRATIONS if "confidence" in m.sql)]
+
+
+def triem_codes() -> list[float]:
+    return [float(triem_code(label, "affirm")) for label in ("affirm", "remand", NONE)]  # type: ignore[arg-type]
+
+
+def triem_opportunities() -> list[int]:
+    """Triem's opportunities for one AI seat in a three-round debate, and those rounds."""
+    rounds = HumanloopConfig(case="x").rounds
+    seat = [StanceStep(r, "agent-1", "affirm") for r in range(1, rounds + 1)]
+    return [analyze(seat, binary="affirm")["triem"]["opportunities"], rounds]
+
+
+def evaluation_scale() -> list[float]:
+    field = conference.EvaluationScores.model_fields["clarity"]
+    bounds = {type(m).__name__: m for m in field.metadata}
+    assert set(conference.EvaluationScores.model_fields) == {k for k, _ in conference.FACTORS}
+    return [bounds["Ge"].ge, bounds["Le"].le, len(conference.FACTORS)]
+
+
+def d3_scale() -> list[float]:
+    out = []
+    for reply in (d3.JudgeReply, d3.JurorReply):
+        bounds = {type(m).__name__: m for f in ("score_1", "score_2") for m in reply.model_fields[f].metadata}
+        out.append((bounds["Ge"].ge, bounds["Le"].le))
+    assert len(set(out)) == 1, out  # the judge and the jurors score on one scale
+    return list(out[0])
+
+
+def d3_tokens() -> list[int]:
+    c = d3.D3Config(question="q", answer_a="a", answer_b="b")
+    small = d3.D3Config(question="q", answer_a="a", answer_b="b", **d3.D3Config.SMALL_MODEL_PROFILE)
+    return [c.turn_tokens, c.judge_tokens, c.vote_tokens, small.turn_tokens, small.judge_tokens, small.vote_tokens]
+
+
+def d3_defaults() -> d3.D3Config:
+    return d3.D3Config(question="q", answer_a="a", answer_b="b")
+
+
+def d3_jury() -> list[int]:
+    """The default jury, which is appendix D.3's personas, one juror each."""
+    size = d3_defaults().jury_size
+    assert size == len(d3.PERSONAS), (size, len(d3.PERSONAS))
+    return [size]
+
+
+def map_claim_reasons() -> list[int]:
+    return [analyzer.MapClaim.model_fields[f].metadata[0].max_length for f in ("supports", "attacks")]
+
+
+def deliberation_defaults() -> deliberation.DeliberationConfig:
+    return deliberation.DeliberationConfig(topic="x")
+
+
+def registry_windows() -> list[float]:
+    """The context windows ``models.toml`` gives its real models (one value) and the bundled ones."""
+    models = tomllib.loads((REPO / "models.toml").read_text(encoding="utf-8"))["models"]
+    standard = {m["context_length"] for m in models.values() if m.get("profile", "standard") != "small"}
+    small = {m["context_length"] for m in models.values() if m.get("profile") == "small"}
+    assert len(standard) == 1 and len(small) == 1, (standard, small)
+    return [*standard, *small]
+
+
+def estimate() -> list[float]:
+    """The estimating backends' count (``Session.count_tokens``): characters a token and tokens a
+    message's markup adds; and the tokens fitting keeps spare."""
+    session = ScriptedBackend("x", []).session("doc")
+    markup = session.count_tokens([Message("user", "")])
+    per_token = 400 / (session.count_tokens([Message("user", "x" * 400)]) - markup)
+    return [per_token, markup, SAFETY_TOKENS]
+
+
+def example_note() -> list[float]:
+    """The note the doc quotes, made by :func:`fit_sections`: a 3,400-character subject beside a
+    13,650-character document, before a judge with a bundled model's window and the small
+    profile's SocraSynth judge reply."""
+    backend = ScriptedBackend("j", [])
+    backend.context_length = registry_windows()[1]
+    judge = Agent("judge", backend, OPTS)
+    text = ("the case says " * 1000)
+    fitted = fit_sections(judge, [Section("the subject", text[:3400], 0), Section("the document", text[:13650], 1)],
+                          lambda t: [Message("system", "You are a CRIT judge."),
+                                     Message("user", f"Subject: {t['the subject']}\nDocument: {t['the document']}")],
+                          reply_tokens=socrasynth_small().crit_tokens)
+    [note] = fitted.notes
+    found = re.fullmatch(r"shortened to fit judge's context window \(([\d,]+) tokens, ([\d,]+) kept for the reply\): "
+                         r"the subject to ([\d,]+) of ([\d,]+) characters \(its middle left out\)", note)
+    assert found, note
+    return [float(g.replace(",", "")) for g in found.groups()]
+
+
+CLAIMS += [
+    # Parameters and profiles
+    Claim("profiles-evince-no-recursion", "Parameters and profiles", r"in EVINCE also no CRIT\s+recursion, `crit_depth` = (\d+)",
+          lambda: [small().crit_depth]),
+    # What each judge and agent sees
+    Claim("fitting-example-note", "What each judge and agent sees",
+          r"e\.g\. for a ([\d,]+)-character subject\s+beside a ([\d,]+)-character document.*?context window \(([\d,]+) tokens, "
+          r"(\d+) kept for the reply\): the subject to ([\d,]+) of ([\d,]+)\s+characters",
+          lambda: [3400, 13650, *example_note()[:2], *example_note()[2:]]),
+    Claim("fitting-estimate", "What each judge and agent sees",
+          r"estimates (\w+) characters a token\s+plus (\w+) per message, with (\d+) tokens kept spare", estimate),
+    Claim("fitting-windows", "What each judge and agent sees",
+          r"are given\s+([\d,]+)-token windows.*?with the bundled models' ([\d,]+) tokens", registry_windows),
+    # SocraSynth (chapter 6)
+    Claim("socrasynth-start-delta", "SocraSynth", r"stance and Δ0 \(([\d.]+) each, settable per agent\)",
+          lambda: list({socrasynth().kappa_a, socrasynth().kappa_b})),
+    Claim("socrasynth-subtopics", "SocraSynth", r"\(`subtopics`, default (\d+), at most (\d+); the small-model profile (\d+)\)",
+          lambda: [socrasynth().subtopics, param_info(ss.SocraSynthConfig, "subtopics").le or 0, socrasynth_small().subtopics]),
+    Claim("socrasynth-subtopics-max", "SocraSynth", r"at most (\d+); the small-model profile", lambda: [ss.MAX_SUBTOPICS]),
+    Claim("socrasynth-delta-test", "SocraSynth", r"Δ_t = Δ0/δ\^t with the table's Δ0 = ([\d.]+), δ = ([\d.]+) and (\d+) %",
+          lambda: [socrasynth().kappa_a, socrasynth().delta, 100 * socrasynth().threshold]),
+    Claim("socrasynth-first-comparison", "SocraSynth",
+          r"so rounds (\d+) and (\d+) always run and the first comparison is before round (\d+)", socrasynth_first_comparison),
+    Claim("socrasynth-tolerance", "SocraSynth",
+          r"`crit_tolerance` between two refutation rounds: τ = ([\d.]+), one point of CRIT's (\d+)–(\d+) scale\. τ = (\d+) is the table's literal test",
+          lambda: [socrasynth().crit_tolerance, *gamma_scale(), param_info(ss.SocraSynthConfig, "crit_tolerance").ge or 0]),
+    Claim("socrasynth-cap", "SocraSynth",
+          r"`max_rounds = (\d+)` refutation rounds after the opening round, counted as EVINCE's cap \(the opening and "
+          r"(\w+) refutation rounds: appendix 6\.C's (\w+)\)\. .*?a default debate holds the opening and (\d)–(\d) "
+          r"refutation rounds, (\w+) to (\w+) rounds as the appendix counts them", socrasynth_round_counts),
+    Claim("socrasynth-cap-small", "SocraSynth", r"The small-model profile sets (\d+) \|", lambda: [socrasynth_small().max_rounds]),
+    Claim("socrasynth-delta-schedule", "SocraSynth",
+          r"Δ test alone allows (\d+) refutation rounds at Δ0 = ([\d.]+), δ = ([\d.]+) \(Δ_(\d+) = ([\d.]+), Δ_(\d+) = ([\d.]+)\)",
+          socrasynth_schedule),
+    Claim("socrasynth-delta-per-round", "SocraSynth", r"the contentiousness each round is argued at \(([\d., ]+)\)",
+          lambda: [socrasynth().kappa_a / socrasynth().delta ** t for t in (1, 2, 3)]),
+    Claim("socrasynth-other-deltas", "SocraSynth",
+          r"a δ between ([\d.]+) and ([\d.]+) would make the Δ test end the loop after (\d) … (\d) refutation rounds, but would "
+          r"argue the last of them at Δ = ([\d.]+)–([\d.]+), beyond Table 6\.1's ([\d.]+)", socrasynth_other_deltas),
+    Claim("socrasynth-crit-recursion", "SocraSynth", r"recurses one level \(`protocols\.crit\.crit`'s default depth (\d+)\)",
+          lambda: [inspect.signature(C.crit).parameters["depth"].default]),
+    Claim("socrasynth-conciliatory", "SocraSynth", r"\| Δ = ([\d.]+) \(([\d.]+)–([\d.]+)\); A drafts, B revises", conciliatory),
+    Claim("socrasynth-point-sizes", "SocraSynth",
+          r"`turn_tokens = (\d+)`: up to (\d+) characters a point with (\d+) subtopics;.*?The small-model profile: (\d+) tokens, "
+          r"(\d+) subtopics \((\d+) characters a point\).*?(\d+) tokens gave (\d+) with (\w+) subtopics", socrasynth_point_sizes),
+    # Decision conference and agreement judge (seed 000)
+    Claim("conference-stages", "Decision conference", r"\(`topics`, default the (\w+) stages\)",
+          lambda: [len(conference.DEFAULT_STAGES)]),
+    Claim("conference-cap", "Decision conference", r"`max_rounds = (\d+)` per stage",
+          lambda: [conference.ConferenceConfig(issue="x").max_rounds]),
+    Claim("conference-evaluation", "Decision conference", r"Once per stage, (\d+)–(\d+) on each of the (\w+) factors", evaluation_scale),
+    Claim("conference-word-cap", "Decision conference", r"`word_cap = (\d+)` words per participant turn",
+          lambda: [conference.ConferenceConfig(issue="x").word_cap]),
+    # Human in the loop (seed 001)
+    Claim("humanloop-confidence", "Human in the loop", r"the last rating stated, (\d+)–(\d+), else none", confidence_range),
+    Claim("humanloop-confidence-column", "Human in the loop", r"stored in `turns\.confidence` \(migration (\d+)\)", confidence_migration),
+    Claim("humanloop-triem-opportunities", "Human in the loop", r"\((\w+) per seat in (\w+) rounds\)", triem_opportunities),
+    Claim("humanloop-triem-codes", "Human in the loop", r"each step coded (\d) / (\d) / (\d)", triem_codes),
+    Claim("humanloop-rounds-and-judges", "Human in the loop",
+          r"`rounds = (\d+)`; panel size is the number of models given \(synthetic: `simulated_judges = (\d+)`\)",
+          lambda: [HumanloopConfig(case="x").rounds, HumanloopConfig(case="x").simulated_judges]),
+    # Deliberation and analyzer (seed 002)
+    Claim("deliberation-turns", "Deliberation", r"then `max_turns` \((\d+)\) turns", lambda: [deliberation_defaults().max_turns]),
+    Claim("deliberation-person", "Deliberation", r"when neither of the last (\w+) turns was the person's",
+          lambda: [deliberation.PERSON_WINDOW - 1]),
+    Claim("deliberation-models", "Deliberation", r"A model not heard in (\w+) turns is next", lambda: [deliberation.MODEL_WINDOW]),
+    Claim("deliberation-word-cap", "Deliberation",
+          r"`word_cap = (\d+)` for every model, in the prompt;.*?`turn_tokens = (\d+)` leaves room for (\d+) words",
+          lambda: [deliberation_defaults().word_cap, deliberation_defaults().turn_tokens, deliberation_defaults().word_cap]),
+    Claim("deliberation-analyze-every", "Deliberation", r"runs every `analyze_every` \((\d+)\) turns",
+          lambda: [deliberation_defaults().analyze_every]),
+    Claim("deliberation-map", "Deliberation", r"up to (\w+) supporting and (\w+) attacking reasons", map_claim_reasons),
+    # D3 (seed 003)
+    Claim("d3-k", "D3", r"k = (\d+) by default, all 2k calls at once", lambda: [d3_defaults().k]),
+    Claim("d3-stability", "D3", r"the last `window` \((\d+)\) gaps within `epsilon` \((\d+) point\)",
+          lambda: [d3_defaults().window, d3_defaults().epsilon]),
+    Claim("d3-rubric", "D3", r"D\.2: judge rubric, (\d+)–(\d+) \| Same scale", d3_scale),
+    Claim("d3-jury", "D3", r"(\w+) jurors with personas, majority vote", d3_jury),
+    Claim("d3-tokens", "D3",
+          r"`turn_tokens = (\d+)`, `judge_tokens = (\d+)`, `vote_tokens = (\d+)`; the small-model profile uses (\d+)/(\d+)/(\d+)",
+          d3_tokens),
+]
+
+
+def test_the_doc_names_d3s_families_as_the_audit_does() -> None:
+    """The D3 row's example: "gemma3-270m" is of the gemma family."""
+    example = re.search(r'\("(\S+)" → (\w+)\)', section("D3"))
+    assert example, "the D3 section lost its family example"
+    assert family(example.group(1)) == example.group(2)
+
+
+def doc_numbers(claim: Claim) -> list[tuple[float, int]]:
+    """The numbers the doc states for ``claim``, each with its count of decimals, in order."""
+    text = section(claim.section)
+    match = re.search(claim.pattern, text, flags=re.S)
+    assert match, f"docs/protocols.md, section '{claim.section}': no sentence matches {claim.pattern!r} (claim {claim.id})"
+    out = []
+    for group in match.groups():
+        for number in NUMBER.findall(group):
+            if number in WORDS:
+                out.append((float(WORDS[number]), 0))
+            else:
+                out.append((float(number.replace(",", "")), len(number.partition(".")[2])))
+    return out
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
+def test_each_number_the_doc_states_is_the_codes(claim: Claim) -> None:
+    stated = doc_numbers(claim)
+    computed = [float(v) for v in claim.code()]
+    assert len(stated) == len(computed), f"{claim.id}: the doc states {[n for n, _ in stated]}, the code gives {computed}"
+    for (number, decimals), value in zip(stated, computed):
+        tolerance = claim.tolerance if claim.tolerance is not None else 0.5 * 10 ** -decimals + 1e-12
+        assert math.isclose(number, value, abs_tol=tolerance), (
+            f"docs/protocols.md ({claim.id}) says {number:g}, the code gives {value:.4g}: fix the doc or the code")
+
+
+def test_the_metric_list_is_metric_definitions_word_for_word() -> None:
+    """The doc's "metrics the app shows" list is :data:`protocols.metrics.METRIC_DEFINITIONS`."""
+    listed = dict(re.findall(r"^- \*\*(\w+)\*\*: (.*)$", section("The metrics the app shows"), flags=re.M))
+    assert listed == M.METRIC_DEFINITIONS
