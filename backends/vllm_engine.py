@@ -214,6 +214,7 @@ def _engine_output_to(log_file: Path) -> Iterator[None]:
     os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"
     multiprocessing.set_executable(str(wrapper))
     try:
+        _start_resource_tracker()
         yield
     finally:
         multiprocessing.set_executable(os.fsdecode(previous))
@@ -221,6 +222,32 @@ def _engine_output_to(log_file: Path) -> Iterator[None]:
             os.environ.pop("VLLM_WORKER_MULTIPROC_METHOD", None)
         else:
             os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = method
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (once per process) with a real ``sys.stderr``.
+
+    The first process spawned starts the tracker, handing it ``sys.stderr.fileno()``. Inside the
+    app that is Textual's print capture, whose ``fileno()`` is -1: the spawn fails with "bad
+    value(s) in fds_to_keep" and vLLM's engine never starts (found by ``benchmarks/tui.py
+    --vllm-start``; tests and commands have a real stderr). Started here, under the wrapper
+    :func:`_engine_output_to` installed, its output goes to the engine's log like the engine's.
+    """
+    from multiprocessing import resource_tracker
+
+    captured = sys.stderr
+    try:
+        usable = captured is not None and captured.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable:
+        resource_tracker.ensure_running()
+        return
+    sys.stderr = sys.__stderr__  # for the moment of the spawn only; None is skipped by the tracker
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured
 
 
 _ERROR_LINE = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)|torch\.\w+\.\w+Error)\b: .+")

@@ -132,6 +132,32 @@ def test_models_test_on_a_model_vllm_cannot_run_prints_the_table_not_a_traceback
     no_process_left(tag)
 
 
+def test_the_app_runs_a_debate_on_vllm_and_leaves_no_process(registry_file: Path, tmp_path: Path) -> None:
+    """The app (headless under Pilot, in a fresh process as a person's app is) starts vLLM's
+    engine in its load step, showing the stage on the status line, runs an EVINCE debate with
+    every seat on it to its end, journals it, and leaves no engine process when it exits. Inside
+    the app ``sys.stderr`` is Textual's print capture (``fileno()`` -1), which made the engine's
+    first spawn fail ("bad value(s) in fds_to_keep") until the resource tracker was started with
+    the real stderr: a command or a test never sees that."""
+    import json
+
+    from store.queries import Queries
+
+    tag = uuid.uuid4().hex
+    db = tmp_path / "journal.db"
+    done = subprocess.run([sys.executable, "-m", "tests.helpers.app_on_vllm", str(db), "smollm2-vllm"], cwd=REPO,
+                          env=tagged_env(registry_file, tag), capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["status"] == "finished", result
+    assert any("starting vLLM's engine" in phase for phase in result["phases"]), result["phases"]
+    with Journal(db) as journal:
+        debate = Queries(journal).debate(result["debate_id"])
+    assert debate is not None and debate["status"] == "finished"
+    assert {p["backend"] for p in debate["participants"]} == {"vllm"} and debate["turns"]
+    no_process_left(tag)
+
+
 @pytest.fixture(scope="module")
 def vllm_server(registry_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
     """``symposium serve vllm smollm2-vllm`` on a free loopback port; stopped (SIGTERM, as Ctrl-C's
