@@ -40,6 +40,6 @@ def create_backend(entry: ModelEntry, progress: OnProgress = _quiet) -> Backend:
         case "vllm":
             from .vllm_engine import VllmBackend
 
-            return VllmBackend(entry)
+            return VllmBackend(entry, progress=progress)
     raise BackendUnavailable(f"model {entry.id!r}: unknown backend {entry.backend!r}")
 

@@ -130,6 +130,26 @@ class Sampling(_Strict):
     seed: int | None = None
 
 
+class VllmSettings(_Strict):
+    """vLLM's engine arguments for one model (``[models.<id>.vllm]``), used wherever vLLM runs it:
+    the in-process ``vllm`` backend and ``symposium serve vllm``. The maximum model length is the
+    entry's ``context_length``. Defaults suit the platform the engine starts on (see
+    :func:`backends.vllm_engine.engine_arguments`, which resolves ``auto`` and the KV space)."""
+
+    #: "auto": the model's own precision on a GPU; float32 on a CPU, where bf16 without native
+    #: bf16 instructions decodes into repetition (seen on a 2-core AVX2 machine).
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    #: GiB reserved for the KV cache. Unset: on a GPU, what ``gpu_memory_utilization`` leaves
+    #: after the weights; on a CPU, 4 GiB (vLLM's own CPU default would reserve 90% of RAM).
+    kv_cache_gb: float | None = Field(None, gt=0, le=4096)
+    #: GPUs one model is split over (tensor parallelism).
+    tensor_parallel_size: int = Field(1, ge=1, le=64)
+    #: Share of each GPU's memory vLLM may claim (weights, activations, KV cache).
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    #: Skip torch.compile and CUDA graphs: a faster start (no compile), slower decoding.
+    enforce_eager: bool = False
+
+
 class ModelEntry(_Strict):
     """One ``[models.<id>]`` table of ``models.toml``."""
 
@@ -159,6 +179,8 @@ class ModelEntry(_Strict):
     size_gb: float | None = None
     notes: str | None = None
     sampling: Sampling = Sampling()
+    #: vLLM's engine arguments (``[models.<id>.vllm]``): the vllm backend and ``serve vllm``.
+    vllm: VllmSettings = VllmSettings()
     #: Which protocol defaults suit this model (see ``protocols/params.py``): "standard" for
     #: real instruction models, "small" for the bundled 135M/270M test models.
     profile: Literal["standard", "small"] = "standard"

@@ -73,6 +73,12 @@ def status(entry: ModelEntry) -> Status:
     missing_runtime = _runtime_missing(entry)
     if missing_runtime:
         return Status("no runtime", missing_runtime)
+    return _file_status(entry)
+
+
+def _file_status(entry: ModelEntry) -> Status:
+    """Whether ``entry``'s weights are here, whatever runtime would load them: the bundled GGUF
+    is found in an environment without llama.cpp too (vLLM's own, which converts it)."""
     src = entry.source
     if isinstance(src, ServerSource):
         return Status("server", f"served at {src.base_url} (checked when used; `symposium models test {entry.id}`)")
@@ -97,8 +103,9 @@ def status(entry: ModelEntry) -> Status:
 
 
 def resolve_path(entry: ModelEntry) -> Path:
-    """The local model file (or folder) for ``entry``; raises with the fix when it is absent."""
-    st = status(entry)
+    """The local model file (or folder) for ``entry``; raises with the fix when it is absent.
+    The entry's own runtime need not be installed: finding a file is not loading it."""
+    st = _file_status(entry)
     src = entry.source
     if isinstance(src, ServerSource):
         raise BackendUnavailable(f"model {entry.id!r} is served at {src.base_url}; it has no local file")

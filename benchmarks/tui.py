@@ -124,11 +124,11 @@ async def press_latencies(pilot: Pilot, clock: FrameClock, presses: int, still_b
 
 
 @asynccontextmanager
-async def bench_app():
+async def bench_app(registry=None):
     """The real app, headless at 140×42, on a throwaway journal and config, with its frame clock."""
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SYMPOSIUM_CONFIG_DIR"] = tmp
-        app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=load_registry())
+        app = SymposiumApp(journal=Journal(Path(tmp) / "bench.db"), registry=registry or load_registry())
         clock = FrameClock(app)
         async with app.run_test(size=(140, 42)) as pilot:
             await pilot.pause()
@@ -154,6 +154,44 @@ async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[fl
         debate.workers.cancel_group(debate, "debate")
         await pilot.pause()
     return results
+
+
+async def measure_vllm_start(presses: int, folder: Path) -> tuple[dict[str, list[float]], list[str]]:
+    """Keypresses while the app starts a vLLM engine (an EVINCE debate with every role on SmolLM2
+    on vLLM, ``folder`` its Hugging Face folder), until the engine runs; also the progress lines
+    the Debate screen showed meanwhile. Needs vLLM (.venv-vllm)."""
+    from dataclasses import replace
+
+    from backends import vllm_engine
+    from backends.registry import LocalSource, VllmSettings
+
+    base = load_registry()
+    entry = base.get("smollm2-135m").model_copy(update={
+        "id": "smollm2-vllm", "backend": "vllm", "chat_format": None, "source": LocalSource(kind="local", path=str(folder)),
+        "vllm": VllmSettings(kv_cache_gb=1)})
+    registry = replace(base, entries={**base.entries, entry.id: entry})
+    results: dict[str, list[float]] = {}
+    shown: list[str] = []
+    async with bench_app(registry) as (app, pilot, clock):
+        results["idle"] = await press_latencies(pilot, clock, presses, label="idle")
+        values = {**EVINCE.defaults(), "agent-a": entry.id, "agent-b": entry.id, "judge": entry.id, "max_rounds": 2}
+        app.start_debate(EVINCE, values)
+        await pilot.pause()
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        while "starting vLLM" not in str(debate.phase):
+            await asyncio.sleep(0.05)
+
+        def starting() -> bool:
+            phase = str(debate.phase)
+            if not shown or shown[-1] != phase:
+                shown.append(phase)
+            return not vllm_engine._SLOT.running and debate.running
+
+        results["vLLM engine starting"] = await press_latencies(pilot, clock, 100_000, starting, label="starting")
+        debate.workers.cancel_group(debate, "debate")
+        await pilot.pause()
+    return results, shown
 
 
 def long_reply(tokens: int, seed: int) -> str:
@@ -298,6 +336,8 @@ def main() -> None:
     parser.add_argument("--turn-tokens", type=int, default=1000, help="--scripted: tokens per turn")
     parser.add_argument("--rate", type=float, default=40.0, help="--scripted: tokens per second while writing")
     parser.add_argument("--flush-cost", action="store_true", help="CPU per repaint of a streaming turn, by length")
+    parser.add_argument("--vllm-start", metavar="FOLDER", type=Path,
+                        help="presses while the app starts vLLM's engine on this Hugging Face folder (run with .venv-vllm)")
     parser.add_argument("--json", help="also write the raw latencies here")
     parser.add_argument("--profile", metavar="PREFIX", help="profile the event loop from each keypress to its frame; "
                         "writes PREFIX-idle.prof and PREFIX-generating.prof and prints their top entries")
@@ -305,7 +345,10 @@ def main() -> None:
     if args.profile:
         global PROFILES
         PROFILES = {}
-    if args.flush_cost:
+    if args.vllm_start:
+        results, shown = asyncio.run(measure_vllm_start(args.presses, args.vllm_start))
+        what = f"vLLM's engine starting in the app (progress shown: {' | '.join(shown[:3])} … {shown[-1] if shown else ''})"
+    elif args.flush_cost:
         results = asyncio.run(flush_costs((100, 1000, 3000), args.presses))
         what = "CPU ms from a streaming turn's repaint to its frame (baseline: the first row)"
     elif args.scripted:

@@ -7,10 +7,12 @@ SQLite files in temporary folders.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import pytest
@@ -20,7 +22,7 @@ from hypothesis import core as hypothesis_core
 from backends.base import Backend
 from backends.llamacpp import LlamaCppBackend
 from backends.openai_compat import OpenAIBackend
-from backends.registry import Registry, load_registry
+from backends.registry import ModelEntry, Registry, load_registry
 from backends.sources import resolve_path
 from store.journal import Journal
 from tests.helpers.servers import RunningServer, server_entry
@@ -77,7 +79,15 @@ NETWORK_WALL_TESTS = "tests/guarantees/test_network_wall.py"
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
     """Say loudly, at the end of the run (where CI's log is read), when the network wall was
     skipped: a skip among hundreds of passes is easy to miss, and it means nothing below Python
-    (llama.cpp, torch, child processes, UDP) was checked for network use on this machine."""
+    (llama.cpp, torch, child processes, UDP) was checked for network use on this machine.
+
+    Likewise a vLLM test that skipped: ``make test-vllm`` is the one place these tests are meant
+    to run, and in CI a skip there must not pass for a run."""
+    vllm_skipped = [r for r in terminalreporter.stats.get("skipped", []) if "vllm" in getattr(r, "keywords", {})]
+    if vllm_skipped:
+        longrepr = vllm_skipped[0].longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        terminalreporter.write_line(f"!!! {len(vllm_skipped)} vLLM TEST(S) SKIPPED: {reason}", red=True, bold=True)
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.nodeid.startswith(NETWORK_WALL_TESTS)]
     if not skipped:
         return
@@ -165,19 +175,45 @@ def hf_smollm(registry: Registry) -> Backend:
     return TransformersBackend(entry, resolve_path(entry))
 
 
-@pytest.fixture(scope="session")
-def vllm_smollm(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Backend:
-    """A tiny local Llama with SmolLM2's tokenizer on vLLM's in-process engine (CUDA machines with
-    the vllm extra only; vLLM loads no GGUF, and tests download nothing)."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("vLLM's engine needs a CUDA GPU")
-    from backends.registry import LocalSource
-    from backends.vllm_engine import VllmBackend
-    from tests.fixtures.tiny_hf_model import build
+def vllm_model_folder() -> Path:
+    """SmolLM2 as a Hugging Face folder for vLLM: ``SYMPOSIUM_VLLM_MODEL`` (``make test-vllm``
+    converts it first), else converted here once into the checkout's ``.cache``."""
+    from tests.fixtures.smollm2_hf import bundled_gguf, convert
+    from tests.helpers.paths import REPO
 
-    folder = build(tmp_path_factory.mktemp("tiny-llama"), resolve_path(registry.get("smollm2-135m")))
-    entry = registry.get("smollm2-135m").model_copy(
-        update={"backend": "vllm", "context_length": 2048, "chat_format": None,
-                "source": LocalSource(kind="local", path=str(folder))})
-    return VllmBackend(entry, path=folder)
+    given = os.environ.get("SYMPOSIUM_VLLM_MODEL")
+    return convert(bundled_gguf(), Path(given) if given else REPO / ".cache" / "vllm" / "smollm2-135m")
+
+
+def require_vllm() -> None:
+    """Skip, saying why, where vLLM is not installed: only .venv-vllm has it (``make test-vllm``)."""
+    pytest.importorskip("vllm", reason="vLLM is not installed in this environment; `make test-vllm` runs the "
+                        "vLLM tests in .venv-vllm, on vLLM's CUDA or CPU build")
+
+
+def vllm_entry(registry: Registry, folder: Path, model_id: str = "smollm2-135m-vllm", **vllm: Any) -> ModelEntry:
+    """SmolLM2's registry entry on the vllm backend, loading ``folder``: float32 on a CPU (the
+    default), 1 GiB of KV cache (room for 11,000 float32 tokens of this model), and ``vllm``'s
+    other engine settings."""
+    from backends.registry import LocalSource, VllmSettings
+
+    return registry.get("smollm2-135m").model_copy(update={
+        "id": model_id, "name": "SmolLM2 135M Instruct (vLLM)", "backend": "vllm", "chat_format": None,
+        "source": LocalSource(kind="local", path=str(folder)), "vllm": VllmSettings(kv_cache_gb=1, **vllm)})
+
+
+@pytest.fixture(scope="session")
+def vllm_smollm(registry: Registry) -> Iterator[Backend]:
+    """SmolLM2 on vLLM's in-process engine (CUDA or vLLM's CPU build), started once for the whole
+    test session in the backend's load step and shut down at its end. It compiles, as a user's
+    engine does (minutes on 2 cores); ``SYMPOSIUM_VLLM_TEST_EAGER=1`` skips the compile while
+    iterating on a change."""
+    require_vllm()
+    from backends.lifecycle import Engines
+
+    eager = os.environ.get("SYMPOSIUM_VLLM_TEST_EAGER") == "1"
+    engines = Engines()  # the same load (worker thread, progress) and close path as the app and the CLI
+    backend = asyncio.run(engines.load_entry(vllm_entry(registry, vllm_model_folder(), enforce_eager=eager)))
+    yield backend
+    asyncio.run(engines.aclose())
+

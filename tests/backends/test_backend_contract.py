@@ -1,5 +1,6 @@
 """One contract, every backend: the same tests against llama.cpp in process, the openai backend
-talking to a real ``llama_cpp.server``, transformers, and vLLM (skipped without CUDA).
+talking to a real ``llama_cpp.server``, transformers, and vLLM's engine (its cases are marked
+``vllm``: ``make test-vllm`` runs them in .venv-vllm, on vLLM's CPU build in CI).
 
 All run SmolLM2 135M, so they also show that the backends agree on the bundled model. What every
 backend promises is tested here and only here; a backend's own test file keeps what only it does.
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from backends.base import Backend, Message, SamplingOptions, Session
 
-BACKENDS = ["llamacpp", "openai", "transformers", "vllm"]
+BACKENDS = ["llamacpp", "openai", "transformers", pytest.param("vllm", marks=pytest.mark.vllm)]
 GREEDY = SamplingOptions(max_tokens=16, temperature=0.0)
 
 
@@ -30,8 +31,6 @@ FIXTURES = {"llamacpp": "smollm", "llamacpp-gemma": "gemma", "openai": "openai_s
 def backend(request: pytest.FixtureRequest) -> Backend:
     """Every backend on the same model (a test may name others with ``indirect``, e.g. Gemma)."""
     if request.param == "vllm":
-        pytest.importorskip("vllm", reason="vLLM is not installed here (it needs a CUDA GPU); "
-                            "the openai backend's tests cover the HTTP path to `vllm serve`")
         return request.getfixturevalue("vllm_smollm")
     return request.getfixturevalue(FIXTURES[request.param])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,17 @@ def test_bundled_models_resolve_to_gguf_files() -> None:
         assert path.exists() and path.read_bytes()[:4] == b"GGUF"
 
 
+def test_the_bundled_gguf_is_found_in_an_environment_without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM's environment (.venv-vllm) has no llama.cpp and converts the bundled SmolLM2 GGUF for
+    vLLM: finding the file must not need the runtime of the entry's backend. Listing the entry
+    still says its own runtime is missing."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "llama_cpp" else real(name, *rest))
+    entry = load_registry().get("smollm2-135m")
+    assert status(entry).availability == "no runtime"
+    assert resolve_path(entry).read_bytes()[:4] == b"GGUF"
+
+
 def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     path = write(tmp_path, HEADER + LOCAL + "context_length = = 4\n")
     with pytest.raises(RegistryError, match=rf"{path}: not valid TOML.*line 6"):
@@ -52,6 +64,13 @@ def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
         ('chat_format = "klingon"\n', "chat_format", 6, "unknown chat format"),
         ("gpu_layers = -7\n", "gpu_layers", 6, "greater than or equal to -1"),
         ("[models.tiny.sampling]\ntemperature = 9\n", "sampling.temperature", 7, "less than or equal to 5"),
+        # vLLM's engine arguments: checked when the registry is read, not when an engine fails to start
+        ('[models.tiny.vllm]\ndtype = "bf16"\n', "vllm.dtype", 7, "'auto', 'float32', 'bfloat16' or 'float16'"),
+        ("[models.tiny.vllm]\ngpu_memory_utilization = 1.5\n", "vllm.gpu_memory_utilization", 7, "less than or equal to 1"),
+        ("[models.tiny.vllm]\nkv_cache_gb = 0\n", "vllm.kv_cache_gb", 7, "greater than 0"),
+        ("[models.tiny.vllm]\ntensor_parallel_size = 0\n", "vllm.tensor_parallel_size", 7, "greater than or equal to 1"),
+        ("[models.tiny.vllm]\nenforce_eager = \"sometimes\"\n", "vllm.enforce_eager", 7, "valid boolean"),
+        ("[models.tiny.vllm]\nmax_model_len = 2048\n", "vllm.max_model_len", 7, "unknown key"),
     ],
 )
 def test_invalid_entries_name_file_line_entry_and_key(tmp_path: Path, extra: str, key: str, line: int, what: str) -> None:

@@ -1,20 +1,22 @@
-"""The vLLM backend's fixes, each against a fake engine, and the real engine where CUDA is.
+"""The vLLM backend's plumbing, each rule against a fake engine; the real engine is in
+tests/backends/test_vllm_real.py (``make test-vllm``).
 
-Why a fake: vLLM needs a CUDA GPU and none is here, so the unit tests stand a small object in
-for vLLM's ``AsyncLLMEngine`` that behaves as V1's does where it matters (sources read for 0.11
-to 0.33): it binds to the event loop of its first request, aborts a request when its stream is
-closed, reports ``finish_reason`` and ``num_cached_tokens``, and does not read the prefix cache
-for requests with ``prompt_logprobs``. The tokenizer is a character-level stand-in with the
-ChatML template, so no download and no transformers model is needed.
-
-``pytest -m vllm`` runs :func:`test_real_engine_end_to_end` on a CUDA machine with the
-``[vllm]`` extra, on a tiny model written locally (tests/fixtures/tiny_hf_model.py).
+Why a fake here: these tests run in .venv, which has no vLLM (it lives in .venv-vllm), and each
+rule is checked exactly: a small object stands in for vLLM's ``AsyncLLMEngine`` that behaves as
+V1's does where it matters (sources read for 0.11 to 0.33): it binds to the event loop of its
+first request, aborts a request when its stream is closed, reports ``finish_reason`` and
+``num_cached_tokens``, and does not read the prefix cache for requests with ``prompt_logprobs``.
+The tokenizer is a character-level stand-in with the ChatML template, so no download and no
+transformers model is needed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
+import threading
+import time
 import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -23,9 +25,11 @@ from typing import Any
 
 import pytest
 
+import backends.vllm_engine as vllm_engine
 from backends.base import BackendError, BackendUnavailable, Message, SamplingOptions
-from backends.registry import ModelEntry, Registry
-from backends.vllm_engine import EngineSlot, VllmBackend, _structured
+from backends.lifecycle import Engines, StillLoading
+from backends.registry import ModelEntry, VllmSettings
+from backends.vllm_engine import EngineSlot, VllmBackend, _structured, engine_arguments, last_error, serve_flags
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
@@ -107,7 +111,7 @@ class FakeEngine:
                 yield RequestOutput([Out("x", [7], "length")], True, cached, rows)
                 return
             for n in range(1, len(self.reply) + 1):
-                await asyncio.sleep(0)
+                await asyncio.sleep(0.005)  # a token takes time: a cancel from another thread arrives mid-reply
                 done = n == len(self.reply)
                 yield RequestOutput([Out(self.reply[:n], list(range(n)), self.finish if done else None)], done, cached)
         except GeneratorExit:
@@ -159,15 +163,18 @@ def test_a_gguf_entry_is_refused_with_one_line() -> None:
     assert "\n" not in str(caught.value)
 
 
-def test_a_second_event_loop_gets_a_working_engine_and_the_first_is_shut_down() -> None:
-    """Two ``asyncio.run`` calls (two tests, two headless debates): the old code reused the engine
-    bound to the first loop, which never answers in the second."""
+def test_one_engine_answers_every_event_loop() -> None:
+    """Two ``asyncio.run`` calls (two tests, two headless commands): V1's engine binds to the loop
+    of its first request, so requests go through the engine's own loop, and the one engine
+    (minutes to start on a CPU) serves both without a restart."""
     factory = Factory()
     be = backend(EngineSlot(factory))
     first = asyncio.run(be.session("a").complete(QUESTION, SamplingOptions(max_tokens=8)))
     second = asyncio.run(be.session("a").complete(QUESTION, SamplingOptions(max_tokens=8)))
     assert first.text == second.text == "Hello there, moderator."
-    assert len(factory.engines) == 2 and factory.engines[0].shut_down and not factory.engines[1].shut_down
+    assert len(factory.engines) == 1 and not factory.engines[0].shut_down
+    asyncio.run(be.aclose())
+    assert factory.engines[0].shut_down
 
 
 def test_switching_models_waits_for_the_old_one_to_close() -> None:
@@ -245,39 +252,183 @@ def test_structured_output_uses_structured_outputs_params(monkeypatch: pytest.Mo
     assert fields == {"structured_outputs": StructuredOutputsParams(json={"type": "object"})}
 
 
-# -- the real engine (CUDA machines with the vllm extra) ----------------------------------------
 
 
-@pytest.mark.vllm
-def test_real_engine_end_to_end(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A tiny local model on vLLM: a reply in each of two event loops, a cancelled stream, a
-    structured reply, scoring. Skipped without CUDA and vLLM."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("vLLM's engine needs a CUDA GPU; none here")
-    pytest.importorskip("vllm", reason="pip install 'symposium-tui[vllm]' on the CUDA machine")
-    from backends.sources import resolve_path
-    from tests.fixtures.tiny_hf_model import build
+# -- the engine's start, failure and shutdown ----------------------------------------------------
 
-    folder = build(tmp_path_factory.mktemp("tiny-llama"), resolve_path(registry.get("smollm2-135m")))
-    model = entry("tiny", str(folder))
-    be = VllmBackend(model, path=folder)
-    options = SamplingOptions(max_tokens=8, temperature=0.0)
-    for _ in range(2):  # the second run is a new event loop
-        done = asyncio.run(asyncio.wait_for(be.session("a").complete(QUESTION, options), 300))
-        assert done.usage.completion_tokens > 0
 
-    async def rest() -> None:
-        stream = be.session("b").chat(QUESTION, SamplingOptions(max_tokens=64, temperature=0.0))
-        async for _delta in stream:
-            stream.cancel()
-        assert stream.completion is not None and stream.completion.finish_reason in ("cancelled", "stop", "length")
-        schema = {"type": "object", "properties": {"label": {"type": "string", "enum": ["a", "b"]}}, "required": ["label"]}
-        reply = await be.session("c").complete(QUESTION, SamplingOptions(max_tokens=16, temperature=0.0), schema=schema)
-        if reply.finish_reason == "stop":
-            assert reply.text.strip().startswith("{")
-        scored = await be.session("d").score(QUESTION, ["yes", "no"])
-        assert sum(scored.probs) == pytest.approx(1.0)
-        await be.aclose()
+class SlowFactory(Factory):
+    """Starting the engine blocks for ``seconds``, as vLLM's does (minutes on a CPU)."""
 
-    asyncio.run(asyncio.wait_for(rest(), 300))
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.threads: list[str] = []
+
+    def __call__(self, entry: ModelEntry, path: Path) -> FakeEngine:
+        self.threads.append(threading.current_thread().name)
+        time.sleep(self.seconds)
+        return super().__call__(entry, path)
+
+
+async def test_the_engine_starts_in_the_load_step_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading through the lifecycle (as the app, the CLI and the benchmark do) starts the engine
+    in its worker thread, its stage reported as StillLoading, while the event loop keeps ticking;
+    the first reply then starts nothing (the old code started the engine on the loop at the first
+    request: the app froze for the whole start)."""
+    factory = SlowFactory(1.5)
+    monkeypatch.setattr(vllm_engine, "_SLOT", EngineSlot(factory))
+    monkeypatch.setattr(vllm_engine, "load_tokenizer", lambda _entry, _path: CharTokenizer())
+    monkeypatch.setattr(vllm_engine, "resolve_path", lambda e: Path(e.source.path))
+    monkeypatch.setattr(vllm_engine, "_sampling_params", dict)
+    gaps: list[float] = []
+    loading = True
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while loading:
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    progress: list[str] = []
+    tick = asyncio.create_task(ticker())
+    engines = Engines(on_event=lambda e: progress.append(e.stage or "") if isinstance(e, StillLoading) else None,
+                      tick_s=0.1)
+    be = await engines.load_entry(entry())
+    loading = False
+    await tick
+    assert factory.engines and factory.threads[0] != threading.main_thread().name
+    assert max(gaps) < 0.5, f"the event loop stalled {max(gaps):.2f} s while the engine started"
+    assert any("starting vLLM's engine" in p for p in progress), progress
+    started = time.perf_counter()
+    assert (await be.session("a").complete(QUESTION, SamplingOptions(max_tokens=4))).text
+    assert time.perf_counter() - started < 1.0 and len(factory.engines) == 1
+    await engines.aclose()
+    assert not vllm_engine._SLOT.running, "closing the engines shuts the engine down"
+
+
+class EngineDeadError(Exception):
+    """Named as vLLM's (``vllm.v1.engine.exceptions``): the engine's process died."""
+
+
+@dataclass
+class DyingEngine(FakeEngine):
+    calls: int = 0
+
+    def generate(self, prompt: dict[str, list[int]], params: dict[str, Any], request_id: str) -> AsyncIterator[RequestOutput]:
+        async def stream() -> AsyncIterator[RequestOutput]:
+            raise EngineDeadError()
+            yield  # pragma: no cover  (makes this an async generator)
+
+        self.calls += 1
+        return stream()
+
+
+def test_a_dead_engine_is_a_backend_error_naming_the_model_and_stays_dead() -> None:
+    """vLLM's EngineDeadError used to escape as a traceback; now the reply fails with the model
+    and what to do, and the next request fails at once instead of waiting on a lost process."""
+    engines: list[DyingEngine] = []
+    slot = EngineSlot(lambda _e, _p: engines.append(DyingEngine()) or engines[-1])
+    be = backend(slot)
+    with pytest.raises(BackendError, match=r"'tiny': vLLM's engine stopped.*load the model again") as first:
+        asyncio.run(be.session("a").complete(QUESTION))
+    with pytest.raises(BackendError) as second:
+        asyncio.run(be.session("a").complete(QUESTION))
+    assert str(second.value) == str(first.value)
+    assert engines[0].calls == 1, "the second request must not reach the dead engine"
+    asyncio.run(be.aclose())
+    assert engines[0].shut_down
+
+
+@dataclass
+class SilentlyDeadEngine(FakeEngine):
+    """Its process dies while a request waits: vLLM sets ``errored`` but never wakes the request."""
+
+    errored: bool = False
+
+    def generate(self, prompt: dict[str, list[int]], params: dict[str, Any], request_id: str) -> AsyncIterator[RequestOutput]:
+        async def stream() -> AsyncIterator[RequestOutput]:
+            self.errored = True
+            await asyncio.Event().wait()  # no output, ever
+            yield RequestOutput([], True)  # pragma: no cover
+
+        return stream()
+
+
+@pytest.mark.timeout(60)  # without the watch the reply waits forever: fail in a minute, not at the suite's limit
+def test_a_request_waiting_on_an_engine_that_died_is_not_left_waiting() -> None:
+    """Seen on vLLM 0.32: kill the EngineCore while a reply waits and the reply waited forever."""
+    be = backend(EngineSlot(lambda _e, _p: SilentlyDeadEngine()))
+    with pytest.raises(BackendError, match=r"'tiny': vLLM's engine stopped"):
+        asyncio.run(asyncio.wait_for(be.session("a").complete(QUESTION), 10))
+    asyncio.run(be.aclose())
+
+
+def test_another_engine_exception_is_a_backend_error() -> None:
+    class Refusing(FakeEngine):
+        def generate(self, prompt: dict[str, list[int]], params: dict[str, Any], request_id: str) -> AsyncIterator[RequestOutput]:
+            raise ValueError("prompt is longer than the model's maximum length")
+
+    be = backend(EngineSlot(lambda _e, _p: Refusing()))
+    with pytest.raises(BackendError, match=r"'tiny': vLLM refused the request \(ValueError: prompt is longer"):
+        asyncio.run(be.session("a").complete(QUESTION))
+    asyncio.run(be.aclose())
+
+
+def test_closing_the_last_backend_shuts_the_engine_down_on_its_own_loop() -> None:
+    factory = Factory()
+    slot = EngineSlot(factory)
+    one, two = backend(slot), backend(slot)
+    assert slot._loop is not None
+    loop_thread = slot._loop._thread
+    asyncio.run(one.aclose())
+    assert not factory.engines[0].shut_down, "another backend still uses the engine"
+    asyncio.run(two.aclose())
+    assert factory.engines[0].shut_down
+    assert not loop_thread.is_alive(), "the engine's loop thread is left running"
+    with pytest.raises(BackendError, match="model 'tiny' was closed; it cannot answer"):  # the base class's words
+        asyncio.run(two.session("a").complete(QUESTION))
+
+
+# -- engine arguments ---------------------------------------------------------------------------
+
+
+def test_engine_defaults_suit_the_platform() -> None:
+    """A CPU gets float32 (bf16 without native bf16 decodes into repetition) and 4 GiB of KV cache
+    (vLLM's own CPU default reserves 90% of RAM and refuses to start when less is free); a GPU
+    gets the model's precision and gpu_memory_utilization."""
+    model = entry()
+    cpu = engine_arguments(model, Path("/m"), cpu=True)
+    assert cpu["dtype"] == "float32" and cpu["kv_cache_memory_bytes"] == 4 * 2**30
+    assert "gpu_memory_utilization" not in cpu and cpu["max_model_len"] == model.context_length
+    gpu = engine_arguments(model, Path("/m"), cpu=False)
+    assert gpu["dtype"] == "auto" and gpu["gpu_memory_utilization"] == 0.9 and "kv_cache_memory_bytes" not in gpu
+    assert cpu["enable_prefix_caching"] and gpu["enable_prefix_caching"]
+
+
+def test_an_entrys_engine_settings_are_used_and_become_serve_flags() -> None:
+    model = entry().model_copy(update={"vllm": VllmSettings(dtype="bfloat16", kv_cache_gb=1.5, tensor_parallel_size=2,
+                                                             gpu_memory_utilization=0.5, enforce_eager=True)})
+    args = engine_arguments(model, Path("/m"), cpu=False)
+    assert (args["dtype"], args["kv_cache_memory_bytes"], args["tensor_parallel_size"]) == ("bfloat16", int(1.5 * 2**30), 2)
+    assert args["gpu_memory_utilization"] == 0.5 and args["enforce_eager"] is True
+    flags = serve_flags(args)
+    assert flags[:2] == ["--model", "/m"]
+    assert flags[flags.index("--dtype") + 1] == "bfloat16" and "--enforce-eager" in flags
+    assert flags[flags.index("--max-model-len") + 1] == str(model.context_length)
+    assert "--enable-prefix-caching" in flags
+    # compact JSON (a small model looped on whitespace inside vLLM's JSON grammar), as a JSON flag
+    assert json.loads(flags[flags.index("--structured-outputs-config") + 1]) == {"backend": "xgrammar",
+                                                                                "disable_any_whitespace": True}
+    assert "--enforce-eager" not in serve_flags(engine_arguments(entry(), Path("/m"), cpu=True))
+
+
+def test_the_engines_last_error_is_found_in_its_log(tmp_path: Path) -> None:
+    log = tmp_path / "vllm-engine.log"
+    log.write_text("(EngineCore pid=1) INFO loading\nTraceback (most recent call last):\n  File \"x.py\", line 1\n"
+                   "ValueError: Unsupported CPU attention configuration: head_dim=16\n"
+                   "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
+    assert last_error(log) == "ValueError: Unsupported CPU attention configuration: head_dim=16"
+    assert last_error(tmp_path / "absent.log") is None

