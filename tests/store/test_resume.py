@@ -17,6 +17,7 @@ import pytest
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evince_rounds import assert_parsed_where_readable, rounds_both_predicted, says_no_prediction
+from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
 from tui.headless.session import read_labels
 
@@ -27,9 +28,13 @@ RUN = ["run", "evince", "--case", "Symptoms: itching, yellowish skin, dark urine
 
 
 def symposium(db: Path, *args: str) -> subprocess.Popen[str]:
+    """The CLI as a person starts it at a prompt: SIGINT at its default disposition, in a process
+    group of its own (:mod:`tests.helpers.killable`). A plain Popen would inherit an ignored SIGINT
+    from a suite started in the background (``nohup make test &``), and the "Ctrl-C" below would
+    change nothing: the debate would run on to its end."""
     env = {**os.environ, "SYMPOSIUM_DB": str(db), "COLUMNS": "200"}
-    return subprocess.Popen([sys.executable, "-m", "tui.cli", *args], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return spawn([sys.executable, "-m", "tui.cli", *args], cwd=REPO, env=env, text=True,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def start_and_cut(db: Path, sig: int, log: Path) -> str:
@@ -43,7 +48,7 @@ def start_and_cut(db: Path, sig: int, log: Path) -> str:
         if "refutation" in line:  # round 1's first turn is streaming
             break
     assert debate_id, proc.stderr.read() if proc.stderr else ""
-    proc.send_signal(sig)
+    assert send_to_group(proc, signal.Signals(sig)), "the debate ended before it could be cut off"
     proc.communicate(timeout=120)
     return debate_id
 
