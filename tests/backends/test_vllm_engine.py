@@ -432,3 +432,17 @@ def test_the_engines_last_error_is_found_in_its_log(tmp_path: Path) -> None:
                    "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
     assert last_error(log) == "ValueError: Unsupported CPU attention configuration: head_dim=16"
     assert last_error(tmp_path / "absent.log") is None
+
+
+def test_serve_vllm_listens_on_loopback_and_refuses_a_host_after_the_dashes() -> None:
+    """`symposium serve vllm` binds vLLM's server to 127.0.0.1; a `--host` among the user's own
+    flags (which vLLM would read last, so it would win) is refused with what to do."""
+    from tui.cli.serve import vllm_command
+    from tui.errors import UserError
+
+    cmd = vllm_command(engine_arguments(entry(), Path("/m"), cpu=True), "m", 8123, ["--max-num-seqs", "4"])
+    assert [cmd[i + 1] for i, flag in enumerate(cmd) if flag == "--host"] == ["127.0.0.1"]
+    assert cmd[cmd.index("--port") + 1] == "8123" and cmd[-2:] == ["--max-num-seqs", "4"]
+    for flags in (["--host", "0.0.0.0"], ["--host=0.0.0.0"]):
+        with pytest.raises(UserError, match=r"127\.0\.0\.1 only.*drop --host"):
+            vllm_command(engine_arguments(entry(), Path("/m"), cpu=True), "m", 8123, flags)

