@@ -56,16 +56,20 @@ def judge(score: int, reason: str) -> str:
 
 RECS = json.dumps({"questions": ["Travel in the last month?"], "tests": ["NS1 antigen"]})
 
+#: B and the judge reply alike in both scripts; only A's turns differ.
+AGENT_B = [reply({"Chikungunya": 0.5, "Dengue": 0.5}, "severe arthralgia"),
+           reply({"Dengue": 0.6, "Chikungunya": 0.4}, "the rash fits dengue too"),
+           reply({"Dengue": 0.75, "Zika": 0.25}, "conjunctivitis is absent"), RECS]
+JUDGE = [judge(8, "rash"), judge(5, "arthralgia"), judge(7, "pain"), judge(6, "rash"),
+         judge(9, "platelets"), judge(4, "no conjunctivitis")]
+
 SCRIPTS: dict[str, dict[str, list[str]]] = {
     "plain": {
         "agent-a": [reply({"Dengue": 0.6, "Zika": 0.4}, "rash and joint pain", ["mosquito season"]),
                     reply({"Dengue": 0.7, "Chikungunya": 0.3}, "retro-orbital pain"),
                     reply({"Dengue": 0.8, "Chikungunya": 0.2}, "low platelets"), RECS],
-        "agent-b": [reply({"Chikungunya": 0.5, "Dengue": 0.5}, "severe arthralgia"),
-                    reply({"Dengue": 0.6, "Chikungunya": 0.4}, "the rash fits dengue too"),
-                    reply({"Dengue": 0.75, "Zika": 0.25}, "conjunctivitis is absent"), RECS],
-        "judge": [judge(8, "rash"), judge(5, "arthralgia"), judge(7, "pain"), judge(6, "rash"),
-                  judge(9, "platelets"), judge(4, "no conjunctivitis")],
+        "agent-b": AGENT_B,
+        "judge": JUDGE,
     },
     # A's round-1 reply does not parse and is asked again under the stricter schema: its
     # conversation then holds both exchanges, which a resume must rebuild as they were.
@@ -73,11 +77,8 @@ SCRIPTS: dict[str, dict[str, list[str]]] = {
         "agent-a": [reply({"Dengue": 0.6, "Zika": 0.4}, "rash and joint pain"),
                     "I would say dengue, most likely.", reply({"Dengue": 0.7, "Zika": 0.3}, "retro-orbital pain"),
                     reply({"Dengue": 0.8, "Chikungunya": 0.2}, "low platelets"), RECS],
-        "agent-b": [reply({"Chikungunya": 0.5, "Dengue": 0.5}, "severe arthralgia"),
-                    reply({"Dengue": 0.6, "Chikungunya": 0.4}, "the rash fits dengue too"),
-                    reply({"Dengue": 0.75, "Zika": 0.25}, "conjunctivitis is absent"), RECS],
-        "judge": [judge(8, "rash"), judge(5, "arthralgia"), judge(7, "pain"), judge(6, "rash"),
-                  judge(9, "platelets"), judge(4, "no conjunctivitis")],
+        "agent-b": AGENT_B,
+        "judge": JUDGE,
     },
 }
 
