@@ -30,6 +30,23 @@ from .events import (
 )
 
 
+@dataclass(frozen=True)
+class Honoured:
+    """The moderator commands one protocol honours, declared once with the protocol.
+
+    Every interface offers exactly these and nothing else: a command a protocol cannot honour
+    is not offered (no dialog may confirm an action that then does nothing). ``interject`` lists
+    the roles (or role prefixes such as ``"juror-"`` for numbered roles) an interjection may be
+    addressed to, in the order a menu lists them; empty: interjections are not offered.
+    """
+
+    interject: tuple[str, ...] = ()
+    contentiousness: bool = False
+    skip: bool = True
+    stop: bool = True
+    pause: bool = True
+
+
 @dataclass
 class _Pending:
     text: str
