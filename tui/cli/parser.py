@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from tui.cli.commands import COMMANDS
 from tui.errors import UserError
+from tui.headless.signals import Terminated
 
 #: Libraries that could phone home are told not to, before any of them is imported, whatever
 #: the user's environment says (every command but ``models pull``).
@@ -127,6 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error_console().print("interrupted", style="yellow")
         return 130
+    except Terminated as exc:  # SIGTERM or SIGHUP, after the same clean-up as Ctrl-C's
+        _error_console().print(f"interrupted by {exc.name}", style="yellow")
+        return exc.exit_status
     except Exception as exc:  # noqa: BLE001 - turned into one clear line below
         if not is_user_error(exc):
             raise
