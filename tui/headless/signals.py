@@ -26,8 +26,10 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-#: The signals that end a command as Ctrl-C does (SIGINT itself is asyncio's, left to it).
-TERMINATING: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
+#: The signals that end a command as Ctrl-C does (SIGINT itself is asyncio's, left to it;
+#: Windows has no SIGHUP).
+TERMINATING: tuple[signal.Signals, ...] = tuple(
+    sig for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if sig is not None)
 
 
 class Terminated(BaseException):
@@ -66,7 +68,13 @@ def on_signals(loop: asyncio.AbstractEventLoop, handler: Callable[[signal.Signal
             if previous == signal.SIG_IGN:
                 log.info("%s is ignored by this process (nohup?): left ignored", sig.name)
                 continue
-            loop.add_signal_handler(sig, handler, sig)
+            try:
+                loop.add_signal_handler(sig, handler, sig)
+            except (NotImplementedError, RuntimeError, ValueError) as exc:
+                # Windows' loops have no signal handlers; only the main thread may set them (an
+                # app run by a test harness in a thread): the signal keeps its default there.
+                log.info("%s cannot be handled here: %s", sig.name, exc)
+                continue
             installed.append((sig, previous))
         yield [sig for sig, _ in installed]
     finally:
