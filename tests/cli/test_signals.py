@@ -3,7 +3,8 @@
 In process: an ignored SIGHUP (``nohup``) stays ignored, the handlers a caller had are put
 back, a signal that comes as the work returns leaves its result standing. Real processes: a
 ``symposium run evince`` on the bundled model cut by SIGTERM, its ``symposium resume`` cut by
-SIGHUP, then resumed to its end; and ``symposium chat`` cut by SIGTERM. (The crash harness,
+SIGHUP, then resumed to its end; ``symposium chat`` cut by SIGTERM; and a run on a terminal
+that hangs up (closed, then SIGHUP), which must still exit 129. (The crash harness,
 ``tests/store/test_crash_harness.py``, sends both signals in every mode, the app included.)
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pty
 import signal
 import sqlite3
 import subprocess
@@ -208,4 +210,36 @@ def test_sigterm_ends_symposium_chat_with_its_reply_marked_interrupted(tmp_path:
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT status FROM debates").fetchall() == [("interrupted",)]
     conn.close()
+    assert log.read_text(encoding="utf-8").count("closed smollm2-135m") == 1
+
+
+@pytest.mark.model
+def test_a_run_on_a_terminal_that_hangs_up_exits_129_with_the_debate_interrupted(tmp_path: Path) -> None:
+    """A hang-up closes the terminal first: the last words then cannot be written, and neither
+    can the interpreter's last flush; the exit status must still be 129, not an EIO's 1 or 120."""
+    db, log = tmp_path / "journal.db", tmp_path / "run.log"
+    master, slave = pty.openpty()
+    env = {**os.environ, "SYMPOSIUM_DB": str(db), "COLUMNS": "200", "TERM": "xterm-256color"}
+    proc = spawn([sys.executable, "-m", "tui.cli", "--log-file", str(log), *RUN], cwd=REPO, env=env,
+                 stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    shown = b""
+    try:
+        while b"refutation" not in shown:  # round 1 is being argued: turns are journalled
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the run ended (and closed its end) before it could be cut off
+                chunk = b""
+            assert chunk, f"the run ended before it could be cut off: {shown[-300:]!r}"
+            shown += chunk
+    finally:
+        os.close(master)  # the terminal goes away, then the hang-up
+    assert send_to_group(proc, signal.SIGHUP), "the run ended before it could be cut off"
+    assert proc.wait(timeout=120) == 129
+    assert not group_left_behind(proc)
+    conn = sqlite3.connect(db)
+    [(debate_id, status)] = conn.execute("SELECT id, status FROM debates").fetchall()
+    conn.close()
+    assert status == "interrupted"
+    assert not stored(db, debate_id)[2]
     assert log.read_text(encoding="utf-8").count("closed smollm2-135m") == 1
