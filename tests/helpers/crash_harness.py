@@ -22,7 +22,7 @@ A kill counts only when it took effect, which each trial proves from the process
   clean-up as Ctrl-C's ran (``tui/headless/signals.py``; in the app, ``SymposiumApp._end_on_signal``)
   and the process reported the signal. Dying of it (``-15``, ``-1``) means nothing was marked
   or closed, and is *no effect*. In the app, the "Quit?" dialog must not have appeared either
-  (a signal is not a keypress).
+  (a signal is not a keypress), and SIGHUP comes as a hang-up does: the terminal closed first.
 * ``Ctrl-C`` (``app`` mode, the key through a pseudo-terminal, as a person presses it; a
   terminal in raw mode turns it into a key, not a signal) took effect when the app showed its
   "A debate is running. Quit?" dialog, the harness pressed Enter, and the app exited with 0.
@@ -305,6 +305,7 @@ class _Terminal:
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 42, 140, 0, 0))
         self._raw: list[str] = []
         self._lock = threading.Lock()
+        self._closed = False
 
     def start_reading(self) -> None:
         os.close(self.slave)
@@ -338,7 +339,10 @@ class _Terminal:
         return False
 
     def close(self) -> None:
-        os.close(self.master)
+        """Close the terminal (once; closing it is also how a hang-up is played, before SIGHUP)."""
+        if not self._closed:
+            self._closed = True
+            os.close(self.master)
 
 
 def _app(db: Path, config_dir: str, *args: str) -> tuple[subprocess.Popen[str], _Terminal]:
@@ -444,6 +448,8 @@ def _strike_app(db: Path, config_dir: str, sig: str, after_shown: int, extra: fl
             s.status, _, s.stored = _progress(db, s.debate_id)
             s.alive = proc.poll() is None
             if sig != CTRL_C:  # SIGKILL, SIGTERM, SIGHUP: to the process group, as `kill` would
+                if sig == "SIGHUP":  # a hang-up: the terminal is gone first (the app must not need it to quit)
+                    term.close()
                 s.alive = send_to_group(proc, signal.Signals[sig]) and s.alive
                 s.sent = True
             else:
