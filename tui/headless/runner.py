@@ -41,15 +41,15 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
 
         try:
             async for event in events:
-                if isinstance(event, DebateStarted):
+                # Any event names its debate: a resumed run starts with DebateResumed, not DebateStarted,
+                # and a resume cut off in turn must be marked interrupted as well.
+                if debate_id is None or isinstance(event, DebateStarted):
                     debate_id = event.debate_id
                     current_debate.set(debate_id)
+                if isinstance(event, DebateStarted):
                     log.info("%s started: %s", event.protocol, ", ".join(f"{p.role}={p.model_id}" for p in event.participants))
                 elif isinstance(event, DebateFinished):
                     log.info("finished: %s (%s)", event.status, event.stop_reason)
-                elif debate_id is None:  # a resumed run begins with its marker, not a start
-                    debate_id = event.debate_id
-                    current_debate.set(debate_id)
                 keep_replies()
                 journal.record(event)
                 for sink in sinks:
