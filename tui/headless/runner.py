@@ -24,9 +24,12 @@ log = logging.getLogger(__name__)
 async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSink) -> DebateFinished | None:
     """Record and show each event; returns the final event (``None`` if the run was cut off).
 
-    If the run is cancelled (Ctrl-C, the TUI closing) the debate is marked ``interrupted``,
-    which keeps every finished turn and lets ``symposium resume`` pick it up. A backend error
-    ends the debate as ``failed`` with the error as its stop reason, then propagates.
+    Every reply a model (or the person) gave since the last event is journalled before the
+    next event (:mod:`protocols.replies`), so ``symposium resume`` answers those calls from the
+    journal rather than ask again. If the run is cancelled (Ctrl-C, SIGTERM, SIGHUP, the TUI
+    closing) the debate is marked ``interrupted``, which keeps every finished turn and lets
+    ``symposium resume`` pick it up. A backend error ends the debate as ``failed`` with the
+    error as its stop reason, then propagates.
     """
     debate_id: str | None = None
     final: DebateFinished | None = None
