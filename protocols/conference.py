@@ -397,7 +397,8 @@ class Conference:
         notes: list[str] = list(fitted.notes)
         scores: dict[str, int] | None = None
         comment = raw = ""
-        for attempt, schema in enumerate((EvaluationReply, EvaluationScores), start=1):
+        schemas: tuple[type[EvaluationReply] | type[EvaluationScores], ...] = (EvaluationReply, EvaluationScores)
+        for attempt, schema in enumerate(schemas, start=1):
             messages = fitted.messages
             temperature = 0.0 if attempt == 2 else min(evaluator.options.temperature, 0.3)
             completion, call = await evaluator.ask(messages, purpose="evaluation", schema=schema,

@@ -97,6 +97,7 @@ from .events import (
     TokenDelta,
     TurnFinished,
     TurnStarted,
+    Status,
 )
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Moderation
@@ -745,7 +746,7 @@ class D3:
                        "shown_as": {f"Answer {s}": p.answer(s) for s in self.sides},
                        "notes": notes, "rejected": parsed.rejected}
             p.votes.append({"juror": juror.role, "model": juror.model_id, "vote": verdict, **reasons})
-            yield JudgementMade(self.debate_id, juror.role, juror.model_id, "vote", None, reasons["persona"], None,
+            yield JudgementMade(self.debate_id, juror.role, juror.model_id, "vote", None, str(reasons["persona"]), None,
                                 verdict, reasons, raw, round_, calls[-1])
 
     def _result(self, p: _Pass) -> dict[str, Any]:
@@ -788,7 +789,7 @@ class D3:
             if self.moderation.stopped:
                 break
             first_round = p.journal_round(len(p.rounds) + 2)
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         reason = self.moderation.stop_reason or self.passes[0].stop_reason
         yield DebateFinished(self.debate_id, status, reason or "stopped", self.outcome())
 

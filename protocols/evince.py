@@ -105,6 +105,7 @@ from .events import (
     Notice,
     PhaseChanged,
     TurnFinished,
+    Status,
 )
 from .labels import LabelSet
 from .moderation import CommandChannel, Moderation
@@ -734,7 +735,7 @@ class Evince:
             yield event
         if self.moderation.verdict is not None:
             outcome["moderator_verdict"] = asdict(self.moderation.verdict)
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, outcome)
 
     def self_judging(self) -> list[str]:

@@ -85,6 +85,7 @@ from .events import (
     TokenDelta,
     TurnFinished,
     TurnStarted,
+    Status,
 )
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Moderation
@@ -140,7 +141,8 @@ class HumanScript:
         if first is not None and lines[first].strip().casefold().startswith("stance:"):
             stance = lines[first].split(":", 1)[1].strip() or None
             lines = lines[first + 1:]
-        turns, current = [], []
+        turns: list[str] = []
+        current: list[str] = []
         for line in [*lines, "---"]:
             if line.strip() == "---":
                 if "\n".join(current).strip():
@@ -509,7 +511,7 @@ class Humanloop:
                 stop_reason = self.moderation.stop_reason or "stopped"
                 break
             log = said
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())
 
     def outcome(self) -> dict[str, Any]:

@@ -333,7 +333,6 @@ class SocraSynth:
         self.moderation = Moderation(debate_id, ROLES, channel)
         self.qa = agents.qa or Agent("qa", agents.a.backend, agents.a.options)
         self.schedules: dict[str, Schedule] = {}
-        self.schedules: dict[str, Schedule] = {}
         self.origin = 0
         self._set_delta({"agent-a": config.kappa_a, "agent-b": config.kappa_b}, origin=0)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": [], "qa": []}
@@ -364,8 +363,11 @@ class SocraSynth:
         if role is None:
             return max(self.delta(round_, r) for r in ROLES)
         if round_ < self.origin:
-            return self._before_override[role].value(round_ - self._before_origin)
-        return self.schedules[role].value(round_ - self.origin)
+            value = self._before_override[role].value(round_ - self._before_origin)
+        else:
+            value = self.schedules[role].value(round_ - self.origin)
+        assert value is not None  # SocraSynth's Δ schedule always gives a number
+        return value
 
     async def _checkpoint(self) -> AsyncIterator[Event]:
         """Apply moderator commands; a Δ override takes effect from the next round to start."""
@@ -779,8 +781,8 @@ class SocraSynth:
             if not out.spoken:
                 return
             if out.parsed is not None:
-                draft = out.parsed.model_dump()
-                self.joint = {**draft, "written_by": [*(self.joint or {}).get("written_by", []), role]}
+                written = out.parsed.model_dump()
+                self.joint = {**written, "written_by": [*(self.joint or {}).get("written_by", []), role]}
             yield self._finished(role, out, round_=round_, phase="conciliatory", kind=kind,
                                  text=_joint_text(out.parsed.model_dump()) if out.parsed else out.raw,
                                  parsed=out.parsed.model_dump() if out.parsed else None, kappa=kappa)

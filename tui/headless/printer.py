@@ -173,7 +173,8 @@ def joint_text(joint: dict[str, Any]) -> Text:
 
 
 def _winners(evaluation: dict[str, Any]) -> Text:
-    names = {**_SHORT, "tie": "tie", None: "no complete row"}
+    names: dict[str | None, str] = {"tie": "tie", None: "no complete row"}
+    names.update(_SHORT.items())
     per_judge = "; ".join(f"{judge} → {names.get(w, w)}" for judge, w in evaluation.get("winners", {}).items())
     gaps = evaluation.get("gaps", 0)
     line = f"Winner: {names.get(evaluation.get('winner'), '?')} ({per_judge})"

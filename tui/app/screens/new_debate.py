@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
@@ -86,8 +87,8 @@ class NewDebateScreen(Screen):
             case _:
                 return Input(str(value or ""), id=wid, placeholder=field.placeholder)
 
-    def _model_options(self) -> list[tuple[str, str]]:
-        options = []
+    def _model_options(self) -> list[tuple[Text, str]]:
+        options: list[tuple[Text, str]] = []
         for entry in self.app.registry:  # type: ignore[attr-defined]
             st = status(entry)
             mark = "" if st.ready else f"  [{st.availability}]"
