@@ -65,7 +65,7 @@ from .analyzer import Analysis, Analyzer
 from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import MAX_INPUT_CHARS, json_string
@@ -74,6 +74,10 @@ HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
 
 MODERATOR, PERSON = "moderator", "human"
+
+HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the final analysis (no further turns)")
+"""The person's commands a deliberation honours: an interjection reaches a deliberator's (or the
+moderator agent's) next turn as a note from the host; there is no contentiousness to set."""
 PERSON_WINDOW = 3  # the person speaks in every three consecutive turns (section 3)
 MODEL_WINDOW = 5  # each model speaks within five turns (Figure 7)
 

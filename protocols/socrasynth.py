@@ -132,12 +132,17 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .params import CONFIG, Profile, param, token_limit
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
 
 ROLES = ("agent-a", "agent-b")
+
+HONOURED = Honoured(interject=ROLES, contentiousness=True, skip_to="the closing statements")
+"""The moderator's commands SocraSynth honours. Contentiousness in both stages that have one:
+in the debate it becomes both agents' Δ from the next round (divided by δ from there); set once
+the debate is over, it replaces the conciliatory stage's κ from the next turn."""
 Parsed = TypeVar("Parsed", bound=BaseModel)
 _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply was cancelled by the moderator's stop"}
 ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
@@ -335,6 +340,8 @@ class SocraSynth:
         self.joint: dict[str, Any] | None = None
         self.qa_result: dict[str, Any] | None = None
         self.next_round = 0  # the next generative round to start (a Δ override applies from it)
+        self.debated = False  # the closing round has begun: a κ override is for the conciliatory stage
+        self.closing_kappa: float | None = None  # the moderator's κ for the conciliatory stage
         self.stop_reason = ""
         self.agreement = AgreementJudge(agents.judges[0]) if config.agreement_judge else None
 
@@ -356,7 +363,10 @@ class SocraSynth:
         async for event in self.moderation.checkpoint(self.next_round):
             if isinstance(event, ModeratorActed) and event.kind == "set_contentiousness":
                 value = float(event.payload["value"])
-                self._set_delta(dict.fromkeys(ROLES, value), origin=self.next_round)
+                if self.debated:
+                    self.closing_kappa = value
+                else:
+                    self._set_delta(dict.fromkeys(ROLES, value), origin=self.next_round)
             yield event
 
     # -- names and prompts --------------------------------------------------------------------
@@ -546,6 +556,7 @@ class SocraSynth:
                 self.stop_reason += "; an agent's case was not yet made, so one more refutation round was held (6.3.1.2)"
             async for event in self._round(t, "refutation"):
                 yield event
+        self.debated = True  # no refutation round follows the closing one: a κ set from now on is the conciliatory stage's
         if not self.moderation.stopped:
             async for event in self._round(t, "closing"):
                 yield event
@@ -731,7 +742,11 @@ class SocraSynth:
     async def _conciliatory_stage(self) -> AsyncIterator[Event]:
         """Appendix 6.F / section 6.3.2.2: A drafts the joint text at low Δ, B revises it."""
         c = self.config
-        kappa = c.conciliatory_kappa
+        async for event in self._checkpoint():  # a κ set during the evaluation applies from the stage's start
+            yield event
+        if self.moderation.stopped:
+            return
+        kappa = self.closing_kappa if self.closing_kappa is not None else c.conciliatory_kappa
         round_ = self.next_round
         self.next_round += 1
         yield PhaseChanged(self.debate_id, "conciliatory", round_, kappa)
@@ -745,11 +760,17 @@ class SocraSynth:
         draft: dict[str, Any] | None = None
         for role in ROLES:
             other = _name(_other(role))
+            async for event in self._checkpoint():  # a κ set between the draft and the revision applies to the revision
+                yield event
+            if self.moderation.stopped:
+                return
+            kappa = self.closing_kappa if self.closing_kappa is not None else c.conciliatory_kappa
+            moved = "lowers" if self.closing_kappa is None else "sets"  # the moderator's own κ may be higher
             if draft is None:
-                ask = (f"The debate is over; the moderator lowers contentiousness to {kappa:g}. {instruction(kappa)} "
+                ask = (f"The debate is over; the moderator {moved} contentiousness to {kappa:g}. {instruction(kappa)} "
                        f"Together with {other}, write {what}.")
             else:
-                ask = (f"The debate is over; the moderator lowers contentiousness to {kappa:g}. {instruction(kappa)} "
+                ask = (f"The debate is over; the moderator {moved} contentiousness to {kappa:g}. {instruction(kappa)} "
                        f"{other} drafted this:\n<<<\n{_joint_text(draft)}\n>>>\nRevise it into the final version: keep what "
                        "is fair and add what is missing from your side.")
             out = _Reply()
