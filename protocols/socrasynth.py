@@ -328,7 +328,7 @@ class SocraSynth:
         self.debate_id = debate_id
         self.moderation = Moderation(debate_id, ROLES, channel)
         self.qa = agents.qa or Agent("qa", agents.a.backend, agents.a.options)
-        self.schedules: dict[str, Schedule] = {}
+        self.schedules: list[tuple[int, dict[str, Schedule]]] = []  # (first round, each agent's Δ schedule)
         self._set_delta({"agent-a": config.kappa_a, "agent-b": config.kappa_b}, origin=0)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": [], "qa": []}
         self.agenda: list[Subtopic] = []
@@ -348,15 +348,18 @@ class SocraSynth:
     # -- Δ, the debate's contentiousness ------------------------------------------------------
 
     def _set_delta(self, start: dict[str, float], origin: int) -> None:
-        """Δ_role(t) = start_role / δ^(t − origin): Table 6.2's division, restarted by an override."""
-        self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
-        self.origin = origin
+        """Δ_role(t) = start_role / δ^(t − origin) from round ``origin`` on: Table 6.2's division,
+        restarted by an override. The rounds before ``origin`` keep the Δ they had: an override
+        heard between the two agents' turns of a round leaves that round's Δ as it began."""
+        fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
+        self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]
 
     def delta(self, round_: int, role: str | None = None) -> float:
         """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two)."""
         if role is None:
             return max(self.delta(round_, r) for r in ROLES)
-        return self.schedules[role].value(round_ - self.origin)
+        origin, schedules = next((o, s) for o, s in reversed(self.schedules) if o <= round_)
+        return schedules[role].value(round_ - origin)
 
     async def _checkpoint(self) -> AsyncIterator[Event]:
         """Apply moderator commands; a Δ override takes effect from the next round to start."""

@@ -268,3 +268,24 @@ async def test_socrasynth_takes_a_contentiousness_set_after_the_debate_in_its_co
     assert all("the moderator sets contentiousness to 0.65" in t["request"] for t in joint)
     debated = [t for t in debate["turns"] if t["kind"] in ("opening", "refutation", "closing")]
     assert debated and all(t["kappa"] != 0.65 for t in debated)
+
+
+async def test_socrasynth_keeps_a_rounds_delta_when_contentiousness_is_set_between_its_turns(tmp_path: Path) -> None:
+    """Heard before LLM−'s turn, an override leaves the round under way at its Δ (both agents
+    argue a round at one Δ) and takes over from the next round; it used to look up the
+    restarted schedule at round −1 and fail."""
+    channel = CommandChannel()
+    config = socrasynth.SocraSynthConfig(subject=ssp.SUBJECT, max_rounds=2, subtopics=1, case_check=False, turn_tokens=64,
+                                         crit_tolerance=9.0)
+    run = socrasynth.SocraSynth(config, ssp.agents(), debate_id="route-ss2", channel=channel)
+
+    def on(event: Event) -> None:
+        if isinstance(event, TurnFinished) and event.kind == "refutation" and event.round == 1 and event.role == run.pro:
+            channel.send(SetContentiousness(0.4))
+
+    debate = await _journalled(run.run(), tmp_path, "route-ss2", on)
+    assert debate["status"] == "finished"
+    argued = [(t["kind"], t["round"], t["kappa"]) for t in debate["turns"] if t["kind"] in ("opening", "refutation", "closing")]
+    assert argued == [("opening", 0, 0.9), ("opening", 0, 0.9), ("refutation", 1, 0.75), ("refutation", 1, 0.75),
+                      ("refutation", 2, 0.4), ("refutation", 2, 0.4), ("closing", 3, pytest.approx(0.4 / 1.2)),
+                      ("closing", 3, pytest.approx(0.4 / 1.2))]
