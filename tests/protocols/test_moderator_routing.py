@@ -271,7 +271,7 @@ async def test_socrasynth_takes_a_contentiousness_set_after_the_debate_in_its_co
 
 
 async def test_socrasynth_keeps_a_rounds_delta_when_contentiousness_is_set_between_its_turns(tmp_path: Path) -> None:
-    """Heard before LLM−'s turn, an override leaves the round under way at its Δ (both agents
+    """Heard once a round has begun, an override leaves the round under way at its Δ (both agents
     argue a round at one Δ) and takes over from the next round; it used to look up the
     restarted schedule at round −1 and fail."""
     channel = CommandChannel()
@@ -280,7 +280,7 @@ async def test_socrasynth_keeps_a_rounds_delta_when_contentiousness_is_set_betwe
     run = socrasynth.SocraSynth(config, ssp.agents(), debate_id="route-ss2", channel=channel)
 
     def on(event: Event) -> None:
-        if isinstance(event, TurnFinished) and event.kind == "refutation" and event.round == 1 and event.role == run.pro:
+        if isinstance(event, PhaseChanged) and event.phase == "refutation" and event.round == 1:  # heard before LLM+ speaks
             channel.send(SetContentiousness(0.4))
 
     debate = await _journalled(run.run(), tmp_path, "route-ss2", on)
