@@ -824,13 +824,13 @@ class D3:
             if self.passes:  # between the passes: a command sent during the jury's vote is heard here
                 async for event in self._between(first_round):
                     yield event
-                if self.moderation.stopped or self.moderation.skip_requested:
+                if self.moderation.stopped or self.moderation.skip_requested:  # skipping ends it: no swap pass
                     break
             p = _Pass(order, first_round)
             self.passes.append(p)
             async for event in self._accounted(p, self._pass(p)):
                 yield event
-            if self.moderation.stopped or self.moderation.skip_requested:  # skipping ends the evaluation: no swap pass
+            if self.moderation.stopped:
                 break
             first_round = p.journal_round(len(p.rounds) + 2)
         status = "stopped" if self.moderation.stopped else "finished"
