@@ -30,6 +30,8 @@ from backends.registry import ModelEntry
 from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
 from store.queries import Queries
 from tests.app.test_tui import SIZE, make_app, wait_for
+from protocols.events import Interject, Pause
+from tests.helpers.sample_debate import sample_events
 from tests.helpers.scripted import ScriptedBackend, fits
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
@@ -45,7 +47,7 @@ CASES: dict[str, tuple[dict[str, str], str, list[str], Any]] = {
                    ["agent-a", "agent-b"], socrasynth.HONOURED),
     "agreement": ({"topics": "budget", "max_rounds": "8", "turn_tokens": "24"}, "participant-2",
                   ["participant-1", "participant-2"], conference.HONOURED),
-    "deliberation": ({"max_turns": "12", "turn_tokens": "24"}, "deliberator-2",
+    "deliberation": ({"max_turns": "20", "turn_tokens": "24"}, "deliberator-2",
                      ["deliberator-1", "deliberator-2", "moderator"], deliberation.HONOURED),
     "humanloop": ({"rounds": "5", "turn_tokens": "24"}, "agent-2", ["agent-1", "agent-2"], humanloop.HONOURED),
     "d3": ({"max_rounds": "5", "turn_tokens": "24", "budget": "100000"}, "advocate-2",
@@ -66,6 +68,12 @@ def answer(messages: Any, schema: dict[str, Any] | None) -> str:
     if "score_1" in props and "feedback_1" in props:
         return json.dumps({"score_1": 10 + 5 * (next(_ROUNDS) % 2), "feedback_1": "more sources", "score_2": 10, "feedback_2": "clearer"})
     return fits(messages, schema)
+
+
+#: How Interject's first entry reads: "all" and whom it reaches, numbered runs shortened.
+ALL_LABEL = {"evince": "all: agent-a, agent-b", "socrasynth": "all: agent-a, agent-b", "agreement": "all: participant-1, participant-2",
+             "deliberation": "all: deliberator-1, deliberator-2, moderator", "humanloop": "all: agent-1, agent-2",
+             "d3": "all: advocate-1, advocate-2, judge, juror-1…3"}
 
 
 @pytest.fixture
@@ -162,7 +170,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
         dialog = app.screen
         assert isinstance(dialog, InterjectDialog)
         assert [role for _, role in dialog.targets] == ["all", *roles]
-        assert [str(prompt) for prompt, _ in dialog.query_one("#to", Select)._options][0] == "all: " + ", ".join(roles)
+        labels = [str(prompt) for prompt, _ in dialog.query_one("#to", Select)._options]
+        assert labels[0] == ALL_LABEL[protocol] and all(label.startswith(f"{role} (") for label, role in zip(labels[1:], roles))
         dialog.query_one("#to", Select).value = target
         dialog.query_one("#text", Input).value = SAID
         await pilot.press("enter")
@@ -230,3 +239,21 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
     assert stored["status"] == "finished" and "skip" in stored["stop_reason"], stored["stop_reason"]
     assert stopped["status"] == "stopped" and stopped["stop_reason"] == "stopped by the moderator"
     assert [m["kind"] for m in stopped["moderator_events"]] == ["pause", "stop"]
+
+
+async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_path: Path, registry) -> None:
+    """A command sent after the protocol's last checkpoint is never applied: the screen says so
+    rather than leave its earlier confirmation standing."""
+    events = sample_events(rounds=1, finished=True)
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        debate = DebateScreen(events=events[:-1])
+        await app.push_screen(debate)
+        await pilot.pause()
+        debate.channel.send(Pause())
+        debate.channel.send(Interject(SAID, to="agent-a"))
+        debate.show(events[-1])
+        await pilot.pause()
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+    app.journal.close()
+    assert "✋ the debate ended before your pause, interjection could take effect" in notes

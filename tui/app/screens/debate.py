@@ -37,6 +37,7 @@ from protocols.events import (
     MetricsComputed,
     ModeratorActed,
     Notice,
+    Participant,
     Pause,
     PhaseChanged,
     Resume,
@@ -72,6 +73,11 @@ NOTHING = Honoured(skip=False, stop=False, pause=False)
 #: Each moderator action of the screen and the ``Honoured`` field that must allow it.
 _COMMANDS = {"pause": "pause", "unpause": "pause", "interject": "interject", "contentiousness": "contentiousness",
              "skip": "skip", "stop": "stop"}
+
+
+#: Commands as the person knows them, for the note on those the debate ended before hearing.
+_NAMES = {"Pause": "pause", "Resume": "resume", "Interject": "interjection", "SetContentiousness": "contentiousness",
+          "SkipToConclusion": "skip", "Stop": "stop", "Verdict": "verdict"}
 
 
 def honoured_of(spec: ProtocolSpec | None) -> Honoured:
@@ -127,7 +133,7 @@ class DebateScreen(Screen):
         self.collector = TranscriptCollector()
         self._status_line = ""
         self._analysis: Worker[None] | None = None
-        self.participants: dict[str, str] = {}  # role -> model, from DebateStarted
+        self.participants: dict[str, Participant] = {}  # by role, from DebateStarted
 
     #: The protocol is generating (or loading its models); commands can reach it.
     running: reactive[bool] = reactive(False, bindings=True)
@@ -237,7 +243,7 @@ class DebateScreen(Screen):
             case DebateStarted():
                 self.debate_id = event.debate_id
                 self.protocol = event.protocol
-                self.participants = {p.role: p.model_id for p in event.participants}
+                self.participants = {p.role: p for p in event.participants}
                 self.addressable = self.honoured.targets(self.participants)
                 self.title_text = event.title
                 self.profile = str(event.config.get("profile") or "")
@@ -329,6 +335,15 @@ class DebateScreen(Screen):
 
     def _finished(self, event: DebateFinished) -> None:
         self.finished = event
+        left = []
+        while (command := self.channel.poll()) is not None:  # sent after the protocol's last checkpoint
+            if isinstance(command, Verdict) and self.debate_id:  # a verdict on the outcome is kept all the same
+                self.app.journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": command.accept, "note": command.note},  # type: ignore[attr-defined]
+                                                       self.round))
+                continue
+            left.append(_NAMES.get(type(command).__name__, type(command).__name__))
+        if left:
+            self.query_one(Transcript).note(f"✋ the debate ended before your {', '.join(left)} could take effect", "moderator")
         self.phase = event.status
         outcome = event.outcome
         parts = [Content.styled(f"{event.status}: {terminal_safe(event.stop_reason)}", "bold")]
@@ -394,21 +409,25 @@ class DebateScreen(Screen):
         self._notify("Resuming.")
 
     def _who(self, role: str) -> str:
-        """A role as the Interject menu names it: the role and the model that plays it."""
-        model = self.participants.get(role)
-        return f"{role} ({model})" if model else role
+        """A role as the Interject menu names it: the role, the model that plays it and, where
+        the protocol gives one, who it is at the table (a juror's persona, a seat's name)."""
+        p = self.participants.get(role)
+        if p is None:
+            return role
+        who = p.details.get("persona") or p.details.get("name")
+        return f"{role} ({p.model_id}{f', {who}' if who else ''})"
 
     def action_interject(self) -> None:
         roles = self.addressable
         targets = [(self._who(r), r) for r in roles]
         if len(roles) > 1:
-            targets.insert(0, ("all: " + ", ".join(roles), "all"))
+            targets.insert(0, ("all: " + _compact(roles), "all"))
 
         def send(result: tuple[str, str] | None) -> None:
             if result:
                 text, to = result
                 self.channel.send(Interject(text, to=to))
-                named = ", ".join(roles) if to == "all" else to
+                named = _compact(roles) if to == "all" else to
                 self._notify(f"Sent. It goes into the next request to {named}, after the step under way.")
 
         self.app.push_screen(InterjectDialog(targets), send)
@@ -465,6 +484,32 @@ class DebateScreen(Screen):
                 self.app.pop_screen()
 
         self.app.push_screen(ConfirmDialog("Leave and stop this debate? It stays in the journal.", yes="Leave"), leave)
+
+
+def _compact(roles: Iterable[str]) -> str:
+    """Roles in one short line: a run of three or more numbered roles as "juror-1…5"."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            out.append(f"{run[0]}…{run[-1].rsplit('-', 1)[1]}")
+        else:
+            out.extend(run)
+        run.clear()
+
+    for role in roles:
+        stem, _, number = role.rpartition("-")
+        if number.isdigit() and run and run[-1].rpartition("-")[0] == stem and int(run[-1].rpartition("-")[2]) + 1 == int(number):
+            run.append(role)
+            continue
+        flush()
+        if number.isdigit():
+            run.append(role)
+        else:
+            out.append(role)
+    flush()
+    return ", ".join(out)
 
 
 def _listing(value: Any, limit: int = 12) -> list[Content]:
