@@ -100,7 +100,7 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Honoured, Moderation
-from .params import CONFIG, Profile, param, token_limit
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .untrusted import parse_as
 
 Variant = Literal["more", "samre"]
@@ -351,6 +351,13 @@ class D3Config:
         data["budget"] = self.budget.limits()
         return data
 
+
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> D3Config:
+        """The config journalled by :meth:`describe` (to resume a debate): the budget as its limits."""
+        limits = dict(data.get("budget") or {})
+        total = limits.pop("debate", None)
+        return from_description(cls, data, budget=Budget(total, limits))
 
 @dataclass
 class D3Agents:

@@ -88,7 +88,8 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Honoured, Moderation
-from .params import CONFIG, Profile, param, token_limit
+from .replies import person_answer
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
@@ -239,6 +240,17 @@ class HumanloopConfig:
         data["binary_label"] = self.binary()
         return data
 
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> HumanloopConfig:
+        """The config journalled by :meth:`describe` (to resume a debate): ``describe`` writes
+        the condition under ``phase`` and the analysis's condition under ``condition``."""
+        seat = data.get("human")
+        human = None if seat is None else HumanSeat(
+            position=seat.get("position"), blind=bool(seat.get("blind")),
+            script=None if seat.get("script") is None else HumanScript(tuple(seat["script"]["turns"]), seat["script"].get("stance")))
+        return from_description(cls, data, condition=data.get("phase", "multiagent"), human=human,
+                                labels=tuple(data.get("labels") or LEGAL_LABELS))
+
     def analysis_condition(self) -> str:
         if self.condition == "synthetic":
             return "synthetic"
@@ -375,7 +387,8 @@ class Humanloop:
             assert self.human_turn is not None
             prompt = f"{seat.name}, round {round_}: your opinion on the question: {self.config.question}"
             yield AwaitingModerator(self.debate_id, prompt)
-            text = (await self.human_turn(prompt)).strip()
+            seat_turn, asked = self.human_turn, prompt
+            text = (await person_answer(asked, lambda: seat_turn(asked))).strip()  # kept for a resumed run
         yield TokenDelta(self.debate_id, seat.role, text or "(no opinion given)")
         notes = () if text else ("the person gave no opinion: recorded as taking no stance",)
         confidence, _ = parse_confidence(text)  # a person may state one too; not asking is not an error

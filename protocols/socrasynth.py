@@ -103,6 +103,7 @@ models and the tests use (short turns, fewer subtopics and rounds).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -131,8 +132,9 @@ from .events import (
     TurnFinished,
 )
 from .fitting import Section, fit_sections
-from .params import CONFIG, Profile, param, token_limit
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .moderation import CommandChannel, Honoured, Moderation
+from .replies import person_answer
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
@@ -293,6 +295,13 @@ class SocraSynthConfig:
         return data
 
 
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> SocraSynthConfig:
+        """The config journalled by :meth:`describe` (to resume a debate). A moderator's agenda
+        edit is given again from the journal (:func:`protocols.replay.person_answer`); one the
+        interruption came before leaves the agreed agenda as it is."""
+        return from_description(cls, data, agenda_editor=_keep_agenda if data.get("agenda_editor") else None)
+
 @dataclass
 class SocraSynthAgents:
     """The debaters, the judge panel (roles ``judge-1``, ``judge-2``, …) and, optionally, the
@@ -355,7 +364,9 @@ class SocraSynth:
         self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]
 
     def delta(self, round_: int, role: str | None = None) -> float:
-        """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two)."""
+        """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two).
+        A round begun before an override keeps the Δ it began with (the override is set between
+        its two turns, for the next round)."""
         if role is None:
             return max(self.delta(round_, r) for r in ROLES)
         origin, schedules = next((o, s) for o, s in reversed(self.schedules) if o <= round_)
@@ -521,7 +532,11 @@ class SocraSynth:
                 yield event
             if self.moderation.stopped:
                 return
-            edited = list(await c.agenda_editor(list(self.agenda)))[:MAX_SUBTOPICS] or [_whole(c.subject)]
+            editor, agreed = c.agenda_editor, list(self.agenda)
+            edited = await person_answer(  # the moderator's edit, kept so that a resumed run is given it again
+                f"edit the agreed agenda: {json.dumps(_dump(agreed), ensure_ascii=False)}",
+                lambda: editor(agreed), encode=_dump, decode=lambda items: [Subtopic.model_validate(i) for i in items])
+            edited = list(edited)[:MAX_SUBTOPICS] or [_whole(c.subject)]
             if _dump(edited) != _dump(self.agenda):
                 yield ModeratorActed(self.debate_id, "edit_agenda", {"before": _dump(self.agenda), "after": _dump(edited)}, 0)
                 self.agenda = edited
@@ -994,6 +1009,11 @@ def _unique(subtopics: list[Subtopic]) -> list[Subtopic]:
 
 def _whole(subject: str) -> Subtopic:
     return Subtopic(title=clip(subject, 80), description="The subject as a whole.")
+
+
+async def _keep_agenda(agreed: list[Subtopic]) -> list[Subtopic]:
+    """A resumed debate's agenda editor where the journal holds no edit: the agenda as agreed."""
+    return agreed
 
 
 def _dump(subtopics: list[Subtopic]) -> list[dict[str, str]]:

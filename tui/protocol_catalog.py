@@ -60,8 +60,6 @@ EVINCE = ProtocolSpec(
     ),
     prepare=_evince_inputs,
     start=_start_evince,
-    resume=lambda debate, agents, channel: evince.resume(
-        debate, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]), channel=channel),
 )
 
 
@@ -233,11 +231,17 @@ PROTOCOLS: dict[str, ProtocolSpec] = {spec.name: spec for spec in (EVINCE, SOCRA
 
 
 def resumable(debate: dict[str, Any]) -> tuple[ProtocolSpec, dict[str, str]]:
-    """The spec that can continue ``debate`` and its roles' models; raises FormError if none."""
+    """The spec that continues ``debate`` and its roles' models (in the form's roles); raises
+    FormError, naming the debate, when it cannot be resumed. Every protocol can: a run is resumed
+    by replaying its journal (:mod:`protocols.replay`)."""
     if debate["status"] in ("finished", "stopped"):
         raise FormError(f"debate {debate['id']} is {debate['status']}; only an unfinished debate can be resumed")
-    spec = PROTOCOLS.get(debate["protocol"])
-    if spec is None or spec.resume is None:
-        raise FormError(f"debate {debate['id']}: resuming a {debate['protocol']} debate is not supported yet")
-    roles = {p["role"]: p["model_id"] for p in debate["participants"] if p["backend"] != "human"}
-    return spec, roles
+    # A protocol may journal its variant too (D3: "d3-samre", "d3-more").
+    spec = PROTOCOLS.get(debate["protocol"]) or PROTOCOLS.get(debate["protocol"].split("-", 1)[0])
+    if spec is None:
+        raise FormError(f"debate {debate['id']}: its protocol {debate['protocol']!r} is not one this Symposium runs "
+                        f"({', '.join(PROTOCOLS)}); open it with `symposium show` instead")
+    if debate.get("events_recorded") is None:
+        raise FormError(f"debate {debate['id']} was journalled before Symposium kept its models' replies (journal "
+                        "layout v5), so it cannot be resumed exactly; start it again")
+    return spec, spec.roles_from(debate["participants"])

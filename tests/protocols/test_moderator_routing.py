@@ -66,7 +66,7 @@ def _requests(debate: dict[str, Any], role: str) -> list[str]:
 async def _participants(run: Any) -> tuple[str, ...]:
     """The roles a run announces in its DebateStarted (what the Debate screen offers from)."""
     events = run.run()
-    first = await anext(events)
+    first = await events.__anext__()
     await events.aclose()
     assert isinstance(first, DebateStarted)
     return tuple(p.role for p in first.participants)

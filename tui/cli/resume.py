@@ -1,4 +1,5 @@
-"""``symposium resume ID``: continue a debate cut off by Ctrl-C or a crash, from its last turn."""
+"""``symposium resume ID``: continue a debate of any protocol cut off by Ctrl-C or a crash, from its
+last finished turn, by replaying its journal (:mod:`protocols.replay`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from rich.text import Text
 
 from backends.registry import load_registry
 from protocols.moderation import CommandChannel
+from protocols.replay import ResumeError
 from store.journal import Journal
 from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.forms import FormError
+from tui.cli.run_deliberation import StdinSeat
+from tui.cli.run_humanloop import stdin_turn
+from tui.forms import FormError, PersonSeat
 from tui.headless.session import loaded_agents
 from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
@@ -26,6 +30,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("resume", help=help_for("resume"))
     p.add_argument("debate_id", help="id or unique prefix (see `symposium history`)")
     p.set_defaults(handler=run_resume)
+
+
+def _person_seat(protocol: str, console: Console) -> PersonSeat:
+    """The person's seat, typed on stdin as when the debate was started from the command line."""
+    if protocol == "humanloop":
+        return stdin_turn
+    return StdinSeat(Console(stderr=True, highlight=False))
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -46,5 +57,9 @@ async def _resume(db: str | None, models: str | None, prefix: str) -> int:
             raise UserError(str(exc)) from None
         console.print(Text(f"resuming {debate['id']} ({len(debate['turns'])} finished turns)", style="dim"))
         async with loaded_agents(load_registry(models), roles, console=console) as agents:
-            final = await drive(spec.resume(debate, agents, CommandChannel()), journal, EventPrinter(console))
+            events = spec.resume(debate, agents, CommandChannel(), _person_seat(debate["protocol"], console))
+            try:
+                final = await drive(events, journal, EventPrinter(console))
+            except ResumeError as exc:
+                raise UserError(str(exc)) from None
     return 0 if final is not None and final.status in ("finished", "stopped") else 1
