@@ -76,7 +76,7 @@ HumanTurn = Callable[[str], Awaitable[str | None]]
 
 MODERATOR, PERSON = "moderator", "human"
 
-HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the final analysis (no further turns)")
+HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the end: no further turns, then the final analysis if one is on")
 """The person's commands a deliberation honours: an interjection reaches a deliberator's (or the
 moderator agent's) next turn as a note from the host; there is no contentiousness to set."""
 PERSON_WINDOW = 3  # the person speaks in every three consecutive turns (section 3)
