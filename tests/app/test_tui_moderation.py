@@ -257,3 +257,32 @@ async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
     app.journal.close()
     assert "✋ the debate ended before your pause, interjection could take effect" in notes
+
+
+async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: None) -> None:
+    """Cut off by Ctrl-C and resumed from Home: the Debate screen learns the protocol from the
+    journal (``resumable``), so a resumed D3 offers D3's commands to D3's roles, as a fresh one."""
+    values, _, roles, _ = CASES["d3"]
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        debate = await _start(pilot, app, "d3", values)
+        await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        await wait_for(pilot, lambda: debate.collector.turns != [], 60, "a finished turn")
+        await pilot.press("ctrl+c")
+        await pilot.press("enter")  # "Quit"
+        await pilot.pause()
+        debate_id = debate.debate_id
+    app.journal.close()
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        app.resume(debate_id or "")
+        await pilot.pause()
+        resumed = next(s for s in app.screen_stack if isinstance(s, DebateScreen))
+        await _until(pilot, app, lambda: bool(resumed.addressable), "the resumed debate's roles")
+        assert resumed.honoured == d3.HONOURED and resumed.addressable == tuple(roles)
+        assert "k" not in _shown_keys(resumed) and _shown_keys(resumed).get("i") == "interject"
+        await _press(pilot, app, resumed, "x")
+        await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")
+        await pilot.press("enter")
+        await _until(pilot, app, lambda: not resumed.running, "the stop")
+    app.journal.close()
