@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from tui.cli.params import add_param_flags, build_config
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.headless.session import loaded_agents, read_labels, resolve_profile, run_headless
+from tui.headless.signals import run_command
 
 
 
@@ -75,7 +75,7 @@ def run_evince(args: argparse.Namespace) -> int:
             team = evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"])
             return await run_headless(args.db, debate_id, evince.run(config, team, debate_id=debate_id))
 
-    return asyncio.run(run())
+    return run_command(run())
 
 
 def read_agenda(spec: str) -> list[socrasynth.Subtopic]:
@@ -137,4 +137,4 @@ def run_socrasynth(args: argparse.Namespace) -> int:
             )
             return await run_headless(args.db, debate_id, socrasynth.run(config, panel, debate_id=debate_id))
 
-    return asyncio.run(run())
+    return run_command(run())

@@ -4,7 +4,6 @@ headless, streamed to the terminal and journalled; ends with a table of the stag
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,6 +21,7 @@ from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
 from tui.cli.textarg import text_arg
+from tui.headless.signals import run_command
 
 
 def add_parser(protocols: argparse._SubParsersAction) -> None:
@@ -60,7 +60,7 @@ def run_agreement(args: argparse.Namespace) -> int:
             events = _with_report(conference.run(config, team, debate_id=debate_id), Console(highlight=False))
             return await run_headless(args.db, debate_id, events)
 
-    return asyncio.run(run())
+    return run_command(run())
 
 
 def stages_table(stages: list[dict[str, Any]]) -> Table:

@@ -4,7 +4,6 @@ headless, streamed and journalled; ends with the verdict, the swap audit and the
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from rich.console import Console
@@ -22,6 +21,7 @@ from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
 from tui.cli.textarg import text_arg
+from tui.headless.signals import run_command
 
 _HELP = {
     "more": "D3-MORE: k advocates per answer in parallel, consolidated, judged in one round, then a jury",
@@ -74,7 +74,7 @@ def run_d3(args: argparse.Namespace) -> int:
             team = d3.D3Agents(agents["advocate"], agents["judge"], [agents[f"juror-{i}"] for i in range(1, len(jurors) + 1)])
             return await run_headless(args.db, debate_id, d3.run(config, team, debate_id=debate_id))
 
-    code = asyncio.run(run())
+    code = run_command(run())
     with Journal(args.db) as journal:
         debate = Queries(journal).debate(debate_id)
     if debate and debate.get("outcome"):

@@ -29,6 +29,7 @@ from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
 from tui.cli.textarg import read_text, text_arg
+from tui.headless.signals import run_command
 
 END = "/end"
 
@@ -110,4 +111,4 @@ def run_deliberation(args: argparse.Namespace) -> int:
             events = _with_panel(deliberation.run(config, team, seat, debate_id=debate_id), Console(highlight=False))
             return await run_headless(args.db, debate_id, events)
 
-    return asyncio.run(run())
+    return run_command(run())

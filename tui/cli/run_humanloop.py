@@ -29,6 +29,7 @@ from tui.cli.params import add_param_flags, build_config
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
 from tui.cli.textarg import read_text, text_arg
+from tui.headless.signals import run_command
 
 
 def add_parser(protocols: argparse._SubParsersAction) -> None:
@@ -116,7 +117,7 @@ def run_humanloop(args: argparse.Namespace) -> int:
                                    confirm=confirm)
             return await run_headless(args.db, debate_id, events)
 
-    code = asyncio.run(run())
+    code = run_command(run())
     with Journal(args.db) as journal:
         print_stance_report(stance_report(journal, [debate_id]))
     return code
