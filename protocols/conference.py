@@ -63,12 +63,17 @@ from .agreement import AgreementJudge, JudgeMode, Verdict
 from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade,
                      ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .fitting import discussion, fit_sections
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import parse_as
 
 MODERATOR, JUDGE, EVALUATOR = "moderator", "judge", "evaluator"
+
+HONOURED = Honoured(interject=("participant-",), skip_to="the conclusion (the current stage closes, no later stage opens)")
+"""The person's commands the conference honours: interjections reach a participant's next turn
+as the facilitator's words (the judge and the evaluator read the discussion, not requests of
+their own); there is no contentiousness to set."""
 
 DEFAULT_STAGES: tuple[tuple[str, str], ...] = (
     ("issue discussion", "the issue itself: what it is, why it matters and what is at stake"),

@@ -65,7 +65,7 @@ from .analyzer import Analysis, Analyzer
 from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip
@@ -75,6 +75,10 @@ HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
 
 MODERATOR, PERSON = "moderator", "human"
+
+HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the end: no further turns, then the final analysis if one is on")
+"""The person's commands a deliberation honours: an interjection reaches a deliberator's (or the
+moderator agent's) next turn as a note from the host; there is no contentiousness to set."""
 PERSON_WINDOW = 3  # the person speaks in every three consecutive turns (section 3)
 MODEL_WINDOW = 5  # each model speaks within five turns (Figure 7)
 

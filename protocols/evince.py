@@ -108,13 +108,19 @@ from .events import (
     Status,
 )
 from .labels import LabelSet
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
 
 Scoring = Literal["verbalized", "scored"]
+
+HONOURED = Honoured(interject=("agent-a", "agent-b"), contentiousness=True,
+                    skip_to="the conclusion after the current round")
+"""The moderator's commands EVINCE honours: an interjection joins the addressed agent's next
+request; a contentiousness override sets κ from the next round; skip ends the debate after the
+current round (with the recommendations, where on); stop cuts the reply being written."""
 
 
 @pydantic_dataclass(config=CONFIG)

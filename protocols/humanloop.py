@@ -88,7 +88,7 @@ from .events import (
     Status,
 )
 from .fitting import Section, fit_sections
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .stance import (
@@ -107,6 +107,11 @@ from .text import clip
 
 HUMAN_ROLE = "human"
 SIMULATOR_ROLE = "simulator"  # the one instance of the synthetic condition
+
+HONOURED = Honoured(interject=("agent-", SIMULATOR_ROLE), skip_to="the outcome (no further rounds after this one)")
+"""The moderator's commands the panel honours: an interjection reaches an AI seat's next
+opinion (in the synthetic condition, the one instance that plays every judge); no
+contentiousness (Triem's prompts have none)."""
 #: The question of Triem's study; with it (and the legal labels) the prompts are Appendix i's.
 APPEAL_QUESTION = "Should the court of appeals affirm, reverse, or remand the lower court's decision?"
 #: Appendix i, after its first sentence, for the multiagent and human-AI phases.

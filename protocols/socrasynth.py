@@ -133,13 +133,18 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .params import from_description, CONFIG, Profile, param, token_limit
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
 
 ROLES = ("agent-a", "agent-b")
+
+HONOURED = Honoured(interject=ROLES, contentiousness=True, skip_to="the closing statements")
+"""The moderator's commands SocraSynth honours. Contentiousness in both stages that have one:
+in the debate it becomes both agents' Δ from the next round (divided by δ from there); set once
+the debate is over, it replaces the conciliatory stage's κ from the next turn."""
 Parsed = TypeVar("Parsed", bound=BaseModel)
 _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply was cancelled by the moderator's stop"}
 ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
@@ -332,8 +337,7 @@ class SocraSynth:
         self.debate_id = debate_id
         self.moderation = Moderation(debate_id, ROLES, channel)
         self.qa = agents.qa or Agent("qa", agents.a.backend, agents.a.options)
-        self.schedules: dict[str, Schedule] = {}
-        self.origin = 0
+        self.schedules: list[tuple[int, dict[str, Schedule]]] = []  # (first round, each agent's Δ schedule)
         self._set_delta({"agent-a": config.kappa_a, "agent-b": config.kappa_b}, origin=0)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": [], "qa": []}
         self.agenda: list[Subtopic] = []
@@ -345,16 +349,19 @@ class SocraSynth:
         self.joint: dict[str, Any] | None = None
         self.qa_result: dict[str, Any] | None = None
         self.next_round = 0  # the next generative round to start (a Δ override applies from it)
+        self.debated = False  # the closing round has begun: a κ override is for the conciliatory stage
+        self.closing_kappa: float | None = None  # the moderator's κ for the conciliatory stage
         self.stop_reason = ""
         self.agreement = AgreementJudge(agents.judges[0]) if config.agreement_judge else None
 
     # -- Δ, the debate's contentiousness ------------------------------------------------------
 
     def _set_delta(self, start: dict[str, float], origin: int) -> None:
-        """Δ_role(t) = start_role / δ^(t − origin): Table 6.2's division, restarted by an override."""
-        self._before_override, self._before_origin = self.schedules, self.origin  # the round under way keeps its Δ
-        self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
-        self.origin = origin
+        """Δ_role(t) = start_role / δ^(t − origin) from round ``origin`` on: Table 6.2's division,
+        restarted by an override. The rounds before ``origin`` keep the Δ they had: an override
+        heard between the two agents' turns of a round leaves that round's Δ as it began."""
+        fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
+        self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]
 
     def delta(self, round_: int, role: str | None = None) -> float:
         """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two).
@@ -362,10 +369,8 @@ class SocraSynth:
         its two turns, for the next round)."""
         if role is None:
             return max(self.delta(round_, r) for r in ROLES)
-        if round_ < self.origin:
-            value = self._before_override[role].value(round_ - self._before_origin)
-        else:
-            value = self.schedules[role].value(round_ - self.origin)
+        origin, schedules = next((o, s) for o, s in reversed(self.schedules) if o <= round_)
+        value = schedules[role].value(round_ - origin)
         assert value is not None  # SocraSynth's Δ schedule always gives a number
         return value
 
@@ -374,7 +379,10 @@ class SocraSynth:
         async for event in self.moderation.checkpoint(self.next_round):
             if isinstance(event, ModeratorActed) and event.kind == "set_contentiousness":
                 value = float(event.payload["value"])
-                self._set_delta(dict.fromkeys(ROLES, value), origin=self.next_round)
+                if self.debated:
+                    self.closing_kappa = value
+                else:
+                    self._set_delta(dict.fromkeys(ROLES, value), origin=self.next_round)
             yield event
 
     # -- names and prompts --------------------------------------------------------------------
@@ -568,6 +576,7 @@ class SocraSynth:
                 self.stop_reason += "; an agent's case was not yet made, so one more refutation round was held (6.3.1.2)"
             async for event in self._round(t, "refutation"):
                 yield event
+        self.debated = True  # no refutation round follows the closing one: a κ set from now on is the conciliatory stage's
         if not self.moderation.stopped:
             async for event in self._round(t, "closing"):
                 yield event
@@ -753,7 +762,11 @@ class SocraSynth:
     async def _conciliatory_stage(self) -> AsyncIterator[Event]:
         """Appendix 6.F / section 6.3.2.2: A drafts the joint text at low Δ, B revises it."""
         c = self.config
-        kappa = c.conciliatory_kappa
+        async for event in self._checkpoint():  # a κ set during the evaluation applies from the stage's start
+            yield event
+        if self.moderation.stopped:
+            return
+        kappa = self.closing_kappa if self.closing_kappa is not None else c.conciliatory_kappa
         round_ = self.next_round
         self.next_round += 1
         yield PhaseChanged(self.debate_id, "conciliatory", round_, kappa)
@@ -767,11 +780,17 @@ class SocraSynth:
         draft: dict[str, Any] | None = None
         for role in ROLES:
             other = _name(_other(role))
+            async for event in self._checkpoint():  # a κ set between the draft and the revision applies to the revision
+                yield event
+            if self.moderation.stopped:
+                return
+            kappa = self.closing_kappa if self.closing_kappa is not None else c.conciliatory_kappa
+            moved = "lowers" if self.closing_kappa is None else "sets"  # the moderator's own κ may be higher
             if draft is None:
-                ask = (f"The debate is over; the moderator lowers contentiousness to {kappa:g}. {instruction(kappa)} "
+                ask = (f"The debate is over; the moderator {moved} contentiousness to {kappa:g}. {instruction(kappa)} "
                        f"Together with {other}, write {what}.")
             else:
-                ask = (f"The debate is over; the moderator lowers contentiousness to {kappa:g}. {instruction(kappa)} "
+                ask = (f"The debate is over; the moderator {moved} contentiousness to {kappa:g}. {instruction(kappa)} "
                        f"{other} drafted this:\n<<<\n{_joint_text(draft)}\n>>>\nRevise it into the final version: keep what "
                        "is fair and add what is missing from your side.")
             out = _Reply()
