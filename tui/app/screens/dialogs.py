@@ -57,7 +57,7 @@ class InterjectDialog(_Dialog):
             yield Label("Interject: your words are added to the next request to the role you choose, after the "
                         "step under way.")
             options = [(plain(label), role) for label, role in self.targets]
-            yield Select(options, value=self.targets[0][1], allow_blank=False, id="to")  # type: ignore[arg-type]
+            yield Select(options, value=self.targets[0][1], allow_blank=False, id="to")
             yield Input(placeholder="Your message", id="text")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
