@@ -955,3 +955,53 @@ async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
     run_.restore(debate)
     async for event in run_.run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from collections.abc import Mapping  # noqa: E402 - the definition closes the module
+
+from .definition import Input, ProtocolDefinition, Role  # noqa: E402
+from .labels import LABEL_SOURCES, read_label_set  # noqa: E402
+from .moderation import Honoured  # noqa: E402
+from .roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
+
+#: The case the app's form shows filled in for a first debate (the demo).
+DEMO_CASE = (
+    "A patient presents with itching, vomiting, fatigue, weight loss, high fever, yellowish skin, "
+    "dark urine and abdominal pain."
+)
+
+
+def _team(agents: Mapping[str, Agent]) -> EvinceAgents:
+    return EvinceAgents(agents[AGENT_A], agents[AGENT_B], agents[JUDGE])
+
+
+def _start(config: EvinceConfig, team: EvinceAgents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+DEFINITION = ProtocolDefinition(
+    name="evince",
+    title="EVINCE",
+    summary="Two agents argue over a class set until their distributions converge (seed 004, ch. 7).",
+    config_cls=EvinceConfig,
+    inputs=(
+        Input("case", "Case (information set S)", "textarea", example=DEMO_CASE,
+              help="the information set S (symptoms, facts of the case): text, or @FILE"),
+        Input("labels", "Class labels C", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
+              open_choice=True, parse=read_label_set, example="symptom2disease",
+              help="class set C: a built-in set, 'open' (the agents name the labels), or a file (one label per "
+                   "line, or a CSV with a 'disease' or 'label' column)"),
+    ),
+    roles=(
+        Role(AGENT_A, "Agent A (confirmatory)", example="smollm2-135m"),
+        Role(AGENT_B, "Agent B (explorer)", example="gemma3-270m"),
+        Role(JUDGE, "CRIT judge", example="smollm2-135m", help="the CRIT judge (ideally not a debater)"),
+    ),
+    prepare=lambda v: {"case": v["case"], "labels": v["labels"]},
+    team=_team,
+    start=_start,
+    commands=Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True),
+    resume=lambda debate, team, channel: resume(debate, team, channel=channel),
+)

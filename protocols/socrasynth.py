@@ -1003,3 +1003,95 @@ async def run(config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: 
     """Run one SocraSynth debate, yielding its events (the protocol's public entry point)."""
     async for event in SocraSynth(config, agents, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+import json  # noqa: E402 - the definition closes the module
+
+from pydantic import ValidationError  # noqa: E402
+
+from .definition import Input, ProtocolDefinition, Role, read_file  # noqa: E402
+from .moderation import Honoured  # noqa: E402
+from .roles import AGENT_A, AGENT_B, JUDGE, QA, in_order  # noqa: E402
+
+
+def read_agenda(path: str) -> list[Subtopic]:
+    """The moderator's agenda from a file: one ``Title: description`` per line (``#`` starts a
+    comment), or a JSON list of ``{"title": …, "description": …}``; ``ValueError`` saying why not."""
+    text = read_file(path, "agenda file")
+    try:
+        if text.lstrip().startswith("["):
+            items = json.loads(text)
+        else:
+            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            items = [dict(zip(("title", "description"), (part.strip() for part in line.split(":", 1)))) for line in lines]
+        agenda = [Subtopic.model_validate(item) for item in items]
+    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ValueError(f"{path}: not an agenda ({reason})") from None
+    if not 1 <= len(agenda) <= MAX_SUBTOPICS:
+        raise ValueError(f"{path}: an agenda needs 1 to {MAX_SUBTOPICS} subtopics, found {len(agenda)}")
+    return agenda
+
+
+def fixed_agenda(agenda: list[Subtopic]) -> AgendaEditor:
+    """The agenda editor that replaces the agreed subtopics with ``agenda`` (an agenda file)."""
+    async def editor(_agreed: list[Subtopic]) -> list[Subtopic]:
+        return list(agenda)
+    return editor
+
+
+def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
+    return {"subject": v["subject"], "agenda_editor": fixed_agenda(v["agenda_file"]) if v["agenda_file"] else None,
+            **({"qa_baseline": True} if v[QA] else {})}
+
+
+def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
+    return SocraSynthAgents(agents[AGENT_A], agents[AGENT_B], [agents[r] for r in in_order(agents, JUDGE)], qa=agents.get(QA))
+
+
+def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, channel: CommandChannel,
+           person: Any) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+def _warnings(models: Mapping[str, str]) -> list[str]:
+    """Section 6.2.2.1 asks for judges other than the debaters."""
+    judges = {models[r] for r in in_order(models, JUDGE)}
+    shared = sorted(judges & {models[AGENT_A], models[AGENT_B]})
+    return [f"judge model(s) {', '.join(shared)} also debate; section 6.2.2.1 asks for judges other than the debaters"] if shared else []
+
+
+DEFINITION = ProtocolDefinition(
+    name="socrasynth",
+    title="SocraSynth",
+    summary="For and against a subject, judged with CRIT, then a joint proposal (seed 004, ch. 6).",
+    config_cls=SocraSynthConfig,
+    inputs=(
+        Input("subject", "Subject", "textarea", example="Should hospitals let AI systems triage emergency patients?",
+              help="the debate subject, e.g. a policy question: text, or @FILE"),
+        Input("temperature_a", "Agent A's temperature", "float", optional=True, sampling=(AGENT_A, "temperature"),
+              metavar="X", help="agent A's sampling temperature (default: its model's)"),
+        Input("temperature_b", "Agent B's temperature", "float", optional=True, sampling=(AGENT_B, "temperature"),
+              metavar="X", help="agent B's sampling temperature (default: its model's)"),
+        Input("agenda_file", "Agenda file", "file", optional=True, parse=read_agenda, metavar="FILE",
+              help="replace the agreed subtopics before the debate: lines 'Title: description', or a JSON list "
+                   "of {\"title\", \"description\"}"),
+    ),
+    roles=(
+        Role(AGENT_A, "Agent A (argues for)", example="smollm2-135m",
+             help="argues for the subject (against with --swap-stances)"),
+        Role(AGENT_B, "Agent B (argues against)", example="gemma3-270m",
+             help="argues against the subject (for with --swap-stances)"),
+        Role(JUDGE, "Judges (model ids, comma separated)", "models", flag="--judges", example="smollm2-135m",
+             help="the judge panel, comma-separated: ideally models that do not debate (section 6.2.2.1)"),
+        Role(QA, "Q&A baseline's model", optional=True, flag="--qa-model",
+             help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)"),
+    ),
+    prepare=_prepare,
+    team=_team,
+    start=_start,
+    commands=Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True),
+    warnings=_warnings,
+)

@@ -9,6 +9,7 @@ from the journal is shown.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -49,6 +50,7 @@ from protocols.events import (
 from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
 from protocols.moderation import CommandChannel
+from protocols.roles import ANALYZER, SIDE_PANEL
 from store.journal import JournalError, new_debate_id
 
 from tui.forms import FormError, ProtocolSpec
@@ -150,11 +152,11 @@ class DebateScreen(Screen):
                 spec, roles = self.spec, self.spec.roles_for(self.values)
             analyzer_model = str(self.values.get("analyzer") or "none")
             if analyzer_model != "none":
-                roles = {**roles, "analyzer": analyzer_model}
+                roles = {**roles, SIDE_PANEL: analyzer_model}  # apart from a protocol's own analyzer
             async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]
                 agents = agents_for(roles, await engines.load(roles.values()))
-                if "analyzer" in agents:
-                    self.analyzer = Analyzer(agents.pop("analyzer"))
+                if SIDE_PANEL in agents:
+                    self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     self.query_one("#analysis", Static).update(Text("after the first round …", style="dim"))
                 if self.resume_debate is not None:
                     events = spec.resume(self.resume_debate, agents, self.channel)  # type: ignore[misc]

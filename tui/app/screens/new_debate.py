@@ -75,8 +75,10 @@ class NewDebateScreen(Screen):
                 if value and value not in {v for v, _ in options}:
                     options.append((str(value), str(value)))  # a file path typed earlier
                 return Select([(plain(shown), v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
-            case "model":
-                return Select(self._model_options(), value=value, allow_blank=False, id=wid)
+            case "model":  # an optional role first offers its fallback (and "none" where it can be left out)
+                options = [(plain(shown), v) for v, shown in field.choices] + self._model_options()
+                return Select(options, value=value if value in {v for _, v in options} else options[0][1],
+                              allow_blank=False, id=wid)
             case "models":
                 ids = ", ".join(e.id for e in self.app.registry if status(e).ready)  # type: ignore[attr-defined]
                 return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
