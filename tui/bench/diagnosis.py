@@ -57,9 +57,14 @@ from protocols.agents import Agent
 from protocols.events import DebateFinished, Event
 from protocols.labels import LabelSet, normalize_label
 from protocols.metrics import mixture
+from protocols.registry import definition
+from protocols.roles import AGENT_A, AGENT_B, JUDGE
 from store.journal import Journal, new_debate_id
 
 from tui.headless.runner import drive
+
+#: The debating arms run EVINCE as its definition builds and starts it (as the app and CLI do).
+EVINCE = definition("evince")
 
 #: The default arms: section 7.4.5's four plus Figure 7.1's ``Update`` (EVINCE's default).
 SCHEDULES = ("none", "fixed", "linear", "exponential", "adaptive")
@@ -146,7 +151,7 @@ class BenchConfig:
     def self_judging(self) -> list[str]:
         """The debaters (``agent-a``, ``agent-b``) whose model is also the CRIT judge."""
         judge = self.judge_model
-        return [role for role, model in zip(("agent-a", "agent-b"), self.models) if judge is not None and model == judge]
+        return [role for role, model in zip((AGENT_A, AGENT_B), self.models) if judge is not None and model == judge]
 
 
 @dataclass
@@ -279,7 +284,7 @@ class Bench:
         singles: list[Outcome] = []
         for model, name in ((a, names[0]), (b, names[1])):
             if (case.case_id, name) not in self.done:
-                agent = self._agent(model, "agent-a", job)
+                agent = self._agent(model, AGENT_A, job)
                 config = self._evince_config(case, labels, "none")
                 self._save(await self._run(lambda did, cfg=config, ag=agent: evince.predict_alone(cfg, ag, debate_id=did), case, name))
             singles.append(self.done[(case.case_id, name)])
@@ -290,10 +295,10 @@ class Bench:
             if (case.case_id, name) in self.done:
                 continue
             judge_model = self.config.judge_model or a  # without a judge (quick) this agent is never called
-            agents = evince.EvinceAgents(self._agent(a, "agent-a", job), self._agent(b, "agent-b", job),
-                                         self._agent(judge_model, "judge", job))
+            team = EVINCE.team({role: self._agent(model, role, job)
+                                for role, model in ((AGENT_A, a), (AGENT_B, b), (JUDGE, judge_model))})
             config = self._evince_config(case, labels, schedule)
-            self._save(await self._run(lambda did, cfg=config, ag=agents: evince.run(cfg, ag, debate_id=did), case, name))
+            self._save(await self._run(lambda did, cfg=config, tm=team: EVINCE.run(cfg, tm, debate_id=did), case, name))
 
     def _ensembles(self, case: Case, singles: list[Outcome]) -> list[Outcome]:
         """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote,
