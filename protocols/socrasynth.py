@@ -261,6 +261,9 @@ class SocraSynthConfig:
     #: Table 6.3: claim, rated reasons, rivals, Γ.
     crit_tokens: int = token_limit(640, "reply length limit per judge call", label="Judge's reply limit (tokens)")
     agenda_editor: AgendaEditor | None = None
+    #: An agenda given in advance (an agenda file): it replaces the agreed subtopics, as the
+    #: editor would, and is journalled with the config so a resumed run edits the same way.
+    agenda: list[Subtopic] | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
     agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
@@ -284,6 +287,7 @@ class SocraSynthConfig:
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["agenda_editor"] = self.agenda_editor is not None
+        data["agenda"] = None if self.agenda is None else _dump(self.agenda)
         data["schedule_rounds"] = self.schedule_rounds()
         return data
 
@@ -1008,6 +1012,7 @@ async def run(config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: 
 # -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
 
 import json  # noqa: E402 - the definition closes the module
+from dataclasses import replace  # noqa: E402
 
 from pydantic import ValidationError  # noqa: E402
 
@@ -1043,8 +1048,7 @@ def fixed_agenda(agenda: list[Subtopic]) -> AgendaEditor:
 
 
 def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
-    return {"subject": v["subject"], "agenda_editor": fixed_agenda(v["agenda_file"]) if v["agenda_file"] else None,
-            **({"qa_baseline": True} if v[QA] else {})}
+    return {"subject": v["subject"], "agenda": v["agenda_file"], **({"qa_baseline": True} if v[QA] else {})}
 
 
 def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
@@ -1053,6 +1057,8 @@ def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
 
 def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, channel: CommandChannel,
            person: Any) -> AsyncIterator[Event]:
+    if config.agenda is not None and config.agenda_editor is None:  # the agenda given in advance edits the agreed one
+        config = replace(config, agenda_editor=fixed_agenda(config.agenda))
     return run(config, team, debate_id=debate_id, channel=channel)
 
 

@@ -263,3 +263,22 @@ def test_a_bad_input_on_the_command_line_is_one_line_naming_the_flag(tmp_path: P
 def test_input_errors_name_the_input() -> None:
     with pytest.raises(InputError, match="^case: required$"):
         BY_NAME["evince"].input("case").value("  ")
+
+
+def test_an_agenda_file_is_journalled_with_the_config_and_edits_the_agenda(tmp_path: Path, scripted_agents: dict[str, str]) -> None:
+    """SocraSynth's ``--agenda-file`` is part of the config (so a resumed run can rebuild it from
+    the journal) and replaces the agreed subtopics, as the moderator's edit would."""
+    agenda = tmp_path / "agenda.txt"
+    agenda.write_text("Cost: who pays\nAir quality\n", encoding="utf-8")
+    db = tmp_path / "j.db"
+    main(["--db", str(db), "run", "socrasynth", *RUNS["socrasynth"], "--agenda-file", str(agenda)])
+    with Journal(db) as journal:
+        queries = Queries(journal)
+        debate = queries.debate(queries.debates()[0]["id"])
+    assert debate is not None
+    expected = [{"title": "Cost", "description": "who pays"}, {"title": "Air quality", "description": ""}]
+    assert debate["config"]["agenda"] == expected
+    edits = [m for m in debate["moderator_events"] if m["kind"] == "edit_agenda"]
+    assert edits and edits[0]["payload"]["after"] == expected
+    rebuilt = BY_NAME["socrasynth"].config_cls(subject=debate["config"]["subject"], agenda=debate["config"]["agenda"])
+    assert [s.title for s in rebuilt.agenda] == ["Cost", "Air quality"]
