@@ -150,7 +150,7 @@ class DebateScreen(Screen):
             else:
                 assert self.spec is not None
                 spec, roles = self.spec, self.spec.roles_for(self.values)
-            analyzer_model = str(self.values.get("analyzer") or "none")
+            analyzer_model = str(self.values.get(SIDE_PANEL) or "none")
             if analyzer_model != "none":
                 roles = {**roles, SIDE_PANEL: analyzer_model}  # apart from a protocol's own analyzer
             async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]

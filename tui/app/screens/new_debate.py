@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from backends.sources import status
+from protocols.roles import SIDE_PANEL
 
 from tui import settings
 from tui.forms import Field, FormError, ProtocolSpec
@@ -36,9 +37,9 @@ class NewDebateScreen(Screen):
 
     def _values(self) -> dict[str, Any]:
         if self.initial is not None:
-            return {**self.spec.defaults(), "analyzer": "none", **self.initial}
+            return {**self.spec.defaults(), SIDE_PANEL: "none", **self.initial}
         remembered = settings.load().get("defaults", {}).get(self.protocol, {})
-        known = {**self.spec.defaults(), "analyzer": "none"}
+        known = {**self.spec.defaults(), SIDE_PANEL: "none"}
         return {**known, **{k: v for k, v in remembered.items() if k in known}}
 
     def compose(self) -> ComposeResult:
@@ -56,8 +57,8 @@ class NewDebateScreen(Screen):
                             yield Static(field.help, classes="help")
                 with Vertical(classes="field"):
                     yield Label("Analyzer for the side panel (optional)")
-                    yield Select([("none", "none"), *self._model_options()], value=values.get("analyzer", "none"),
-                                 allow_blank=False, id="field-analyzer")
+                    yield Select([("none", "none"), *self._model_options()], value=values.get(SIDE_PANEL, "none"),
+                                 allow_blank=False, id=f"field-{SIDE_PANEL}")
                     yield Static("summary, agreements, open questions, argument map after each round", classes="help")
             yield Static(id="problem")
             with Horizontal(id="buttons"):
@@ -107,7 +108,7 @@ class NewDebateScreen(Screen):
 
     def collect(self) -> dict[str, Any]:
         """The form's values, by field name (raw strings; the protocol's builder validates)."""
-        values: dict[str, Any] = {"analyzer": self.query_one("#field-analyzer", Select).value}
+        values: dict[str, Any] = {SIDE_PANEL: self.query_one(f"#field-{SIDE_PANEL}", Select).value}
         for field in self.spec.fields:
             widget = self.query_one(f"#field-{field.name}")
             if isinstance(widget, TextArea):
