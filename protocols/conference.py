@@ -68,7 +68,7 @@ from .params import CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import parse_as
 
-MODERATOR, JUDGE, EVALUATOR = "moderator", "judge", "evaluator"
+from .roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
 
 DEFAULT_STAGES: tuple[tuple[str, str], ...] = (
     ("issue discussion", "the issue itself: what it is, why it matters and what is at stake"),

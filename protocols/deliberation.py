@@ -73,7 +73,7 @@ from .untrusted import MAX_INPUT_CHARS, json_string
 HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
 
-MODERATOR, PERSON = "moderator", "human"
+from .roles import HUMAN as PERSON, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
 PERSON_WINDOW = 3  # the person speaks in every three consecutive turns (section 3)
 MODEL_WINDOW = 5  # each model speaks within five turns (Figure 7)
 

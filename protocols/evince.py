@@ -112,6 +112,10 @@ from .params import CONFIG, Profile, param, token_limit
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
+from .roles import AGENT_A, AGENT_B
+
+#: The two debaters (interjections may be addressed to either).
+DEBATERS = (AGENT_A, AGENT_B)
 
 Scoring = Literal["verbalized", "scored"]
 
@@ -304,7 +308,7 @@ class Evince:
         self.config = config
         self.agents = agents
         self.debate_id = debate_id
-        self.moderation = Moderation(debate_id, ("agent-a", "agent-b"), channel)
+        self.moderation = Moderation(debate_id, DEBATERS, channel)
         self.schedule: Schedule = make_schedule(config.schedule, **config.schedule_params)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": []}
         #: Each agent's latest *stated* position (never an invented one).
@@ -964,7 +968,7 @@ from collections.abc import Mapping  # noqa: E402 - the definition closes the mo
 from .definition import Input, ProtocolDefinition, Role  # noqa: E402
 from .labels import LABEL_SOURCES, read_label_set  # noqa: E402
 from .moderation import Honoured  # noqa: E402
-from .roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
+from .roles import JUDGE  # noqa: E402
 
 #: The case the app's form shows filled in for a first debate (the demo).
 DEMO_CASE = (

@@ -101,10 +101,11 @@ from .stance import (
     parse_confidence,
     steps_from,
 )
+from .roles import HUMAN, SIMULATOR
 from .text import clip
 
-HUMAN_ROLE = "human"
-SIMULATOR_ROLE = "simulator"  # the one instance of the synthetic condition
+HUMAN_ROLE = HUMAN
+SIMULATOR_ROLE = SIMULATOR  # the one instance of the synthetic condition
 #: The question of Triem's study; with it (and the legal labels) the prompts are Appendix i's.
 APPEAL_QUESTION = "Should the court of appeals affirm, reverse, or remand the lower court's decision?"
 #: Appendix i, after its first sentence, for the multiagent and human-AI phases.

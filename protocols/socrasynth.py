@@ -136,11 +136,12 @@ from .moderation import CommandChannel, Moderation
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
+from .roles import AGENT_A, AGENT_B
 
-ROLES = ("agent-a", "agent-b")
+ROLES = (AGENT_A, AGENT_B)
 Parsed = TypeVar("Parsed", bound=BaseModel)
 _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply was cancelled by the moderator's stop"}
-ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
+ALIGNMENTS = {"a_argues": (AGENT_A, AGENT_B), "b_argues": (AGENT_B, AGENT_A)}  # (arguing, countering)
 Mode = Literal["proposal", "diagnosis"]
 MAX_SUBTOPICS = 10
 _TOP = 10_000  # a judge's material that never gives way before the rest (fitting priority)
@@ -1018,7 +1019,7 @@ from pydantic import ValidationError  # noqa: E402
 
 from .definition import Input, ProtocolDefinition, Role, read_file  # noqa: E402
 from .moderation import Honoured  # noqa: E402
-from .roles import AGENT_A, AGENT_B, JUDGE, QA, in_order  # noqa: E402
+from .roles import JUDGE, QA, in_order  # noqa: E402
 
 
 def read_agenda(path: str) -> list[Subtopic]:
