@@ -933,6 +933,8 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=Honoured(interject=("advocate-1", "advocate-2")),
+    rebuild=lambda described: D3Config(**{**described, "budget": Budget(
+        described["budget"].get("debate"), {k: v for k, v in described["budget"].items() if k != "debate"})}),
     variants=(
         Variant("d3-more", "D3-MORE: k advocates per answer in parallel, consolidated, judged in one round, then a jury",
                 {"variant": "more"}, skip=("variant", "max_rounds", "window", "epsilon")),

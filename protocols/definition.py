@@ -263,6 +263,9 @@ class ProtocolDefinition:
     resume: Callable[[dict[str, Any], Team, CommandChannel], AsyncIterator[Event]] | None = None
     #: Warnings about a choice of models (role → model id) that is allowed but unwise.
     warnings: Callable[[Mapping[str, str]], list[str]] | None = None
+    #: The journalled config (``config.describe()`` as stored) → the config, where the generic
+    #: reading (the config's own fields, by name) is not enough (see :meth:`config_from_journal`).
+    rebuild: Callable[[dict[str, Any]], Any] | None = None
 
     # -- one run --------------------------------------------------------------------------------
 
@@ -272,6 +275,15 @@ class ProtocolDefinition:
         if any(r.kind == "person" and not r.optional for r in self.roles) and person is None:
             raise ValueError(f"{self.name}: the person's seat is required (give a Person)")
         return self.start(config, team, debate_id, channel or CommandChannel(), person)
+
+    def config_from_journal(self, described: Mapping[str, Any]) -> Any:
+        """The config of a journalled debate (``debate["config"]``): what a resume runs under.
+        Every config journals everything its run depends on, so this gives back an equal config
+        (tests/protocols/test_definitions.py checks it for every protocol)."""
+        if self.rebuild is not None:
+            return self.rebuild(dict(described))
+        known = {f.name for f in dataclasses.fields(self.config_cls)}
+        return self.config_cls(**{k: v for k, v in described.items() if k in known})
 
     # -- values → config, roles -----------------------------------------------------------------
 

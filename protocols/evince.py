@@ -1008,4 +1008,5 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True),
     resume=lambda debate, team, channel: resume(debate, team, channel=channel),
+    rebuild=EvinceConfig.from_description,
 )

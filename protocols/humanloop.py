@@ -574,6 +574,22 @@ def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
             "human": human}
 
 
+def _rebuild(described: dict[str, Any]) -> HumanloopConfig:
+    """``describe()`` renames ``condition`` to ``phase`` and adds derived values; the seat and
+    its script come back as dicts."""
+    values = {k: v for k, v in described.items() if k not in ("condition", "binary_label", "phase")}
+    human = values.get("human")
+    if isinstance(human, dict):
+        script = human.get("script")
+        values["human"] = HumanSeat(human.get("position"), bool(human.get("blind")),
+                                    HumanScript(tuple(script["turns"]), script.get("stance")) if script else None)
+    values["labels"] = tuple(values.get("labels") or LEGAL_LABELS)
+    binary = described.get("binary_label")
+    default_binary = "affirm" if "affirm" in values["labels"] else None
+    return HumanloopConfig(**values, condition=described["phase"],
+                           binary_label=None if binary == default_binary else binary)
+
+
 def _team(agents: Mapping[str, Agent]) -> HumanloopAgents:
     return HumanloopAgents([agents[r] for r in in_order(agents, AGENT)], agents[CLERK])
 
@@ -621,4 +637,5 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=Honoured(interject=(AGENT + "-",)),
+    rebuild=_rebuild,
 )

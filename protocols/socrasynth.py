@@ -1101,4 +1101,6 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True),
     warnings=_warnings,
+    rebuild=lambda described: SocraSynthConfig(**{k: v for k, v in described.items()
+                                                   if k not in ("agenda_editor", "schedule_rounds")}),
 )

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from protocols.definition import Confirm, Person, Role
+from protocols.definition import Confirm, Person, Role, Speak
 from protocols.stance import confirm_from_lines
 
 from tui.sanitize import terminal_safe
@@ -87,6 +87,7 @@ def confirm_mode(spec: str) -> Confirm | None:
 def headless_person(role: Role, script: str | None, confirm: str | None) -> Person:
     """The person's seat as ``role`` declares it: a script file's turns, else stdin (a line per
     turn, or a paragraph); stances confirmed as ``--confirm`` says where the role confirms."""
+    speak: Speak
     if script:
         speak = ScriptSeat(script)
     elif role.reads == "paragraph":
