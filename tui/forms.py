@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from backends.registry import Registry
 from protocols.agents import Agent
 from protocols.definition import Input, InputError, Person, ProtocolDefinition, Role
 from protocols.events import Event
-from protocols.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set
+from protocols.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from protocols.moderation import CommandChannel
-from protocols.params import PROFILES, ParamError, Profile, build, params_of, profile_overrides
+from protocols.params import PROFILES, ParamError, Profile, params_of, profile_overrides
 
 FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
 
