@@ -6,6 +6,7 @@ Every protocol speaks through :class:`Agent`, so streaming, cost accounting and 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -22,9 +23,13 @@ from backends.base import (
     SamplingOptions,
     ScoreResult,
     Session,
+    Timing,
+    Usage,
+    schema_of,
 )
 
 from .events import CallRecord, ModelCalled, Participant, TokenDelta, TurnStarted
+from .replies import Reply, prompt_sha256, record, replayed
 
 
 @dataclass
@@ -105,13 +110,35 @@ class Agent:
         driver (:func:`tui.runner.drive`) writes it before marking the debate failed.
         """
         opts = options or self.options
+        sha = prompt_sha256("chat", messages, schema=schema)
+        hit = replayed(self.role, "chat", sha)
+        if hit is not None:  # a resumed run: answered as journalled, the model is not asked again
+            completion = completion_of(hit, opts, schema)
+            return completion, call_record(self.role, purpose, completion)
         started = time.perf_counter()
         try:
             completion = await self.session.complete(messages, opts, schema=schema)
         except BackendError as exc:
             exc.failed_call = failed_call_record(self.role, self.model_id, purpose, opts, started, exc)  # type: ignore[attr-defined]
             raise
+        record(reply_of(self.role, sha, completion))
         return completion, call_record(self.role, purpose, completion)
+
+    async def score(self, messages: Sequence[Message], candidates: Sequence[str]) -> tuple[ScoreResult, CallRecord]:
+        """Log-likelihood scores of ``candidates`` after ``messages`` (one scoring call), with
+        its journal record; replayed from the journal when a resumed run reaches it again."""
+        sha = prompt_sha256("score", messages, extra=list(candidates))
+        hit = replayed(self.role, "score", sha)
+        if hit is not None and hit.reply is not None:
+            data = json.loads(hit.reply)
+            result = ScoreResult.of(candidates, [float(v) for v in data["logprobs"]], [int(n) for n in data["token_counts"]],
+                                    Usage(**hit.details.get("usage", {})), Timing(total_s=hit.details.get("total_s", 0.0)),
+                                    str(hit.details.get("model_id") or self.model_id))
+        else:
+            result = await self.session.score(messages, list(candidates))
+            record(Reply(self.role, "score", sha, json.dumps({"logprobs": result.logprobs, "token_counts": result.token_counts}),
+                         {"usage": asdict(result.usage), "total_s": result.timing.total_s, "model_id": result.model_id}))
+        return result, score_call_record(self.role, result)
 
 
 _ELIDED = Message("user", "(Earlier rounds are omitted to fit the context window.)")
@@ -158,6 +185,13 @@ class Turn:
         """Stream the reply. A backend failure is first reported as a :class:`ModelCalled`
         whose record holds the error (so the journal keeps the failed call), then re-raised."""
         yield TurnStarted(debate_id, self.agent.role, self.agent.model_id, phase, round, kind)
+        sha = prompt_sha256("chat", self.messages, schema=self.schema)
+        hit = replayed(self.agent.role, "chat", sha)
+        if hit is not None:  # a resumed run: the journalled reply, not asked again
+            self.completion = completion_of(hit, self.options, self.schema)
+            if self.completion.text:
+                yield TokenDelta(debate_id, self.agent.role, self.completion.text)
+            return
         started = time.perf_counter()
         try:
             stream = self.agent.session.chat(self.messages, self.options, schema=self.schema)
@@ -169,6 +203,8 @@ class Turn:
             yield ModelCalled(debate_id, failed, round)
             raise
         self.completion = stream.completion
+        if self.completion is not None:
+            record(reply_of(self.agent.role, sha, self.completion))
 
     def cancel(self) -> None:
         if self._stream is not None:
@@ -177,6 +213,22 @@ class Turn:
     def call(self, purpose: str = "turn") -> CallRecord:
         assert self.completion is not None, "the turn has not finished"
         return call_record(self.agent.role, purpose, self.completion)
+
+
+def reply_of(role: str, sha: str, completion: Completion) -> Reply:
+    """What the journal keeps of a finished chat call to answer it again on resuming."""
+    return Reply(role, "chat", sha, completion.text, {
+        "usage": asdict(completion.usage), "finish_reason": completion.finish_reason, "model_id": completion.model_id,
+        "total_s": completion.timing.total_s, "first_token_s": completion.timing.first_token_s})
+
+
+def completion_of(reply: Reply, options: SamplingOptions, schema: type[BaseModel] | dict[str, Any] | None) -> Completion:
+    """The completion a journalled reply stands for, with the cost it had when it was made."""
+    d = reply.details
+    return Completion(text=reply.reply or "", usage=Usage(**d.get("usage", {})),
+                      timing=Timing(total_s=d.get("total_s", 0.0), first_token_s=d.get("first_token_s")),
+                      finish_reason=d.get("finish_reason", "stop"), model_id=str(d.get("model_id") or ""),
+                      options=options, schema=schema_of(schema))
 
 
 def call_record(role: str, purpose: str, completion: Completion) -> CallRecord:

@@ -55,7 +55,7 @@ from typing import Any, Literal
 
 from backends.base import Message
 
-from .agents import Agent, score_call_record
+from .agents import Agent
 from .analyzer import Transcript
 from .events import CallRecord, Event, JudgementMade
 from .fitting import Section, discussion, fit_sections
@@ -168,11 +168,11 @@ class AgreementJudge:
         """AGREEMENT or MORE DEBATE for the discussion in ``turns`` (see the class docstring)."""
         messages, fit_notes = self._fitted(turns, issue, topic, latest)
         if self.mode == "score":
-            result = await self.agent.session.score(messages, list(LABELS))
+            result, score_call = await self.agent.score(messages, LABELS)
             probs = dict(zip(result.candidates, result.probs))
             verdict = AGREEMENT if probs[AGREEMENT] > probs[MORE_DEBATE] else MORE_DEBATE
             self.last = AgreementVerdict(verdict, json.dumps(probs), True, "score", list(fit_notes),
-                                         calls=[score_call_record(self.agent.role, result)], p_agreement=round(probs[AGREEMENT], 6))
+                                         calls=[score_call], p_agreement=round(probs[AGREEMENT], 6))
             return self.last
         options = self.agent.options.merged(max_tokens=self.max_tokens, temperature=0.0)
         completion, call = await self.agent.ask(messages, purpose="agreement", schema=VERDICT_SCHEMA, options=options)

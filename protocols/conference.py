@@ -64,7 +64,7 @@ from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateSt
                      ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .fitting import discussion, fit_sections
 from .moderation import CommandChannel, Moderation
-from .params import CONFIG, Profile, param, token_limit
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import parse_as
 
@@ -188,6 +188,11 @@ class ConferenceConfig:
     def describe(self) -> dict[str, Any]:
         return {**asdict(self), "stages": [name for name, _ in self.stages()]}
 
+
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> ConferenceConfig:
+        """The config journalled by :meth:`describe` (to resume a debate)."""
+        return from_description(cls, data)
 
 @dataclass
 class ConferenceAgents:

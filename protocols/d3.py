@@ -100,7 +100,7 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Moderation
-from .params import CONFIG, Profile, param, token_limit
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .untrusted import parse_as
 
 Variant = Literal["more", "samre"]
@@ -344,6 +344,13 @@ class D3Config:
         data["budget"] = self.budget.limits()
         return data
 
+
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> D3Config:
+        """The config journalled by :meth:`describe` (to resume a debate): the budget as its limits."""
+        limits = dict(data.get("budget") or {})
+        total = limits.pop("debate", None)
+        return from_description(cls, data, budget=Budget(total, limits))
 
 @dataclass
 class D3Agents:
@@ -933,8 +940,6 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=Honoured(interject=("advocate-1", "advocate-2")),
-    rebuild=lambda described: D3Config(**{**described, "budget": Budget(
-        described["budget"].get("debate"), {k: v for k, v in described["budget"].items() if k != "debate"})}),
     variants=(
         Variant("d3-more", "D3-MORE: k advocates per answer in parallel, consolidated, judged in one round, then a jury",
                 {"variant": "more"}, skip=("variant", "max_rounds", "window", "epsilon")),

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from .agents import Agent
 from .events import Event
 from .moderation import CommandChannel, Honoured
-from .params import ParamError, Profile, build, params_of
+from .params import ParamError, Profile, build, from_description, params_of
 from .roles import numbered
 
 InputKind = Literal["text", "textarea", "select", "file", "list", "int", "float", "bool"]
@@ -279,11 +279,14 @@ class ProtocolDefinition:
     def config_from_journal(self, described: Mapping[str, Any]) -> Any:
         """The config of a journalled debate (``debate["config"]``): what a resume runs under.
         Every config journals everything its run depends on, so this gives back an equal config
-        (tests/protocols/test_definitions.py checks it for every protocol)."""
+        (tests/protocols/test_definitions.py checks it for every protocol): the definition's
+        ``rebuild``, else the config's own ``from_description``, else its fields by name."""
         if self.rebuild is not None:
             return self.rebuild(dict(described))
-        known = {f.name for f in dataclasses.fields(self.config_cls)}
-        return self.config_cls(**{k: v for k, v in described.items() if k in known})
+        own = getattr(self.config_cls, "from_description", None)
+        if own is not None:
+            return own(dict(described))
+        return from_description(self.config_cls, described)
 
     # -- values → config, roles -----------------------------------------------------------------
 

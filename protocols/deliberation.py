@@ -53,20 +53,21 @@ The session (choices of ours where the paper is silent):
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
 
-from .agents import Agent, call_record
+from .agents import Agent
 from .analyzer import Analysis, Analyzer
 from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
 from .moderation import CommandChannel, Moderation
-from .params import CONFIG, Profile, param, token_limit
+from .replies import person_answer
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import MAX_INPUT_CHARS, json_string
 
@@ -192,6 +193,11 @@ class DeliberationConfig:
         return asdict(self)
 
 
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> DeliberationConfig:
+        """The config journalled by :meth:`describe` (to resume a debate)."""
+        return from_description(cls, data)
+
 @dataclass
 class DeliberationAgents:
     moderator: Agent
@@ -291,10 +297,11 @@ class Deliberation:
             ask = (f"### Instruction:\nGiven the conversation so far, determine the next speaker. {after}Ensure a balanced "
                    f"participation. Options are: {', '.join(names)}. Respond with only the speaker's name exactly as listed.")
             messages = moderator.fit(self._request("turns", ask), self.config.select_tokens)
-            completion = await moderator.backend.session("moderator/turns").complete(
-                messages, moderator.options.merged(max_tokens=self.config.select_tokens), schema=schema)
+            selector = replace(moderator, session_key="moderator/turns")  # its own conversation and KV cache
+            completion, call = await selector.ask(messages, purpose="turn-selection", schema=schema,
+                                                  options=moderator.options.merged(max_tokens=self.config.select_tokens))
             self.seats["turns"].messages.append(Message("assistant", completion.text))
-            call, raw = call_record(MODERATOR, "turn-selection", completion), completion.text
+            raw = completion.text
             choice = resolve_choice(raw, candidates, self.roster, history)
         self.selections.append(choice)
         yield JudgementMade(self.debate_id, MODERATOR, self.agents.moderator.model_id, "next-speaker", None, None, None,
@@ -331,7 +338,8 @@ class Deliberation:
         """The person's turn (``text`` given: the topic). Sets :attr:`ended` when the seat returns ``None``."""
         yield TurnStarted(self.debate_id, PERSON, "human", self._phase, turn_no, kind)
         if text is None:
-            text = await self.human_turn(f"Your turn, {self.config.person_name}. Topic: {clip(self.config.topic, 200)}")
+            prompt = f"Your turn, {self.config.person_name}. Topic: {clip(self.config.topic, 200)}"
+            text = await person_answer(prompt, lambda: self.human_turn(prompt))  # kept for a resumed run
         if text is None:
             self.ended = True
             yield ModeratorActed(self.debate_id, "end", {"by": "person"}, turn_no)

@@ -104,8 +104,7 @@ class TurnFinished(Event):
     distribution: dict[str, float] | None = None
     kappa: float | None = None
     at: float = field(default_factory=time.time)
-    #: What the agent was asked this turn (its user message), so a debate can be audited and
-    #: resumed with each agent's conversation exactly as it was.
+    #: What the agent was asked this turn (its user message), so a debate can be audited.
     request: str | None = None
     #: The speaker's own 0-100 confidence in its reasoning, where the protocol asks for one
     #: (seed 001, Appendix i: "rank your confidence ... on a scale of 0-100"); parsed and
@@ -114,7 +113,9 @@ class TurnFinished(Event):
     #: The (role, content) messages this turn added to the speaker's conversation after
     #: ``request``, when they are more than the one reply ``raw``: EVINCE's parse retry adds
     #: the reply that did not parse, the ask to try again and the retry's reply. ``None``: the
-    #: conversation gained ``request`` and ``raw``. A resumed agent is rebuilt from these.
+    #: conversation gained ``request`` and ``raw``. Kept so that a reader of the journal sees
+    #: each conversation exactly as it was (a resumed run replays the replies instead:
+    #: :mod:`protocols.replay`).
     exchange: tuple[tuple[str, str], ...] | None = None
 
 
@@ -165,6 +166,10 @@ class ModeratorActed(Event):
     kind: str
     payload: dict[str, Any]
     round: int | None = None
+    #: The protocol's checkpoint (counted from 1 in each run) at which a command took effect;
+    #: ``None`` for what the protocol itself did (an agenda edit, the person ending a session).
+    #: A resumed run applies each journalled command again at the same checkpoint.
+    checkpoint: int | None = None
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,8 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from . import metrics as M
-from .agents import Agent, score_call_record
+from . import replay
+from .agents import Agent
 from .agreement import AgreementJudge
 from .contentiousness import SCHEDULES, RoundSignals, Schedule, instruction, make_schedule
 from .crit import CritResult, crit
@@ -96,7 +97,6 @@ from .distribution import (
 )
 from .events import (
     DebateFinished,
-    DebateResumed,
     DebateStarted,
     Event,
     JudgementMade,
@@ -322,14 +322,8 @@ class Evince:
         self.rationale: dict[str, list[str]] = {"agent-a": [], "agent-b": []}
         self.dropped: list[dict[str, Any]] = []
         self._phase: str | None = None
-        self._resume_round: int | None = None
-        self._spoken: dict[int, set[str]] = {}  # roles already heard in a round (resuming)
         #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
         self.said: list[tuple[str, str]] = []
-        #: Resuming: turns journalled with a prediction but cut off before their CRIT judgement.
-        self._unjudged: set[tuple[str, int]] = set()
-        #: Resuming: the closing recommendations already journalled, per agent (parsed or None).
-        self._recommended: dict[str, dict[str, Any] | None] = {}
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
 
     @property
@@ -429,7 +423,7 @@ class Evince:
         else:
             parsed, score_call = await self._scored(agent, history, completion.text)
             yield score_call
-        added = history[asked_at:]  # one reply, or a retry's whole exchange (kept for resume)
+        added = history[asked_at:]  # one reply, or a retry's whole exchange (journalled whole)
         exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
         notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
         if parsed.probs is not None:
@@ -475,13 +469,13 @@ class Evince:
         reply, _ = parse_as(raw, Argument)
         argument = reply.argument if reply else raw
         ask = [*history, Message("user", "Now name the single most likely label.")]
-        result = await agent.session.score(agent.fit(ask, 16), list(labels.labels))
+        result, score_call = await agent.score(agent.fit(ask, 16), labels.labels)
         top = sorted(zip(result.candidates, result.probs), key=lambda cp: -cp[1])[: self.config.top_k]
         total = sum(p for _, p in top)
         probs = {label: p / total for label, p in top}
         parsed = DistributionParse(probs=probs, arguments=[argument], repairs=[f"scored {len(labels)} labels by log-likelihood; kept the top {len(top)}"],
                                    rejected_reason=None, raw=raw)
-        return parsed, ModelCalled(self.debate_id, score_call_record(agent.role, result))
+        return parsed, ModelCalled(self.debate_id, score_call)
 
     def _fresh(self, role: str, round_: int) -> _Position | None:
         """``role``'s position if it was stated in ``round_``, else ``None``."""
@@ -641,65 +635,6 @@ class Evince:
         self._phase = phase
         return PhaseChanged(self.debate_id, phase, round_, kappa)
 
-    # -- resuming -------------------------------------------------------------------------------
-
-    def restore(self, debate: dict[str, Any]) -> None:
-        """Rebuild the state of a journalled debate cut off before its end, so :meth:`run`
-        continues from its last finished turn: each agent's conversation (its recorded requests
-        and raw replies, with a retried turn's whole exchange), stated positions, CRIT scores and the gate's decisions, metric
-        history, the contentiousness schedule's decisions and a moderator's standing override."""
-        last_round = -1
-        for t in debate["turns"]:
-            if t["kind"] == "recommendations":
-                self._recommended[t["role"]] = t["parsed"]
-            if t["kind"] not in ("opening", "refutation"):
-                continue
-            role = t["role"]
-            history = self.messages[role]
-            if not history:
-                history.append(Message("system", self._system(role)))
-            replies = [Message(m["role"], m["content"]) for m in t.get("exchange") or []] or [Message("assistant", t["raw"])]
-            history += [Message("user", t["request"] or "(request not recorded)"), *replies]
-            parsed = t["parsed"] or {}
-            if t["distribution"]:
-                arguments = list(parsed.get("arguments") or [])
-                self.positions[role] = _Position(dict(t["distribution"]), arguments, t["round"], arguments)
-            self._spoken.setdefault(t["round"], set()).add(role)
-            self.said.append((f"{_speaker(role)}, round {t['round']}", t["text"]))
-            last_round = max(last_round, t["round"])
-        for j in debate["judgements"]:
-            if j["kind"] != "crit" or j["target"] not in ("agent-a", "agent-b"):
-                continue
-            reasons = j["reasons"] or {}
-            self.crits[j["target"]] = CritResult(score=j["score"], holistic=None, weighted=None, raw=j["raw"])
-            self.crit_rounds[j["target"]] = j["round"]
-            gate = reasons.get("gate") or {}
-            self._admit(j["target"], list(gate.get("admitted") or []))
-            position = self.positions.get(j["target"])
-            if position is not None and position.round == j["round"] and "admitted" in gate:
-                position.admitted = list(gate["admitted"])
-        if self.config.crit_judge:  # a kill between a turn and its judgement: judge it on resuming
-            judged = {(j["target"], j["round"]) for j in debate["judgements"] if j["kind"] == "crit"}
-            self._unjudged = {(t["role"], t["round"]) for t in debate["turns"] if t["kind"] in ("opening", "refutation")
-                              and t["distribution"] and (t["role"], t["round"]) not in judged}
-        self.by_round = {row["round"]: {k: v for k, v in row.items() if k not in ("round", "phase", "kappa") and v is not None}
-                         for row in debate["metrics"]}
-        done = last_round
-        both = self._spoken.get(done) == {"agent-a", "agent-b"}
-        unscorable = any(self._fresh(r, done) is None for r in ("agent-a", "agent-b"))
-        judging = any(r == done for _, r in self._unjudged)
-        if done >= 0 and (done in self.by_round or (both and unscorable and not judging)):
-            self._spoken.pop(done, None)  # the last round was closed: resume with the next
-            done += 1
-        # else: resume inside the last round; the roles already heard there are skipped
-        for r in range(1, done + 1):  # replay the schedule's decisions (adaptive schedules remember them)
-            self.schedule.value(r, self._signals(r - 1))
-        overrides = [m for m in debate["moderator_events"] if m["kind"] == "set_contentiousness"]
-        if overrides:
-            self.moderation.kappa_override = overrides[-1]["payload"]["value"]
-        self._phase = debate["phases"][-1]["name"] if debate["phases"] else None
-        self._resume_round = max(done, 0)
-
     # -- the run --------------------------------------------------------------------------------
 
     async def run(self) -> AsyncIterator[Event]:
@@ -708,25 +643,14 @@ class Evince:
         stop_reason = (f"round cap reached (max_rounds = {c.max_rounds} refutation rounds after the opening round) "
                        "before Figure 7.1's stop rule ended the debate")
         ending = "cap"
-        round_ = self._resume_round or 0
-        if self._resume_round is None:
-            yield DebateStarted(
-                self.debate_id, "evince", c.title or clip(c.case, 60), c.case, c.describe(),
-                (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
-            )
-            notice = self._self_judging_notice()
-            if notice is not None:
-                yield notice
-        else:
-            yield DebateResumed(self.debate_id, round_)
-            if self._converged(round_ - 1) or round_ > c.max_rounds:  # the last finished round ended it
-                round_ -= 1
-                settled = self._settled(round_)
-                if settled is not None:
-                    stop_reason, ending = f"{settled[0]} (before the interruption)", settled[1]
-                async for event in self._conclude(round_, stop_reason, ending):
-                    yield event
-                return
+        round_ = 0
+        yield DebateStarted(
+            self.debate_id, "evince", c.title or clip(c.case, 60), c.case, c.describe(),
+            (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
+        )
+        notice = self._self_judging_notice()
+        if notice is not None:
+            yield notice
         while True:
             async for event in self.moderation.checkpoint(round_):
                 yield event
@@ -740,16 +664,10 @@ class Evince:
             phase_event = self._phase_event(phase_for(kappa), round_, kappa)
             if phase_event:
                 yield phase_event
-            spoken = self._spoken.pop(round_, set())  # a resumed round may be half done
             # Round 0 is asymmetric: A states its prior without contentiousness; B explores at κ0.
             # A answers B's previous turn; B answers A's turn of this round.
             for role, k, other, answered in (("agent-a", None if round_ == 0 else kappa, "agent-b", round_ - 1),
                                              ("agent-b", kappa, "agent-a", round_)):
-                if role in spoken:  # heard before the interruption; judged now if the cut fell in between
-                    if (role, round_) in self._unjudged:
-                        async for event in self._judge(role, round_, self._fresh(other, answered)):
-                            yield event
-                    continue
                 if role == "agent-b":  # the moderator is heard between the two turns too
                     async for event in self.moderation.checkpoint(round_):
                         yield event
@@ -895,12 +813,6 @@ class Evince:
         if event:
             yield event
         for role in ("agent-a", "agent-b"):
-            if role in self._recommended:  # resumed after this agent's recommendations were journalled
-                done = self._recommended[role]
-                if done is not None:
-                    recs["questions"] = _merge(recs["questions"], list(done.get("questions") or []))
-                    recs["tests"] = _merge(recs["tests"], list(done.get("tests") or []))
-                continue
             agent = self.agents.a if role == "agent-a" else self.agents.b
             ask = (f"{opening} {instruction(kappa)} "
                    "Together with the other agent, list further questions to ask and tests to run that would "
@@ -954,10 +866,11 @@ async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -
 async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
                  channel: CommandChannel | None = None) -> AsyncIterator[Event]:
     """Continue a journalled EVINCE debate (``store.queries.Queries.debate``) from its last
-    finished turn, under the config it was started with."""
-    run_ = Evince(EvinceConfig.from_description(debate["config"]), agents, debate_id=debate["id"], channel=channel)
-    run_.restore(debate)
-    async for event in run_.run():
+    finished turn, under the config it was started with, by replaying its journal
+    (:mod:`protocols.replay`)."""
+    config = EvinceConfig.from_description(debate["config"])
+    async for event in replay.resume(debate, lambda ch: run(config, agents, debate_id=debate["id"], channel=ch),
+                                     channel=channel):
         yield event
 
 
@@ -1008,5 +921,4 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True),
     resume=lambda debate, team, channel: resume(debate, team, channel=channel),
-    rebuild=EvinceConfig.from_description,
 )

@@ -88,7 +88,8 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Moderation
-from .params import CONFIG, Profile, param, token_limit
+from .replies import person_answer
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
@@ -235,6 +236,17 @@ class HumanloopConfig:
         data["binary_label"] = self.binary()
         return data
 
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> HumanloopConfig:
+        """The config journalled by :meth:`describe` (to resume a debate): ``describe`` writes
+        the condition under ``phase`` and the analysis's condition under ``condition``."""
+        seat = data.get("human")
+        human = None if seat is None else HumanSeat(
+            position=seat.get("position"), blind=bool(seat.get("blind")),
+            script=None if seat.get("script") is None else HumanScript(tuple(seat["script"]["turns"]), seat["script"].get("stance")))
+        return from_description(cls, data, condition=data.get("phase", "multiagent"), human=human,
+                                labels=tuple(data.get("labels") or LEGAL_LABELS))
+
     def analysis_condition(self) -> str:
         if self.condition == "synthetic":
             return "synthetic"
@@ -371,7 +383,8 @@ class Humanloop:
             assert self.human_turn is not None
             prompt = f"{seat.name}, round {round_}: your opinion on the question: {self.config.question}"
             yield AwaitingModerator(self.debate_id, prompt)
-            text = (await self.human_turn(prompt)).strip()
+            seat_turn, asked = self.human_turn, prompt
+            text = (await person_answer(asked, lambda: seat_turn(asked))).strip()  # kept for a resumed run
         yield TokenDelta(self.debate_id, seat.role, text or "(no opinion given)")
         notes = () if text else ("the person gave no opinion: recorded as taking no stance",)
         confidence, _ = parse_confidence(text)  # a person may state one too; not asking is not an error
@@ -574,22 +587,6 @@ def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
             "human": human}
 
 
-def _rebuild(described: dict[str, Any]) -> HumanloopConfig:
-    """``describe()`` renames ``condition`` to ``phase`` and adds derived values; the seat and
-    its script come back as dicts."""
-    values = {k: v for k, v in described.items() if k not in ("condition", "binary_label", "phase")}
-    human = values.get("human")
-    if isinstance(human, dict):
-        script = human.get("script")
-        values["human"] = HumanSeat(human.get("position"), bool(human.get("blind")),
-                                    HumanScript(tuple(script["turns"]), script.get("stance")) if script else None)
-    values["labels"] = tuple(values.get("labels") or LEGAL_LABELS)
-    binary = described.get("binary_label")
-    default_binary = "affirm" if "affirm" in values["labels"] else None
-    return HumanloopConfig(**values, condition=described["phase"],
-                           binary_label=None if binary == default_binary else binary)
-
-
 def _team(agents: Mapping[str, Agent]) -> HumanloopAgents:
     return HumanloopAgents([agents[r] for r in in_order(agents, AGENT)], agents[CLERK])
 
@@ -637,5 +634,4 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=Honoured(interject=(AGENT + "-",)),
-    rebuild=_rebuild,
 )

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
-from .agents import Turn
 from .events import (
     AwaitingModerator,
     Command,
@@ -28,6 +28,10 @@ from .events import (
     Stop,
     Verdict,
 )
+
+
+if TYPE_CHECKING:  # agents import the replay, which imports this module's channel
+    from .agents import Turn
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,10 @@ class CommandChannel:
         if isinstance(command, Stop) and self._on_stop is not None:
             self._on_stop()
 
+    def at_checkpoint(self, number: int) -> None:
+        """The protocol reached its ``number``-th checkpoint (a resumed run's channel replays
+        the commands journalled there; a live channel has nothing to do)."""
+
     def poll(self) -> Command | None:
         """The next waiting command, or ``None`` (never blocks)."""
         return None if self._queue.empty() else self._queue.get_nowait()
@@ -90,17 +98,22 @@ class Moderation:
         self.skip_requested = False
         self.stop_reason: str | None = None
         self.verdict: Verdict | None = None
+        #: Checkpoints reached so far: a command is journalled with the one it took effect at.
+        self.checkpoints = 0
 
     @property
     def stopped(self) -> bool:
         return self.stop_reason is not None
 
     async def checkpoint(self, round_: int | None) -> AsyncIterator[Event]:
-        """Apply pending commands (waiting out a pause) and yield them as moderator events."""
+        """Apply pending commands (waiting out a pause) and yield them as moderator events,
+        each stamped with this checkpoint's number (see :mod:`protocols.replay`)."""
+        self.checkpoints += 1
+        self.channel.at_checkpoint(self.checkpoints)
         # One at a time, so that a Pause can wait for a Resume sent in the same burst.
         while (command := self.channel.poll()) is not None:
             async for event in self._apply(command, round_):
-                yield event
+                yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
             if self.stopped:
                 return
 

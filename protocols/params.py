@@ -200,6 +200,19 @@ def build(config_cls: type[C], values: Mapping[str, Any], *, profile: Profile = 
         raise validation_problem(exc) from None
 
 
+def from_description(config_cls: type[C], data: Mapping[str, Any], **converted: Any) -> C:
+    """The config a debate journalled (its ``describe()``), to resume it: every field of
+    ``config_cls`` found in ``data``, and ``converted`` values for those ``describe()`` writes in
+    another form (a label set as a list, a budget as its limits). Keys that are not fields
+    (values ``describe()`` derives for readers) are left out."""
+    names = {f.name for f in dataclasses.fields(config_cls) if f.init}  # type: ignore[arg-type]
+    values = {k: v for k, v in data.items() if k in names and k not in converted}
+    try:
+        return config_cls(**values, **converted)
+    except ValidationError as exc:
+        raise validation_problem(exc) from None
+
+
 def validation_problem(exc: ValidationError) -> ParamError:
     """The first problem pydantic found, as ``name: what is wrong``."""
     error = exc.errors()[0]

@@ -103,6 +103,7 @@ models and the tests use (short turns, fewer subtopics and rounds).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -131,8 +132,9 @@ from .events import (
     TurnFinished,
 )
 from .fitting import Section, fit_sections
-from .params import CONFIG, Profile, param, token_limit
+from .params import from_description, CONFIG, Profile, param, token_limit
 from .moderation import CommandChannel, Moderation
+from .replies import person_answer
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
@@ -293,6 +295,13 @@ class SocraSynthConfig:
         return data
 
 
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> SocraSynthConfig:
+        """The config journalled by :meth:`describe` (to resume a debate). A moderator's agenda
+        edit is given again from the journal (:func:`protocols.replay.person_answer`); one the
+        interruption came before leaves the agreed agenda as it is."""
+        return from_description(cls, data, agenda_editor=_keep_agenda if data.get("agenda_editor") else None)
+
 @dataclass
 class SocraSynthAgents:
     """The debaters, the judge panel (roles ``judge-1``, ``judge-2``, …) and, optionally, the
@@ -329,6 +338,8 @@ class SocraSynth:
         self.moderation = Moderation(debate_id, ROLES, channel)
         self.qa = agents.qa or Agent("qa", agents.a.backend, agents.a.options)
         self.schedules: dict[str, Schedule] = {}
+        self.schedules: dict[str, Schedule] = {}
+        self.origin = 0
         self._set_delta({"agent-a": config.kappa_a, "agent-b": config.kappa_b}, origin=0)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": [], "qa": []}
         self.agenda: list[Subtopic] = []
@@ -347,13 +358,18 @@ class SocraSynth:
 
     def _set_delta(self, start: dict[str, float], origin: int) -> None:
         """Δ_role(t) = start_role / δ^(t − origin): Table 6.2's division, restarted by an override."""
+        self._before_override, self._before_origin = self.schedules, self.origin  # the round under way keeps its Δ
         self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
         self.origin = origin
 
     def delta(self, round_: int, role: str | None = None) -> float:
-        """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two)."""
+        """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two).
+        A round begun before an override keeps the Δ it began with (the override is set between
+        its two turns, for the next round)."""
         if role is None:
             return max(self.delta(round_, r) for r in ROLES)
+        if round_ < self.origin:
+            return self._before_override[role].value(round_ - self._before_origin)
         return self.schedules[role].value(round_ - self.origin)
 
     async def _checkpoint(self) -> AsyncIterator[Event]:
@@ -513,7 +529,11 @@ class SocraSynth:
                 yield event
             if self.moderation.stopped:
                 return
-            edited = list(await c.agenda_editor(list(self.agenda)))[:MAX_SUBTOPICS] or [_whole(c.subject)]
+            editor, agreed = c.agenda_editor, list(self.agenda)
+            edited = await person_answer(  # the moderator's edit, kept so that a resumed run is given it again
+                f"edit the agreed agenda: {json.dumps(_dump(agreed), ensure_ascii=False)}",
+                lambda: editor(agreed), encode=_dump, decode=lambda items: [Subtopic.model_validate(i) for i in items])
+            edited = list(edited)[:MAX_SUBTOPICS] or [_whole(c.subject)]
             if _dump(edited) != _dump(self.agenda):
                 yield ModeratorActed(self.debate_id, "edit_agenda", {"before": _dump(self.agenda), "after": _dump(edited)}, 0)
                 self.agenda = edited
@@ -977,6 +997,11 @@ def _whole(subject: str) -> Subtopic:
     return Subtopic(title=clip(subject, 80), description="The subject as a whole.")
 
 
+async def _keep_agenda(agreed: list[Subtopic]) -> list[Subtopic]:
+    """A resumed debate's agenda editor where the journal holds no edit: the agenda as agreed."""
+    return agreed
+
+
 def _dump(subtopics: list[Subtopic]) -> list[dict[str, str]]:
     return [s.model_dump() for s in subtopics]
 
@@ -1058,7 +1083,7 @@ def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
 
 def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, channel: CommandChannel,
            person: Any) -> AsyncIterator[Event]:
-    if config.agenda is not None and config.agenda_editor is None:  # the agenda given in advance edits the agreed one
+    if config.agenda is not None:  # the agenda given in advance is the moderator's edit (also when resumed)
         config = replace(config, agenda_editor=fixed_agenda(config.agenda))
     return run(config, team, debate_id=debate_id, channel=channel)
 
@@ -1093,7 +1118,7 @@ DEFINITION = ProtocolDefinition(
              help="argues against the subject (for with --swap-stances)"),
         Role(JUDGE, "Judges (model ids, comma separated)", "models", flag="--judges", example="smollm2-135m",
              help="the judge panel, comma-separated: ideally models that do not debate (section 6.2.2.1)"),
-        Role(QA, "Q&A baseline's model", optional=True, flag="--qa-model",
+        Role(QA, "Q&A baseline's model", optional=True, fallback=AGENT_A, flag="--qa-model",
              help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)"),
     ),
     prepare=_prepare,
@@ -1101,6 +1126,4 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True),
     warnings=_warnings,
-    rebuild=lambda described: SocraSynthConfig(**{k: v for k, v in described.items()
-                                                   if k not in ("agenda_editor", "schedule_rounds")}),
 )

@@ -19,7 +19,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,8 @@ from protocols.events import (
     PhaseChanged,
     TurnFinished,
 )
+from protocols.replay import counted
+from protocols.replies import Reply
 
 from .schema import LATEST, MIGRATIONS
 
@@ -157,6 +159,12 @@ class Journal:
             self.conn.execute("ROLLBACK")
             raise JournalError(f"{self.path}: could not save ({exc}); is the disk full or read-only?") from None
 
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """The connection, inside :meth:`record`'s transaction (one per event)."""
+        assert self.conn.in_transaction, "events are written through record(), one transaction each"
+        yield self.conn
+
     def close(self) -> None:
         self.conn.close()
 
@@ -169,44 +177,69 @@ class Journal:
     # -- recording events -------------------------------------------------------------------
 
     def record(self, event: Event) -> int | None:
-        """Write one event; returns the new row id where there is one (turns, judgements).
+        """Write one event in one transaction; returns the new row id where there is one (turns,
+        judgements).
 
         Events that only matter live (token deltas, turn starts, prompts to the moderator)
-        are not stored: the finished turn holds the whole text.
+        are not stored: the finished turn holds the whole text. The events a resumed run
+        replays are counted on the debate's row in the same transaction (``events_recorded``),
+        so the count always says exactly how many of them the journal holds.
         """
         try:
-            match event:
-                case DebateStarted():
-                    self._debate_started(event)
-                case TurnFinished():
-                    return self._turn_finished(event)
-                case PhaseChanged():
-                    self._phase_changed(event)
-                case MetricsComputed():
-                    self._metrics(event)
-                case JudgementMade():
-                    return self._judgement(event)
-                case ModelCalled():
-                    with self._transaction():
-                        self._call(event.debate_id, event.call, None, event.round)
-                case ModeratorActed():
-                    self._moderator(event)
-                case Notice():
-                    self._notice(event)
-                case DebateFinished():
-                    self._finished(event)
-                case DebateResumed():
-                    self._resumed(event)
+            with self._transaction():
+                row = self._write(event)
+                if counted(event):
+                    self.conn.execute("UPDATE debates SET events_recorded = events_recorded + 1 WHERE id = ?",
+                                      (event.debate_id,))
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: could not record {type(event).__name__} ({exc}).") from None
+        return row
+
+    def record_replies(self, debate_id: str, replies: Iterable[Reply]) -> None:
+        """Keep the replies (and the person's answers) a run received since the last event, in
+        one transaction, so a resumed run is answered as this one was (:mod:`protocols.replay`).
+        Nothing is kept for a debate that has no row yet (there is nothing to resume)."""
+        rows = [(r.role, r.kind, r.prompt_sha256, r.reply, _dumps(r.details), time.time(), debate_id) for r in replies]
+        if not rows:
+            return
+        try:
+            with self._transaction() as c:
+                c.executemany(
+                    "INSERT INTO replies(debate_id, role, kind, prompt_sha256, reply, details_json, created_at)"
+                    " SELECT id, ?, ?, ?, ?, ?, ? FROM debates WHERE id = ?", rows)
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: could not record the models' replies ({exc}).") from None
+
+    def _write(self, event: Event) -> int | None:
+        match event:
+            case DebateStarted():
+                self._debate_started(event)
+            case TurnFinished():
+                return self._turn_finished(event)
+            case PhaseChanged():
+                self._phase_changed(event)
+            case MetricsComputed():
+                self._metrics(event)
+            case JudgementMade():
+                return self._judgement(event)
+            case ModelCalled():
+                self._call(event.debate_id, event.call, None, event.round)
+            case ModeratorActed():
+                self._moderator(event)
+            case Notice():
+                self._notice(event)
+            case DebateFinished():
+                self._finished(event)
+            case DebateResumed():
+                self._resumed(event)
         return None
 
     def _debate_started(self, e: DebateStarted) -> None:
         now = e.at
-        with self._transaction() as c:
+        with self._writing() as c:
             c.execute(
-                "INSERT INTO debates(id, protocol, title, subject, config_json, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+                "INSERT INTO debates(id, protocol, title, subject, config_json, status, created_at, updated_at,"
+                " events_recorded) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, 0)",
                 (e.debate_id, e.protocol, e.title, e.subject, _dumps(e.config), now, now),
             )
             for p in e.participants:
@@ -222,7 +255,7 @@ class Journal:
         return int(row[0]) + 1
 
     def _turn_finished(self, e: TurnFinished) -> int:
-        with self._transaction() as c:
+        with self._writing() as c:
             cur = c.execute(
                 "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
                 " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
@@ -261,7 +294,7 @@ class Journal:
         )
 
     def _phase_changed(self, e: PhaseChanged) -> None:
-        with self._transaction() as c:
+        with self._writing() as c:
             c.execute(
                 "INSERT INTO phases(debate_id, name, round, kappa, started_at) VALUES (?,?,?,?,?)",
                 (e.debate_id, e.phase, e.round, e.kappa, e.at),
@@ -274,7 +307,7 @@ class Journal:
             self._touch(e.debate_id)
 
     def _metrics(self, e: MetricsComputed) -> None:
-        with self._transaction() as c:
+        with self._writing() as c:
             c.executemany(
                 "INSERT INTO metrics(debate_id, round, name, value) VALUES (?,?,?,?)"
                 " ON CONFLICT(debate_id, round, name) DO UPDATE SET value = excluded.value",
@@ -289,7 +322,7 @@ class Journal:
             self._touch(e.debate_id)
 
     def _judgement(self, e: JudgementMade) -> int:
-        with self._transaction() as c:
+        with self._writing() as c:
             cur = c.execute(
                 "INSERT INTO judgements(debate_id, round, judge_role, judge_model, kind, target, subject, score,"
                 " verdict, reasons_json, raw, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -304,15 +337,16 @@ class Journal:
         return int(cur.lastrowid)
 
     def _moderator(self, e: ModeratorActed) -> None:
-        with self._transaction() as c:
+        with self._writing() as c:
             c.execute(
-                "INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at) VALUES (?,?,?,?,?)",
-                (e.debate_id, e.round, e.kind, _dumps(e.payload), time.time()),
+                "INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at, checkpoint)"
+                " VALUES (?,?,?,?,?,?)",
+                (e.debate_id, e.round, e.kind, _dumps(e.payload), time.time(), e.checkpoint),
             )
             self._touch(e.debate_id)
 
     def _notice(self, e: Notice) -> None:
-        with self._transaction() as c:
+        with self._writing() as c:
             c.execute(
                 "INSERT INTO notices(debate_id, round, kind, text, details_json, created_at) VALUES (?,?,?,?,?,?)",
                 (e.debate_id, e.round, e.kind, e.text, _dumps(e.details), e.at),
@@ -320,7 +354,7 @@ class Journal:
             self._touch(e.debate_id)
 
     def _finished(self, e: DebateFinished) -> None:
-        with self._transaction() as c:
+        with self._writing() as c:
             c.execute(
                 "UPDATE debates SET status = ?, stop_reason = ?, outcome_json = ?, finished_at = ?, updated_at = ?"
                 " WHERE id = ?",
@@ -328,7 +362,7 @@ class Journal:
             )
 
     def _resumed(self, e: DebateResumed) -> None:
-        with self._transaction() as c:
+        with self._writing() as c:
             c.execute("UPDATE debates SET status = 'running', stop_reason = NULL, finished_at = NULL, updated_at = ?"
                       " WHERE id = ?", (e.at, e.debate_id))
             c.execute("INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at) VALUES (?,?,?,?,?)",

@@ -89,10 +89,12 @@ class Queries:
             "SELECT round, judge_role, judge_model, kind, target, subject, score, verdict, reasons_json, raw, created_at"
             " FROM judgements WHERE debate_id = ? ORDER BY id", q)
         d["moderator_events"] = self._rows(
-            "SELECT round, kind, payload_json, created_at FROM moderator_events WHERE debate_id = ? ORDER BY id", q)
+            "SELECT round, kind, payload_json, created_at, checkpoint FROM moderator_events WHERE debate_id = ? ORDER BY id", q)
         d["notices"] = self._rows(
             "SELECT round, kind, text, details_json, created_at FROM notices WHERE debate_id = ? ORDER BY id", q)
         d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
+        d["replies"] = self._rows(
+            "SELECT role, kind, prompt_sha256, reply, details_json FROM replies WHERE debate_id = ? ORDER BY id", q)
         return d
 
     def metrics(self, debate_id: str) -> list[dict[str, Any]]:

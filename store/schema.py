@@ -200,11 +200,32 @@ _V3_CONFIDENCE_AND_NOTICES = """
 # again, the retry's reply), so a resumed agent is sent exactly what an uninterrupted one is.
 _V4_TURN_EXCHANGES = "ALTER TABLE turns ADD COLUMN exchange_json TEXT;"
 
+# v5 (issue 25): what a resumed run replays (protocols/replay.py). Every model reply and every
+# answer of the person, kept the moment it exists with the hash of the prompt it answered; the
+# checkpoint at which each moderator command took effect; and how many of a debate's events are
+# journalled (NULL for debates written before v5: they cannot be replayed).
+_V5_REPLAY = """
+        CREATE TABLE replies (
+            id             INTEGER PRIMARY KEY,
+            debate_id      TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            role           TEXT NOT NULL,
+            kind           TEXT NOT NULL CHECK (kind IN ('chat', 'score', 'person')),
+            prompt_sha256  TEXT NOT NULL,
+            reply          TEXT,
+            details_json   TEXT NOT NULL DEFAULT '{}',
+            created_at     REAL NOT NULL
+        );
+        CREATE INDEX replies_debate ON replies(debate_id, id);
+        ALTER TABLE moderator_events ADD COLUMN checkpoint INTEGER;
+        ALTER TABLE debates ADD COLUMN events_recorded INTEGER;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial layout", _V1_INITIAL),
     Migration(2, "turn requests", _V2_TURN_REQUESTS),
     Migration(3, "turn confidence and notices", _V3_CONFIDENCE_AND_NOTICES),
     Migration(4, "turn exchanges", _V4_TURN_EXCHANGES),
+    Migration(5, "replies for resuming", _V5_REPLAY),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -1,4 +1,4 @@
-"""``symposium bench diagnosis`` (the README's headline table) on cases whose answers are known.
+"""``symposium bench diagnosis`` (the headline table of docs/diagnosis-benchmark.md) on cases whose answers are known.
 
 Scripted backends give each model a fixed belief, so every figure of the report can be
 worked out by hand (below, per case) and compared: accuracy@1/@3, MRR, the mixture and the

@@ -247,7 +247,7 @@ def test_each_protocol_starts_from_the_generated_command(command: str, tmp_path:
     participants = {p["role"] for p in debate["participants"]}
     expected = set(d.role_models(cli_run.values_from(build_parser().parse_args(["run", command, *RUNS[command]]), d)))
     assert set(scripted_agents) == expected
-    named = {r for r in expected if not any(r.startswith(p) for p in ("advocate", "judge-", "clerk", "juror-"))}
+    named = {r for r in expected if not any(r.startswith(p) for p in ("advocate", "judge-", "clerk", "juror-", R.QA))}
     assert named <= participants | {"analyzer", "evaluator", R.JUDGE, R.MODERATOR}, (named, participants)
     if command == "socrasynth":  # a sampling input reached its role's agent
         a = next(p for p in debate["participants"] if p["role"] == R.AGENT_A)

@@ -1,4 +1,5 @@
-"""``symposium resume ID``: continue a debate cut off by Ctrl-C or a crash, from its last turn."""
+"""``symposium resume ID``: continue a debate of any protocol cut off by Ctrl-C or a crash, from its
+last finished turn, by replaying its journal (:mod:`protocols.replay`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from rich.text import Text
 
 from backends.registry import load_registry
 from protocols.moderation import CommandChannel
+from protocols.replay import ResumeError
 from store.journal import Journal
 from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.forms import FormError
+from tui.cli.seats import StdinSeat, stdin_turn
+from tui.forms import FormError, PersonSeat, ProtocolSpec
 from tui.headless.session import loaded_agents
 from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
@@ -26,6 +29,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("resume", help=help_for("resume"))
     p.add_argument("debate_id", help="id or unique prefix (see `symposium history`)")
     p.set_defaults(handler=run_resume)
+
+
+def _person_seat(spec: ProtocolSpec) -> PersonSeat:
+    """The person's seat, typed on stdin as when the debate was started from the command line
+    (as the protocol's person role reads it: a line per turn, or a paragraph)."""
+    role = spec.definition.person_role()
+    if role is not None and role.reads == "paragraph":
+        return stdin_turn
+    return StdinSeat(Console(stderr=True, highlight=False))
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -46,5 +58,9 @@ async def _resume(db: str | None, models: str | None, prefix: str) -> int:
             raise UserError(str(exc)) from None
         console.print(Text(f"resuming {debate['id']} ({len(debate['turns'])} finished turns)", style="dim"))
         async with loaded_agents(load_registry(models), roles, console=console) as agents:
-            final = await drive(spec.resume(debate, agents, CommandChannel()), journal, EventPrinter(console))
+            events = spec.resume(debate, agents, CommandChannel(), _person_seat(spec))
+            try:
+                final = await drive(events, journal, EventPrinter(console))
+            except ResumeError as exc:
+                raise UserError(str(exc)) from None
     return 0 if final is not None and final.status in ("finished", "stopped") else 1

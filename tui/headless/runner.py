@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 
 from backends.base import BackendError
 from protocols.events import DebateFinished, DebateStarted, Event, ModelCalled
+from protocols.replies import recording
 from store.journal import Journal
 
 from tui.diagnostics import current_debate
@@ -29,37 +30,52 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
     """
     debate_id: str | None = None
     final: DebateFinished | None = None
-    try:
-        async for event in events:
-            if isinstance(event, DebateStarted):
-                debate_id = event.debate_id
-                current_debate.set(debate_id)
-                log.info("%s started: %s", event.protocol, ", ".join(f"{p.role}={p.model_id}" for p in event.participants))
-            elif isinstance(event, DebateFinished):
-                log.info("finished: %s (%s)", event.status, event.stop_reason)
-            journal.record(event)
-            for sink in sinks:
-                sink(event)
-            if isinstance(event, DebateFinished):
-                final = event
-    except BackendError as exc:
-        log.error("backend error: %s", exc)
-        if debate_id is not None:
-            failed_call = getattr(exc, "failed_call", None)  # set by Agent.ask: keep the failed call
-            if failed_call is not None:
-                journal.record(ModelCalled(debate_id, failed_call))
-            failed = DebateFinished(debate_id, "failed", str(exc), {})
-            journal.record(failed)
-            for sink in sinks:
-                sink(failed)
-        raise
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        log.warning("interrupted (resumable)")
-        if debate_id is not None:
-            journal.mark_interrupted(debate_id, "interrupted before the end (resumable)")
-        raise
-    finally:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:  # let the protocol's own clean-up run now, not at garbage collection
-            await aclose()
+    with recording() as replies:
+
+        def keep_replies() -> None:
+            """The replies received since the last event, before anything else is written: a
+            resumed run is answered from them even when the event they led to was cut off."""
+            if debate_id is not None and replies:
+                journal.record_replies(debate_id, replies)
+            replies.clear()
+
+        try:
+            async for event in events:
+                if isinstance(event, DebateStarted):
+                    debate_id = event.debate_id
+                    current_debate.set(debate_id)
+                    log.info("%s started: %s", event.protocol, ", ".join(f"{p.role}={p.model_id}" for p in event.participants))
+                elif isinstance(event, DebateFinished):
+                    log.info("finished: %s (%s)", event.status, event.stop_reason)
+                elif debate_id is None:  # a resumed run begins with its marker, not a start
+                    debate_id = event.debate_id
+                    current_debate.set(debate_id)
+                keep_replies()
+                journal.record(event)
+                for sink in sinks:
+                    sink(event)
+                if isinstance(event, DebateFinished):
+                    final = event
+        except BackendError as exc:
+            log.error("backend error: %s", exc)
+            if debate_id is not None:
+                keep_replies()
+                failed_call = getattr(exc, "failed_call", None)  # set by Agent.ask: keep the failed call
+                if failed_call is not None:
+                    journal.record(ModelCalled(debate_id, failed_call))
+                failed = DebateFinished(debate_id, "failed", str(exc), {})
+                journal.record(failed)
+                for sink in sinks:
+                    sink(failed)
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            log.warning("interrupted (resumable)")
+            if debate_id is not None:
+                keep_replies()
+                journal.mark_interrupted(debate_id, "interrupted before the end (resumable)")
+            raise
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:  # let the protocol's own clean-up run now, not at garbage collection
+                await aclose()
     return final

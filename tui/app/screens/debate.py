@@ -25,6 +25,7 @@ from textual.worker import Worker, WorkerCancelled
 from backends.base import BackendError
 from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import RegistryError
+from protocols.replay import ResumeError
 from protocols.events import (
     AwaitingModerator,
     DebateFinished,
@@ -159,7 +160,7 @@ class DebateScreen(Screen):
                     self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     self.query_one("#analysis", Static).update(Text("after the first round …", style="dim"))
                 if self.resume_debate is not None:
-                    events = spec.resume(self.resume_debate, agents, self.channel)  # type: ignore[misc]
+                    events = spec.resume(self.resume_debate, agents, self.channel, self.ask_person)
                 else:
                     self.debate_id = new_debate_id()
                     events = spec.build(self.values, agents, self.debate_id, self.channel, self.ask_person,
@@ -167,7 +168,7 @@ class DebateScreen(Screen):
                 self.query_one("#loading").display = False
                 await drive(events, app.journal, self.show, self.collector)  # type: ignore[attr-defined]
                 await self._last_analysis()  # it speaks through a model the block is about to close
-        except (BackendError, RegistryError, FormError, JournalError) as exc:
+        except (BackendError, RegistryError, FormError, JournalError, ResumeError) as exc:
             self._fail(str(exc))
         finally:
             self.running = False
