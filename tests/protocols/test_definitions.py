@@ -208,6 +208,8 @@ RUNS: dict[str, list[str]] = {
     "humanloop": ["--case", "A vague statute.", "--agents", "m1,m2", "--rounds", "1"],
     "d3-samre": ["--question", "Boiling point?", "--answer-a", "100 C", "--answer-b", "50 C", "--advocate", "m1",
                  "--judge", "m2", "--jurors", "m1", "--max-rounds", "1", "--jury-size", "1"],
+    "d3": ["--question", "Boiling point?", "--answer-a", "100 C", "--answer-b", "50 C", "--advocate", "m1",
+           "--judge", "m2", "--variant", "samre", "--max-rounds", "1", "--jury-size", "1"],
     "d3-more": ["--question", "Boiling point?", "--answer-a", "100 C", "--answer-b", "50 C", "--advocate", "m1",
                 "--judge", "m2", "--k", "1", "--jury-size", "1"],
 }

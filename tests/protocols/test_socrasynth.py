@@ -119,7 +119,7 @@ def test_the_command_line_reads_judges_and_an_agenda_file(tmp_path: Path) -> Non
                                       "--judges", "j1,j2", "--delta", "1.5", "--qa-baseline", "--subtopics", "2"])
     assert (args.delta, args.qa_baseline, args.subtopics, args.max_rounds) == ("1.5", True, "2", None)
     roles = ss.DEFINITION.role_models(values_from(args, ss.DEFINITION))  # --judges: the numbered judge roles
-    assert roles == {"agent-a": "m1", "agent-b": "m2", "judge-1": "j1", "judge-2": "j2"}
+    assert roles == {"agent-a": "m1", "agent-b": "m2", "judge-1": "j1", "judge-2": "j2", "qa": "m1"}  # Q&A: A's model
     config = build_config(ss.SocraSynthConfig, args, "standard", subject=SUBJECT)
     assert (config.delta, config.qa_baseline, config.subtopics) == (1.5, True, 2)
     defaults = ss.SocraSynthConfig(subject=SUBJECT)  # flags left out: the config's own defaults
