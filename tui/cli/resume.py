@@ -4,7 +4,6 @@ last finished turn, by replaying its journal (:mod:`protocols.replay`)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 
 from rich.console import Console
 from rich.text import Text
@@ -23,6 +22,7 @@ from tui.headless.session import loaded_agents
 from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
+from tui.headless.signals import run_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def _person_seat(spec: ProtocolSpec) -> PersonSeat:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    return asyncio.run(_resume(args.db, args.models, args.debate_id))
+    return run_command(_resume(args.db, args.models, args.debate_id))
 
 
 async def _resume(db: str | None, models: str | None, prefix: str) -> int:

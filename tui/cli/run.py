@@ -19,7 +19,6 @@ Every sub-command and every flag is generated from the protocols' definitions
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from rich.console import Console
@@ -36,6 +35,7 @@ from tui.cli.reports import REPORTS
 from tui.cli.seats import headless_person
 from tui.errors import UserError
 from tui.headless.session import loaded_agents, resolve_profile, run_headless
+from tui.headless.signals import run_command
 
 #: Where the person's script and confirmation flags land in the parsed arguments.
 PERSON_SCRIPT, PERSON_CONFIRM = "person_script", "person_confirm"
@@ -160,7 +160,7 @@ def run_protocol(args: argparse.Namespace) -> int:
                 events = report.during(events, Console(highlight=False))
             return await run_headless(args.db, debate_id, events), debate_id
 
-    code, debate_id = asyncio.run(run())
+    code, debate_id = run_command(run())  # SIGTERM and SIGHUP end it as Ctrl-C does (resumable)
     if report is not None and report.after is not None:
         report.after(args.db, debate_id)
     return code
