@@ -952,3 +952,54 @@ async def run(config: D3Config, agents: D3Agents, *, debate_id: str, channel: Co
     """Run one D3 evaluation, yielding its events (the protocol's public entry point)."""
     async for event in D3(config, agents, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from .definition import Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
+from .definition import Variant as Alias  # noqa: E402 - ``Variant`` here is the config's Literal
+from .moderation import Honoured  # noqa: E402
+from .roles import ADVOCATE, JUDGE, JUROR, in_order  # noqa: E402
+
+
+def _team(agents: Mapping[str, Agent]) -> D3Agents:
+    return D3Agents(agents[ADVOCATE], agents[JUDGE], [agents[r] for r in in_order(agents, JUROR)])
+
+
+def _start(config: D3Config, team: D3Agents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+DEFINITION = ProtocolDefinition(
+    name="d3",
+    title="D3 jury",
+    summary="Advocates defend two answers, a judge scores, a jury votes; swap audit (seed 003).",
+    config_cls=D3Config,
+    inputs=(
+        Input("question", "Question", "textarea", example="At what temperature does water boil at sea level?",
+              help="the question: text, or @FILE"),
+        Input("answer_a", "Answer A", "text", example="100 degrees Celsius.", help="the first answer: text, or @FILE"),
+        Input("answer_b", "Answer B", "text", example="About 50 degrees Celsius.", help="the second answer: text, or @FILE"),
+        Input("budget", "Token budget", "text", optional=True, parse=parse_budget, example="6000",
+              metavar="TOKENS|ROLE=TOKENS,…",
+              help="token budget of the debate: a total, and/or advocate=N, judge=N (e.g. 6000 or 6000,judge=2000)"),
+    ),
+    roles=(
+        Role(ADVOCATE, "Advocates", example="smollm2-135m", help="the advocates' model (each advocate its own session)"),
+        Role(JUDGE, "Judge", example="gemma3-270m"),
+        Role(JUROR, "Jurors (model ids, comma separated)", "models", flag="--jurors", optional=True, fallback=JUDGE,
+             example="smollm2-135m, gemma3-270m",
+             help="juror models, comma-separated, given the personas in turn (default: the judge's model)"),
+    ),
+    prepare=lambda v: {"question": v["question"], "answer_a": v["answer_a"], "answer_b": v["answer_b"],
+                       "budget": v["budget"] or Budget()},
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+    variants=(
+        Alias("d3-more", "D3-MORE: k advocates per answer in parallel, consolidated, judged in one round, then a jury",
+                {"variant": "more"}, skip=("variant", "max_rounds", "window", "epsilon")),
+        Alias("d3-samre", "D3-SAMRE: one advocate per answer over rounds with judge feedback, budgeted stopping, "
+                            "then a jury", {"variant": "samre"}, skip=("variant", "k")),
+    ),
+)

@@ -138,8 +138,9 @@ from .replies import person_answer
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
+from .roles import AGENT_A, AGENT_B
 
-ROLES = ("agent-a", "agent-b")
+ROLES = (AGENT_A, AGENT_B)
 
 HONOURED = Honoured(interject=ROLES, contentiousness=True, skip_to="the closing statements")
 """The moderator's commands SocraSynth honours. Contentiousness in both stages that have one:
@@ -147,7 +148,7 @@ in the debate it becomes both agents' Δ from the next round (divided by δ from
 the debate is over, it replaces the conciliatory stage's κ from the next turn."""
 Parsed = TypeVar("Parsed", bound=BaseModel)
 _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply was cancelled by the moderator's stop"}
-ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
+ALIGNMENTS = {"a_argues": (AGENT_A, AGENT_B), "b_argues": (AGENT_B, AGENT_A)}  # (arguing, countering)
 Mode = Literal["proposal", "diagnosis"]
 MAX_SUBTOPICS = 10
 _TOP = 10_000  # a judge's material that never gives way before the rest (fitting priority)
@@ -268,6 +269,9 @@ class SocraSynthConfig:
     #: Table 6.3: claim, rated reasons, rivals, Γ.
     crit_tokens: int = token_limit(640, "reply length limit per judge call", label="Judge's reply limit (tokens)")
     agenda_editor: AgendaEditor | None = None
+    #: An agenda given in advance (an agenda file): it replaces the agreed subtopics, as the
+    #: editor would, and is journalled with the config so a resumed run edits the same way.
+    agenda: list[Subtopic] | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
     agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
@@ -291,6 +295,7 @@ class SocraSynthConfig:
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["agenda_editor"] = self.agenda_editor is not None
+        data["agenda"] = None if self.agenda is None else _dump(self.agenda)
         data["schedule_rounds"] = self.schedule_rounds()
         return data
 
@@ -1049,3 +1054,96 @@ async def run(config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: 
     """Run one SocraSynth debate, yielding its events (the protocol's public entry point)."""
     async for event in SocraSynth(config, agents, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from dataclasses import replace  # noqa: E402
+
+from pydantic import ValidationError  # noqa: E402
+
+from .definition import Input, ProtocolDefinition, Role, read_file  # noqa: E402
+from .moderation import Honoured  # noqa: E402
+from .roles import JUDGE, QA, in_order  # noqa: E402
+
+
+def read_agenda(path: str) -> list[Subtopic]:
+    """The moderator's agenda from a file: one ``Title: description`` per line (``#`` starts a
+    comment), or a JSON list of ``{"title": …, "description": …}``; ``ValueError`` saying why not."""
+    text = read_file(path, "agenda file")
+    try:
+        if text.lstrip().startswith("["):
+            items = json.loads(text)
+        else:
+            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            items = [dict(zip(("title", "description"), (part.strip() for part in line.split(":", 1)))) for line in lines]
+        agenda = [Subtopic.model_validate(item) for item in items]
+    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ValueError(f"{path}: not an agenda ({reason})") from None
+    if not 1 <= len(agenda) <= MAX_SUBTOPICS:
+        raise ValueError(f"{path}: an agenda needs 1 to {MAX_SUBTOPICS} subtopics, found {len(agenda)}")
+    return agenda
+
+
+def fixed_agenda(agenda: list[Subtopic]) -> AgendaEditor:
+    """The agenda editor that replaces the agreed subtopics with ``agenda`` (an agenda file)."""
+    async def editor(_agreed: list[Subtopic]) -> list[Subtopic]:
+        return list(agenda)
+    return editor
+
+
+def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
+    return {"subject": v["subject"], "agenda": v["agenda_file"], **({"qa_baseline": True} if v[QA] else {})}
+
+
+def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
+    return SocraSynthAgents(agents[AGENT_A], agents[AGENT_B], [agents[r] for r in in_order(agents, JUDGE)], qa=agents.get(QA))
+
+
+def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, channel: CommandChannel,
+           person: Any) -> AsyncIterator[Event]:
+    if config.agenda is not None:  # the agenda given in advance is the moderator's edit (also when resumed)
+        config = replace(config, agenda_editor=fixed_agenda(config.agenda))
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+def _warnings(models: Mapping[str, str]) -> list[str]:
+    """Section 6.2.2.1 asks for judges other than the debaters."""
+    judges = {models[r] for r in in_order(models, JUDGE)}
+    shared = sorted(judges & {models[AGENT_A], models[AGENT_B]})
+    return [f"judge model(s) {', '.join(shared)} also debate; section 6.2.2.1 asks for judges other than the debaters"] if shared else []
+
+
+DEFINITION = ProtocolDefinition(
+    name="socrasynth",
+    title="SocraSynth",
+    summary="For and against a subject, judged with CRIT, then a joint proposal (seed 004, ch. 6).",
+    config_cls=SocraSynthConfig,
+    inputs=(
+        Input("subject", "Subject", "textarea", example="Should hospitals let AI systems triage emergency patients?",
+              help="the debate subject, e.g. a policy question: text, or @FILE"),
+        Input("temperature_a", "Agent A's temperature", "float", optional=True, sampling=(AGENT_A, "temperature"),
+              metavar="X", help="agent A's sampling temperature (default: its model's)"),
+        Input("temperature_b", "Agent B's temperature", "float", optional=True, sampling=(AGENT_B, "temperature"),
+              metavar="X", help="agent B's sampling temperature (default: its model's)"),
+        Input("agenda_file", "Agenda file", "file", optional=True, parse=read_agenda, metavar="FILE",
+              help="replace the agreed subtopics before the debate: lines 'Title: description', or a JSON list "
+                   "of {\"title\", \"description\"}"),
+    ),
+    roles=(
+        Role(AGENT_A, "Agent A (argues for)", example="smollm2-135m",
+             help="argues for the subject (against with --swap-stances)"),
+        Role(AGENT_B, "Agent B (argues against)", example="gemma3-270m",
+             help="argues against the subject (for with --swap-stances)"),
+        Role(JUDGE, "Judges (model ids, comma separated)", "models", flag="--judges", example="smollm2-135m",
+             help="the judge panel, comma-separated: ideally models that do not debate (section 6.2.2.1)"),
+        Role(QA, "Q&A baseline's model", optional=True, fallback=AGENT_A, flag="--qa-model",
+             help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)"),
+    ),
+    prepare=_prepare,
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+    warnings=_warnings,
+)

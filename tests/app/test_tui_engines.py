@@ -50,7 +50,7 @@ async def test_a_finished_debate_closes_each_model_once_after_its_last_analysis(
     monkeypatch.setattr("backends.lifecycle.create_backend", scripted(built, [REPLY, POINTS] * 40, delay=0.002))
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 1, "analyzer": "gemma3-270m"})
+        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 1, "side-panel": "gemma3-270m"})
         await pilot.pause()
         debate = app.screen
         assert isinstance(debate, DebateScreen)

@@ -9,7 +9,7 @@ from the journal is shown.
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,6 +53,7 @@ from protocols.events import (
 from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
 from protocols.moderation import CommandChannel, Honoured
+from protocols.roles import ANALYZER, SIDE_PANEL
 from store.journal import JournalError, new_debate_id
 
 from tui.forms import FormError, ProtocolSpec
@@ -68,7 +69,7 @@ from tui.app.widgets.transcript import Transcript
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 
 
-#: What no protocol declares: nothing is offered (a replay, a protocol without ``HONOURED``).
+#: What a replayed debate offers: nothing.
 NOTHING = Honoured(skip=False, stop=False, pause=False)
 
 #: Each moderator action of the screen and the ``Honoured`` field that must allow it.
@@ -82,13 +83,9 @@ _NAMES = {"Pause": "pause", "Resume": "resume", "Interject": "interjection", "Se
 
 
 def honoured_of(spec: ProtocolSpec | None) -> Honoured:
-    """The commands ``spec``'s protocol honours: the ``HONOURED`` its protocol module declares
-    beside the config (one declaration, read here rather than copied into the app)."""
-    if spec is None:
-        return NOTHING
-    module = importlib.import_module(spec.config_cls.__module__)
-    honoured = getattr(module, "HONOURED", None)
-    return honoured if isinstance(honoured, Honoured) else NOTHING
+    """The commands ``spec``'s protocol honours, as its definition declares them (one
+    declaration, read here rather than copied into the app); nothing for a replay."""
+    return NOTHING if spec is None else spec.definition.commands
 
 
 class DebateScreen(Screen):
@@ -192,13 +189,13 @@ class DebateScreen(Screen):
             else:
                 assert self.spec is not None
                 spec, roles = self.spec, self.spec.roles_for(self.values)
-            analyzer_model = str(self.values.get("analyzer") or "none")
+            analyzer_model = str(self.values.get(SIDE_PANEL) or "none")
             if analyzer_model != "none":
-                roles = {**roles, "analyzer": analyzer_model}
+                roles = {**roles, SIDE_PANEL: analyzer_model}  # apart from a protocol's own analyzer
             async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]
                 agents = agents_for(roles, await engines.load(roles.values()))
-                if "analyzer" in agents:
-                    self.analyzer = Analyzer(agents.pop("analyzer"))
+                if SIDE_PANEL in agents:
+                    self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     self.query_one("#analysis", Static).update(Text("after the first round …", style="dim"))
                 if self.resume_debate is not None:
                     events = spec.resume(self.resume_debate, agents, self.channel, self.ask_person)
