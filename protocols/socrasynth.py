@@ -807,6 +807,7 @@ class SocraSynth:
             if out.parsed is not None:
                 written = out.parsed.model_dump()
                 self.joint = {**written, "written_by": [*(self.joint or {}).get("written_by", []), role]}
+                draft = written  # what the next agent revises
             yield self._finished(role, out, round_=round_, phase="conciliatory", kind=kind,
                                  text=_joint_text(out.parsed.model_dump()) if out.parsed else out.raw,
                                  parsed=out.parsed.model_dump() if out.parsed else None, kappa=kappa)

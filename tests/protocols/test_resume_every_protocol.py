@@ -217,3 +217,8 @@ async def test_every_protocol_resumes_with_an_uninterrupted_run_s_prompts_at_eve
                     asked = first[model].prompts(role) + fresh[model].prompts(role)
                     assert asked == backend.prompts(role), f"{label}: {role}'s prompts on {model} differ from the uninterrupted run's"
             assert first_person.prompts + person.prompts == straight_person.prompts, f"{label}: the person was asked otherwise"
+
+
+def test_every_registered_protocol_has_a_case_here() -> None:
+    """A protocol added to the registry is not proven resumable until it has a case above."""
+    assert {name for name, _ in CASES.values()} == set(PROTOCOLS)
