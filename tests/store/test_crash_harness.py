@@ -11,10 +11,13 @@ quit without asking, with the debate ``interrupted`` and exit 143 or 129.
 A signal the process ignored fails here (the children are started with SIGINT at its default
 and in their own process group, as a terminal starts a job: ``tests/helpers/killable.py``).
 
-Most kills run in the fast mode (scripted backends at a model's pace); one SIGINT, one SIGTERM
-and one SIGHUP run ``symposium run`` on the bundled SmolLM2 model, and one Ctrl-C, one SIGTERM
-and one SIGHUP run the Textual app itself on it under a pseudo-terminal. ``SYMPOSIUM_KILLS=N`` runs more fast kills; ``benchmarks/crash.py``
-runs hundreds.
+Most kills run in the fast mode (backends at a model's pace that answer from the prompt); EVINCE
+gets one of each signal, and every other protocol (SocraSynth, the decision conference,
+deliberation, humanloop, D3) a SIGKILL, a SIGINT and a SIGTERM, each started and resumed through
+its spec as the app and the CLI do. One SIGINT, one SIGTERM and one SIGHUP run ``symposium run
+evince`` on the bundled SmolLM2 model, one SIGTERM ``symposium run socrasynth`` on it, and one
+Ctrl-C, one SIGTERM and one SIGHUP run the Textual app itself on it under a pseudo-terminal.
+``SYMPOSIUM_KILLS=N`` runs more fast kills; ``benchmarks/crash.py`` runs hundreds.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.crash_harness import CTRL_C, DEBATE_TURNS, QUIT_QUESTION, Trial, run_trials
+from tests.helpers.crash_harness import CTRL_C, DEBATE_TURNS, FAST_TURNS, PROTOCOLS, QUIT_QUESTION, Trial, run_trials
 
 KILLS = int(os.environ.get("SYMPOSIUM_KILLS", "4"))
 #: Kill no later than after the second-to-last turn, so that each kill finds a debate running.
@@ -55,6 +58,22 @@ def test_fast_kills_after_shown_turns_take_and_lose_nothing(tmp_path: Path) -> N
     assert {t.sig for t in trials} == set(every)
 
 
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "evince"])
+def test_fast_kills_of_every_protocol_take_and_lose_nothing(tmp_path: Path, protocol: str) -> None:
+    """A SIGKILL, a SIGINT and a SIGTERM, each after 1…(its fewest turns less two) shown turns of
+    the protocol's debate: each takes, the journal keeps every shown turn whole (its model-call
+    row, the person's turns with none), the debate is ``interrupted`` (SIGKILL: ``running``), and
+    resuming it through its spec finishes it without changing a stored turn."""
+    seed = random.SystemRandom().randrange(10**6)
+    print(f"crash harness seed {seed}")
+    every = ["SIGKILL", "SIGINT", "SIGTERM"]
+    trials = run_trials(tmp_path / "journal.db", len(every), seed=seed, mode="fast", jobs=2, signals=every,
+                        last_kill_after=FAST_TURNS[protocol] - 2, protocol=protocol)
+    for t in trials:
+        assert t.protocol == protocol
+        _assert_killed_and_survived(t)
+
+
 @pytest.mark.model
 def test_a_sigint_on_the_bundled_model_takes_and_loses_nothing(tmp_path: Path) -> None:
     [t] = run_trials(tmp_path / "journal.db", 1, seed=11, mode="model", signals=["SIGINT"], last_kill_after=2)
@@ -72,6 +91,17 @@ def test_sigterm_and_sighup_on_the_bundled_model_take_and_the_debate_resumes(tmp
     [t] = run_trials(tmp_path / "journal.db", 1, seed=13, mode="model", signals=[sig.name], last_kill_after=2)
     _assert_killed_and_survived(t)
     assert t.returncode == 128 + sig
+
+
+@pytest.mark.model
+def test_a_sigterm_on_socrasynth_on_the_bundled_model_takes_and_the_debate_resumes(tmp_path: Path) -> None:
+    """``symposium run socrasynth`` on SmolLM2 (small settings), sent SIGTERM after a shown turn:
+    exit 143, the debate ``interrupted`` with every stored turn whole, and ``symposium resume``
+    finishes it by replaying its journal without changing a stored turn."""
+    [t] = run_trials(tmp_path / "journal.db", 1, seed=15, mode="model", signals=["SIGTERM"], last_kill_after=2,
+                     protocol="socrasynth")
+    _assert_killed_and_survived(t)
+    assert t.returncode == 128 + signal.SIGTERM
 
 
 @pytest.mark.model
