@@ -118,8 +118,8 @@ SIGNALS: dict[Mode, tuple[str, ...]] = {"fast": ("SIGKILL", "SIGINT", "SIGTERM",
 #: Debate turns in a 3-round EVINCE debate (the fast mode's always has all six) …
 DEBATE_TURNS = 6
 #: … the fewest turns each protocol's fast-mode debate has (tests.helpers.scripted_debate's
-#: settings; counted over 30 seeds: SocraSynth 16 or 18, the conference 7, 10 or 13) …
-FAST_TURNS: dict[str, int] = {"evince": DEBATE_TURNS, "socrasynth": 16, "agreement": 7, "deliberation": 8,
+#: settings; counted over 30 seeds: SocraSynth 14 or 16, the conference 7, 10 or 13) …
+FAST_TURNS: dict[str, int] = {"evince": DEBATE_TURNS, "socrasynth": 14, "agreement": 7, "deliberation": 8,
                               "humanloop": 6, "d3": 4}
 #: … and the latest shown turn after which each mode kills (a trial draws 1…this; the fast mode:
 #: the protocol's fewest turns less one). On SmolLM2 an EVINCE debate may converge after two

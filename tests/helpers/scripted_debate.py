@@ -39,7 +39,7 @@ from tests.helpers.oracle import Draw, OracleBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
 PACE_S = 0.02  # per 16-character chunk: ~200 tokens/s, about SmolLM2-135M on this machine …
-REPLY_S = 0.25  # … for at most this long a reply (the oracle's JSON is long; a small profile's turns are short)
+REPLY_S = 0.15  # … for at most this long a reply (the oracle's JSON is long; a small profile's turns are short)
 LABELS = ("Malaria", "Dengue", "Typhoid", "Hepatitis C", "Common Cold")
 
 #: Each protocol's New-debate form values in the fast mode: small debates that still reach every
@@ -50,7 +50,7 @@ FAST_VALUES: dict[str, dict[str, str]] = {
                "judge": "oracle-j", "max_rounds": "2", "eps_wd": "0", "eps_mi": "0", "eps_jsd": "0", "eps_crit": "0",
                "recommendations": "no", "crit_depth": "1"},
     "socrasynth": {"subject": "Should hospitals let LLMs draft discharge letters? (case {seed})", "agent-a": "oracle-a",
-                   "agent-b": "oracle-b", "judge": "oracle-j1, oracle-j2", "subtopics": "2", "max_rounds": "2"},
+                   "agent-b": "oracle-b", "judge": "oracle-j1, oracle-j2", "subtopics": "2", "max_rounds": "1"},
     "agreement": {"issue": "Build a new library or repair the old one? (case {seed})", "topics": "needs; costs",
                   "participant": "oracle-1, oracle-2", "judge": "oracle-j", "max_rounds": "2"},
     "deliberation": {"topic": "Should phones be banned in schools? (case {seed})", "moderator": "oracle-m",
