@@ -126,9 +126,10 @@ FAST_TURNS: dict[str, int] = {"evince": DEBATE_TURNS, "socrasynth": 14, "agreeme
 #: rounds (four turns); the headless run then still writes its joint recommendations, the app's
 #: run (recommendations off, to keep it short) ends.
 LAST_KILL_AFTER: dict[Mode, int] = {"fast": DEBATE_TURNS - 1, "model": 4, "app": 3}
-#: The model mode's latest shown turn per protocol (its debates on SmolLM2 with MODEL_RUNS' settings).
+#: The model mode's latest shown turn per protocol (its straight runs on SmolLM2 with MODEL_RUNS' settings had
+#: EVINCE 4–6 debate turns, SocraSynth 12 turns, the conference 7, deliberation 8, humanloop 6, D3 4).
 MODEL_LAST_KILL_AFTER: dict[str, int] = {"evince": 4, "socrasynth": 6, "agreement": 4, "deliberation": 4,
-                                         "humanloop": 4, "d3": 3}
+                                         "humanloop": 3, "d3": 2}
 #: About how long one turn takes in each mode (for the random extra wait after a shown turn).
 TURN_S: dict[Mode, float] = {"fast": 0.4, "model": 4.0, "app": 4.0}
 
