@@ -5,8 +5,8 @@ processes and one real journal file shared by every trial (trials may run side b
 
 Each kill is timed from the debate's progress: the harness waits until a randomly chosen
 number of turns has been shown (``fast``/``model``: printed; ``app``: journalled, which the
-app does before it shows a turn; 1–5 turns in the fast mode, fewer on the bundled model, see
-:data:`LAST_KILL_AFTER`), then waits a random part of a turn more and strikes. So kills land
+app does before it shows a turn; in the fast mode 1…the protocol's fewest turns less one, fewer
+on the bundled model, see :func:`latest_kill`), then waits a random part of a turn more and strikes. So kills land
 right after finished turns and in the middle of the next reply, never at start-up.
 
 A kill counts only when it took effect, which each trial proves from the process's exit:
@@ -40,12 +40,20 @@ must be marked ``interrupted`` (SIGKILL leaves ``running``: nothing could mark i
 of those no process of the killed one's process group may remain (an engine or server child left
 running); then it is resumed to its end and no earlier turn may have changed.
 
-Three modes: ``fast`` runs the real EVINCE protocol, journal, runner and printer on scripted
-backends streaming at a model's pace (:mod:`tests.helpers.scripted_debate`), for volume;
-``model`` runs ``symposium run evince`` / ``symposium resume`` on the bundled SmolLM2 model;
-``app`` runs the Textual app itself on SmolLM2 under a pseudo-terminal
-(:mod:`tests.helpers.app_debate`), killed by Ctrl-C (confirmed), SIGKILL, SIGTERM or SIGHUP and
-resumed in the app.
+Three modes: ``fast`` runs any protocol (:data:`PROTOCOLS`), started and resumed through its
+spec as the app and the CLI do, with the real journal, runner and printer, on backends that
+answer from the prompt and stream at a model's pace (:mod:`tests.helpers.scripted_debate`), for
+volume; ``model`` runs ``symposium run <protocol>`` (the command lines: :data:`MODEL_RUNS`) /
+``symposium resume`` on the bundled SmolLM2 model; ``app`` runs the Textual app itself on
+SmolLM2 under a pseudo-terminal (:mod:`tests.helpers.app_debate`; EVINCE only), killed by Ctrl-C
+(confirmed), SIGKILL, SIGTERM or SIGHUP and resumed in the app.
+
+What "whole" means per protocol (:func:`check_rows`): every turn numbered 1…n with its text, raw
+reply and JSON that parses; one model-call row for a model's turn, none for the person's
+(deliberation, humanloop) or the protocol's own (the conference's scripted moderator); EVINCE's
+openings and refutations with a distribution summing to 1 (or recorded as giving none); every
+judgement's reasons JSON that parses. "Shown": EVINCE's openings and refutations, every turn of
+the other protocols.
 """
 
 from __future__ import annotations
