@@ -97,7 +97,7 @@ def main() -> None:
         db = Path(tmp) / "journal.db"
         for mode in MODES:
             for protocol in protocols:
-                if mode == "app" and protocol != "evince":
+                if not counts[mode] or (mode == "app" and protocol != "evince"):
                     continue  # the app mode runs EVINCE only
                 started = time.perf_counter()
                 mine = [s for s in cycle if s in SIGNALS[mode]] if cycle else None
