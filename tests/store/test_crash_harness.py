@@ -80,6 +80,26 @@ def test_fast_kills_of_every_protocol_take_and_lose_nothing(tmp_path: Path, prot
         _assert_killed_and_survived(t)
 
 
+def test_children_get_sigint_and_sighup_at_their_defaults_even_from_a_nohup_harness() -> None:
+    """A harness started by ``nohup … &`` (SIGINT and SIGHUP ignored, and kept so across exec)
+    still starts its debates as a terminal starts a job, or its SIGINT and SIGHUP kills change
+    nothing (they did: a benchmark under ``nohup`` recorded 36 SIGHUPs as ``no effect``, exit 0)."""
+    import subprocess
+    import sys
+
+    from tests.helpers.killable import spawn
+
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGHUP)}
+    try:
+        proc = spawn([sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
+                      "signal.getsignal(signal.SIGHUP) == signal.SIG_DFL)"], stdout=subprocess.PIPE, text=True)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    assert out.split() == ["True", "True"], out  # SIGINT: Python's KeyboardInterrupt; SIGHUP: the default
+
+
 @pytest.mark.model
 def test_a_sigint_on_the_bundled_model_takes_and_loses_nothing(tmp_path: Path) -> None:
     [t] = run_trials(tmp_path / "journal.db", 1, seed=11, mode="model", signals=["SIGINT"], last_kill_after=2)
