@@ -5,8 +5,8 @@ processes and one real journal file shared by every trial (trials may run side b
 
 Each kill is timed from the debate's progress: the harness waits until a randomly chosen
 number of turns has been shown (``fast``/``model``: printed; ``app``: journalled, which the
-app does before it shows a turn; 1–5 turns in the fast mode, fewer on the bundled model, see
-:data:`LAST_KILL_AFTER`), then waits a random part of a turn more and strikes. So kills land
+app does before it shows a turn; in the fast mode 1…the protocol's fewest turns less one, fewer
+on the bundled model, see :func:`latest_kill`), then waits a random part of a turn more and strikes. So kills land
 right after finished turns and in the middle of the next reply, never at start-up.
 
 A kill counts only when it took effect, which each trial proves from the process's exit:
@@ -40,12 +40,20 @@ must be marked ``interrupted`` (SIGKILL leaves ``running``: nothing could mark i
 of those no process of the killed one's process group may remain (an engine or server child left
 running); then it is resumed to its end and no earlier turn may have changed.
 
-Three modes: ``fast`` runs the real EVINCE protocol, journal, runner and printer on scripted
-backends streaming at a model's pace (:mod:`tests.helpers.scripted_debate`), for volume;
-``model`` runs ``symposium run evince`` / ``symposium resume`` on the bundled SmolLM2 model;
-``app`` runs the Textual app itself on SmolLM2 under a pseudo-terminal
-(:mod:`tests.helpers.app_debate`), killed by Ctrl-C (confirmed), SIGKILL, SIGTERM or SIGHUP and
-resumed in the app.
+Three modes: ``fast`` runs any protocol (:data:`PROTOCOLS`), started and resumed through its
+spec as the app and the CLI do, with the real journal, runner and printer, on backends that
+answer from the prompt and stream at a model's pace (:mod:`tests.helpers.scripted_debate`), for
+volume; ``model`` runs ``symposium run <protocol>`` (the command lines: :data:`MODEL_RUNS`) /
+``symposium resume`` on the bundled SmolLM2 model; ``app`` runs the Textual app itself on
+SmolLM2 under a pseudo-terminal (:mod:`tests.helpers.app_debate`; EVINCE only), killed by Ctrl-C
+(confirmed), SIGKILL, SIGTERM or SIGHUP and resumed in the app.
+
+What "whole" means per protocol (:func:`check_rows`): every turn numbered 1…n with its text, raw
+reply and JSON that parses; one model-call row for a model's turn, none for the person's
+(deliberation, humanloop) or the protocol's own (the conference's scripted moderator); EVINCE's
+openings and refutations with a distribution summing to 1 (or recorded as giving none); every
+judgement's reasons JSON that parses. "Shown": EVINCE's openings and refutations, every turn of
+the other protocols.
 """
 
 from __future__ import annotations
@@ -79,6 +87,35 @@ from tests.helpers.paths import REPO
 LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
 CASES = ["fever, chills and sweating", "itching, yellowish skin, dark urine", "runny nose, sneezing, cough",
          "joint pain, rash, high fever", "burning urination, bladder discomfort"]
+#: The protocols the harness kills (``tui.protocol_catalog.PROTOCOLS``' names; D3 runs its SAMRE variant).
+PROTOCOLS: tuple[str, ...] = ("evince", "socrasynth", "agreement", "deliberation", "humanloop", "d3")
+SMOL = "smollm2-135m"
+#: The model mode's command line per protocol (``symposium run …`` on the bundled SmolLM2, small
+#: settings): the ONE place to update when a protocol's flags change. ``{case}``, ``{labels}``,
+#: ``{seed}`` and ``{script}`` (a file of the person's turns, see :data:`PERSON_SCRIPT`) are filled in.
+MODEL_RUNS: dict[str, tuple[str, ...]] = {
+    "evince": ("evince", "--case", "{case}", "--labels", "{labels}", "--agent-a", SMOL, "--agent-b", SMOL,
+               "--judge", SMOL, "--max-rounds", "2", "--turn-tokens", "40", "--crit-tokens", "40"),
+    "socrasynth": ("socrasynth", "--subject", "Should hospitals let AI systems triage emergency patients?",
+                   "--agent-a", SMOL, "--agent-b", SMOL, "--judges", SMOL, "--profile", "small", "--subtopics", "2",
+                   "--max-rounds", "1", "--no-case-check", "--turn-tokens", "60", "--crit-tokens", "60"),
+    "agreement": ("agreement", "--issue", "Should our town build a new library or repair the old one?",
+                  "--topic", "needs", "--topic", "costs", "--participant", SMOL, "--participant", SMOL,
+                  "--judge", SMOL, "--profile", "small", "--max-rounds", "2", "--turn-tokens", "40",
+                  "--eval-tokens", "60"),
+    "deliberation": ("deliberation", "--topic", "Should phones be banned in schools?", "--moderator", SMOL,
+                     "--deliberator", SMOL, "--deliberator", SMOL, "--human-script", "{script}", "--profile", "small",
+                     "--max-turns", "6", "--turn-tokens", "40", "--analyze-every", "3", "--analysis-tokens", "60"),
+    "humanloop": ("humanloop", "--case", "The statute never defines consent; is it void for vagueness?",
+                  "--agents", f"{SMOL},{SMOL}", "--human-script", "{script}", "--confirm", "accept",
+                  "--profile", "small", "--rounds", "2", "--turn-tokens", "40", "--stance-tokens", "20"),
+    "d3": ("d3-samre", "--question", "At what temperature does water boil at sea level?", "--answer-a",
+           "100 degrees Celsius.", "--answer-b", "About 50 degrees Celsius.", "--advocate", SMOL, "--judge", SMOL,
+           "--jurors", f"{SMOL},{SMOL},{SMOL}", "--profile", "small", "--max-rounds", "2", "--jury-size", "3",
+           "--turn-tokens", "40", "--judge-tokens", "60", "--vote-tokens", "40"),
+}
+#: The person's turns in the model mode (deliberation: one a line; humanloop: separated by ``---``).
+PERSON_SCRIPT = "I think the evidence matters most.\n---\nI keep my view: the costs are too high.\n"
 Mode = Literal["fast", "model", "app"]
 MODES: tuple[Mode, ...] = ("fast", "model", "app")
 CTRL_C = "Ctrl-C"
@@ -88,12 +125,28 @@ SIGNALS: dict[Mode, tuple[str, ...]] = {"fast": ("SIGKILL", "SIGINT", "SIGTERM",
                                         "app": ("SIGKILL", CTRL_C, "SIGTERM", "SIGHUP")}
 #: Debate turns in a 3-round EVINCE debate (the fast mode's always has all six) …
 DEBATE_TURNS = 6
-#: … and the latest shown turn after which each mode kills (a trial draws 1…this). On SmolLM2
-#: a debate may converge after two rounds (four turns); the headless run then still writes its
-#: joint recommendations, the app's run (recommendations off, to keep it short) ends.
+#: … the fewest turns each protocol's fast-mode debate has (tests.helpers.scripted_debate's
+#: settings; counted over 30 seeds: SocraSynth 14 or 16, the conference 7, 10 or 13) …
+FAST_TURNS: dict[str, int] = {"evince": DEBATE_TURNS, "socrasynth": 14, "agreement": 7, "deliberation": 8,
+                              "humanloop": 6, "d3": 4}
+#: … and the latest shown turn after which each mode kills (a trial draws 1…this; the fast mode:
+#: the protocol's fewest turns less one). On SmolLM2 an EVINCE debate may converge after two
+#: rounds (four turns); the headless run then still writes its joint recommendations, the app's
+#: run (recommendations off, to keep it short) ends.
 LAST_KILL_AFTER: dict[Mode, int] = {"fast": DEBATE_TURNS - 1, "model": 4, "app": 3}
+#: The model mode's latest shown turn per protocol (its straight runs on SmolLM2 with MODEL_RUNS' settings had
+#: EVINCE 4–6 debate turns, SocraSynth 12 turns, the conference 7, deliberation 8, humanloop 6, D3 4).
+MODEL_LAST_KILL_AFTER: dict[str, int] = {"evince": 4, "socrasynth": 6, "agreement": 4, "deliberation": 4,
+                                         "humanloop": 3, "d3": 2}
 #: About how long one turn takes in each mode (for the random extra wait after a shown turn).
 TURN_S: dict[Mode, float] = {"fast": 0.4, "model": 4.0, "app": 4.0}
+
+
+def latest_kill(mode: Mode, protocol: str) -> int:
+    """The latest shown turn after which a trial of ``mode`` and ``protocol`` kills (1…this is drawn)."""
+    if mode == "fast":
+        return FAST_TURNS[protocol] - 1
+    return MODEL_LAST_KILL_AFTER[protocol] if mode == "model" else LAST_KILL_AFTER[mode]
 #: The app's question on Ctrl-C while a debate runs (tui/app/app.py, action_request_quit).
 QUIT_QUESTION = "A debate is running"
 #: Statuses of a debate that has ended (a signal sent then came too late) …
@@ -131,6 +184,7 @@ class Trial:
     problem: str = ""
     asked: bool = False  # the app showed its "Quit?" dialog (SIGTERM and SIGHUP must not make it ask)
     left_behind: bool = False  # a process of the killed one's group was still there after it exited
+    protocol: str = "evince"
 
     @property
     def took_effect(self) -> bool:
@@ -189,29 +243,48 @@ def _env(db: Path, config_dir: str) -> dict[str, str]:
 def _start(db: Path, mode: Mode, config_dir: str, *args: str) -> subprocess.Popen[str]:
     cmd = ["-m", "tests.helpers.scripted_debate"] if mode == "fast" else ["-m", "tui.cli"]
     return spawn([sys.executable, *cmd, *args], cwd=REPO, env=_env(db, config_dir), text=True,
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def model_command(protocol: str, number: int, rng: random.Random, config_dir: str) -> list[str]:
+    """``symposium run …`` for ``protocol`` in the model mode (:data:`MODEL_RUNS`), seeded by the trial."""
+    script = Path(config_dir) / "person.txt"
+    script.write_text(PERSON_SCRIPT if protocol == "humanloop" else PERSON_SCRIPT.replace("---\n", ""), encoding="utf-8")
+    fill = {"{case}": rng.choice(CASES), "{labels}": str(LABELS), "{seed}": str(number), "{script}": str(script)}
+    return ["run", *(fill.get(a, a) for a in MODEL_RUNS[protocol]), "--seed", str(number)]
 
 
 _DEBATE_TURN_HEADER = re.compile(r"agent-[ab] \(.*\) · (opening|refutation)$")
+#: A turn's header as the printer shows it (``role (model) · kind``), any protocol.
+_TURN_HEADER = re.compile(r"^\S+ \(\S+\) · \S+$")
+_STARTED = re.compile(r"^\S+ · .* · debate (\S+)$")
 
 
 class _ShownTurns:
     """Counts the debate turns a process has shown, from its output.
 
-    ``fast``: the helper's ``@journalled`` milestone. ``model``: the printer's first ``↳`` line
-    after an agent's opening/refutation header (its distribution, or the note that it gave
-    none), which is printed once the turn has been journalled. (Counting distribution lines
-    alone missed the turns a small model left without a distribution, and with them the moment
-    of the kill.)"""
+    ``fast``: the helper's ``@journalled`` milestone. ``model``, EVINCE: the printer's first
+    ``↳`` line after an agent's opening/refutation header (its distribution, or the note that
+    it gave none), which is printed once the turn has been journalled. (Counting distribution
+    lines alone missed the turns a small model left without a distribution, and with them the
+    moment of the kill.) ``model``, any other protocol: turn headers less one (turns run one
+    after another, and a turn is shown finished, after it is journalled, before the next one's
+    header), so a kill after N shown turns strikes as turn N+1 begins, plus the random wait."""
 
-    def __init__(self, mode: Mode) -> None:
+    def __init__(self, mode: Mode, protocol: str = "evince") -> None:
         self.mode = mode
+        self.protocol = protocol
         self.count = 0
         self._pending = False
+        self._headers = 0
 
     def feed(self, line: str) -> None:
         if self.mode == "fast":
             self.count += line.startswith("@journalled ")
+        elif self.protocol != "evince":
+            if _TURN_HEADER.match(line.strip()):
+                self._headers += 1
+                self.count = max(0, self._headers - 1)
         elif _DEBATE_TURN_HEADER.match(line.strip()):
             self._pending = True
         elif self._pending and line.startswith("  ↳ "):
@@ -222,32 +295,41 @@ class _ShownTurns:
 def _debate_id(line: str, mode: Mode) -> str | None:
     if mode == "fast" and line.startswith("@debate "):
         return line.split()[1]
-    if mode == "model" and line.startswith("evince ·") and "debate" in line:
-        return line.rsplit("debate", 1)[1].strip()
+    if mode == "model" and (started := _STARTED.match(line.strip())):
+        return started.group(1)
     return None
 
 
 def check_rows(conn: sqlite3.Connection, debate_id: str) -> str:
-    """'' when every stored turn is whole, with its distribution (or recorded as giving none)
-    and its model-call row; otherwise what is wrong."""
-    rows = conn.execute("SELECT id, seq, kind, text, raw, parsed_json, parse_notes_json FROM turns"
+    """'' when every stored turn is whole (numbered 1…n, text and raw reply, JSON that parses),
+    with its model-call row (one for a model's turn; none for the person's or the protocol's
+    own, such as the conference's scripted moderator), EVINCE's with its distribution (or
+    recorded as giving none), and every judgement's reasons JSON that parses; otherwise what is
+    wrong."""
+    protocol = conn.execute("SELECT protocol FROM debates WHERE id = ?", (debate_id,)).fetchone()[0]
+    modelled = {role for role, backend in conn.execute(
+        "SELECT role, backend FROM participants WHERE debate_id = ?", (debate_id,)) if backend not in ("human", "code")}
+    rows = conn.execute("SELECT id, seq, kind, role, text, raw, parsed_json, parse_notes_json FROM turns"
                         " WHERE debate_id = ? ORDER BY seq", (debate_id,)).fetchall()
-    for expected, (turn_id, seq, kind, text, raw, parsed, notes) in enumerate(rows, 1):
+    for expected, (turn_id, seq, kind, role, text, raw, parsed, notes) in enumerate(rows, 1):
         if seq != expected or text is None or raw is None:
             return f"turn {seq}: numbered or written wrong"
         json.loads(notes)
         if parsed is not None:
             json.loads(parsed)
         calls = conn.execute("SELECT COUNT(*) FROM model_calls WHERE turn_id = ?", (turn_id,)).fetchone()[0]
-        if calls != 1:
-            return f"turn {seq}: {calls} model-call rows"
-        if kind in ("opening", "refutation"):
+        if calls != (1 if role in modelled else 0):
+            return f"turn {seq} ({role}): {calls} model-call rows"
+        if protocol == "evince" and kind in ("opening", "refutation"):
             count, dist = conn.execute("SELECT COUNT(*), COALESCE(SUM(probability), 0) FROM distributions"
                                        " WHERE turn_id = ?", (turn_id,)).fetchone()
             if count == 0 and says_no_prediction(json.loads(notes)):
                 continue  # a reply with no prediction is kept as such, never given an invented one
             if abs(dist - 1.0) > 1e-6:
                 return f"turn {seq}: distribution sums to {dist}"
+    for (reasons,) in conn.execute("SELECT reasons_json FROM judgements WHERE debate_id = ?", (debate_id,)):
+        if reasons is not None:
+            json.loads(reasons)
     return ""
 
 
@@ -256,16 +338,17 @@ def _debate_turns(conn: sqlite3.Connection, debate_id: str) -> list[tuple[int, s
 
 
 def _progress(db: Path, debate_id: str | None) -> tuple[str | None, int, int]:
-    """The debate's journalled status, its debate turns (openings and refutations) and all its
-    stored turns (recommendations included) now."""
+    """The debate's journalled status, its debate turns (the ones the harness counts as shown:
+    EVINCE's openings and refutations, any other protocol's every turn) and all its stored turns
+    (EVINCE's recommendations included) now."""
     if debate_id is None:
         return None, 0, 0
     conn = sqlite3.connect(db, timeout=30)
     try:
         row = conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()
         debate_turns, turns = conn.execute(
-            "SELECT COALESCE(SUM(kind IN ('opening', 'refutation')), 0), COUNT(*) FROM turns WHERE debate_id = ?",
-            (debate_id,)).fetchone()
+            "SELECT COALESCE(SUM(kind IN ('opening', 'refutation') OR d.protocol != 'evince'), 0), COUNT(*)"
+            " FROM turns JOIN debates d ON d.id = turns.debate_id WHERE debate_id = ?", (debate_id,)).fetchone()
     finally:
         conn.close()
     return (row[0] if row else None), debate_turns, turns
@@ -397,20 +480,18 @@ class _Strike:
 
 
 def _strike_headless(db: Path, mode: Mode, config_dir: str, number: int, rng: random.Random, sig: str,
-                     after_shown: int, extra: float) -> _Strike:
+                     after_shown: int, extra: float, protocol: str = "evince") -> _Strike:
     if mode == "fast":
-        proc = _start(db, mode, config_dir, "run", str(db), str(number))
+        proc = _start(db, mode, config_dir, "run", protocol, str(db), str(number))
     else:
-        proc = _start(db, mode, config_dir, "run", "evince", "--case", rng.choice(CASES), "--labels", str(LABELS),
-                      "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
-                      "--max-rounds", "2", "--turn-tokens", "40", "--crit-tokens", "40", "--seed", str(number))
+        proc = _start(db, mode, config_dir, *model_command(protocol, number, rng, config_dir))
     assert proc.stdout is not None and proc.stderr is not None
     lines: queue.Queue[str | None] = queue.Queue()
     errors: list[str] = []
     _drain(proc.stdout, lines)
     err_thread = _drain(proc.stderr, errors)
     s = _Strike()
-    shown = _ShownTurns(mode)
+    shown = _ShownTurns(mode, protocol)
     deadline = time.monotonic() + 600
     while (line := lines.get(timeout=max(1.0, deadline - time.monotonic()))) is not None:
         s.debate_id = s.debate_id or _debate_id(line, mode)
@@ -484,19 +565,22 @@ def _resume(db: Path, mode: Mode, config_dir: str, debate_id: str) -> str:
 
 
 def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool = True, sig: str | None = None,
-          last_kill_after: int | None = None) -> Trial:
-    """One debate killed once (``sig``, or one of the mode's two drawn evenly), checked and resumed.
-    The kill comes after 1…``last_kill_after`` shown turns (default: the mode's
-    :data:`LAST_KILL_AFTER`; a test that must see every kill land mid-debate keeps it lower)."""
+          last_kill_after: int | None = None, protocol: str = "evince") -> Trial:
+    """One ``protocol`` debate killed once (``sig``, or one of the mode's drawn evenly), checked
+    and resumed. The kill comes after 1…``last_kill_after`` shown turns (default: the mode's and
+    protocol's, :func:`latest_kill`; a test that must see every kill land mid-debate keeps it
+    lower). The app mode runs EVINCE only."""
+    if mode == "app" and protocol != "evince":
+        raise ValueError("the app mode runs EVINCE only")
     drawn = rng.choice(SIGNALS[mode])
     sig = sig or drawn
-    after_shown = rng.randint(1, last_kill_after or LAST_KILL_AFTER[mode])
+    after_shown = rng.randint(1, last_kill_after or latest_kill(mode, protocol))
     extra = rng.uniform(0.0, TURN_S[mode])
     with tempfile.TemporaryDirectory(prefix="symposium-config-") as config_dir:
         if mode == "app":
             s = _strike_app(db, config_dir, sig, after_shown, extra)
         else:
-            s = _strike_headless(db, mode, config_dir, number, rng, sig, after_shown, extra)
+            s = _strike_headless(db, mode, config_dir, number, rng, sig, after_shown, extra, protocol)
         conn = sqlite3.connect(db, timeout=30)
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
         debate_id = s.debate_id
@@ -518,12 +602,12 @@ def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool
             after, kept = len(rows), rows[: len(before)] == before
     return Trial(number, mode, sig, after_shown, round(extra, 2), s.sent, s.alive, s.status, s.stored, s.confirmed,
                  s.returncode, debate_id, status, len(before), s.shown if debate_id else 0, integrity, not problem,
-                 resumed, after, kept, problem, s.asked, s.left_behind)
+                 resumed, after, kept, problem, s.asked, s.left_behind, protocol)
 
 
 def run_trials(db: Path, count: int, *, seed: int = 0, mode: Mode = "fast", jobs: int = 1, first: int = 1,
                resume: bool = True, signals: Sequence[str] | None = None,
-               last_kill_after: int | None = None) -> list[Trial]:
+               last_kill_after: int | None = None, protocol: str = "evince") -> list[Trial]:
     """``count`` trials numbered from ``first``; ``jobs`` of them run side by side on ``db``
     (the app mode one at a time: it finds its debate as the one that is new in the journal).
     ``signals``, if given, is cycled through instead of drawing each trial's signal."""
@@ -533,4 +617,4 @@ def run_trials(db: Path, count: int, *, seed: int = 0, mode: Mode = "fast", jobs
             for i, n in enumerate(range(first, first + count))]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(lambda p: trial(db, p[0], p[1], mode, resume=resume, sig=p[2],
-                                             last_kill_after=last_kill_after), plan))
+                                             last_kill_after=last_kill_after, protocol=protocol), plan))

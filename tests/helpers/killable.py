@@ -10,7 +10,9 @@ ran on to their end: ``subprocess.Popen``'s ``restore_signals`` resets only SIGP
 and SIGXFSZ, and ``preexec_fn`` is not safe in the harness's threads.
 
 :func:`spawn` runs a two-line Python trampoline in the child that puts SIGINT back to its
-default and then ``exec``s the real command (same process id, so the returncode is the
+default (and SIGHUP: ``nohup`` starts a command with SIGHUP ignored, which Symposium then rightly
+keeps ignored, so a crash benchmark started under ``nohup`` saw all 36 of its SIGHUP "kills" run
+on to the end, exit 0) and then ``exec``s the real command (same process id, so the returncode is the
 command's), in a session and process group of its own, like a job a person started at a
 prompt. :func:`send_to_group` signals that group, as a terminal's Ctrl-C does.
 """
@@ -24,14 +26,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-#: Run by a fresh interpreter in the child: SIGINT to its default, then become ``argv``.
+#: Run by a fresh interpreter in the child: SIGINT and SIGHUP to their defaults, then become ``argv``.
 _DEFAULT_SIGINT_THEN_EXEC = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); signal.signal(signal.SIGHUP, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
 )
 
 
 def spawn(argv: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
-    """``argv`` started with SIGINT at its default disposition, in its own process group.
+    """``argv`` started with SIGINT and SIGHUP at their default dispositions, in its own process group.
 
     ``popen`` goes to :class:`subprocess.Popen` (pipes, ``cwd``, ``env``, ``text``)."""
     return subprocess.Popen([sys.executable, "-c", _DEFAULT_SIGINT_THEN_EXEC, *argv], start_new_session=True, **popen)

@@ -11,6 +11,7 @@ hash; free text is a sentence drawn from it too.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -95,9 +96,14 @@ def instance(schema: dict[str, Any], draw: Draw, defs: dict[str, Any] | None = N
 class OracleBackend(Backend):
     kind = "oracle"
 
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, *, delay: float = 0.0, reply_s: float | None = None) -> None:
         super().__init__()
         self.model_id = model_id
+        #: Seconds per streamed 16-character chunk (and per score call): 0 answers at once; the
+        #: crash harness's fast mode streams at about a small model's pace …
+        self.delay = delay
+        #: … and no reply takes longer than this in all (a short turn's worth of streaming).
+        self.reply_s = reply_s
         self.context_length = 16384
         #: Every call, in order: (the session's role, the messages, the schema).
         self.calls: list[tuple[str, list[Message], dict[str, Any] | None]] = []
@@ -128,7 +134,11 @@ class _OracleSession(Session):
         text = reply_to(messages, as_dict)
 
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
+            chunks = max(1, math.ceil(len(text) / 16))
+            pause = self.backend.delay if self.backend.reply_s is None else min(self.backend.delay, self.backend.reply_s / chunks)
             for i in range(0, len(text), 16):
+                if pause:
+                    await asyncio.sleep(pause)
                 yield text[i: i + 16]
             stream.completion = Completion(text, Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001),
                                            "stop", self.backend.model_id, opts, as_dict)
@@ -137,6 +147,8 @@ class _OracleSession(Session):
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
         self.backend.calls.append((self.name, list(messages), {"candidates": list(candidates)}))
+        if self.backend.delay:
+            await asyncio.sleep(self.backend.delay * len(candidates))
         draw = Draw(json.dumps([[m.role, m.content] for m in messages]) + json.dumps(list(candidates)))
         logprobs = [-draw.int(1, 50) / 10 for _ in candidates]
         return ScoreResult.of(candidates, logprobs, [1] * len(candidates), Usage(10, 10, 0), Timing(), self.backend.model_id)

@@ -1,61 +1,88 @@
-"""An EVINCE debate in its own process on scripted backends that stream at a model's pace.
+"""A debate of any protocol in its own process, on backends that stream at a model's pace.
 
-The crash harness's fast mode: the real protocol, journal, runner and printer, but replies
-from :class:`tests.helpers.scripted.ScriptedBackend` streamed at about a small model's
-speed, so hundreds of kills fit in minutes. (Why scripted: the bundled models take ~1 min a
-debate here; a share of the kills still runs them, see ``crash_harness``.)
+The crash harness's fast mode: the real protocol (started and resumed through its spec,
+``tui.protocol_catalog.PROTOCOLS``, as the app and ``symposium run``/``resume`` do), journal,
+runner and printer, but replies from :class:`tests.helpers.oracle.OracleBackend` (a reply is a
+function of its prompt, valid JSON for any schema) streamed at about a small model's speed, so
+hundreds of kills fit in minutes, and a person's seat that answers from the prompt
+(deliberation, humanloop). Because a reply depends only on its prompt, the fresh backends of a
+resumed run answer as the killed run's would have. (Why not real models: the bundled ones take
+~1 min a debate here; a share of the kills still runs them, see ``crash_harness``.)
 
-    python -m tests.helpers.scripted_debate run DB SEED     # prints as `symposium run` does
-    python -m tests.helpers.scripted_debate resume DB ID    # as `symposium resume` does
+    python -m tests.helpers.scripted_debate run PROTOCOL DB SEED   # prints as `symposium run` does
+    python -m tests.helpers.scripted_debate resume DB ID           # as `symposium resume` does
 
-Besides the printer's output it prints ``@journalled ROUND ROLE`` once a turn is journalled, which the
-harness times its kills from.
+Besides the printer's output it prints ``@debate ID`` when the debate starts and
+``@journalled ROUND ROLE`` once a turn is journalled, which the harness times its kills from.
 """
 
 from __future__ import annotations
 
-import json
-import random
 import sys
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from backends.base import SamplingOptions
-from protocols import evince
 from protocols.agents import Agent
 from protocols.events import DebateStarted, Event, TurnFinished
-from protocols.labels import LabelSet
+from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
 from tui.headless.signals import Terminated, run_command
+from tui.protocol_catalog import PROTOCOLS, resumable
 
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.oracle import Draw, OracleBackend
 
-LABELS = LabelSet(["Malaria", "Dengue", "Typhoid", "Hepatitis C", "Common Cold"])
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
-PACE_S = 0.008  # per 7-character chunk: ~200 tokens/s, about SmolLM2-135M on this machine
-ROUNDS = 3
+PACE_S = 0.02  # per 16-character chunk: ~200 tokens/s, about SmolLM2-135M on this machine …
+REPLY_S = 0.15  # … for at most this long a reply (the oracle's JSON is long; a small profile's turns are short)
+LABELS = ("Malaria", "Dengue", "Typhoid", "Hepatitis C", "Common Cold")
+
+#: Each protocol's New-debate form values in the fast mode: small debates that still reach every
+#: stage (as tests/protocols/test_resume_every_protocol.py), on oracle models. ``{seed}`` in a
+#: text makes each trial's debate (and so its replies) its own.
+FAST_VALUES: dict[str, dict[str, str]] = {
+    "evince": {"case": "Fever, chills and sweating (case {seed}).", "agent-a": "oracle-a", "agent-b": "oracle-b",
+               "judge": "oracle-j", "max_rounds": "2", "eps_wd": "0", "eps_mi": "0", "eps_jsd": "0", "eps_crit": "0",
+               "recommendations": "no", "crit_depth": "1"},
+    "socrasynth": {"subject": "Should hospitals let LLMs draft discharge letters? (case {seed})", "agent-a": "oracle-a",
+                   "agent-b": "oracle-b", "judge": "oracle-j1, oracle-j2", "subtopics": "2", "max_rounds": "1"},
+    "agreement": {"issue": "Build a new library or repair the old one? (case {seed})", "topics": "needs; costs",
+                  "participant": "oracle-1, oracle-2", "judge": "oracle-j", "max_rounds": "2"},
+    "deliberation": {"topic": "Should phones be banned in schools? (case {seed})", "moderator": "oracle-m",
+                     "deliberator": "oracle-1, oracle-2", "max_turns": "6", "analyze_every": "3"},
+    "humanloop": {"case": "The statute never defines consent; void for vagueness? (case {seed})",
+                  "agent": "oracle-1, oracle-2", "clerk": "oracle-c", "seat": "shown", "rounds": "2"},
+    "d3": {"question": "At what temperature does water boil at sea level? (case {seed})", "answer_a": "100 C.",
+           "answer_b": "50 C.", "advocate": "oracle-a", "judge": "oracle-j", "juror": "oracle-1, oracle-2, oracle-3",
+           "budget": "", "variant": "samre", "max_rounds": "2", "jury_size": "3"},
+}
 
 
-def _reply(rng: random.Random) -> str:
-    picks = rng.sample(LABELS.labels, 3)
-    weights = [rng.random() + 0.05 for _ in picks]
-    total = sum(weights)
-    return json.dumps({"predictions": [{"label": label, "probability": round(w / total, 3), "argument": "the symptoms fit"}
-                                       for label, w in zip(picks, weights)],
-                       "arguments": ["fever with chills points this way", "the rash argues against the rest"]})
+async def person(prompt: str) -> str:
+    """The person's seat: an answer drawn from the prompt (so a resumed run gets the same one)."""
+    return Draw(prompt).sentence()
 
 
-def _agents(seed: int) -> evince.EvinceAgents:
-    rng = random.Random(seed)
-    crit = json.dumps({"claim": "x", "reasons": ["a"], "rival_reasons": ["b"], "score": 6, "justification": "fair"})
-    return evince.EvinceAgents(
-        Agent("agent-a", ScriptedBackend("scripted-a", [_reply(rng) for _ in range(ROUNDS)], delay=PACE_S), OPTS),
-        Agent("agent-b", ScriptedBackend("scripted-b", [_reply(rng) for _ in range(ROUNDS)], delay=PACE_S), OPTS),
-        Agent("judge", ScriptedBackend("scripted-judge", [crit] * (2 * ROUNDS), delay=PACE_S), OPTS),
-    )
+def values_for(protocol: str, seed: int, folder: Path) -> dict[str, Any]:
+    spec = PROTOCOLS[protocol]
+    values: dict[str, Any] = {**spec.defaults(), "profile": "small",
+                              **{k: v.replace("{seed}", str(seed)) for k, v in FAST_VALUES[protocol].items()}}
+    if protocol == "evince":
+        labels = folder / "fast-labels.txt"
+        if not labels.exists():
+            labels.write_text("\n".join(LABELS), encoding="utf-8")
+        values["labels"] = str(labels)
+    return values
+
+
+def agents_for(roles: dict[str, str]) -> dict[str, Agent]:
+    backends = {model: OracleBackend(model, delay=PACE_S, reply_s=REPLY_S) for model in set(roles.values())}
+    return {role: Agent(role, backends[model], OPTS) for role, model in roles.items()}
 
 
 def _milestones(event: Event) -> None:
@@ -65,24 +92,28 @@ def _milestones(event: Event) -> None:
         print(f"@journalled {event.round} {event.role}", flush=True)
 
 
-async def main(command: str, db: str, arg: str) -> int:
+async def main(command: str, *args: str) -> int:
+    db = args[1] if command == "run" else args[0]
     printer = EventPrinter(Console(width=200, highlight=False))
     with Journal(db) as journal:
         if command == "run":
-            config = evince.EvinceConfig(case="fever, chills and sweating", labels=LABELS, max_rounds=ROUNDS - 1,
-                                         recommendations=False, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
-            events = evince.run(config, _agents(int(arg)), debate_id=f"fast{int(arg):06d}")
+            protocol, seed = args[0], int(args[2])
+            spec = PROTOCOLS[protocol]
+            values = values_for(protocol, seed, Path(db).parent)
+            events = spec.build(values, agents_for(spec.roles_for(values)), f"fast-{protocol}-{seed:06d}",
+                                CommandChannel(), person)
         else:
-            debate = Queries(journal).debate(arg)
-            assert debate is not None, f"no debate {arg}"
-            events = evince.resume(debate, _agents(hash(arg) % 1000))
+            debate = Queries(journal).debate(args[1])
+            assert debate is not None, f"no debate {args[1]}"
+            spec, roles = resumable(debate)
+            events = spec.resume(debate, agents_for(roles), CommandChannel(), person)
         final = await drive(events, journal, printer, _milestones)
     return 0 if final is not None and final.status in ("finished", "stopped") else 1
 
 
 if __name__ == "__main__":
     try:  # as `symposium`'s entry point (tui/cli/parser.py): 130 for Ctrl-C, 128 + signum for SIGTERM/SIGHUP
-        sys.exit(run_command(main(*sys.argv[1:4])))
+        sys.exit(run_command(main(*sys.argv[1:])))
     except KeyboardInterrupt:
         sys.exit(130)
     except Terminated as exc:
