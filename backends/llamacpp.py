@@ -33,6 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -608,7 +609,7 @@ class KvPool:
 
     # -- sequences ------------------------------------------------------------------------
 
-    def acquire(self, session: LlamaCppSession | None = None, *, protect: set[int] = frozenset()) -> int:  # type: ignore[assignment]
+    def acquire(self, session: LlamaCppSession | None = None, *, protect: AbstractSet[int] = frozenset()) -> int:
         """A free sequence id; when none is left, the least recently used agent outside
         ``protect`` gives its sequence up (its cache is dropped; it rejoins on its next call)."""
         if not self._free:
@@ -643,7 +644,7 @@ class KvPool:
 
     # -- decoding -------------------------------------------------------------------------
 
-    def decode(self, items: Sequence[tuple[int, int, int | Sequence[int], bool]], *, protect: set[int]) -> None:
+    def decode(self, items: Sequence[tuple[int, int, int | Sequence[int], bool]], *, protect: AbstractSet[int]) -> None:
         """One llama_decode of ``(token, position, sequence, wants_logits)`` items; when the cache
         has no room, grow it or evict an agent outside ``protect``, then try again. A sequence
         may be a tuple of sequences: the token's cell then belongs to all of them (scoring
@@ -677,7 +678,7 @@ class KvPool:
                     "raise context_length in models.toml or shorten the transcript"
                 )
 
-    def _make_room(self, protect: set[int]) -> bool:
+    def _make_room(self, protect: AbstractSet[int]) -> bool:
         cap = self.backend.n_ctx * max(1, len(self.owners))
         if self.growable and self.cells < cap:
             step = max(256, self.backend.n_ctx // 2)

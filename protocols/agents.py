@@ -119,7 +119,7 @@ class Agent:
         try:
             completion = await self.session.complete(messages, opts, schema=schema)
         except BackendError as exc:
-            exc.failed_call = failed_call_record(self.role, self.model_id, purpose, opts, started, exc)  # type: ignore[attr-defined]
+            exc.failed_call = failed_call_record(self.role, self.model_id, purpose, opts, started, exc)  # type: ignore[attr-defined]  # backends know no CallRecord: the record rides on the error
             raise
         record(reply_of(self.role, sha, completion))
         return completion, call_record(self.role, purpose, completion)

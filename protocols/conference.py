@@ -60,7 +60,7 @@ from backends.base import Message
 
 from .agents import Agent
 from .agreement import AgreementJudge, JudgeMode, Verdict
-from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade,
+from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade, Status,
                      ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .fitting import discussion, fit_sections
 from .moderation import CommandChannel, Honoured, Moderation
@@ -453,7 +453,8 @@ class Conference:
                             (*(p.participant() for p in people),
                              Participant(MODERATOR, "rules", "code", details={"speaker_selection": "seed 000, Algorithm 1"})))
         n_messages, last = 1, None  # messages[0] is the issue the person set
-        status, stop_reason = "finished", ""
+        status: Status = "finished"
+        stop_reason = ""
         while True:
             async for event in self.moderation.checkpoint(self.round):
                 yield event
@@ -479,7 +480,7 @@ class Conference:
                 skipped = self.stage.closed_by == "skipped"
                 stop_reason = "the moderator skipped to the conclusion" if skipped else "every stage closed"
                 break
-        yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())  # type: ignore[arg-type]
+        yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())
 
     def outcome(self) -> dict[str, Any]:
         stages = [s.summary() for s in self.stages]  # a stage never reached has 0 rounds

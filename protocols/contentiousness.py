@@ -320,7 +320,7 @@ def make_schedule(name: str, **params: Any) -> Schedule:
     cls = SCHEDULES.get(name.strip().lower())
     if cls is None:
         raise ValueError(f"unknown contentiousness schedule {name!r}; valid: {', '.join(SCHEDULES)}")
-    accepted = {f.name for f in fields(cls) if f.init}  # type: ignore[arg-type]
+    accepted = {f.name for f in fields(cls) if f.init}  # type: ignore[arg-type]  # every schedule class is a dataclass
     unknown = sorted(set(params) - accepted)
     if unknown:
         raise ValueError(

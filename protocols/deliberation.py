@@ -62,7 +62,7 @@ from backends.base import Message
 
 from .agents import Agent
 from .analyzer import Analysis, Analyzer
-from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant,
+from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant, Status,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
 from .moderation import CommandChannel, Honoured, Moderation
@@ -380,7 +380,8 @@ class Deliberation:
         async for event in self._person_turn(0, "topic", c.topic):
             yield event
         yield self._rule_choice(MODERATOR, "the moderator opens the session by setting the agenda (section 3)", 1)
-        status, stop_reason = "finished", f"turn limit reached ({c.max_turns} turns after the agenda)"
+        status: Status = "finished"
+        stop_reason = f"turn limit reached ({c.max_turns} turns after the agenda)"
         queued: str | None = MODERATOR
         analyzed = 0  # transcript length at the latest analysis
         last_turn = c.max_turns + 1
@@ -430,7 +431,7 @@ class Deliberation:
         if status == "finished" and len(self.transcript) != analyzed:
             async for event in self._analyze(len(self.history) - 1):
                 yield event
-        yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())  # type: ignore[arg-type]
+        yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())
 
     def outcome(self) -> dict[str, Any]:
         latest: Analysis | None = self.analyzer.latest if self.analyzer else None

@@ -543,8 +543,9 @@ class Evince:
         if len(scores) == 2:  # ΔCRIT compares like with like: both agents judged this round
             values["crit"] = sum(scores) / 2
         for role, key in (("agent-a", "crit_a"), ("agent-b", "crit_b")):
-            if self.crit_rounds.get(role) == round_ and self.crits[role].normalized is not None:
-                values[key] = self.crits[role].normalized  # type: ignore[assignment]
+            normalized = self.crits[role].normalized if role in self.crits else None
+            if self.crit_rounds.get(role) == round_ and normalized is not None:
+                values[key] = normalized
         if self.agreement is not None and self.agreement.last is not None:
             values.update(self.agreement.last.metrics())
         values["entropy_mixture"] = M.entropy(self._consensus())

@@ -311,10 +311,10 @@ def mixture(dists: Sequence[Dist], weights: Sequence[float]) -> np.ndarray | dic
         raise ValueError("weights must be finite and non-negative")
     w = w / w.sum() if w.sum() > 0 else np.full(len(dists), 1 / len(dists))
     if all(isinstance(d, Mapping) for d in dists):
-        labels, matrix = align_many(dists)  # type: ignore[arg-type]
+        labels, matrix = align_many(dists)  # type: ignore[arg-type]  # all Mappings: checked just above
         rows = np.array([_normalized(r) for r in matrix])
         return dict(zip(labels, (w @ rows).tolist()))
-    rows = np.array([_normalized(d) for d in dists])  # type: ignore[arg-type]
+    rows = np.array([_normalized(d) for d in dists])  # type: ignore[arg-type]  # not all Mappings: probability vectors
     mixed = w @ rows
     return mixed / mixed.sum()
 

@@ -153,7 +153,7 @@ def _kind(annotation: Any) -> tuple[Kind, tuple[str, ...], bool]:
 def params_of(config_cls: type) -> tuple[ParamInfo, ...]:
     """The parameters :func:`param` declared on a protocol's config, in declaration order."""
     infos = []
-    for name, field in config_cls.__pydantic_fields__.items():  # type: ignore[attr-defined]
+    for name, field in config_cls.__pydantic_fields__.items():  # type: ignore[attr-defined]  # a pydantic dataclass's, known at run time
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         if not extra.get("param"):
             continue
@@ -192,7 +192,7 @@ def build(config_cls: type[C], values: Mapping[str, Any], *, profile: Profile = 
     the standard ones); any invalid value raises :class:`ParamError` naming the field."""
     overrides = profile_overrides(config_cls, profile)
     merged = {**overrides, **values}
-    if "profile" in {f.name for f in dataclasses.fields(config_cls)}:  # type: ignore[arg-type]
+    if "profile" in {f.name for f in dataclasses.fields(config_cls)}:  # type: ignore[arg-type]  # config classes are (pydantic) dataclasses
         merged["profile"] = profile
     try:
         return config_cls(**merged)
@@ -205,7 +205,7 @@ def from_description(config_cls: type[C], data: Mapping[str, Any], **converted: 
     ``config_cls`` found in ``data``, and ``converted`` values for those ``describe()`` writes in
     another form (a label set as a list, a budget as its limits). Keys that are not fields
     (values ``describe()`` derives for readers) are left out."""
-    names = {f.name for f in dataclasses.fields(config_cls) if f.init}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(config_cls) if f.init}  # type: ignore[arg-type]  # config classes are (pydantic) dataclasses
     values = {k: v for k, v in data.items() if k in names and k not in converted}
     try:
         return config_cls(**values, **converted)

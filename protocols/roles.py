@@ -8,6 +8,8 @@ protocol calls its roles is declared once, in its :class:`~protocols.definition.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 AGENT_A = "agent-a"
 AGENT_B = "agent-b"
 JUDGE = "judge"
@@ -49,7 +51,7 @@ def number_of(role: str, prefix: str) -> int | None:
     return int(tail) if head == prefix and tail.isdigit() and int(tail) >= 1 else None
 
 
-def in_order(roles: object, prefix: str) -> list[str]:
+def in_order(roles: Iterable[object], prefix: str) -> list[str]:
     """The numbered roles of ``prefix`` among ``roles`` (any iterable of names), by number."""
-    found = [(n, r) for r in roles if isinstance(r, str) and (n := number_of(r, prefix)) is not None]  # type: ignore[attr-defined]
+    found = [(n, r) for r in roles if isinstance(r, str) and (n := number_of(r, prefix)) is not None]
     return [r for _, r in sorted(found)]

@@ -972,12 +972,13 @@ def tally(alignments: dict[str, dict[str, dict[str, dict[str, float | None]]]]) 
             for cells in rows.values():
                 scores = [cells.get(role) for role in ROLES]
                 gaps += scores.count(None)
-                if None in scores:
+                complete = [s for s in scores if s is not None]
+                if len(complete) < len(scores):
                     continue
                 counted.add(judge)
-                for role, score in zip(ROLES, scores):
-                    sums[role] = round(sums[role] + score, 3)  # type: ignore[operator]
-                    both[role] = round(both[role] + score, 3)  # type: ignore[operator]
+                for role, score in zip(ROLES, complete):
+                    sums[role] = round(sums[role] + score, 3)
+                    both[role] = round(both[role] + score, 3)
     winners = {judge: _winner(t["agent-a"], t["agent-b"]) if judge in counted else None for judge, t in overall.items()}
     votes = [w for w in winners.values() if w is not None]
     winner = _winner(votes.count("agent-a"), votes.count("agent-b")) if votes else None

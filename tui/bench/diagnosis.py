@@ -255,7 +255,7 @@ class Bench:
     def _evince_config(self, case: Case, labels: LabelSet, schedule: str) -> evince.EvinceConfig:
         c = self.config
         return evince.EvinceConfig(
-            case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]
+            case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]  # the CLI's choices are the config's Literal
             schedule=schedule, max_rounds=DESIGNS[c.design].max_rounds if c.max_rounds is None else c.max_rounds,
             reference_label=case.disease,
             recommendations=False, turn_tokens=c.turn_tokens or 48, crit_tokens=c.crit_tokens or 96,

@@ -42,7 +42,9 @@ async def with_stages_table(events: AsyncIterator[Event], console: Console) -> A
             if isinstance(event, DebateFinished) and event.outcome.get("stages"):
                 console.print(stages_table(event.outcome["stages"]))
     finally:
-        await events.aclose()  # type: ignore[attr-defined]
+        aclose = getattr(events, "aclose", None)  # an async generator's: the protocol's clean-up now
+        if aclose is not None:
+            await aclose()
 
 
 async def with_panel(events: AsyncIterator[Event], console: Console) -> AsyncIterator[Event]:
@@ -54,7 +56,9 @@ async def with_panel(events: AsyncIterator[Event], console: Console) -> AsyncIte
                 panel = Analysis.from_json(event.reasons).render()
                 console.print(Text(terminal_safe(panel), style="dim"))
     finally:
-        await events.aclose()  # type: ignore[attr-defined]
+        aclose = getattr(events, "aclose", None)  # an async generator's: the protocol's clean-up now
+        if aclose is not None:
+            await aclose()
 
 
 def print_verdict(outcome: dict[str, Any], console: Console | None = None) -> None:

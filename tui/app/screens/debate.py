@@ -56,6 +56,7 @@ from protocols.moderation import CommandChannel, Honoured
 from protocols.roles import ANALYZER, SIDE_PANEL
 from store.journal import JournalError, new_debate_id
 
+from tui.app.screens.typed import symposium
 from tui.forms import FormError, ProtocolSpec
 from tui.protocol_catalog import resumable
 from tui.app.replay import replay
@@ -169,7 +170,7 @@ class DebateScreen(Screen):
             for event in self.replay_events:
                 self.show(event)
             self.query_one(Transcript).flush_all()
-            self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
+            self.call_after_refresh(symposium(self).settle_memory)
         else:
             self.honoured = honoured_of(self.spec)
             self.running = True
@@ -179,7 +180,7 @@ class DebateScreen(Screen):
 
     async def _run(self) -> None:
         """Load the models, start (or resume) the protocol, journal and show every event."""
-        app = self.app
+        app = symposium(self)  # held: the screen may be gone when the run ends (the app quitting)
         try:
             if self.resume_debate is not None:
                 spec, roles = resumable(self.resume_debate)
@@ -192,7 +193,7 @@ class DebateScreen(Screen):
             analyzer_model = str(self.values.get(SIDE_PANEL) or "none")
             if analyzer_model != "none":
                 roles = {**roles, SIDE_PANEL: analyzer_model}  # apart from a protocol's own analyzer
-            async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]
+            async with Engines(app.registry, on_event=self._loading) as engines:
                 agents = agents_for(roles, await engines.load(roles.values()))
                 if SIDE_PANEL in agents:
                     self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
@@ -202,9 +203,9 @@ class DebateScreen(Screen):
                 else:
                     self.debate_id = new_debate_id()
                     events = spec.build(self.values, agents, self.debate_id, self.channel, self.ask_person,
-                                        registry=app.registry)  # type: ignore[attr-defined]
+                                        registry=app.registry)
                 self.query_one("#loading").display = False
-                await drive(events, app.journal, self.show, self.collector)  # type: ignore[attr-defined]
+                await drive(events, app.journal, self.show, self.collector)
                 await self._last_analysis()  # it speaks through a model the block is about to close
         except (BackendError, RegistryError, FormError, JournalError, ResumeError) as exc:
             self._fail(str(exc))
@@ -259,7 +260,7 @@ class DebateScreen(Screen):
             case TurnFinished():
                 transcript.finish(event)
                 if self.running:  # a quiet point: what the turn built is long-lived
-                    self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
+                    self.call_after_refresh(symposium(self).settle_memory)
                 if event.distribution:
                     self.query_one(Distributions).set(event.role, event.distribution)
                 if event.kappa is not None:
@@ -307,7 +308,7 @@ class DebateScreen(Screen):
         self.query_one("#analysis", Static).update(Text("analyzing …", style="dim"))
         try:
             async for event in self.analyzer.events(self.debate_id, list(self.collector.turns), topic=self.title_text, round_=round_):
-                self.app.journal.record(event)  # type: ignore[attr-defined]
+                symposium(self).journal.record(event)
                 if isinstance(event, JudgementMade):
                     self._show_analysis(event)
         except BackendError as exc:
@@ -336,7 +337,7 @@ class DebateScreen(Screen):
         left = []
         while (command := self.channel.poll()) is not None:  # sent after the protocol's last checkpoint
             if isinstance(command, Verdict) and self.debate_id:  # a verdict on the outcome is kept all the same
-                self.app.journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": command.accept, "note": command.note},  # type: ignore[attr-defined]
+                symposium(self).journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": command.accept, "note": command.note},
                                                        self.round))
                 continue
             left.append(_NAMES.get(type(command).__name__, type(command).__name__))
@@ -458,7 +459,7 @@ class DebateScreen(Screen):
             if self.running:
                 self.channel.send(Verdict(accept, note))
             elif self.debate_id:
-                self.app.journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": accept, "note": note}, self.round))  # type: ignore[attr-defined]
+                symposium(self).journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": accept, "note": note}, self.round))
             self.query_one(Transcript).note(f"✋ moderator: {'accepted' if accept else 'rejected'} the consensus {note}", "moderator")
             self.app.notify("verdict recorded")
 

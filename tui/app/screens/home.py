@@ -16,6 +16,7 @@ from protocols.text import clip
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
+from tui.app.screens.typed import symposium
 from tui.sanitize import plain
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog
@@ -74,7 +75,7 @@ class HomeScreen(Screen):
 
     @property
     def queries(self) -> Queries:
-        return Queries(self.app.journal)  # type: ignore[attr-defined]
+        return Queries(symposium(self).journal)
 
     def refresh_debates(self) -> None:
         table = self.query_one("#debates", DataTable)
@@ -95,20 +96,20 @@ class HomeScreen(Screen):
     # -- actions ----------------------------------------------------------------------------------
 
     def action_demo(self) -> None:
-        self.app.start_demo()  # type: ignore[attr-defined]
+        symposium(self).start_demo()
 
     def action_new(self) -> None:
-        self.app.open_new_debate()  # type: ignore[attr-defined]
+        symposium(self).open_new_debate()
 
     def action_open(self) -> None:
         debate_id = self.selected()
         if debate_id:
-            self.app.open_review(debate_id)  # type: ignore[attr-defined]
+            symposium(self).open_review(debate_id)
 
     def action_resume(self) -> None:
         debate_id = self.selected()
         if debate_id:
-            self.app.resume(debate_id)  # type: ignore[attr-defined]
+            symposium(self).resume(debate_id)
 
     def action_search(self) -> None:
         self.query_one("#search", Input).focus()
@@ -131,7 +132,7 @@ class HomeScreen(Screen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
-        self.app.open_review(key.split(":", 1)[0])  # type: ignore[attr-defined]
+        symposium(self).open_review(key.split(":", 1)[0])
 
     def action_export(self, fmt: str) -> None:
         debate_id = self.selected()
@@ -139,7 +140,7 @@ class HomeScreen(Screen):
             return
         debate = self.queries.debate(debate_id)
         assert debate is not None
-        folder = Path(self.app.export_dir)  # type: ignore[attr-defined]
+        folder = Path(symposium(self).export_dir)
         path = folder / f"symposium-{debate_id}.{fmt}"
         write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
         self.app.notify(f"exported to {path} (readable by you only)")
@@ -151,7 +152,7 @@ class HomeScreen(Screen):
 
         def delete(yes: bool | None) -> None:
             if yes:
-                self.app.journal.delete_debate(debate_id)  # type: ignore[attr-defined]
+                symposium(self).journal.delete_debate(debate_id)
                 self.refresh_debates()
                 self.app.notify("deleted")
 

@@ -15,6 +15,7 @@ from backends.sources import status
 from protocols.roles import SIDE_PANEL
 
 from tui import settings
+from tui.app.screens.typed import symposium
 from tui.forms import Field, FormError, ProtocolSpec
 from tui.protocol_catalog import PROTOCOLS
 from tui.sanitize import plain
@@ -82,7 +83,7 @@ class NewDebateScreen(Screen):
                 return Select(options, value=value if value in {v for _, v in options} else options[0][1],
                               allow_blank=False, id=wid)
             case "models":
-                ids = ", ".join(e.id for e in self.app.registry if status(e).ready)  # type: ignore[attr-defined]
+                ids = ", ".join(e.id for e in symposium(self).registry if status(e).ready)
                 return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
             case "int" | "float":
                 return Input(str(value), type="integer" if field.kind == "int" else "number", id=wid,
@@ -92,7 +93,7 @@ class NewDebateScreen(Screen):
 
     def _model_options(self) -> list[tuple[Text, str]]:
         options: list[tuple[Text, str]] = []
-        for entry in self.app.registry:  # type: ignore[attr-defined]
+        for entry in symposium(self).registry:
             st = status(entry)
             mark = "" if st.ready else f"  [{st.availability}]"
             options.append((plain(f"{entry.id} — {entry.name}{mark}"), entry.id))  # the user's registry: not markup
@@ -117,7 +118,7 @@ class NewDebateScreen(Screen):
             elif isinstance(widget, Select):
                 values[field.name] = widget.value
             else:
-                values[field.name] = widget.value  # type: ignore[attr-defined]
+                values[field.name] = widget.value  # type: ignore[attr-defined]  # Input, Select or TextArea: each has a value
         return values
 
     def _problem(self, values: dict[str, Any]) -> str | None:
@@ -128,7 +129,7 @@ class NewDebateScreen(Screen):
             roles = self.spec.roles_for(values)
         except FormError as exc:
             return str(exc)
-        registry = self.app.registry  # type: ignore[attr-defined]
+        registry = symposium(self).registry
         for role, model_id in roles.items():
             if model_id not in registry.entries:
                 return f"{role}: no model {model_id!r} in {registry.path}"
@@ -142,14 +143,14 @@ class NewDebateScreen(Screen):
         problem = self._problem(values)
         if problem is None:
             try:
-                self.spec.configure(values, self.app.registry)  # type: ignore[attr-defined]
+                self.spec.configure(values, symposium(self).registry)
             except FormError as exc:
                 problem = str(exc)
         if problem:
             self.query_one("#problem", Static).update(plain(problem))  # quotes what was typed
             return
         settings.remember("defaults", {self.protocol: values})
-        self.app.start_debate(self.spec, values)  # type: ignore[attr-defined]
+        symposium(self).start_debate(self.spec, values)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "start":

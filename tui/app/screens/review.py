@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from store.queries import Queries
 
+from tui.app.screens.typed import symposium
 from tui.app.replay import replay, rounds_of
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.distribution import Distributions
@@ -77,10 +78,10 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         self.render_upto()
 
     def action_resume(self) -> None:
-        self.app.resume(self.debate["id"])  # type: ignore[attr-defined]
+        symposium(self).resume(self.debate["id"])
 
     def action_compare(self) -> None:
-        others = [d for d in Queries(self.app.journal).debates(limit=200)  # type: ignore[attr-defined]
+        others = [d for d in Queries(symposium(self).journal).debates(limit=200)
                   if d["id"] != self.debate["id"] and d["protocol"] == self.debate["protocol"]]
         if not others:
             self.app.notify("no other debate of this protocol to compare with", severity="warning")
@@ -88,7 +89,7 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
 
         def chosen(debate_id: str | None) -> None:
             if debate_id:
-                other = Queries(self.app.journal).debate(debate_id)  # type: ignore[attr-defined]
+                other = Queries(symposium(self).journal).debate(debate_id)
                 assert other is not None
                 self.compare_rows, self.compare_label = other["metrics"], debate_id[:6]
                 self.render_upto()
