@@ -109,6 +109,19 @@ SOCRASYNTH_FUNCTIONS = (
 )
 
 
+#: The resume code of the form (issue 25): a journalled debate's config, roles and sampling
+#: options rebuilt from its rows, and the replay started with them. The rest of the form
+#: (fields, validation) is held by the app's and the CLI's tests, which are slow to run here.
+FORMS_FUNCTIONS = (
+    "ProtocolSpec.resume",            # the journalled config and options, then protocols.replay.resume
+    "ProtocolSpec.roles_from",        # role -> model of a journalled debate (the inverse of roles_for)
+    "ProtocolSpec.recorded_options",  # each role's sampling options as journalled
+)
+
+#: Which journalled debates can be resumed, and by which protocol's spec.
+CATALOG_FUNCTIONS = ("resumable",)
+
+
 @dataclass(frozen=True)
 class Target:
     """One module to mutate: the tests that cover it and, optionally, the functions to mutate."""
@@ -127,6 +140,16 @@ class Target:
         return self.path.removesuffix(".py").replace("/", ".")
 
 
+#: Every protocol resumes by replaying its journal (issue 25): the contract test runs each
+#: protocol cut at every journal write and resumed (the slowest here, ~30 s of CPU: mutmut runs
+#: it last, after the fast unit tests of the replay and the EVINCE resume tests).
+_RESUME = (
+    "tests/protocols/test_replay.py",
+    "tests/store/test_resume_half_round.py",
+    "tests/protocols/test_evince_convergence.py::test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending",
+    "tests/store/test_resume_prompts.py",
+    "tests/protocols/test_resume_every_protocol.py",
+)
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
 TARGETS: dict[str, Target] = {t.name: t for t in (
@@ -195,6 +218,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
+    Target("protocols/replay.py", _RESUME),
+    Target("protocols/replies.py", _RESUME),
+    Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS),
+    Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS),
 )}
 
 
