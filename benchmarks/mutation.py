@@ -140,11 +140,14 @@ class Target:
         return self.path.removesuffix(".py").replace("/", ".")
 
 
-#: Every protocol resumes by replaying its journal (issue 25): the contract test runs each
-#: protocol cut at every journal write and resumed (the slowest here, ~30 s of CPU: mutmut runs
-#: it last, after the fast unit tests of the replay and the EVINCE resume tests).
+#: Every protocol resumes by replaying its journal (issue 25). The unit tests of the replay's
+#: rules and of the catalog's resume take about a second and kill most mutants; the contract
+#: test runs each protocol cut at every journal write and resumed (~30 s of CPU, the slowest
+#: here: mutmut runs each mutant's tests fastest first, so it runs only for the few that the
+#: others miss).
 _RESUME = (
     "tests/protocols/test_replay.py",
+    "tests/store/test_resume_catalog.py",
     "tests/store/test_resume_half_round.py",
     "tests/protocols/test_evince_convergence.py::test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending",
     "tests/store/test_resume_prompts.py",
@@ -248,6 +251,7 @@ _LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[
 _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},'
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
+_NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -362,6 +366,25 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                  "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
                  "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
       for name in ("sums", "both")),
+    Equivalent("protocols/replay.py", "ReplayChannel.__init__", "self._now: list[Command] = []",
+               "self._now: list[Command] = None", _NOW),
+    Equivalent("protocols/replay.py", "ReplayChannel.at_checkpoint", "self._now = self._recorded.pop(number, [])",
+               "self._now = self._recorded.pop(number, None)", _NOW),
+    Equivalent("protocols/replay.py", "ReplayChannel.__init__", "self.caught_up = False", "self.caught_up = None", _FALSY),
+    Equivalent("protocols/replay.py", "resume", "resumed = False", "resumed = None", _FALSY),
+    Equivalent("protocols/replay.py", "_round_of", "return value if isinstance(value, int) else None",
+               "return value if (isinstance(value, int)) or True else None",
+               "every event's round is typed int | None and the protocols give ints, so the test only tells None "
+               "from an int, and None is returned either way (DebateStarted has no round: getattr gives None)"),
+    Equivalent("protocols/replies.py", "prompt_sha256",
+               "text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)",
+               "text = json.dumps(payload, sort_keys=True, ensure_ascii=None, default=str)", _FALSY + " (json.dumps)"),
+    Equivalent("protocols/replies.py", "prompt_sha256", 'return hashlib.sha256(text.encode("utf-8")).hexdigest()',
+               'return hashlib.sha256(text.encode("UTF-8")).hexdigest()', "Python reads codec names in any case"),
+    Equivalent("protocols/replies.py", "person_answer",
+               'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=False)))',
+               'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=None)))',
+               _FALSY + " (json.dumps)"),
     *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
     *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),

@@ -14,14 +14,14 @@ does not change between versions.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from fractions import Fraction
+from pathlib import PurePosixPath
 from typing import Any
 
 import pytest
 
 from backends.base import Message
-from protocols import replies
 from protocols.events import (
     AdvanceStage,
     AwaitingModerator,
@@ -116,7 +116,7 @@ def test_a_command_journalled_without_its_optional_fields_is_rebuilt_with_their_
 # -- the resumed run's channel -----------------------------------------------------------------
 
 def test_journalled_commands_take_effect_at_their_own_checkpoint_only() -> None:
-    recorded = {2: [Interject("a"), Pause()], 4: [Stop("x")]}
+    recorded: dict[int, list[Command]] = {2: [Interject("a"), Pause()], 4: [Stop("x")]}
     channel = ReplayChannel(CommandChannel(), recorded)
     channel.at_checkpoint(1)
     assert channel.poll() is None
@@ -182,8 +182,10 @@ async def test_a_pause_the_journal_holds_without_its_resume_is_resumed_not_waite
 
 async def test_a_pause_that_would_swallow_journalled_commands_of_later_checkpoints_is_an_error() -> None:
     channel = ReplayChannel(CommandChannel(), {5: [Stop("x")]})
-    with pytest.raises(ResumeError, match="cannot be resumed exactly"):
+    with pytest.raises(ResumeError) as error:
         await channel.next()
+    assert str(error.value) == ("the journal's moderator commands do not fit the run's checkpoints; "
+                                "it cannot be resumed exactly")
 
 
 # -- the journalled replies --------------------------------------------------------------------
@@ -261,6 +263,14 @@ def test_a_prompt_s_hash_tells_apart_everything_that_was_asked() -> None:
     assert prompt_sha256("chat", list(msgs)) == base == prompt_sha256("chat", tuple(msgs))
 
 
+def test_a_prompt_s_hash_takes_any_value_as_what_was_asked_beside_the_messages() -> None:
+    """``schema`` and ``extra`` are typed ``Any``: a value JSON cannot write (a path, a fraction)
+    is hashed by its text rather than failing the call it belongs to."""
+    msgs = [Message("user", "Which file?")]
+    assert prompt_sha256("chat", msgs, extra=Fraction(1, 3)) == prompt_sha256("chat", msgs, extra="1/3")
+    assert prompt_sha256("chat", msgs, extra=PurePosixPath("/a")) != prompt_sha256("chat", msgs, extra=PurePosixPath("/b"))
+
+
 def test_a_prompt_s_hash_is_the_one_journals_already_hold() -> None:
     """Journals keep each reply with the hash of its prompt, and a resume matches on it: a hash
     spelled otherwise by a later version would ask every model again. Pinned values: a prompt
@@ -292,7 +302,7 @@ class Toy:
         self.closed = False
         self.interjections: list[tuple[int, list[str]]] = []
 
-    async def run(self, channel: CommandChannel) -> AsyncIterator[Event]:
+    async def run(self, channel: CommandChannel) -> AsyncGenerator[Event, None]:
         moderation = Moderation(DEBATE, ("agent-a",), channel)
         try:
             yield DebateStarted(DEBATE, "toy", "t", "s", {}, ())
@@ -316,7 +326,7 @@ class Toy:
             self.closed = True
 
 
-async def journalled(toy: Toy, commands: dict[int, list[Command]] | None = None, *, cut_after: int | None = None
+async def journalled(toy: Toy, commands: Mapping[int, Sequence[Command]] | None = None, *, cut_after: int | None = None
                      ) -> dict[str, Any]:
     """Run ``toy`` as the driver does, journalling in memory what the journal would, and cut it
     after ``cut_after`` counted events (the process dying): the debate as the journal holds it."""
@@ -355,6 +365,7 @@ def shown(events: list[Event]) -> list[tuple[Any, ...]]:
         if isinstance(e, TurnFinished):
             out.append(("turn", e.round, e.text))
         elif isinstance(e, DebateResumed):
+            assert e.debate_id == DEBATE, "a resume marker for another debate"
             out.append(("resumed", e.from_round))
         elif isinstance(e, ModeratorActed):
             out.append(("command", e.kind, e.checkpoint))
@@ -380,6 +391,24 @@ async def test_a_resume_of_a_debate_that_recorded_nothing_runs_it_whole_from_rou
     assert toy.asked == [1]
 
 
+async def test_live_commands_take_effect_at_once_when_the_journal_holds_no_event() -> None:
+    live = CommandChannel()
+    live.send(Interject("from the start"))
+    toy = Toy(rounds=1)
+    events = await resumed({"id": DEBATE, "events_recorded": 0}, toy, live)
+    assert toy.interjections == [(1, ["from the start"])]
+    assert ("command", "interject", 1) in shown(events)
+
+
+async def test_live_commands_wait_for_the_replay_even_when_the_journal_holds_no_command() -> None:
+    live = CommandChannel()
+    live.send(Interject("live note"))
+    toy = Toy()
+    events = await resumed(await journalled(Toy(), cut_after=3), toy, live)
+    assert toy.interjections == [(1, []), (2, []), (3, ["live note"])]
+    assert shown(events)[:2] == [("resumed", 2), ("command", "interject", 3)]
+
+
 async def test_the_round_resumed_from_is_the_last_journalled_event_s_that_has_a_round() -> None:
     debate = await journalled(Toy(rounds=2), {1: [Interject("a note")]}, cut_after=3)
     # started, round 1's turn, the interjection (at round 2's checkpoint): cut before round 2's turn
@@ -391,8 +420,8 @@ async def test_the_round_resumed_from_is_the_last_journalled_event_s_that_has_a_
 
 
 async def test_a_resume_of_a_journal_that_holds_every_event_but_the_end_says_so_before_the_end() -> None:
-    toy = Toy(rounds=2)
-    assert shown(await resumed(await journalled(Toy(rounds=2)), toy)) == [("resumed", 2), ("DebateFinished",)]
+    toy = Toy(rounds=4)  # every journalled turn is checked against its own row, the fourth as the first
+    assert shown(await resumed(await journalled(Toy(rounds=4)), toy)) == [("resumed", 4), ("DebateFinished",)]
     assert toy.asked == []
 
 
@@ -410,21 +439,29 @@ async def test_a_debate_journalled_without_its_replies_is_refused_before_the_pro
         started.append(True)
         return Toy().run(channel)
 
-    with pytest.raises(ResumeError, match=rf"debate {DEBATE} .*before journal layout v5"):
+    with pytest.raises(ResumeError) as error:
         [e async for e in resume({"id": DEBATE, "events_recorded": None}, start)]
+    assert str(error.value) == (f"debate {DEBATE} was journalled by a Symposium that did not keep its models' replies "
+                                "(before journal layout v5), so it cannot be resumed exactly; start it again")
     assert started == []
 
 
 async def test_a_replayed_turn_that_differs_from_the_journalled_one_is_refused_naming_it() -> None:
     debate = await journalled(Toy(), cut_after=4)
+    why = ("; the protocol, its settings or its models changed since the debate was journalled, so it cannot be "
+           "resumed exactly")
     for field, value in (("text", "round 2: something else"), ("role", "agent-b"), ("kind", "rebuttal"), ("round", 9)):
         changed = {**debate, "turns": [dict(t) for t in debate["turns"]]}
         changed["turns"][1][field] = value
-        with pytest.raises(ResumeError, match=rf"debate {DEBATE}: replaying the journal produced turn 2 \(.*round"):
+        with pytest.raises(ResumeError) as error:
             await resumed(changed, Toy())
+        turn2 = changed["turns"][1]
+        assert str(error.value) == (f"debate {DEBATE}: replaying the journal produced turn 2 ({turn2['role']}, "
+                                    f"round {turn2['round']}) differently" + why), field
     fewer = {**debate, "turns": debate["turns"][:1]}
-    with pytest.raises(ResumeError, match="a turn the journal does not hold"):
+    with pytest.raises(ResumeError) as error:
         await resumed(fewer, Toy())
+    assert str(error.value) == f"debate {DEBATE}: replaying the journal produced a turn the journal does not hold" + why
 
 
 async def test_journalled_commands_take_effect_again_where_they_did_and_live_ones_after_the_replay() -> None:
@@ -467,6 +504,7 @@ async def test_a_resumed_run_closed_early_closes_the_protocol_s_run() -> None:
     debate = await journalled(Toy(), cut_after=2)
     toy = Toy()
     events = resume(debate, toy.run)
+    assert isinstance(events, AsyncGenerator)
     assert isinstance(await events.__anext__(), DebateResumed)
     await events.aclose()
     assert toy.closed
