@@ -11,6 +11,8 @@ The last test runs a real journal (SQLite) with oracle backends (tests/helpers/o
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,12 @@ import pytest
 
 from backends.base import SamplingOptions
 from protocols.agents import Agent
-from protocols.events import Event
+from protocols.events import Event, Interject, Notice
 from protocols.moderation import CommandChannel
 from protocols.replay import counted
 from store.journal import Journal
 from store.queries import Queries
-from tui.forms import FormError
+from tui.forms import Field, FormError, ProtocolSpec
 from tui.headless.runner import drive
 from tui.protocol_catalog import PROTOCOLS, resumable
 
@@ -192,3 +194,41 @@ async def test_a_resumed_debate_runs_under_its_journalled_config_and_each_agent_
     assert final is not None and final.status == "finished"
     assert calls(db) == calls(straight), "a resumed agent sampled otherwise than it did before the cut"
     assert all(agent.options.seed == 77 for agent in agents.values()), "the caller's agents were changed"
+
+
+@dataclasses.dataclass(frozen=True)
+class PlainConfig:
+    """A config without a ``from_description`` of its own, as a new protocol's may be."""
+
+    topic: str
+    rounds: int = 1
+
+
+async def test_a_protocol_without_its_own_reading_of_a_journalled_config_resumes_under_every_field_journalled() -> None:
+    """The generic reading (protocols.params.from_description) takes the config's fields and
+    leaves what ``describe()`` adds for readers; each agent samples as journalled, or as given
+    where the journal kept no options for its role; commands sent to the resumed run reach it."""
+    started: list[tuple[Any, dict[str, SamplingOptions], str, Any]] = []
+
+    async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
+                    person: Any) -> AsyncIterator[Event]:
+        started.append((config, {r: a.options for r, a in agents.items()}, debate_id, channel.poll()))
+        yield Notice(debate_id, "note", "started")
+
+    spec = ProtocolSpec("plain", "Plain", "", PlainConfig, (Field("speaker", "Speaker", "model"),
+                                                            Field("listener", "Listener", "model")), lambda v: {}, start)
+    journalled = {"id": "d9", "config": {"topic": "tides", "rounds": 2, "shown_only": "for readers"},
+                  "participants": [seat("speaker", "ms", options={"seed": 4, "stop": ["END"]})], "events_recorded": 0}
+    given = SamplingOptions(seed=1)
+    agents = {"speaker": Agent("speaker", OracleBackend("ms"), given),
+              "listener": Agent("listener", OracleBackend("ml"), given)}
+    channel = CommandChannel()
+    channel.send(Interject("hello"))
+
+    async def person(prompt: str) -> str:
+        raise AssertionError("no person's seat")
+
+    events = [e async for e in spec.resume(journalled, agents, channel, person)]
+    assert started == [(PlainConfig("tides", 2), {"speaker": SamplingOptions(seed=4, stop=("END",)), "listener": given},
+                        "d9", Interject("hello"))]
+    assert [type(e).__name__ for e in events] == ["DebateResumed", "Notice"]
