@@ -130,6 +130,10 @@ class Target:
     tests: tuple[str, ...]
     functions: tuple[str, ...] = ()  # "Class.method" or "function"; empty: every function
     fuzz_examples: int = 40  # SYMPOSIUM_FUZZ_EXAMPLES for the Hypothesis tests that read it
+    #: pytest-timeout's limit per test (seconds; None: pyproject's 600). A mutant that leaves a
+    #: run waiting for something that never comes (a command, a reply) uses no CPU, so only
+    #: mutmut's wall limit (15 × the tests' time, ~25 min for the resume tests) or this one ends it.
+    test_timeout: int | None = None
 
     @property
     def name(self) -> str:
@@ -153,6 +157,9 @@ _RESUME = (
     "tests/store/test_resume_prompts.py",
     "tests/protocols/test_resume_every_protocol.py",
 )
+#: The slowest resume test takes ~45 s on the busy 2-CPU machine; a mutant that makes a resumed
+#: run wait forever (a live command awaited during the replay) fails here instead of in 25 min.
+_RESUME_TIMEOUT = 150
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
 TARGETS: dict[str, Target] = {t.name: t for t in (
@@ -221,10 +228,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
-    Target("protocols/replay.py", _RESUME),
-    Target("protocols/replies.py", _RESUME),
-    Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS),
-    Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS),
+    Target("protocols/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
+    Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
+    Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
+    Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
 )}
 
 
@@ -460,6 +467,7 @@ def _prepare(target: Target, files: list[str], work: Path) -> None:
         shutil.copy2(REPO / f, dest)
     top = sorted({f.split("/", 1)[0] for f in files} - {*SOURCE_PATHS, "tests", "pyproject.toml"})
     pyproject = work / "pyproject.toml"
+    timeout = ["--timeout", str(target.test_timeout)] if target.test_timeout is not None else []
     text = pyproject.read_text()
     if "[tool.mutmut]" in text:
         raise SystemExit("pyproject.toml has a [tool.mutmut] table: benchmarks/mutation.py writes its own per module; remove it")
@@ -467,7 +475,7 @@ def _prepare(target: Target, files: list[str], work: Path) -> None:
                          f"source_paths = {_toml_list(SOURCE_PATHS)}\n"
                          f"only_mutate = {_toml_list([target.path])}\n"
                          f"pytest_add_cli_args_test_selection = {_toml_list(target.tests)}\n"
-                         f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider'])}\n"
+                         f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider', *timeout])}\n"
                          f"also_copy = {_toml_list(top)}\n")
 
 
