@@ -25,11 +25,10 @@ from protocols.moderation import CommandChannel
 from protocols.replay import counted
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.oracle import OracleBackend
 from tui.forms import Field, FormError, ProtocolSpec
 from tui.headless.runner import drive
 from tui.protocol_catalog import PROTOCOLS, resumable
-
-from tests.helpers.oracle import OracleBackend
 
 
 def seat(role: str, model: str, backend: str = "llamacpp", options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -116,6 +115,15 @@ def test_each_role_samples_as_journalled_with_its_stop_strings_as_a_tuple() -> N
                                                  seat("judge", "mj", options=j)])
     assert opts == {"agent-a": SamplingOptions(max_tokens=64, temperature=0.3, seed=5, stop=("</s>", "END")),
                     "judge": SamplingOptions(max_tokens=32, temperature=0.0, seed=9, stop=())}
+
+
+def test_a_person_s_seat_never_gives_a_model_its_sampling() -> None:
+    """A person may sit in one of a role's seats (``advocate-1``): the role's model samples as
+    its own seat was journalled."""
+    d3 = PROTOCOLS["d3"]
+    played = [seat("advocate-1", "human", backend="human", options={"seed": 3}), seat("advocate-2", "mb", options={"seed": 2})]
+    assert d3.roles_from(played) == {"advocate": "mb"}
+    assert d3.recorded_options(played) == {"advocate": SamplingOptions(seed=2)}
 
 
 def test_a_seat_per_side_gives_the_form_role_its_first_seat_s_options_and_the_person_none() -> None:
@@ -213,7 +221,7 @@ async def test_a_protocol_without_its_own_reading_of_a_journalled_config_resumes
     async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
                     person: Any) -> AsyncIterator[Event]:
         started.append((config, {r: a.options for r, a in agents.items()}, debate_id, channel.poll()))
-        yield Notice(debate_id, "note", "started")
+        yield Notice(debate_id, "note", str(await person("Your view?")))
 
     spec = ProtocolSpec("plain", "Plain", "", PlainConfig, (Field("speaker", "Speaker", "model"),
                                                             Field("listener", "Listener", "model")), lambda v: {}, start)
@@ -226,9 +234,43 @@ async def test_a_protocol_without_its_own_reading_of_a_journalled_config_resumes
     channel.send(Interject("hello"))
 
     async def person(prompt: str) -> str:
-        raise AssertionError("no person's seat")
+        return f"the person's answer to {prompt}"
 
     events = [e async for e in spec.resume(journalled, agents, channel, person)]
     assert started == [(PlainConfig("tides", 2), {"speaker": SamplingOptions(seed=4, stop=("END",)), "listener": given},
                         "d9", Interject("hello"))]
     assert [type(e).__name__ for e in events] == ["DebateResumed", "Notice"]
+    assert isinstance(events[1], Notice) and events[1].text == "the person's answer to Your view?"
+
+
+@dataclasses.dataclass(frozen=True)
+class WordsConfig:
+    """A config that journals its subject in another form than its field (as EVINCE journals its
+    label set as a list): only its own ``from_description`` can read it back."""
+
+    topic: str
+
+    def describe(self) -> dict[str, Any]:
+        return {"words": self.topic.split()}
+
+    @classmethod
+    def from_description(cls, data: dict[str, Any]) -> WordsConfig:
+        return cls(" ".join(data["words"]))
+
+
+async def test_a_config_that_reads_its_own_journalled_description_is_resumed_through_it() -> None:
+    configs: list[Any] = []
+
+    async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
+                    person: Any) -> AsyncIterator[Event]:
+        configs.append(config)
+        yield Notice(debate_id, "note", "started")
+
+    async def person(prompt: str) -> str:
+        raise AssertionError("no person's seat")
+
+    spec = ProtocolSpec("words", "Words", "", WordsConfig, (), lambda v: {}, start)
+    described = WordsConfig("spring tides").describe()
+    events = [e async for e in spec.resume({"id": "d8", "config": described, "participants": [], "events_recorded": 0},
+                                           {}, CommandChannel(), person)]
+    assert configs == [WordsConfig("spring tides")] and len(events) == 2
