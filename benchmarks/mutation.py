@@ -46,7 +46,10 @@ its own process, so a test that reaches the code only through a subprocess (the 
 run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
 in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
 metrics per round) and decide stopping are mutated: :data:`EVINCE_FUNCTIONS` and
-:data:`SOCRASYNTH_FUNCTIONS` name them.
+:data:`SOCRASYNTH_FUNCTIONS` name them; of the form and the catalog only the functions that
+resume a journalled debate (:data:`FORMS_FUNCTIONS`, :data:`CATALOG_FUNCTIONS`). The resume
+targets run each test under a pytest timeout (``Target.test_timeout``): a mutant that leaves a
+run waiting forever uses no CPU, and mutmut's wall limit is 15 × the tests' time.
 
 The tables go to stdout and to ``benchmarks/out/mutation.md`` (``--out``), ready for
 RELIABILITY.md. Exit status: 0 when every module ran, 1 when one could not run, 130 on Ctrl-C.
