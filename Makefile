@@ -24,7 +24,7 @@ VLLM_PIP_ARGS ?=
 VLLM_MODEL  := .cache/vllm/smollm2-135m
 VLLM_TEST_TIMEOUT ?= 1800
 
-.PHONY: demo test test-vllm venv venv-vllm clean bench mutation
+.PHONY: demo test lint test-vllm venv venv-vllm clean bench mutation
 
 venv: $(STAMP)
 
@@ -39,8 +39,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/symposium demo
 
-test: $(STAMP)
+# The code's own checks first (seconds; a cold mypy cache takes about a minute), then the suite.
+LINTED := backends protocols store tui
+test: $(STAMP) lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not vllm"
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/mypy $(LINTED)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/backend.py

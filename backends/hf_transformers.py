@@ -65,8 +65,8 @@ class TransformersBackend(Backend):
         dtype = torch.float32 if self.device == "cpu" else torch.float16
         try:  # GGUF conversion draws a tqdm bar on stderr that no setting turns off
             with contextlib.redirect_stderr(io.StringIO()):
-                self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **extra)
-                model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True, dtype=dtype, **extra)
+                self.tokenizer: Any = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **extra)
+                model: Any = transformers.AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True, dtype=dtype, **extra)
         except (OSError, ValueError, KeyError) as exc:
             raise BackendUnavailable(f"model {entry.id!r}: transformers could not load {path} ({exc}); "
                                      "check the files, or use the llamacpp backend for GGUF architectures transformers lacks") from None
@@ -254,7 +254,7 @@ class TransformersSession(Session):
                     break
                 out.append(token)
                 gen.token()
-                text = be.tokenizer.decode(out, skip_special_tokens=True)
+                text = str(be.tokenizer.decode(out, skip_special_tokens=True))  # one sequence: one string
                 cut = _first_stop(text, stops)
                 if cut is not None:
                     text, finish = text[:cut], "stop"

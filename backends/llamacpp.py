@@ -3,11 +3,13 @@
 Why not the high-level ``llama_cpp.Llama``: it owns exactly one context per loaded model, so
 two debaters on the same model would either load the weights twice (twice the GPU memory on
 Metal/CUDA) or share one KV cache and re-read each other's transcripts every turn. Here one
-:class:`LlamaCppBackend` loads the weights once and every :class:`LlamaCppSession` (one per
-agent) gets its own ``llama_context``, i.e. its own KV cache:
+:class:`LlamaCppBackend` loads the weights once, and every :class:`LlamaCppSession` (one per
+agent) is one sequence of the model's shared :class:`KvPool`: one ``llama_context`` whose
+unified KV cache tags each cell with the sequence that owns it and grows with the tokens in
+use (``kv_layout = "per_agent"`` gives each session a whole context of its own instead):
 
 * a growing transcript is evaluated once: each call evaluates only the tokens after the longest
-  prefix already in that agent's cache, and reports that count as
+  prefix already in that agent's sequence, and reports that count as
   ``Usage.prompt_tokens_evaluated``;
 * structured output is a JSON-schema grammar in the sampler chain (pydantic model -> JSON
   schema -> GBNF), so the reply is valid JSON for the schema unless cut off by ``max_tokens``;
@@ -91,7 +93,8 @@ class ContextOverflow(BackendError):
 
 
 class LlamaCppBackend(Backend):
-    """One GGUF model loaded once, with a KV context per session."""
+    """One GGUF model loaded once; its sessions are sequences of one shared KV pool (or, with
+    ``kv_layout = "per_agent"``, each a context of its own)."""
 
     kind = "llamacpp"
     entry: ModelEntry
@@ -208,9 +211,10 @@ class LlamaCppBackend(Backend):
         return ids
 
     def set_parallel(self, n: int) -> None:
-        """How many sessions may compute at once (default 1). Each session has its own context,
-        so more than one is safe; it only pays off with spare cores (e.g. 1 thread each on 2
-        cores, as the diagnosis benchmark does). Call while nothing is running."""
+        """How many sessions may compute at once (default 1). One shared context computes one
+        batch at a time, so more than one switches this model to a context per session; it only
+        pays off with spare cores (e.g. 1 thread each on 2 cores, as the diagnosis benchmark
+        does). Call while nothing is running."""
         self.parallel = max(1, n)
         self._slots = threading.BoundedSemaphore(self.parallel)
         if self.parallel > 1:  # one shared context computes one batch at a time

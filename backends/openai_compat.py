@@ -342,7 +342,7 @@ class OpenAISession(Session):
             extra = DIALECTS[dialect](structured.closed(structured.bounded_ints_as_enums(gen.schema)))
         reader = _Reader(be, be.chat_body(messages, gen.options, stream=True, extra=extra), gen, emit)
         task = asyncio.ensure_future(reader.run())
-        gen.on_cancel(lambda: task.get_loop().call_soon_threadsafe(task.cancel))  # close the HTTP stream at once
+        gen.on_cancel(lambda: None if task.get_loop().call_soon_threadsafe(task.cancel) else None)  # close the HTTP stream at once
         await asyncio.wait([task])
         error = None if task.cancelled() else task.exception()
         if error is not None and not gen.cancelled:

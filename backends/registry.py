@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from platformdirs import user_config_dir
 from pydantic import (
@@ -365,16 +365,3 @@ def _find_line(text: str, model_id: str, loc: list[str]) -> int | None:
     return entry_line
 
 
-def describe_source(entry: ModelEntry) -> str:
-    """A short human description of where the model comes from."""
-    src: Any = entry.source
-    match src.kind:
-        case "local":
-            return f"file {src.path}"
-        case "hub":
-            return f"hf:{src.repo}" + (f"/{src.file}" if src.file else "")
-        case "package":
-            return f"pypi:{src.package}"
-        case "server":
-            return f"server {src.base_url}"
-    return src.kind

@@ -86,7 +86,7 @@ def _check(value: Any, node: dict[str, Any], root: dict[str, Any], path: str) ->
         name = node["$ref"].rsplit("/", 1)[-1]
         node = {**root.get("$defs", root.get("definitions", {})).get(name, {}), **{k: v for k, v in node.items() if k != "$ref"}}
     if "anyOf" in node or "oneOf" in node:
-        options = node.get("anyOf") or node.get("oneOf")
+        options = node.get("anyOf") or node.get("oneOf") or []
         if all(_check(value, option, root, path) for option in options):
             return f"{path} matches none of the allowed forms"
     if "const" in node and value != node["const"]:

@@ -585,6 +585,7 @@ class VllmBackend(Backend):
     """One model on the process's vLLM engine, started when the backend is made."""
 
     kind = "vllm"
+    entry: ModelEntry  # the registry's entry (the engine slot keys its engine by it)
 
     def __init__(self, entry: ModelEntry, *, slot: EngineSlot | None = None, tokenizer: Any = None,
                  path: Path | None = None, progress: Progress = lambda _: None) -> None:

@@ -8,12 +8,14 @@ protocol, journal and printer); ``--model-kills`` run ``symposium run``/``resume
 bundled SmolLM2 model; ``--app-kills`` run the Textual app on it under a pseudo-terminal,
 resumed in the app. Every kill is timed from the debate's own progress (after 1–5 shown
 turns in the fast mode, 1–4 headless and 1–3 in the app on the model, whose debates may
-converge after four; plus a random part of a turn); headless modes get SIGKILL or SIGINT,
-the app SIGKILL or the Ctrl-C key (answered "Quit" in its dialog), drawn evenly.
+converge after four; plus a random part of a turn); headless modes get SIGKILL, SIGINT,
+SIGTERM or SIGHUP, the app SIGKILL, the Ctrl-C key (answered "Quit" in its dialog), SIGTERM or
+SIGHUP, drawn evenly.
 
 A kill counts only when it took effect, proven by the exit status (``tests/helpers/crash_harness.py``):
--9 for SIGKILL; 130 (the interrupt path) or -2 for SIGINT; the dialog answered and exit 0 for
-Ctrl-C. Signals that came after the process had exited or the debate had ended (``late``),
+-9 for SIGKILL; 130 (the interrupt path) or -2 for SIGINT; 143 for SIGTERM and 129 for SIGHUP
+(their interrupt path; in the app also no "Quit?" dialog); the dialog answered and exit 0 for
+Ctrl-C. After any signal but SIGKILL no process of the killed one's group may remain. Signals that came after the process had exited or the debate had ended (``late``),
 trials whose debate ended before the chosen moment (``not sent``) and signals that changed
 nothing (``no effect``, a failure) are counted apart. Prints the seed, two tables by mode and
 signal, and every failed trial; exits 1 if any trial failed.
@@ -73,7 +75,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="fast-mode debates run side by side on one journal")
     parser.add_argument("--trials-csv", type=Path, default=None, help="write every trial's record here")
     parser.add_argument("--signal", choices=sorted({s for pair in SIGNALS.values() for s in pair}), default=None,
-                        help="only this signal, in the modes that use it (default: each mode's two, drawn evenly)")
+                        help="only this signal, in the modes that use it (default: each mode's, drawn evenly)")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     console = Console(width=max(190, Console().width))  # the tables whole, also when piped

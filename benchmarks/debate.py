@@ -134,8 +134,10 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     from backends.registry import Registry, load_registry
     from protocols import evince, socrasynth
     from protocols.agents import agents_for
+    from protocols.registry import definition
+    from protocols.roles import AGENT_A, AGENT_B, JUDGE
     from store.journal import Journal
-    from tui.forms import load_labels
+    from protocols.labels import read_label_set
     from tui.headless.runner import drive
 
     meter = Meter()
@@ -148,10 +150,9 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     registry = Registry(base.path, {k: e.model_copy(update=update) for k, e in base.entries.items()})
     started = time.perf_counter()
     async with Engines(registry) as engines:
-        if args.protocol == "evince":
-            roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, "judge": args.judge}
-        else:
-            roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, "judge-1": args.judge}
+        protocol = definition(args.protocol)
+        # The definition names the roles: EVINCE's one judge, SocraSynth's panel of one.
+        roles = protocol.role_models({AGENT_A: args.agent_a, AGENT_B: args.agent_b, JUDGE: args.judge})
         backends = await engines.load(roles.values())
         agents = agents_for(roles, backends, seed=args.seed)
         loaded = time.perf_counter()
@@ -164,20 +165,18 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
             with DEV_CSV.open(newline="", encoding="utf-8") as handle:
                 row = list(csv.DictReader(handle))[args.case]
             config = evince.EvinceConfig(
-                case=row["symptoms"], labels=load_labels(str(DEV_CSV)), scoring="scored",
+                case=row["symptoms"], labels=read_label_set(str(DEV_CSV)), scoring="scored",
                 # EVINCE's max_rounds counts refutation rounds after the opening one: N rounds in all.
                 max_rounds=args.rounds - 1, turn_tokens=args.turn_tokens, crit_tokens=args.crit_tokens,
                 eps_wd=0.0, eps_mi=0.0, eps_jsd=0.0, eps_crit=0.0,  # |Δ| < 0 never holds: a 5-round cost
             )
-            events = evince.run(config, evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"]),
-                                debate_id=f"bench-{os.getpid()}")
+            events = protocol.run(config, protocol.team(agents), debate_id=f"bench-{os.getpid()}")
         else:
             config = socrasynth.SocraSynthConfig(
                 subject=SUBJECT, max_rounds=args.rounds, subtopics=2, turn_tokens=args.turn_tokens,
                 crit_tokens=args.crit_tokens, delta=1.05, crit_tolerance=9.0, case_check=False,  # never stop early
             )
-            panel = socrasynth.SocraSynthAgents(a=agents["agent-a"], b=agents["agent-b"], judges=[agents["judge-1"]])
-            events = socrasynth.run(config, panel, debate_id=f"bench-{os.getpid()}")
+            events = protocol.run(config, protocol.team(agents), debate_id=f"bench-{os.getpid()}")
         with tempfile.TemporaryDirectory() as folder, Journal(Path(folder) / "journal.db") as journal:
             final = await drive(events, journal)
         debate_s = time.perf_counter() - loaded

@@ -56,6 +56,7 @@ from tui.sanitize import terminal_safe  # noqa: E402
 from tui.app.widgets.transcript import Transcript, TurnView  # noqa: E402
 from tui.headless.runner import drive  # noqa: E402
 from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E402
+from protocols.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
 
 
 #: Threads alive in this process at each press (the models' worker threads included).
@@ -140,7 +141,7 @@ async def measure(presses: int, model_a: str, model_b: str) -> dict[str, list[fl
     results: dict[str, list[float]] = {}
     async with bench_app() as (app, pilot, clock):
         results["idle"] = await press_latencies(pilot, clock, presses, label="idle")
-        values = {**EVINCE.defaults(), "agent-a": model_a, "agent-b": model_b, "max_rounds": 2, "turn_tokens": 256}
+        values = {**EVINCE.defaults(), AGENT_A: model_a, AGENT_B: model_b, "max_rounds": 2, "turn_tokens": 256}
         app.start_debate(EVINCE, values)
         await pilot.pause()
         debate = app.screen
@@ -174,7 +175,7 @@ async def measure_vllm_start(presses: int, folder: Path) -> tuple[dict[str, list
     shown: list[str] = []
     async with bench_app(registry) as (app, pilot, clock):
         results["idle"] = await press_latencies(pilot, clock, presses, label="idle")
-        values = {**EVINCE.defaults(), "agent-a": entry.id, "agent-b": entry.id, "judge": entry.id, "max_rounds": 2}
+        values = {**EVINCE.defaults(), AGENT_A: entry.id, AGENT_B: entry.id, JUDGE: entry.id, "max_rounds": 2}
         app.start_debate(EVINCE, values)
         await pilot.pause()
         debate = app.screen
@@ -208,10 +209,10 @@ def long_reply(tokens: int, seed: int) -> str:
 
 
 def scripted_history(debate_id: str, turns: int, tokens: int) -> list:
-    parts = (Participant("agent-a", "scripted-a", "scripted"), Participant("agent-b", "scripted-b", "scripted"))
+    parts = (Participant(AGENT_A, "scripted-a", "scripted"), Participant(AGENT_B, "scripted-b", "scripted"))
     events: list = [DebateStarted(debate_id, "evince", "Benchmark", "a long transcript", {}, parts)]
     for i in range(turns):
-        role = ("agent-a", "agent-b")[i % 2]
+        role = (AGENT_A, AGENT_B)[i % 2]
         text = long_reply(tokens, i)
         events.append(TurnFinished(debate_id, role, f"scripted-{role[-1]}", "debate", i // 2, "argument", text, text, None))
     return events
@@ -225,7 +226,7 @@ async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: fl
 
     agents = [Agent(role, ScriptedBackend(f"scripted-{role[-1]}", [long_reply(tokens, i) for i in range(50)],
                                           delay=1 / rate, chunk=4), SamplingOptions(max_tokens=tokens))
-              for role in ("agent-a", "agent-b")]
+              for role in (AGENT_A, AGENT_B)]
     n = first_round
     while True:
         agent = agents[n % 2]
@@ -291,7 +292,7 @@ async def flush_costs(lengths: tuple[int, ...], flushes: int) -> dict[str, list[
         app.push_screen(screen)
         await pilot.pause()
         transcript = screen.query_one(Transcript)
-        for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView("agent-a", "m", "t"))):
+        for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView(AGENT_A, "m", "t"))):
             for n in lengths:
                 view = make()
                 await transcript.mount(view)

@@ -181,7 +181,7 @@ class Turn:
         self.completion: Completion | None = None
         self._stream: ChatStream | None = None
 
-    async def events(self, debate_id: str, *, phase: str, round: int, kind: str) -> AsyncIterator[TurnStarted | TokenDelta]:
+    async def events(self, debate_id: str, *, phase: str, round: int, kind: str) -> AsyncIterator[TurnStarted | TokenDelta | ModelCalled]:
         """Stream the reply. A backend failure is first reported as a :class:`ModelCalled`
         whose record holds the error (so the journal keeps the failed call), then re-raised."""
         yield TurnStarted(debate_id, self.agent.role, self.agent.model_id, phase, round, kind)

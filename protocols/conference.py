@@ -63,12 +63,17 @@ from .agreement import AgreementJudge, JudgeMode, Verdict
 from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade,
                      ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .fitting import discussion, fit_sections
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip
 from .untrusted import parse_as
 
-MODERATOR, JUDGE, EVALUATOR = "moderator", "judge", "evaluator"
+from .roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
+
+HONOURED = Honoured(interject=("participant-",), skip_to="the conclusion (the current stage closes, no later stage opens)")
+"""The person's commands the conference honours: interjections reach a participant's next turn
+as the facilitator's words (the judge and the evaluator read the discussion, not requests of
+their own); there is no contentiousness to set."""
 
 DEFAULT_STAGES: tuple[tuple[str, str], ...] = (
     ("issue discussion", "the issue itself: what it is, why it matters and what is at stake"),
@@ -397,7 +402,8 @@ class Conference:
         notes: list[str] = list(fitted.notes)
         scores: dict[str, int] | None = None
         comment = raw = ""
-        for attempt, schema in enumerate((EvaluationReply, EvaluationScores), start=1):
+        schemas: tuple[type[EvaluationReply] | type[EvaluationScores], ...] = (EvaluationReply, EvaluationScores)
+        for attempt, schema in enumerate(schemas, start=1):
             messages = fitted.messages
             temperature = 0.0 if attempt == 2 else min(evaluator.options.temperature, 0.3)
             completion, call = await evaluator.ask(messages, purpose="evaluation", schema=schema,
@@ -486,3 +492,47 @@ async def run(config: ConferenceConfig, agents: ConferenceAgents, *, debate_id: 
     """Run one decision conference, yielding its events (the protocol's public entry point)."""
     async for event in Conference(config, agents, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from .definition import Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
+from .moderation import Honoured  # noqa: E402
+from .roles import PARTICIPANT, in_order  # noqa: E402
+
+
+def _team(agents: Mapping[str, Agent]) -> ConferenceAgents:
+    return ConferenceAgents([agents[r] for r in in_order(agents, PARTICIPANT)], agents[JUDGE], agents.get(EVALUATOR))
+
+
+def _start(config: ConferenceConfig, team: ConferenceAgents, debate_id: str, channel: CommandChannel,
+           person: Any) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+DEFINITION = ProtocolDefinition(
+    name="agreement",
+    title="Decision conference",
+    summary="Stages that advance only when an agreement judge says AGREEMENT (seed 000).",
+    config_cls=ConferenceConfig,
+    inputs=(
+        Input("issue", "Issue", "textarea", example="Should our town build a new library or repair the old one?",
+              help="the issue the conference decides on: text, or @FILE"),
+        Input("topics", "Stages (separated by ;)", "list", optional=True, separator=";", aliases=("--topic",),
+              metavar="TOPIC", help="the stage topics in order, separated by ';' (or repeat --topic); empty: issue "
+                                    "discussion; model building; results exploration"),
+    ),
+    roles=(
+        Role(PARTICIPANT, "Participants (model ids, comma separated)", "models", minimum=2, flag="--participants",
+             aliases=("--participant",), example="smollm2-135m, gemma3-270m",
+             help="the participants' models, comma-separated (or repeat --participant): two or more"),
+        Role(JUDGE, "Agreement judge", example="smollm2-135m", help="the agreement judge"),
+        Role(EVALUATOR, "Evaluator (10 factors)", optional=True, fallback=JUDGE, disable="no_evaluation",
+             disable_help="skip the per-stage evaluation",
+             help="the 10-factor evaluation agent (default: the judge's model, in a session of its own)"),
+    ),
+    prepare=lambda v: {"issue": v["issue"], "topics": v["topics"] or None},
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+)

@@ -254,13 +254,15 @@ async def crit(
     notes: list[str] = []
     calls: list[CallRecord] = []
     raw = ""
-    for attempt, (schema, strict) in enumerate(((CritReply, False), (StrictCritReply, True)), start=1):
+    attempts: tuple[tuple[type[CritReply | StrictCritReply], bool], ...] = ((CritReply, False), (StrictCritReply, True))
+    for attempt, (schema, strict) in enumerate(attempts, start=1):
         messages, shown, subject_used, cuts = _fitted(judge, document, author, counter, subject, strict, arguments, max_tokens)
         notes += [cut for cut in cuts if cut not in notes]
         options = judge.options.merged(max_tokens=max_tokens, temperature=0.0 if strict else min(judge.options.temperature, 0.3))
         completion, call = await judge.ask(messages, purpose="crit", schema=schema, options=options)
         raw = completion.text
-        reply, parse_notes = parse_as(raw, schema)
+        reply: CritReply | StrictCritReply | None
+        reply, parse_notes = parse_as(raw, StrictCritReply) if strict else parse_as(raw, CritReply)
         if reply is not None:
             notes += parse_notes
             reasons = [r.model_dump() for r in reply.reasons]

@@ -97,15 +97,23 @@ from .events import (
     TokenDelta,
     TurnFinished,
     TurnStarted,
+    Status,
 )
 from .fitting import Section, fit_sections
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .untrusted import parse_as
 
 Variant = Literal["more", "samre"]
 ReplyModel = TypeVar("ReplyModel", bound=BaseModel)
 ANSWERS = ("A", "B")
+
+HONOURED = Honoured(interject=("advocate-1", "advocate-2", "judge", "juror-"),
+                    skip_to="the jury's vote after the current round (no swap pass)")
+"""The moderator's commands D3 honours. An interjection reaches the addressed role's next
+request: an advocate's next defense (in MORE, each of its side's k advocates and the
+consolidation), the judge's next scoring, a juror's vote. No contentiousness (the paper's
+advocates have none)."""
 
 PERSONAS: tuple[tuple[str, str], ...] = (
     ("a retired professor of ethics",
@@ -421,7 +429,9 @@ class D3:
         self.debate_id = debate_id
         self.templates = agents
         self.sides = (1, 2)
-        self.moderation = Moderation(debate_id, ("advocate-1", "advocate-2"), channel)
+        # Every role that reads requests of its own can be addressed ("all" reaches each of them).
+        addressed = ("advocate-1", "advocate-2", "judge", *(f"juror-{i}" for i in range(1, config.jury_size + 1)))
+        self.moderation = Moderation(debate_id, addressed, channel)
         self._agents: dict[str, Agent] = {}
         self.passes: list[_Pass] = []
 
@@ -440,6 +450,17 @@ class D3:
                 template = self.templates.advocate if kind == "advocate" else self.templates.judge
             self._agents[role] = dataclasses.replace(template, role=role)
         return self._agents[role]
+
+    def _heard(self, role: str) -> list[str]:
+        """The moderator's interjections for ``role`` not yet delivered, as lines of its next
+        request (each reaches each addressee once)."""
+        return [f"The moderator says: {note}" for note in self.moderation.take_interjections(role)]
+
+    async def _between(self, round_: int) -> AsyncIterator[Event]:
+        """A checkpoint between two steps: pending commands take effect (a Stop ends the pass,
+        a pause waits here, an interjection waits for its addressee's next request)."""
+        async for event in self.moderation.checkpoint(round_):
+            yield event
 
     def _persona(self, index: int) -> tuple[str, str]:
         return PERSONAS[index] if self.config.personas else IMPARTIAL
@@ -540,45 +561,59 @@ class D3:
             return
         yield PhaseChanged(self.debate_id, "advocacy" + p.suffix, round_)
         team = [(side, j) for side in self.sides for j in range(1, c.k + 1)]
-        replies = await asyncio.gather(*(self._defend(p, side, j) for side, j in team))
+        # What the moderator said to advocate-i reaches all k of side i's advocates, and its consolidation.
+        heard = {side: self._heard(f"advocate-{side}") for side in self.sides}
+        replies = await asyncio.gather(*(self._defend(p, side, j, heard[side]) for side, j in team))
         defenses: dict[int, list[str]] = {1: [], 2: []}
-        for (side, _), (agent, completion, call, notes) in zip(team, replies, strict=True):
+        for (side, _), (agent, completion, call, notes, request) in zip(team, replies, strict=True):
             defenses[side].append(completion.text.strip())
             yield TurnStarted(self.debate_id, agent.role, agent.model_id, "advocacy" + p.suffix, round_, "defense")
             yield TokenDelta(self.debate_id, agent.role, completion.text)
             yield TurnFinished(self.debate_id, agent.role, agent.model_id, "advocacy" + p.suffix, round_, "defense",
-                               text=completion.text.strip(), raw=completion.text, call=call, request=_defend_ask(side),
+                               text=completion.text.strip(), raw=completion.text, call=call, request=request,
                                parse_notes=tuple(notes))
         arguments: dict[int, str] = {}
         for side in self.sides:
+            async for event in self._between(round_):
+                yield event
+            if self.moderation.stopped:
+                return
             written = [Section(f"Defense {j}", d) for j, d in enumerate(defenses[side], start=1)]
+            said = [*heard[side], *self._heard(f"advocate-{side}")]
 
-            def ask(texts: Mapping[str, str], side: int = side, written: list[Section] = written) -> str:
+            def ask(texts: Mapping[str, str], side: int = side, written: list[Section] = written, said: list[str] = said) -> str:
                 listed = "\n\n".join(f"{d.name}:\n<<<\n{texts[d.name]}\n>>>" for d in written)
-                return (f"Here are {c.k} defenses of Answer {side} by different advocates.\n\n{listed}\n\n"
-                        f"Consolidate them into one defense of Answer {side} that keeps the strongest points without repeating any.")
+                return "\n".join([f"Here are {c.k} defenses of Answer {side} by different advocates.\n\n{listed}\n\n"
+                                  f"Consolidate them into one defense of Answer {side} that keeps the strongest points "
+                                  "without repeating any.", *said])
 
             async for event in self._speak(p, f"advocate-{side}", side, ask, written, round_, "consolidation"):
                 if isinstance(event, TurnFinished):
                     arguments[side] = event.text
                 yield event
         p.rounds.append(_Round(1, arguments))
+        async for event in self._between(round_):
+            yield event
+        if self.moderation.stopped:
+            return
         async for event in self._judge(p, p.rounds[-1]):
             yield event
         p.stop_reason = "MORE judges one round"
 
-    async def _defend(self, p: _Pass, side: int, j: int) -> tuple[Agent, Completion, CallRecord, list[str]]:
+    async def _defend(self, p: _Pass, side: int, j: int, heard: list[str]) -> tuple[Agent, Completion, CallRecord, list[str], str]:
         """One of MORE's k parallel advocates (its own session; its own seed, so that advocates
-        on one model do not repeat each other)."""
+        on one model do not repeat each other); ``heard``: the moderator's words to its side.
+        Returns the agent, its reply, the call, the fitting notes and the request it was sent."""
         c = self.config
         agent = self._agent(f"advocate-{side}.{j}")
         seed = None if agent.options.seed is None else agent.options.seed + j
         history: list[Message] = []
+        request = "\n".join([_defend_ask(side), *heard])
         ask, notes = self._fit(p, agent, history, lambda texts: self._advocate_system(side, texts, (j, c.k)),
-                               lambda _: _defend_ask(side), [], tokens=c.turn_tokens)
+                               lambda _: request, [], tokens=c.turn_tokens)
         options = agent.options.merged(max_tokens=c.turn_tokens, seed=seed)
         completion, call = await agent.ask([*history, Message("user", ask)], purpose="turn", options=options)
-        return agent, completion, call, notes
+        return agent, completion, call, notes, ask
 
     async def _samre(self, p: _Pass) -> AsyncIterator[Event]:
         c = self.config
@@ -599,12 +634,21 @@ class D3:
             yield PhaseChanged(self.debate_id, "advocacy" + p.suffix, round_)
             arguments: dict[int, str] = {}
             for side in self.sides:
+                if side > 1:
+                    async for event in self._between(round_):
+                        yield event
+                if self.moderation.stopped:
+                    return
                 ask, sections = self._samre_ask(p, side, t)
                 async for event in self._speak(p, f"advocate-{side}", side, ask, sections, round_, "defense"):
                     if isinstance(event, TurnFinished):
                         arguments[side] = event.text
                     yield event
             p.rounds.append(_Round(t, arguments))
+            async for event in self._between(round_):
+                yield event
+            if self.moderation.stopped:
+                return
             async for event in self._judge(p, p.rounds[-1]):
                 yield event
             after = p.ledger.by_kind()
@@ -616,8 +660,7 @@ class D3:
     def _samre_ask(self, p: _Pass, side: int, t: int) -> tuple[Callable[[Mapping[str, str]], str], list[Section]]:
         """Round ``t``'s request to an advocate (a function of how the opponent's argument is
         shown) and that argument as material to fit."""
-        notes = self.moderation.take_interjections(f"advocate-{side}")
-        heard = [f"The moderator says: {n}" for n in notes]
+        heard = self._heard(f"advocate-{side}")
         if t == 1 or not p.rounds:
             return (lambda _: "\n".join([f"Round 1. Give your defense of Answer {side}.", *heard])), []
         last = p.rounds[-1]
@@ -666,10 +709,11 @@ class D3:
         judge, c, round_ = self._agent("judge"), self.config, p.journal_round(r.number)
         history = p.histories.setdefault("judge", [])
         defenses = [Section(f"the defense of Answer {s}", r.arguments.get(s, "").strip()) for s in self.sides]
+        heard = self._heard("judge")
 
         def ask(texts: Mapping[str, str]) -> str:
             said = "\n\n".join(f"Advocate for Answer {s}:\n<<<\n{texts[d.name]}\n>>>" for s, d in zip(self.sides, defenses))
-            return f"Round {r.number}.\n\n{said}\n\nScore both defenses and give each advocate feedback."
+            return "\n".join([f"Round {r.number}.\n\n{said}\n\nScore both defenses and give each advocate feedback.", *heard])
 
         request, fitted = self._fit(p, judge, history, self._judge_system, ask, defenses, tokens=c.judge_tokens)
         history.append(Message("user", request))
@@ -684,7 +728,8 @@ class D3:
             r.feedback = {1: reply.feedback_1.strip(), 2: reply.feedback_2.strip()}
         for side in self.sides:
             reasons = {"answer": p.answer(side), "shown_as": f"Answer {side}", "pass": p.name,
-                       "feedback": r.feedback.get(side, ""), "notes": notes}
+                       "feedback": r.feedback.get(side, ""), "notes": notes,
+                       **({"moderator": heard} if heard else {})}  # the judge has no turns: its request is not journalled
             yield JudgementMade(self.debate_id, "judge", judge.model_id, "score", f"advocate-{side}", f"answer {p.answer(side)}",
                                 None if r.scores is None else float(r.scores[side]), None, reasons, raw, round_,
                                 calls[-1] if side == 1 else None)
@@ -721,15 +766,17 @@ class D3:
         yield PhaseChanged(self.debate_id, "deliberation" + p.suffix, round_)
         material = self._transcript_sections(p)
         jurors = [self._agent(f"juror-{i}") for i in range(1, c.jury_size + 1)]
+        heard = {juror.role: self._heard(juror.role) for juror in jurors}
 
         async def vote(index: int, juror: Agent) -> tuple[str, list[str], list[CallRecord]]:
             name, brief = self._persona(index)
             system = (f"You are {name}. {brief} You sit on a jury deciding which of two answers better answers a "
                       "question, after a debate between their advocates scored by a judge. Decide independently: "
                       f"you are not bound by the judge. {MATERIAL}")
+            said = "".join(f"\n{line}" for line in heard[juror.role])
             fitted = fit_sections(juror, material, lambda texts: [Message("system", system), Message("user", (
-                f"{self.transcript(p, texts)}\n\nScore each answer from 1 to 20 and explain your decision in a sentence or two."))],
-                                  reply_tokens=c.vote_tokens)
+                f"{self.transcript(p, texts)}\n\nScore each answer from 1 to 20 and explain your decision in a sentence "
+                f"or two.{said}"))], reply_tokens=c.vote_tokens)
             raw, _, notes, calls = await _ask_parsed(juror, fitted.messages, JurorReply, purpose="vote",
                                                      max_tokens=c.vote_tokens, chars=c.vote_tokens - 20)
             return raw, [*fitted.notes, *notes], calls
@@ -743,9 +790,10 @@ class D3:
             scores = {p.answer(s): parsed.scores[s - 1] for s in self.sides} if parsed.scores else None
             reasons = {"persona": self._persona(index)[0], "pass": p.name, "scores": scores, "rationale": parsed.rationale,
                        "shown_as": {f"Answer {s}": p.answer(s) for s in self.sides},
-                       "notes": notes, "rejected": parsed.rejected}
+                       "notes": notes, "rejected": parsed.rejected,
+                       **({"moderator": heard[juror.role]} if heard[juror.role] else {})}  # a vote is no turn: no request column
             p.votes.append({"juror": juror.role, "model": juror.model_id, "vote": verdict, **reasons})
-            yield JudgementMade(self.debate_id, juror.role, juror.model_id, "vote", None, reasons["persona"], None,
+            yield JudgementMade(self.debate_id, juror.role, juror.model_id, "vote", None, str(reasons["persona"]), None,
                                 verdict, reasons, raw, round_, calls[-1])
 
     def _result(self, p: _Pass) -> dict[str, Any]:
@@ -781,6 +829,11 @@ class D3:
             yield notice
         first_round = 1
         for order in (ANSWERS, ANSWERS[::-1]) if c.swap_audit else (ANSWERS,):
+            if self.passes:  # between the passes: a command sent during the jury's vote is heard here
+                async for event in self._between(first_round):
+                    yield event
+                if self.moderation.stopped or self.moderation.skip_requested:  # skipping ends it: no swap pass
+                    break
             p = _Pass(order, first_round)
             self.passes.append(p)
             async for event in self._accounted(p, self._pass(p)):
@@ -788,8 +841,10 @@ class D3:
             if self.moderation.stopped:
                 break
             first_round = p.journal_round(len(p.rounds) + 2)
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         reason = self.moderation.stop_reason or self.passes[0].stop_reason
+        if status == "finished" and self.moderation.skip_requested and c.swap_audit and len(self.passes) < 2:
+            reason = f"{reason}; the moderator skipped to the decision: no swap pass"
         yield DebateFinished(self.debate_id, status, reason or "stopped", self.outcome())
 
     def own_answers(self) -> dict[str, tuple[str, str]]:
@@ -897,3 +952,54 @@ async def run(config: D3Config, agents: D3Agents, *, debate_id: str, channel: Co
     """Run one D3 evaluation, yielding its events (the protocol's public entry point)."""
     async for event in D3(config, agents, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from .definition import Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
+from .definition import Variant as Alias  # noqa: E402 - ``Variant`` here is the config's Literal
+from .moderation import Honoured  # noqa: E402
+from .roles import ADVOCATE, JUDGE, JUROR, in_order  # noqa: E402
+
+
+def _team(agents: Mapping[str, Agent]) -> D3Agents:
+    return D3Agents(agents[ADVOCATE], agents[JUDGE], [agents[r] for r in in_order(agents, JUROR)])
+
+
+def _start(config: D3Config, team: D3Agents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+DEFINITION = ProtocolDefinition(
+    name="d3",
+    title="D3 jury",
+    summary="Advocates defend two answers, a judge scores, a jury votes; swap audit (seed 003).",
+    config_cls=D3Config,
+    inputs=(
+        Input("question", "Question", "textarea", example="At what temperature does water boil at sea level?",
+              help="the question: text, or @FILE"),
+        Input("answer_a", "Answer A", "text", example="100 degrees Celsius.", help="the first answer: text, or @FILE"),
+        Input("answer_b", "Answer B", "text", example="About 50 degrees Celsius.", help="the second answer: text, or @FILE"),
+        Input("budget", "Token budget", "text", optional=True, parse=parse_budget, example="6000",
+              metavar="TOKENS|ROLE=TOKENS,…",
+              help="token budget of the debate: a total, and/or advocate=N, judge=N (e.g. 6000 or 6000,judge=2000)"),
+    ),
+    roles=(
+        Role(ADVOCATE, "Advocates", example="smollm2-135m", help="the advocates' model (each advocate its own session)"),
+        Role(JUDGE, "Judge", example="gemma3-270m"),
+        Role(JUROR, "Jurors (model ids, comma separated)", "models", flag="--jurors", optional=True, fallback=JUDGE,
+             example="smollm2-135m, gemma3-270m",
+             help="juror models, comma-separated, given the personas in turn (default: the judge's model)"),
+    ),
+    prepare=lambda v: {"question": v["question"], "answer_a": v["answer_a"], "answer_b": v["answer_b"],
+                       "budget": v["budget"] or Budget()},
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+    variants=(
+        Alias("d3-more", "D3-MORE: k advocates per answer in parallel, consolidated, judged in one round, then a jury",
+                {"variant": "more"}, skip=("variant", "max_rounds", "window", "epsilon")),
+        Alias("d3-samre", "D3-SAMRE: one advocate per answer over rounds with judge feedback, budgeted stopping, "
+                            "then a jury", {"variant": "samre"}, skip=("variant", "k")),
+    ),
+)

@@ -65,7 +65,7 @@ from .analyzer import Analysis, Analyzer
 from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip
@@ -74,7 +74,10 @@ from .untrusted import MAX_INPUT_CHARS, json_string
 HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
 
-MODERATOR, PERSON = "moderator", "human"
+from .roles import HUMAN as PERSON, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
+HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the end: no further turns, then the final analysis if one is on")
+"""The person's commands a deliberation honours: an interjection reaches a deliberator's (or the
+moderator agent's) next turn as a note from the host; there is no contentiousness to set."""
 PERSON_WINDOW = 3  # the person speaks in every three consecutive turns (section 3)
 MODEL_WINDOW = 5  # each model speaks within five turns (Figure 7)
 
@@ -442,3 +445,47 @@ async def run(config: DeliberationConfig, agents: DeliberationAgents, human_turn
     """Run one deliberation, yielding its events (the protocol's public entry point)."""
     async for event in Deliberation(config, agents, human_turn, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from collections.abc import Mapping  # noqa: E402 - the definition closes the module
+
+from .definition import Input, Person, ProtocolDefinition, Role  # noqa: E402
+from .moderation import Honoured  # noqa: E402
+from .roles import ANALYZER, DELIBERATOR, HUMAN, in_order  # noqa: E402
+
+
+def _team(agents: Mapping[str, Agent]) -> DeliberationAgents:
+    return DeliberationAgents(agents[MODERATOR], [agents[r] for r in in_order(agents, DELIBERATOR)], agents.get(ANALYZER))
+
+
+def _start(config: DeliberationConfig, team: DeliberationAgents, debate_id: str, channel: CommandChannel,
+           person: Person) -> AsyncIterator[Event]:
+    return run(config, team, person.speak, debate_id=debate_id, channel=channel)
+
+
+DEFINITION = ProtocolDefinition(
+    name="deliberation",
+    title="Moderated deliberation",
+    summary="A moderator model, deliberator models and you; turn rules enforced (seed 002).",
+    config_cls=DeliberationConfig,
+    inputs=(
+        Input("topic", "Topic", "textarea", example="Should phones be banned in schools?",
+              help="what to deliberate (your opening turn): text, or @FILE"),
+    ),
+    roles=(
+        Role(MODERATOR, "Moderator", example="smollm2-135m"),
+        Role(DELIBERATOR, "Deliberators (model ids, comma separated)", "models", minimum=2, flag="--deliberators",
+             aliases=("--deliberator",), example="smollm2-135m, gemma3-270m",
+             help="the deliberators' models, comma-separated (or repeat --deliberator): two or more"),
+        Role(ANALYZER, "Analyzer", optional=True, fallback=MODERATOR, disable="no_analysis",
+             disable_help="no analyzer panel", help="the analyzer (default: the moderator's model, in a session of its own)"),
+        Role(HUMAN, "You", "person", reads="line", script_flag="--human-script",
+             script_help="your turns, one per line (blank: pass; /end or end of file: finish)"),
+    ),
+    prepare=lambda v: {"topic": v["topic"]},
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+)

@@ -9,7 +9,7 @@ widgets, no SQL.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["running", "finished", "stopped", "failed", "interrupted"]
@@ -197,11 +197,6 @@ class DebateFinished(Event):
     stop_reason: str
     outcome: dict[str, Any]
     at: float = field(default_factory=time.time)
-
-
-def to_dict(event: Event) -> dict[str, Any]:
-    """An event as a JSON-able dict, with its type name under ``"event"``."""
-    return {"event": type(event).__name__, **asdict(event)}
 
 
 # -- moderator commands (flow into a protocol through its command channel) -------------------

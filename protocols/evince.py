@@ -105,15 +105,26 @@ from .events import (
     Notice,
     PhaseChanged,
     TurnFinished,
+    Status,
 )
 from .labels import LabelSet
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .params import CONFIG, Profile, param, token_limit
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
+from .roles import AGENT_A, AGENT_B
+
+#: The two debaters (interjections may be addressed to either).
+DEBATERS = (AGENT_A, AGENT_B)
 
 Scoring = Literal["verbalized", "scored"]
+
+HONOURED = Honoured(interject=("agent-a", "agent-b"), contentiousness=True,
+                    skip_to="the conclusion after the current round")
+"""The moderator's commands EVINCE honours: an interjection joins the addressed agent's next
+request; a contentiousness override sets κ from the next round; skip ends the debate after the
+current round (with the recommendations, where on); stop cuts the reply being written."""
 
 
 @pydantic_dataclass(config=CONFIG)
@@ -304,7 +315,7 @@ class Evince:
         self.config = config
         self.agents = agents
         self.debate_id = debate_id
-        self.moderation = Moderation(debate_id, ("agent-a", "agent-b"), channel)
+        self.moderation = Moderation(debate_id, DEBATERS, channel)
         self.schedule: Schedule = make_schedule(config.schedule, **config.schedule_params)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": []}
         #: Each agent's latest *stated* position (never an invented one).
@@ -734,7 +745,7 @@ class Evince:
             yield event
         if self.moderation.verdict is not None:
             outcome["moderator_verdict"] = asdict(self.moderation.verdict)
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, outcome)
 
     def self_judging(self) -> list[str]:
@@ -868,3 +879,53 @@ async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
     async for event in replay.resume(debate, lambda ch: run(config, agents, debate_id=debate["id"], channel=ch),
                                      channel=channel):
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from collections.abc import Mapping  # noqa: E402 - the definition closes the module
+
+from .definition import Input, ProtocolDefinition, Role  # noqa: E402
+from .labels import LABEL_SOURCES, read_label_set  # noqa: E402
+from .moderation import Honoured  # noqa: E402
+from .roles import JUDGE  # noqa: E402
+
+#: The case the app's form shows filled in for a first debate (the demo).
+DEMO_CASE = (
+    "A patient presents with itching, vomiting, fatigue, weight loss, high fever, yellowish skin, "
+    "dark urine and abdominal pain."
+)
+
+
+def _team(agents: Mapping[str, Agent]) -> EvinceAgents:
+    return EvinceAgents(agents[AGENT_A], agents[AGENT_B], agents[JUDGE])
+
+
+def _start(config: EvinceConfig, team: EvinceAgents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+DEFINITION = ProtocolDefinition(
+    name="evince",
+    title="EVINCE",
+    summary="Two agents argue over a class set until their distributions converge (seed 004, ch. 7).",
+    config_cls=EvinceConfig,
+    inputs=(
+        Input("case", "Case (information set S)", "textarea", example=DEMO_CASE,
+              help="the information set S (symptoms, facts of the case): text, or @FILE"),
+        Input("labels", "Class labels C", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
+              open_choice=True, parse=read_label_set, example="symptom2disease",
+              help="class set C: a built-in set, 'open' (the agents name the labels), or a file (one label per "
+                   "line, or a CSV with a 'disease' or 'label' column)"),
+    ),
+    roles=(
+        Role(AGENT_A, "Agent A (confirmatory)", example="smollm2-135m"),
+        Role(AGENT_B, "Agent B (explorer)", example="gemma3-270m"),
+        Role(JUDGE, "CRIT judge", example="smollm2-135m", help="the CRIT judge (ideally not a debater)"),
+    ),
+    prepare=lambda v: {"case": v["case"], "labels": v["labels"]},
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+    resume=lambda debate, team, channel: resume(debate, team, channel=channel),
+)

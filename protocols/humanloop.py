@@ -85,9 +85,10 @@ from .events import (
     TokenDelta,
     TurnFinished,
     TurnStarted,
+    Status,
 )
 from .fitting import Section, fit_sections
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .stance import (
@@ -102,10 +103,16 @@ from .stance import (
     parse_confidence,
     steps_from,
 )
+from .roles import HUMAN, SIMULATOR
 from .text import clip
 
-HUMAN_ROLE = "human"
-SIMULATOR_ROLE = "simulator"  # the one instance of the synthetic condition
+HUMAN_ROLE = HUMAN
+SIMULATOR_ROLE = SIMULATOR  # the one instance of the synthetic condition
+
+HONOURED = Honoured(interject=("agent-", SIMULATOR_ROLE), skip_to="the outcome (no further rounds after this one)")
+"""The moderator's commands the panel honours: an interjection reaches an AI seat's next
+opinion (in the synthetic condition, the one instance that plays every judge); no
+contentiousness (Triem's prompts have none)."""
 #: The question of Triem's study; with it (and the legal labels) the prompts are Appendix i's.
 APPEAL_QUESTION = "Should the court of appeals affirm, reverse, or remand the lower court's decision?"
 #: Appendix i, after its first sentence, for the multiagent and human-AI phases.
@@ -140,7 +147,8 @@ class HumanScript:
         if first is not None and lines[first].strip().casefold().startswith("stance:"):
             stance = lines[first].split(":", 1)[1].strip() or None
             lines = lines[first + 1:]
-        turns, current = [], []
+        turns: list[str] = []
+        current: list[str] = []
         for line in [*lines, "---"]:
             if line.strip() == "---":
                 if "\n".join(current).strip():
@@ -509,7 +517,7 @@ class Humanloop:
                 stop_reason = self.moderation.stop_reason or "stopped"
                 break
             log = said
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         yield DebateFinished(self.debate_id, status, stop_reason, self.outcome())
 
     def outcome(self) -> dict[str, Any]:
@@ -559,3 +567,78 @@ def split_statements(text: str, title: str, n: int) -> list[str]:
         if 1 <= k <= n:
             out[k - 1] = text[m.end(): nxt.start() if nxt else len(text)].strip()
     return out
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from .definition import Input, InputError, Person, ProtocolDefinition, Role, read_file  # noqa: E402 - closes the module
+from .moderation import Honoured  # noqa: E402
+from .roles import AGENT, CLERK, HUMAN, in_order  # noqa: E402
+
+
+def _script(path: str) -> HumanScript:
+    return HumanScript.parse(read_file(path, "human script"))
+
+
+def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
+    labels = tuple(dict.fromkeys(v["labels"]))
+    script: HumanScript | None = v["human_script"]
+    if v[HUMAN] and script is not None:
+        raise InputError("human_script", "a script plays the person's seat: leave out the live seat (--human) or the script")
+    seated = bool(v[HUMAN] or script)
+    if not seated and (v["blind"] or v["human_seat"] is not None):
+        raise InputError("blind" if v["blind"] else "human_seat",
+                         "needs a person's seat: take it yourself (--human) or give a script (--human-script FILE)")
+    human = HumanSeat(v["human_seat"], bool(v["blind"]), script) if seated else None
+    return {"case": v["case"], "labels": labels, "rubric": dict(LEGAL_RUBRIC) if labels == LEGAL_LABELS else {},
+            "human": human}
+
+
+def _team(agents: Mapping[str, Agent]) -> HumanloopAgents:
+    return HumanloopAgents([agents[r] for r in in_order(agents, AGENT)], agents[CLERK])
+
+
+def _start(config: HumanloopConfig, team: HumanloopAgents, debate_id: str, channel: CommandChannel,
+           person: Person | None) -> AsyncIterator[Event]:
+    human_turn: HumanTurn | None = None
+    if person is not None:
+        speak = person.speak
+
+        async def human_turn(prompt: str) -> str:  # leaving (None) is a pass here: the panel goes on
+            return (await speak(prompt)) or ""
+
+    return run(config, team, debate_id=debate_id, channel=channel, human_turn=human_turn,
+               confirm=person.confirm if person is not None else None)
+
+
+DEFINITION = ProtocolDefinition(
+    name="humanloop",
+    title="Human judge in the loop",
+    summary="A panel of model judges, you optionally in one seat; stances tracked per step (seed 001).",
+    config_cls=HumanloopConfig,
+    inputs=(
+        Input("case", "Case", "textarea", help="the case the panel discusses: text, or @FILE",
+              example="The appellant was convicted under a statute that never defines 'consent'. "
+                      "On appeal he argues the statute is void for vagueness."),
+        Input("labels", "Positions (comma separated)", "list", default=",".join(LEGAL_LABELS), separator=",",
+              help="the positions, comma-separated ('none' and 'hallucination' are always added)"),
+        Input("human_script", "Script of the person's seat", "file", optional=True, parse=_script, metavar="FILE",
+              help="the human seat's statements, separated by lines '---'; optional first line 'stance: LABEL'"),
+        Input("human_seat", "Your place at the table", "int", optional=True, metavar="N",
+              help="the human's place at the table (default: last)"),
+        Input("blind", "Blind seat", "bool", optional=True, example="no",
+              help="show the human to the others as just another judge"),
+    ),
+    roles=(
+        Role(AGENT, "Panel (model ids, comma separated)", "models", flag="--agents", example="smollm2-135m, gemma3-270m",
+             help="one model per AI seat, comma-separated; a model may repeat (each seat is its own session)"),
+        Role(CLERK, "Stance clerk", optional=True, fallback=AGENT, example="smollm2-135m",
+             help="the model that labels each step's stance (default: the first seat's)"),
+        Role(HUMAN, "Your seat", "person", optional=True, reads="paragraph", confirms=True, example="yes",
+             help="take a seat yourself: type each opinion (on the command line: on stdin)"),
+    ),
+    prepare=_prepare,
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+)

@@ -9,9 +9,11 @@ That key is :func:`normalize_label`; the name shown to people stays the one that
 
 from __future__ import annotations
 
+import csv
 import difflib
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -22,7 +24,19 @@ __all__ = [
     "align_many",
     "clean_display",
     "normalize_label",
+    "read_label_set",
 ]
+
+#: The class sets shipped with Symposium, by name (package data of ``tui``, where the app's
+#: form lists them; read here because the protocols' inputs name them).
+BUILTIN_LABEL_SETS: dict[str, Path] = {
+    "symptom2disease": Path(__file__).resolve().parent.parent / "tui" / "data" / "symptom2disease_labels.txt",
+}
+#: The built-in choices of a class set, as the form shows them.
+LABEL_SOURCES: dict[str, str] = {
+    "symptom2disease": "Symptom2Disease: 41 diseases",
+    "open": "Open set: the agents name the labels",
+}
 
 FUZZY_CUTOFF = 0.9
 """Minimum :class:`difflib.SequenceMatcher` ratio for a fuzzy label match (see :meth:`LabelSet.match`)."""
@@ -213,3 +227,33 @@ def align(p: Mapping[str, float], q: Mapping[str, float]) -> tuple[list[str], np
     """Two distributions on their common label axis (see :func:`align_many`)."""
     labels, matrix = align_many([p, q])
     return labels, matrix[0], matrix[1]
+
+
+def read_label_set(source: str) -> LabelSet | None:
+    """A class set C: ``open``/``auto`` → ``None`` (the agents name the labels); a built-in
+    name (:data:`BUILTIN_LABEL_SETS`); or a file — one label per line (``#`` comments), or a CSV
+    with a ``disease``, ``label`` or ``class`` column such as the Symptom2Disease splits.
+    Duplicates (also after normalisation, e.g. "Diabetes " and "Diabetes") are kept once,
+    first spelling first. Raises ``ValueError`` naming the file and what is wrong."""
+    if source in ("open", "auto"):
+        return None
+    path = BUILTIN_LABEL_SETS.get(source) or Path(source).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path} ({exc.strerror})") from None
+    if path.suffix.lower() == ".csv":
+        rows = list(csv.DictReader(text.splitlines()))
+        column = next((c for c in ("disease", "label", "class") if rows and c in rows[0]), None)
+        if column is None:
+            raise ValueError(f"{path} needs a 'disease', 'label' or 'class' column")
+        names = [row[column] or "" for row in rows]
+    else:
+        names = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    unique = list({normalize_label(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
+    if len(unique) < 2:
+        raise ValueError(f"{path} needs at least two labels, found {len(unique)}")
+    try:
+        return LabelSet(unique)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None

@@ -11,7 +11,7 @@ override, "skip to the conclusion", "stop". A pause blocks at the checkpoint unt
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,32 @@ class Honoured:
     skip: bool = True
     stop: bool = True
     pause: bool = True
+    #: Where "skip to the conclusion" leads in this protocol, in words a confirmation can use
+    #: ("skipping to {skip_to}"): each protocol skips to a different place.
+    skip_to: str = "the conclusion"
+
+    def addresses(self, role: str) -> bool:
+        """Whether an interjection may be addressed to ``role`` (an entry ending in "-" stands
+        for the numbered roles ``juror-1``, ``juror-2`` …)."""
+        return any(_numbered(role, entry) if entry.endswith("-") else role == entry for entry in self.interject)
+
+    def targets(self, roles: Iterable[str]) -> tuple[str, ...]:
+        """The roles of one debate (its participants) an interjection may be addressed to, in the
+        declared order, numbered roles by number: what an Interject menu lists besides "all"."""
+        present = list(dict.fromkeys(roles))
+        out: list[str] = []
+        for entry in self.interject:
+            if entry.endswith("-"):
+                found = sorted((r for r in present if _numbered(r, entry)), key=lambda r: int(r[len(entry):]))
+            else:
+                found = [entry] if entry in present else []
+            out += [r for r in found if r not in out]
+        return tuple(out)
+
+
+def _numbered(role: str, prefix: str) -> bool:
+    """``role`` is ``prefix`` followed by a number (``juror-2`` for ``juror-``)."""
+    return role.startswith(prefix) and role[len(prefix):].isdigit()
 
 
 @dataclass

@@ -224,13 +224,3 @@ def validation_problem(exc: ValidationError) -> ParamError:
         if name == "config" and sep and field.isidentifier():
             name, message = field, rest
     return ParamError(name, message[:1].lower() + message[1:])
-
-
-def describe_params(config_cls: type, profile: Profile = "standard") -> Iterable[str]:
-    """One line per parameter (flag, default under ``profile``, range, section, description)
-    for help screens and docs."""
-    values = defaults(config_cls, profile)
-    for p in params_of(config_cls):
-        extra = f"; {p.bounds()}" if p.bounds() else ""
-        section = f" [{p.section}]" if p.section else ""
-        yield f"{p.flag} (default {values[p.name]}{extra}){section}: {p.description}"

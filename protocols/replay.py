@@ -159,7 +159,7 @@ async def resume(debate: dict[str, Any], start: Callable[[CommandChannel], Async
 
     Raises :class:`ResumeError` before anything is written when the journal cannot be replayed
     (a debate journalled before replies were kept, or a run that no longer matches it)."""
-    recorded = debate.get("events_recorded")
+    recorded: int | None = debate.get("events_recorded")
     if recorded is None:
         raise ResumeError(f"debate {debate['id']} was journalled by a Symposium that did not keep its models' replies "
                           "(before journal layout v5), so it cannot be resumed exactly; start it again")
@@ -183,7 +183,7 @@ async def resume(debate: dict[str, Any], start: Callable[[CommandChannel], Async
                     if isinstance(event, TurnFinished):
                         _check_turn(debate["id"], event, stored_turns, turns_seen)
                         turns_seen += 1
-                    last_round = _round_of(event) if _round_of(event) is not None else last_round
+                    last_round = _round_of(event) or last_round
                     channel.caught_up = seen >= recorded
                 continue  # already journalled, or live-only output of a replayed turn
             if not resumed:
@@ -193,7 +193,9 @@ async def resume(debate: dict[str, Any], start: Callable[[CommandChannel], Async
         if not resumed:  # the journal held every event but the end
             yield DebateResumed(debate["id"], last_round)
     finally:
-        await inner.aclose()
+        aclose = getattr(inner, "aclose", None)
+        if aclose is not None:  # the protocol's own clean-up now, not at garbage collection
+            await aclose()
 
 
 def _check_turn(debate_id: str, event: TurnFinished, stored: list[dict[str, Any]], index: int) -> None:

@@ -133,16 +133,22 @@ from .events import (
 )
 from .fitting import Section, fit_sections
 from .params import from_description, CONFIG, Profile, param, token_limit
-from .moderation import CommandChannel, Moderation
+from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
+from .roles import AGENT_A, AGENT_B
 
-ROLES = ("agent-a", "agent-b")
+ROLES = (AGENT_A, AGENT_B)
+
+HONOURED = Honoured(interject=ROLES, contentiousness=True, skip_to="the closing statements")
+"""The moderator's commands SocraSynth honours. Contentiousness in both stages that have one:
+in the debate it becomes both agents' Δ from the next round (divided by δ from there); set once
+the debate is over, it replaces the conciliatory stage's κ from the next turn."""
 Parsed = TypeVar("Parsed", bound=BaseModel)
 _CUT = {"length": "the reply was cut off at max_tokens", "cancelled": "the reply was cancelled by the moderator's stop"}
-ALIGNMENTS = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
+ALIGNMENTS = {"a_argues": (AGENT_A, AGENT_B), "b_argues": (AGENT_B, AGENT_A)}  # (arguing, countering)
 Mode = Literal["proposal", "diagnosis"]
 MAX_SUBTOPICS = 10
 _TOP = 10_000  # a judge's material that never gives way before the rest (fitting priority)
@@ -263,6 +269,9 @@ class SocraSynthConfig:
     #: Table 6.3: claim, rated reasons, rivals, Γ.
     crit_tokens: int = token_limit(640, "reply length limit per judge call", label="Judge's reply limit (tokens)")
     agenda_editor: AgendaEditor | None = None
+    #: An agenda given in advance (an agenda file): it replaces the agreed subtopics, as the
+    #: editor would, and is journalled with the config so a resumed run edits the same way.
+    agenda: list[Subtopic] | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
     agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
@@ -286,6 +295,7 @@ class SocraSynthConfig:
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["agenda_editor"] = self.agenda_editor is not None
+        data["agenda"] = None if self.agenda is None else _dump(self.agenda)
         data["schedule_rounds"] = self.schedule_rounds()
         return data
 
@@ -332,9 +342,7 @@ class SocraSynth:
         self.debate_id = debate_id
         self.moderation = Moderation(debate_id, ROLES, channel)
         self.qa = agents.qa or Agent("qa", agents.a.backend, agents.a.options)
-        self.schedules: dict[str, Schedule] = {}
-        self.schedules: dict[str, Schedule] = {}
-        self.origin = 0
+        self.schedules: list[tuple[int, dict[str, Schedule]]] = []  # (first round, each agent's Δ schedule)
         self._set_delta({"agent-a": config.kappa_a, "agent-b": config.kappa_b}, origin=0)
         self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": [], "qa": []}
         self.agenda: list[Subtopic] = []
@@ -346,16 +354,19 @@ class SocraSynth:
         self.joint: dict[str, Any] | None = None
         self.qa_result: dict[str, Any] | None = None
         self.next_round = 0  # the next generative round to start (a Δ override applies from it)
+        self.debated = False  # the closing round has begun: a κ override is for the conciliatory stage
+        self.closing_kappa: float | None = None  # the moderator's κ for the conciliatory stage
         self.stop_reason = ""
         self.agreement = AgreementJudge(agents.judges[0]) if config.agreement_judge else None
 
     # -- Δ, the debate's contentiousness ------------------------------------------------------
 
     def _set_delta(self, start: dict[str, float], origin: int) -> None:
-        """Δ_role(t) = start_role / δ^(t − origin): Table 6.2's division, restarted by an override."""
-        self._before_override, self._before_origin = self.schedules, self.origin  # the round under way keeps its Δ
-        self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
-        self.origin = origin
+        """Δ_role(t) = start_role / δ^(t − origin) from round ``origin`` on: Table 6.2's division,
+        restarted by an override. The rounds before ``origin`` keep the Δ they had: an override
+        heard between the two agents' turns of a round leaves that round's Δ as it began."""
+        fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}
+        self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]
 
     def delta(self, round_: int, role: str | None = None) -> float:
         """An agent's Δ in ``round_``; without ``role`` the debate's Δ (the larger of the two).
@@ -363,16 +374,20 @@ class SocraSynth:
         its two turns, for the next round)."""
         if role is None:
             return max(self.delta(round_, r) for r in ROLES)
-        if round_ < self.origin:
-            return self._before_override[role].value(round_ - self._before_origin)
-        return self.schedules[role].value(round_ - self.origin)
+        origin, schedules = next((o, s) for o, s in reversed(self.schedules) if o <= round_)
+        value = schedules[role].value(round_ - origin)
+        assert value is not None  # SocraSynth's Δ schedule always gives a number
+        return value
 
     async def _checkpoint(self) -> AsyncIterator[Event]:
         """Apply moderator commands; a Δ override takes effect from the next round to start."""
         async for event in self.moderation.checkpoint(self.next_round):
             if isinstance(event, ModeratorActed) and event.kind == "set_contentiousness":
                 value = float(event.payload["value"])
-                self._set_delta(dict.fromkeys(ROLES, value), origin=self.next_round)
+                if self.debated:
+                    self.closing_kappa = value
+                else:
+                    self._set_delta(dict.fromkeys(ROLES, value), origin=self.next_round)
             yield event
 
     # -- names and prompts --------------------------------------------------------------------
@@ -566,6 +581,7 @@ class SocraSynth:
                 self.stop_reason += "; an agent's case was not yet made, so one more refutation round was held (6.3.1.2)"
             async for event in self._round(t, "refutation"):
                 yield event
+        self.debated = True  # no refutation round follows the closing one: a κ set from now on is the conciliatory stage's
         if not self.moderation.stopped:
             async for event in self._round(t, "closing"):
                 yield event
@@ -751,7 +767,11 @@ class SocraSynth:
     async def _conciliatory_stage(self) -> AsyncIterator[Event]:
         """Appendix 6.F / section 6.3.2.2: A drafts the joint text at low Δ, B revises it."""
         c = self.config
-        kappa = c.conciliatory_kappa
+        async for event in self._checkpoint():  # a κ set during the evaluation applies from the stage's start
+            yield event
+        if self.moderation.stopped:
+            return
+        kappa = self.closing_kappa if self.closing_kappa is not None else c.conciliatory_kappa
         round_ = self.next_round
         self.next_round += 1
         yield PhaseChanged(self.debate_id, "conciliatory", round_, kappa)
@@ -765,11 +785,17 @@ class SocraSynth:
         draft: dict[str, Any] | None = None
         for role in ROLES:
             other = _name(_other(role))
+            async for event in self._checkpoint():  # a κ set between the draft and the revision applies to the revision
+                yield event
+            if self.moderation.stopped:
+                return
+            kappa = self.closing_kappa if self.closing_kappa is not None else c.conciliatory_kappa
+            moved = "lowers" if self.closing_kappa is None else "sets"  # the moderator's own κ may be higher
             if draft is None:
-                ask = (f"The debate is over; the moderator lowers contentiousness to {kappa:g}. {instruction(kappa)} "
+                ask = (f"The debate is over; the moderator {moved} contentiousness to {kappa:g}. {instruction(kappa)} "
                        f"Together with {other}, write {what}.")
             else:
-                ask = (f"The debate is over; the moderator lowers contentiousness to {kappa:g}. {instruction(kappa)} "
+                ask = (f"The debate is over; the moderator {moved} contentiousness to {kappa:g}. {instruction(kappa)} "
                        f"{other} drafted this:\n<<<\n{_joint_text(draft)}\n>>>\nRevise it into the final version: keep what "
                        "is fair and add what is missing from your side.")
             out = _Reply()
@@ -779,8 +805,8 @@ class SocraSynth:
             if not out.spoken:
                 return
             if out.parsed is not None:
-                draft = out.parsed.model_dump()
-                self.joint = {**draft, "written_by": [*(self.joint or {}).get("written_by", []), role]}
+                written = out.parsed.model_dump()
+                self.joint = {**written, "written_by": [*(self.joint or {}).get("written_by", []), role]}
             yield self._finished(role, out, round_=round_, phase="conciliatory", kind=kind,
                                  text=_joint_text(out.parsed.model_dump()) if out.parsed else out.raw,
                                  parsed=out.parsed.model_dump() if out.parsed else None, kappa=kappa)
@@ -1028,3 +1054,96 @@ async def run(config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: 
     """Run one SocraSynth debate, yielding its events (the protocol's public entry point)."""
     async for event in SocraSynth(config, agents, debate_id=debate_id, channel=channel).run():
         yield event
+
+
+# -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
+
+from dataclasses import replace  # noqa: E402
+
+from pydantic import ValidationError  # noqa: E402
+
+from .definition import Input, ProtocolDefinition, Role, read_file  # noqa: E402
+from .moderation import Honoured  # noqa: E402
+from .roles import JUDGE, QA, in_order  # noqa: E402
+
+
+def read_agenda(path: str) -> list[Subtopic]:
+    """The moderator's agenda from a file: one ``Title: description`` per line (``#`` starts a
+    comment), or a JSON list of ``{"title": …, "description": …}``; ``ValueError`` saying why not."""
+    text = read_file(path, "agenda file")
+    try:
+        if text.lstrip().startswith("["):
+            items = json.loads(text)
+        else:
+            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+            items = [dict(zip(("title", "description"), (part.strip() for part in line.split(":", 1)))) for line in lines]
+        agenda = [Subtopic.model_validate(item) for item in items]
+    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ValueError(f"{path}: not an agenda ({reason})") from None
+    if not 1 <= len(agenda) <= MAX_SUBTOPICS:
+        raise ValueError(f"{path}: an agenda needs 1 to {MAX_SUBTOPICS} subtopics, found {len(agenda)}")
+    return agenda
+
+
+def fixed_agenda(agenda: list[Subtopic]) -> AgendaEditor:
+    """The agenda editor that replaces the agreed subtopics with ``agenda`` (an agenda file)."""
+    async def editor(_agreed: list[Subtopic]) -> list[Subtopic]:
+        return list(agenda)
+    return editor
+
+
+def _prepare(v: Mapping[str, Any]) -> dict[str, Any]:
+    return {"subject": v["subject"], "agenda": v["agenda_file"], **({"qa_baseline": True} if v[QA] else {})}
+
+
+def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
+    return SocraSynthAgents(agents[AGENT_A], agents[AGENT_B], [agents[r] for r in in_order(agents, JUDGE)], qa=agents.get(QA))
+
+
+def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, channel: CommandChannel,
+           person: Any) -> AsyncIterator[Event]:
+    if config.agenda is not None:  # the agenda given in advance is the moderator's edit (also when resumed)
+        config = replace(config, agenda_editor=fixed_agenda(config.agenda))
+    return run(config, team, debate_id=debate_id, channel=channel)
+
+
+def _warnings(models: Mapping[str, str]) -> list[str]:
+    """Section 6.2.2.1 asks for judges other than the debaters."""
+    judges = {models[r] for r in in_order(models, JUDGE)}
+    shared = sorted(judges & {models[AGENT_A], models[AGENT_B]})
+    return [f"judge model(s) {', '.join(shared)} also debate; section 6.2.2.1 asks for judges other than the debaters"] if shared else []
+
+
+DEFINITION = ProtocolDefinition(
+    name="socrasynth",
+    title="SocraSynth",
+    summary="For and against a subject, judged with CRIT, then a joint proposal (seed 004, ch. 6).",
+    config_cls=SocraSynthConfig,
+    inputs=(
+        Input("subject", "Subject", "textarea", example="Should hospitals let AI systems triage emergency patients?",
+              help="the debate subject, e.g. a policy question: text, or @FILE"),
+        Input("temperature_a", "Agent A's temperature", "float", optional=True, sampling=(AGENT_A, "temperature"),
+              metavar="X", help="agent A's sampling temperature (default: its model's)"),
+        Input("temperature_b", "Agent B's temperature", "float", optional=True, sampling=(AGENT_B, "temperature"),
+              metavar="X", help="agent B's sampling temperature (default: its model's)"),
+        Input("agenda_file", "Agenda file", "file", optional=True, parse=read_agenda, metavar="FILE",
+              help="replace the agreed subtopics before the debate: lines 'Title: description', or a JSON list "
+                   "of {\"title\", \"description\"}"),
+    ),
+    roles=(
+        Role(AGENT_A, "Agent A (argues for)", example="smollm2-135m",
+             help="argues for the subject (against with --swap-stances)"),
+        Role(AGENT_B, "Agent B (argues against)", example="gemma3-270m",
+             help="argues against the subject (for with --swap-stances)"),
+        Role(JUDGE, "Judges (model ids, comma separated)", "models", flag="--judges", example="smollm2-135m",
+             help="the judge panel, comma-separated: ideally models that do not debate (section 6.2.2.1)"),
+        Role(QA, "Q&A baseline's model", optional=True, fallback=AGENT_A, flag="--qa-model",
+             help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)"),
+    ),
+    prepare=_prepare,
+    team=_team,
+    start=_start,
+    commands=HONOURED,
+    warnings=_warnings,
+)

@@ -254,7 +254,7 @@ class StanceReader:
     def fixed(self, debate_id: str, *, role: str, speaker: str, label: str, round_: int, source: str,
               confidence: float | None = None) -> JudgementMade:
         """A stance that needs no reading: a script's fixed stance, or ``none`` for an empty turn."""
-        reasons = {"speaker": speaker, "extracted": None, "evidence": "", "confirmation": source,
+        reasons: dict[str, Any] = {"speaker": speaker, "extracted": None, "evidence": "", "confirmation": source,
                    "rejected": None, "notes": []}
         return JudgementMade(debate_id, source, "human", "stance", role, speaker, confidence, label, reasons, "", round_, None)
 

@@ -14,7 +14,7 @@ say which model wrote each answer; they default to what the debate was started w
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ def _key(question: str) -> str:
     return " ".join(question.split()).casefold()
 
 
-def d3_report(journal: Journal, references: list[Mapping[str, Any]], families: Mapping[str, str] | None = None) -> dict[str, Any]:
+def d3_report(journal: Journal, references: Sequence[Mapping[str, Any]], families: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Accuracy, κ and the self-enhancement audit of the journal's D3 verdicts against
     ``references`` (from :func:`read_references`); ``unmatched`` lists items with no finished
     D3 debate."""

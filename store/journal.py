@@ -268,7 +268,8 @@ class Journal:
                     None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
                 ),
             )
-            turn_id = int(cur.lastrowid)
+            turn_id = cur.lastrowid
+            assert turn_id is not None  # an INSERT's row id
             if e.distribution:
                 ranked = sorted(e.distribution.items(), key=lambda lp: lp[1], reverse=True)
                 c.executemany(
@@ -334,7 +335,8 @@ class Journal:
             if e.call is not None:
                 self._call(e.debate_id, e.call, None, e.round)
             self._touch(e.debate_id)
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT's row id
+        return cur.lastrowid
 
     def _moderator(self, e: ModeratorActed) -> None:
         with self._writing() as c:

@@ -41,13 +41,13 @@ def stance_report(journal: Journal, debate_ids: Sequence[str] | None = None) -> 
     marks = _placeholders(len(ids))
     steps: dict[str, list[StanceStep]] = {i: [] for i in ids}
     for r in db.query(f"SELECT debate_id, round, target, verdict, score FROM judgements WHERE kind = 'stance'"
-                      f" AND debate_id IN ({marks}) ORDER BY id", ids):
+                      f" AND debate_id IN ({marks}) ORDER BY id", tuple(ids)):
         steps[r["debate_id"]].append(StanceStep(r["round"], r["target"], r["verdict"], r["score"]))
     configs = {r["id"]: _config(r["config_json"]) for r in db.query(
-        f"SELECT id, config_json FROM debates WHERE id IN ({marks})", ids)}
+        f"SELECT id, config_json FROM debates WHERE id IN ({marks})", tuple(ids))}
     seats: dict[str, list[str]] = {i: [] for i in ids}
     humans: dict[str, str] = {}
-    for r in db.query(f"SELECT debate_id, role, backend FROM participants WHERE debate_id IN ({marks}) ORDER BY id", ids):
+    for r in db.query(f"SELECT debate_id, role, backend FROM participants WHERE debate_id IN ({marks}) ORDER BY id", tuple(ids)):
         seats[r["debate_id"]].append(r["role"])
         if r["backend"] == "human":
             humans[r["debate_id"]] = r["role"]

@@ -1,8 +1,8 @@
 """The New-debate form's pieces, shared by every interface that starts a protocol.
 
-A :class:`ProtocolSpec` lists the fields of its form (its inputs, then its parameters, generated
-from the protocol's config: one definition) and turns submitted values into the protocol's
-config and event stream; the Debate screen and the headless runs only ever see the stream, so
+A :class:`ProtocolSpec` is a protocol's form, generated from its definition
+(:class:`protocols.definition.ProtocolDefinition`: inputs, roles, and parameters from its config),
+and turns submitted values into the protocol's config and event stream; the Debate screen and the headless runs only ever see the stream, so
 every protocol is run, shown and journalled the same way. The specs themselves, one per
 protocol, are in :mod:`tui.protocol_catalog`. Also here: the defaults profile a debate's models
 call for, and class sets read from a built-in name or a file (the form's and ``--labels``).
@@ -10,33 +10,28 @@ call for, and class sets read from a built-in name or a file (the form's and ``-
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from backends.base import SamplingOptions
 from backends.registry import Registry
 from protocols import replay
 from protocols.agents import Agent
+from protocols.definition import Input, InputError, Person, ProtocolDefinition, Role
 from protocols.events import Event
-from protocols.labels import LabelSet, normalize_label
+from protocols.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from protocols.moderation import CommandChannel
-from protocols.params import PROFILES, ParamError, Profile, build, from_description, params_of, profile_overrides
+from protocols.params import PROFILES, ParamError, Profile, params_of, profile_overrides
 
 FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
 
 #: The person's seat in protocols that have one: the app asks in a dialog, the command line on stdin.
 PersonSeat = Callable[[str], Awaitable["str | None"]]
 
-SYMPTOM_LABELS = Path(__file__).parent / "data" / "symptom2disease_labels.txt"
-LABEL_SOURCES = {
-    "symptom2disease": "Symptom2Disease: 41 diseases",
-    "open": "Open set: the agents name the labels",
-}
+SYMPTOM_LABELS = BUILTIN_LABEL_SETS["symptom2disease"]
 
 
 @dataclass(frozen=True)
@@ -80,25 +75,97 @@ def param_fields(config_cls: type) -> tuple[Field, ...]:
     return tuple(fields)
 
 
+def input_field(i: Input) -> Field:
+    """The form field of a protocol input (see :class:`protocols.definition.Input`)."""
+    shown = i.example if i.example is not None else (i.default if i.default is not None else "")
+    match i.kind:
+        case "bool":
+            choices: tuple[tuple[str, str], ...] = (("yes", "yes"), ("no", "no"))
+            return Field(i.name, i.label, "select", shown or "no", choices, help=i.help, optional=True)
+        case "select":
+            return Field(i.name, i.label, "select", shown, i.choices, help=i.help, optional=not i.required)
+        case "int" | "float" | "textarea":
+            return Field(i.name, i.label, i.kind, shown, help=i.help, optional=not i.required)
+        case _:  # text, a file's path, a list (items separated as the input says)
+            return Field(i.name, i.label, "text", shown, help=i.help, optional=not i.required)
+
+
+def role_fields(role: Role, definition: ProtocolDefinition) -> tuple[Field, ...]:
+    """The form field of a role: a model (a select), models (ids, comma separated), the person's
+    seat (yes/no when optional; a required seat needs no field: the app always asks)."""
+    if role.kind == "person":
+        if not role.optional:
+            return ()
+        return (Field(role.name, role.label, "select", role.example or "no",
+                      (("yes", "at the table"), ("no", "none (AI only)")), help=role.help),)
+    fallback = ""
+    if role.fallback is not None:
+        fallback = f"same as {definition.role(role.fallback).label.split(' (')[0].lower()}"
+    if role.kind == "models":
+        helps = " · ".join(h for h in (role.help, f"empty: {fallback}" if fallback else "") if h)
+        return (Field(role.name, role.label, "models", role.example, help=helps, optional=role.optional),)
+    choices: tuple[tuple[str, str], ...] = ()
+    if role.optional:
+        choices = (("", fallback or "none"),)
+        if role.disable:
+            choices += ((DISABLED, f"none: {role.disable_help}"),)
+    return (Field(role.name, role.label, "model", "" if role.optional else role.example, choices,
+                  help=role.help, optional=role.optional),)
+
+
+#: A disabled optional role's value in the form (the command line's ``--no-…`` switch).
+DISABLED = "none"
+
+
 @dataclass(frozen=True)
 class ProtocolSpec:
-    """A protocol as the app offers it: its inputs (what it works on, who plays which role), its
-    parameters (generated from the config), and how to start a run."""
+    """A protocol as the app offers it, generated from its :class:`ProtocolDefinition`: its
+    inputs' and roles' fields, its parameters' fields (from the config), and how to start a run."""
 
-    name: str
-    title: str
-    summary: str
-    config_cls: type
-    #: The protocol's inputs; its parameters' fields are generated (see :func:`param_fields`).
-    inputs: tuple[Field, ...]
-    #: Form values → the config's non-parameter values (case, labels …); raises :class:`FormError`.
-    prepare: Callable[[Mapping[str, Any]], dict[str, Any]]
-    #: Config, agents (by role), the person's seat → the run's events.
-    start: Callable[[Any, Mapping[str, Agent], str, CommandChannel, PersonSeat], AsyncIterator[Event]]
+    definition: ProtocolDefinition
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def title(self) -> str:
+        return self.definition.title
+
+    @property
+    def summary(self) -> str:
+        return self.definition.summary
+
+    @property
+    def config_cls(self) -> type:
+        return self.definition.config_cls
+
+    @property
+    def inputs(self) -> tuple[Field, ...]:
+        """The fields of the protocol's inputs and roles (its parameters' fields follow them)."""
+        d = self.definition
+        return (*(input_field(i) for i in d.inputs if i.form and i.sampling is None),
+                *(f for r in d.roles for f in role_fields(r, d)),
+                *(input_field(i) for i in d.inputs if i.form and i.sampling is not None))
 
     @property
     def fields(self) -> tuple[Field, ...]:
         return (*self.inputs, PROFILE_FIELD, *param_fields(self.config_cls))
+
+    def values_for(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The form's values as the definition reads them: a disabled role's switch set."""
+        out = dict(values)
+        for role in self.definition.roles:
+            if role.disable and str(values.get(role.name) or "") == DISABLED:
+                out[role.name], out[role.disable] = "", True
+        return out
+
+    def prepare(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Form values → the config's non-parameter values (case, labels …); FormError."""
+        try:
+            return self.definition.prepared(self.values_for(values))
+        except InputError as exc:
+            raise FormError(str(exc)) from None
 
     def profile(self, values: Mapping[str, Any], registry: Registry | None) -> Profile:
         """The defaults profile the form asks for; "auto" follows the models' registry entries."""
@@ -106,52 +173,49 @@ class ProtocolSpec:
         if requested != "auto":
             if requested not in PROFILES:
                 raise FormError(f"profile: {requested!r} is not one of auto, {', '.join(PROFILES)}")
-            return requested  # type: ignore[return-value]
+            return requested
         return choose_profile(registry, self.roles_for(values).values()) if registry is not None else "standard"
 
     def configure(self, values: Mapping[str, Any], registry: Registry | None = None) -> Any:
         """Form values → the protocol's config, validated by the config itself (as on the
         command line); raises :class:`FormError` naming the field."""
-        params: dict[str, Any] = {}
-        for p in params_of(self.config_cls):
-            raw = values.get(p.name)
-            if raw is None or (isinstance(raw, str) and raw.strip() == ""):
-                continue
-            try:
-                params[p.name] = p.parse(raw)
-            except ParamError as exc:
-                raise FormError(str(exc)) from None
         try:
-            return build(self.config_cls, {**self.prepare(values), **params}, profile=self.profile(values, registry))
-        except ParamError as exc:
+            return self.definition.configure(self.values_for(values), profile=self.profile(values, registry))
+        except (InputError, ParamError) as exc:
             raise FormError(str(exc)) from None
 
     def build(self, values: Mapping[str, Any], agents: Mapping[str, Agent], debate_id: str,
               channel: CommandChannel, person: PersonSeat, registry: Registry | None = None) -> AsyncIterator[Event]:
-        return self.start(self.configure(values, registry), agents, debate_id, channel, person)
+        d = self.definition
+        config = self.configure(values, registry)
+        try:
+            team = d.team(d.tune(agents, values))
+        except InputError as exc:
+            raise FormError(str(exc)) from None
+        seat = Person(person) if d.person_role() is not None else None
+        return d.run(config, team, debate_id=debate_id, channel=channel, person=seat)
 
     def roles_for(self, values: Mapping[str, Any]) -> dict[str, str]:
-        """Role → model id: one role per ``model`` field, ``<field>-1``, ``<field>-2`` … per
-        model listed in a ``models`` field."""
-        roles: dict[str, str] = {}
-        for f in self.inputs:
-            if f.kind == "model":
-                roles[f.name] = str(values[f.name])
-            elif f.kind == "models":
-                for i, model in enumerate(model_list(values[f.name], f.name), 1):
-                    roles[f"{f.name}-{i}"] = model
-        return roles
+        """Role → model id (see :meth:`ProtocolDefinition.role_models`); FormError naming the field."""
+        try:
+            return self.definition.role_models(self.values_for(values))
+        except InputError as exc:
+            raise FormError(str(exc)) from None
 
     def resume(self, debate: dict[str, Any], agents: Mapping[str, Agent], channel: CommandChannel,
                person: PersonSeat) -> AsyncIterator[Event]:
-        """The continuation of a journalled debate cut off early: the same run, under the config
-        it journalled and with each agent sampling as it did, replayed from the journal up to
-        where it was cut (:mod:`protocols.replay`), then live. Every protocol resumes this way."""
-        config_from = getattr(self.config_cls, "from_description", None)
-        config = config_from(debate["config"]) if config_from is not None else from_description(self.config_cls, debate["config"])
+        """The continuation of a journalled debate cut off early: the same run (the definition's
+        ``run``), under the config it journalled and with each agent sampling as it did, replayed
+        from the journal up to where it was cut (:mod:`protocols.replay`), then live. Every
+        protocol resumes this way."""
+        d = self.definition
+        config = d.config_from_journal(debate["config"])
         recorded = self.recorded_options(debate["participants"])
         agents = {role: dataclasses.replace(agent, options=recorded.get(role, agent.options)) for role, agent in agents.items()}
-        return replay.resume(debate, lambda ch: self.start(config, agents, debate["id"], ch, person), channel=channel)
+        team = d.team(agents)
+        seat = Person(person) if d.person_role() is not None else None
+        return replay.resume(debate, lambda ch: d.run(config, team, debate_id=debate["id"], channel=ch, person=seat),
+                             channel=channel)
 
     def roles_from(self, participants: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         """Role → model id of a journalled debate, in the roles of this form (the inverse of
@@ -199,39 +263,9 @@ class FormError(ValueError):
     """A form value is invalid; the message names the field."""
 
 
-def model_list(value: Any, name: str) -> list[str]:
-    """A ``models`` field: model ids separated by commas, at least one."""
-    models = [m.strip() for m in str(value).split(",") if m.strip()]
-    if not models:
-        raise FormError(f"{name}: name at least one model id, separated by commas")
-    return models
-
-
 def load_labels(source: str) -> LabelSet | None:
-    """A class set C: ``open``/``auto`` → ``None`` (the agents name the labels); a built-in
-    name; or a file — one label per line (``#`` comments), or a CSV with a ``disease``,
-    ``label`` or ``class`` column such as the Symptom2Disease splits. Duplicates (also after
-    normalisation, e.g. "Diabetes " and "Diabetes") are kept once, first spelling first."""
-    if source in ("open", "auto"):
-        return None
-    path = SYMPTOM_LABELS if source == "symptom2disease" else Path(source).expanduser()
+    """A class set C (see :func:`protocols.labels.read_label_set`); errors name the field."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FormError(f"labels: cannot read {path} ({exc.strerror})") from None
-    if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-        column = next((c for c in ("disease", "label", "class") if rows and c in rows[0]), None)
-        if column is None:
-            raise FormError(f"labels: {path} needs a 'disease', 'label' or 'class' column")
-        names = [row[column] or "" for row in rows]
-    else:
-        names = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-    unique = list({normalize_label(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
-    if len(unique) < 2:
-        raise FormError(f"labels: {path} needs at least two labels, found {len(unique)}")
-    try:
-        return LabelSet(unique)
+        return read_label_set(source)
     except ValueError as exc:
-        raise FormError(f"labels: {path}: {exc}") from None
-
+        raise FormError(f"labels: {exc}") from None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import threading
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from store.queries import Queries
 from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.helpers.scripted import ScriptedBackend
 from tui.app.screens.debate import DebateScreen
+from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.widgets.transcript import Transcript
 from tui.protocol_catalog import EVINCE
 
@@ -47,7 +50,7 @@ async def test_a_finished_debate_closes_each_model_once_after_its_last_analysis(
     monkeypatch.setattr("backends.lifecycle.create_backend", scripted(built, [REPLY, POINTS] * 40, delay=0.002))
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 1, "analyzer": "gemma3-270m"})
+        app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 1, "side-panel": "gemma3-270m"})
         await pilot.pause()
         debate = app.screen
         assert isinstance(debate, DebateScreen)
@@ -79,6 +82,38 @@ async def test_quitting_mid_debate_closes_each_model_once(tmp_path: Path, regist
     assert [b.closes for b in built] == [1, 1]
     stored = Queries(app.journal).debate(debate.debate_id)
     assert stored is not None and stored["status"] == "interrupted"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+async def test_sigterm_and_sighup_quit_mid_debate_without_asking_and_close_each_model_once(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals) -> None:
+    """A real signal, delivered to this process while the app runs a debate under Pilot: the app
+    quits as a confirmed Ctrl-C does but without its dialog, with exit status 128 + the signal,
+    the debate ``interrupted`` and each model closed once; the signal's disposition is put back."""
+    built: list[ScriptedBackend] = []
+    monkeypatch.setattr("backends.lifecycle.create_backend", scripted(built, [REPLY] * 40, delay=0.05))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        app.start_debate(EVINCE, EVINCE.defaults())
+        await pilot.pause()
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        transcript = debate.query_one(Transcript)
+        await wait_for(pilot, lambda: transcript.current is not None and bool(transcript.current.raw), 30, "a turn to stream")
+        # Sent only to a handler the app installed: at its default disposition the signal would
+        # end the test run itself.
+        assert signal.getsignal(sig) not in (signal.SIG_DFL, signal.SIG_IGN, None), f"the app does not handle {sig.name}"
+        os.kill(os.getpid(), sig)
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            assert not isinstance(app.screen, ConfirmDialog), f"the app asked on {sig.name}"
+            if app.return_code is not None:
+                break
+    assert app.return_code == 128 + sig
+    assert [b.closes for b in built] == [1, 1]
+    stored = Queries(app.journal).debate(debate.debate_id)
+    assert stored is not None and stored["status"] == "interrupted"
+    assert signal.getsignal(sig) == signal.SIG_DFL
 
 
 async def test_quitting_while_a_model_loads_closes_it_once_it_has_loaded(

@@ -33,7 +33,7 @@ async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_pa
         form = app.screen
         for name, value in SMALL[protocol].items():
             form.query_one(f"#field-{name}", Input).value = value
-        form.query_one("#field-analyzer", Select).value = "none"
+        form.query_one("#field-side-panel", Select).value = "none"
         await pilot.press("ctrl+s")
         debate = app.screen
         assert isinstance(debate, DebateScreen), f"{protocol} did not start: {form.query_one('#problem').render()}"

@@ -53,6 +53,8 @@ class HarnessApp(SymposiumApp):
         self.set_interval(0.5, self._quit_when_ended)
 
     def _quit_when_ended(self) -> None:
+        if self.return_code is not None:
+            return  # already quitting (a signal's exit status must not be overwritten by this one)
         screen = self.screen
         if not isinstance(screen, DebateScreen):
             return  # a dialog on top (Ctrl-C's question): the person decides

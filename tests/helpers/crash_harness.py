@@ -17,6 +17,12 @@ A kill counts only when it took effect, which each trial proves from the process
   ``-2`` (an uncaught ``KeyboardInterrupt``: CPython then dies of SIGINT itself). Anything else,
   from a process that was alive and mid-debate when the signal was sent, is *no effect*: the
   signal was ignored or swallowed, and a test fails on it.
+* ``SIGTERM`` and ``SIGHUP`` (``kill PID``, ``timeout``, a service manager; a closed terminal)
+  took effect when the returncode is 128 + the signal's number (``143``, ``129``): the same
+  clean-up as Ctrl-C's ran (``tui/headless/signals.py``; in the app, ``SymposiumApp._end_on_signal``)
+  and the process reported the signal. Dying of it (``-15``, ``-1``) means nothing was marked
+  or closed, and is *no effect*. In the app, the "Quit?" dialog must not have appeared either
+  (a signal is not a keypress), and SIGHUP comes as a hang-up does: the terminal closed first.
 * ``Ctrl-C`` (``app`` mode, the key through a pseudo-terminal, as a person presses it; a
   terminal in raw mode turns it into a key, not a signal) took effect when the app showed its
   "A debate is running. Quit?" dialog, the harness pressed Enter, and the app exited with 0.
@@ -29,15 +35,17 @@ trial whose debate ended before the chosen moment (``not sent``).
 
 After each trial the journal must pass ``PRAGMA integrity_check``; every turn shown must be
 stored; every stored turn whole (text, raw reply, JSON that parses, numbered 1…n) with its
-distribution rows and its model-call row; a debate cut off by SIGINT or Ctrl-C must be marked
-``interrupted`` (SIGKILL leaves ``running``: nothing could mark it); then it is resumed to its
-end and no earlier turn may have changed.
+distribution rows and its model-call row; a debate cut off by SIGINT, SIGTERM, SIGHUP or Ctrl-C
+must be marked ``interrupted`` (SIGKILL leaves ``running``: nothing could mark it), and after any
+of those no process of the killed one's process group may remain (an engine or server child left
+running); then it is resumed to its end and no earlier turn may have changed.
 
 Three modes: ``fast`` runs the real EVINCE protocol, journal, runner and printer on scripted
 backends streaming at a model's pace (:mod:`tests.helpers.scripted_debate`), for volume;
 ``model`` runs ``symposium run evince`` / ``symposium resume`` on the bundled SmolLM2 model;
 ``app`` runs the Textual app itself on SmolLM2 under a pseudo-terminal
-(:mod:`tests.helpers.app_debate`), killed by Ctrl-C (confirmed) or SIGKILL and resumed in the app.
+(:mod:`tests.helpers.app_debate`), killed by Ctrl-C (confirmed), SIGKILL, SIGTERM or SIGHUP and
+resumed in the app.
 """
 
 from __future__ import annotations
@@ -74,9 +82,10 @@ CASES = ["fever, chills and sweating", "itching, yellowish skin, dark urine", "r
 Mode = Literal["fast", "model", "app"]
 MODES: tuple[Mode, ...] = ("fast", "model", "app")
 CTRL_C = "Ctrl-C"
-#: The two ways each mode is killed (a trial draws one, evenly, unless told).
-SIGNALS: dict[Mode, tuple[str, str]] = {"fast": ("SIGKILL", "SIGINT"), "model": ("SIGKILL", "SIGINT"),
-                                        "app": ("SIGKILL", CTRL_C)}
+#: The ways each mode is killed (a trial draws one, evenly, unless told).
+SIGNALS: dict[Mode, tuple[str, ...]] = {"fast": ("SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"),
+                                        "model": ("SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"),
+                                        "app": ("SIGKILL", CTRL_C, "SIGTERM", "SIGHUP")}
 #: Debate turns in a 3-round EVINCE debate (the fast mode's always has all six) …
 DEBATE_TURNS = 6
 #: … and the latest shown turn after which each mode kills (a trial draws 1…this). On SmolLM2
@@ -93,7 +102,8 @@ ENDED = ("finished", "stopped", "failed")
 COMPLETE = ("finished", "stopped")
 #: What an exit status must be for the signal to have taken effect (see the module docstring).
 EFFECTIVE_RETURNCODES: dict[str, tuple[int, ...]] = {"SIGKILL": (-signal.SIGKILL,), "SIGINT": (130, -signal.SIGINT),
-                                                     CTRL_C: (0,)}
+                                                     "SIGTERM": (128 + signal.SIGTERM,),
+                                                     "SIGHUP": (128 + signal.SIGHUP,), CTRL_C: (0,)}
 
 
 @dataclass
@@ -119,13 +129,16 @@ class Trial:
     turns_after: int  # turns stored after the resume
     kept: bool
     problem: str = ""
+    asked: bool = False  # the app showed its "Quit?" dialog (SIGTERM and SIGHUP must not make it ask)
+    left_behind: bool = False  # a process of the killed one's group was still there after it exited
 
     @property
     def took_effect(self) -> bool:
-        """The process died of the signal or ran its interrupt path, as its exit status proves."""
+        """The process died of the signal or ran its interrupt path, as its exit status proves
+        (and in the app, Ctrl-C was asked about and confirmed; a signal was not asked about)."""
         if not self.sent or self.returncode not in EFFECTIVE_RETURNCODES[self.sig]:
             return False
-        return self.confirmed if self.sig == CTRL_C else True
+        return self.confirmed if self.sig == CTRL_C else not self.asked
 
     @property
     def outcome(self) -> str:
@@ -147,8 +160,9 @@ class Trial:
 
     @property
     def marked_as_promised(self) -> bool:
-        """SIGINT and Ctrl-C promise the debate is marked ``interrupted``; after SIGKILL it is
-        left ``running`` (nothing could run). Only a kill that cut a debate off is held to it."""
+        """SIGINT, SIGTERM, SIGHUP and Ctrl-C promise the debate is marked ``interrupted``; after
+        SIGKILL it is left ``running`` (nothing could run). Only a kill that cut a debate off is
+        held to it."""
         if not self.cut_off:
             return True
         if self.sig == "SIGKILL":
@@ -158,10 +172,13 @@ class Trial:
     @property
     def survived(self) -> bool:
         """The journal's promises held (integrity, nothing shown lost, rows whole, the right
-        mark, resumed to the end, nothing earlier changed). Says nothing of whether the kill took."""
+        mark, resumed to the end, nothing earlier changed), and no process of the killed one's
+        group outlived it (SIGKILL excepted: nothing could close them). Says nothing of whether
+        the kill took."""
         needs = self.debate_id is not None and self.status_before not in COMPLETE
         return (self.debate_id is not None and self.integrity == "ok" and self.rows_valid and self.kept
-                and self.turns_before >= self.printed_before and (self.resumed or not needs) and self.marked_as_promised)
+                and self.turns_before >= self.printed_before and (self.resumed or not needs) and self.marked_as_promised
+                and (self.sig == "SIGKILL" or not self.left_behind))
 
 
 def _env(db: Path, config_dir: str) -> dict[str, str]:
@@ -288,6 +305,7 @@ class _Terminal:
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 42, 140, 0, 0))
         self._raw: list[str] = []
         self._lock = threading.Lock()
+        self._closed = False
 
     def start_reading(self) -> None:
         os.close(self.slave)
@@ -321,7 +339,10 @@ class _Terminal:
         return False
 
     def close(self) -> None:
-        os.close(self.master)
+        """Close the terminal (once; closing it is also how a hang-up is played, before SIGHUP)."""
+        if not self._closed:
+            self._closed = True
+            os.close(self.master)
 
 
 def _app(db: Path, config_dir: str, *args: str) -> tuple[subprocess.Popen[str], _Terminal]:
@@ -341,6 +362,23 @@ def _wait_exit(proc: subprocess.Popen[Any], timeout: float) -> int:
         return proc.wait(timeout=60)
 
 
+def group_left_behind(proc: subprocess.Popen[Any], grace_s: float = 5.0) -> bool:
+    """Whether any process of ``proc``'s process group (``spawn`` makes ``proc`` its leader, and
+    its children, an engine's or a server's, inherit the group) is still there, ``grace_s`` after
+    ``proc`` exited and was reaped. Any that is, is then SIGKILLed, so no trial leaks processes."""
+    assert proc.returncode is not None, "reap the process first"
+    deadline = time.monotonic() + grace_s
+    while True:
+        try:
+            os.killpg(proc.pid, 0)  # signal 0: a check that the group has a member, nothing sent
+        except ProcessLookupError:
+            return False
+        if time.monotonic() >= deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return True
+        time.sleep(0.1)
+
+
 @dataclass
 class _Strike:
     """What the kill phase of a trial saw."""
@@ -351,7 +389,9 @@ class _Strike:
     status: str | None = None
     stored: int = 0
     confirmed: bool = False
+    asked: bool = False
     returncode: int | None = None
+    left_behind: bool = False
     shown: int = 0
     detail: str = ""
 
@@ -384,6 +424,7 @@ def _strike_headless(db: Path, mode: Mode, config_dir: str, number: int, rng: ra
                 s.alive = False  # it had exited: the signal reached nothing (counted ``late``)
             s.sent = True
     s.returncode = _wait_exit(proc, 120)
+    s.left_behind = group_left_behind(proc)
     err_thread.join(timeout=10)
     s.detail = "".join(errors)[-300:]
     return s
@@ -406,8 +447,10 @@ def _strike_app(db: Path, config_dir: str, sig: str, after_shown: int, extra: fl
             time.sleep(extra)
             s.status, _, s.stored = _progress(db, s.debate_id)
             s.alive = proc.poll() is None
-            if sig == "SIGKILL":
-                s.alive = send_to_group(proc, signal.SIGKILL) and s.alive
+            if sig != CTRL_C:  # SIGKILL, SIGTERM, SIGHUP: to the process group, as `kill` would
+                if sig == "SIGHUP":  # a hang-up: the terminal is gone first (the app must not need it to quit)
+                    term.close()
+                s.alive = send_to_group(proc, signal.Signals[sig]) and s.alive
                 s.sent = True
             else:
                 s.sent = True
@@ -417,6 +460,8 @@ def _strike_app(db: Path, config_dir: str, sig: str, after_shown: int, extra: fl
                         term.press(b"\r")  # "Quit" is focused
                         s.confirmed = True
         s.returncode = _wait_exit(proc, 120 if s.sent else 600)
+        s.left_behind = group_left_behind(proc)
+        s.asked = QUIT_QUESTION in term.text()
         s.shown = max(s.shown, _progress(db, s.debate_id)[1]) if not s.sent else s.shown
         s.detail = term.text()[-300:]
     finally:
@@ -473,7 +518,7 @@ def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool
             after, kept = len(rows), rows[: len(before)] == before
     return Trial(number, mode, sig, after_shown, round(extra, 2), s.sent, s.alive, s.status, s.stored, s.confirmed,
                  s.returncode, debate_id, status, len(before), s.shown if debate_id else 0, integrity, not problem,
-                 resumed, after, kept, problem)
+                 resumed, after, kept, problem, s.asked, s.left_behind)
 
 
 def run_trials(db: Path, count: int, *, seed: int = 0, mode: Mode = "fast", jobs: int = 1, first: int = 1,

@@ -12,7 +12,8 @@ or benchmark sees a turn being written at a model's pace, not delivered at once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +44,14 @@ class ScriptedBackend(Backend):
     kind = "scripted"
 
     def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7,
-                 warning: str | None = None) -> None:
+                 warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None) -> None:
         """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
         small model's pace on this machine (the crash harness's fast mode needs kills to land
         mid-reply as well as between turns). ``warning``: the privacy warning it reports, as a
-        server entry off this machine would."""
+        server entry off this machine would. ``answer``: when the scripted replies run out, the
+        reply to a call made from its messages and JSON schema (:func:`fits`: any protocol runs)."""
         super().__init__()
+        self.answer = answer
         self.model_id = model_id
         self.replies = list(replies)
         self.delay = delay
@@ -82,7 +85,10 @@ class _ScriptedSession(Session):
         opts = options or SamplingOptions()
         self.backend.prompts.append(list(messages))
         self.backend.options.append(opts)
-        reply = self.backend.replies.pop(0) if self.backend.replies else "{}"
+        if self.backend.replies:
+            reply: str | Fail = self.backend.replies.pop(0)
+        else:
+            reply = self.backend.answer(messages, schema_of(schema)) if self.backend.answer else "{}"
         text = reply.partial if isinstance(reply, Fail) else reply
 
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
@@ -103,3 +109,43 @@ class _ScriptedSession(Session):
             raise BackendError(f"model {self.backend.model_id!r} was closed")
         n = len(candidates)
         return ScoreResult(list(candidates), [-1.0] * n, [1 / n] * n, [1] * n, Usage(10, 10, 0), Timing(), self.backend.model_id)
+
+
+def fits(messages: Sequence[Message], schema: dict[str, Any] | None) -> str:
+    """A reply any protocol accepts: the smallest JSON instance of ``schema`` (the first enum
+    value, the lowest number allowed, as many items as required), or, unasked for JSON, a
+    sentence that states a confidence (the panel asks for one)."""
+    if schema is None:
+        return "I weigh the points made so far and hold my view. Confidence: 70"
+    return json.dumps(_instance(schema, schema))
+
+
+def _instance(node: dict[str, Any], root: dict[str, Any]) -> Any:
+    if "$ref" in node:
+        target: Any = root
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        return _instance(target, root)
+    if "enum" in node:
+        return node["enum"][0]
+    if "const" in node:
+        return node["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node:
+            options = [o for o in node[key] if o.get("type") != "null"] or node[key]
+            return _instance(options[0], root)
+    kind = node.get("type", "object")
+    if isinstance(kind, list):
+        kind = next(k for k in kind if k != "null")
+    if kind == "object":
+        props = node.get("properties", {})
+        return {name: _instance(props[name], root) for name in node.get("required", props)}
+    if kind == "array":
+        return [_instance(node.get("items", {"type": "string"}), root) for _ in range(max(1, node.get("minItems", 1)))]
+    if kind == "integer":
+        return int(node.get("minimum", 1))
+    if kind == "number":
+        return float(node.get("minimum", 0.5))
+    if kind == "boolean":
+        return True
+    return "a fair point"[: node.get("maxLength", 12)]

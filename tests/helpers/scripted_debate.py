@@ -14,7 +14,6 @@ harness times its kills from.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import sys
@@ -30,6 +29,7 @@ from store.journal import Journal
 from store.queries import Queries
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
+from tui.headless.signals import Terminated, run_command
 
 from tests.helpers.scripted import ScriptedBackend
 
@@ -81,7 +81,9 @@ async def main(command: str, db: str, arg: str) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(asyncio.run(main(*sys.argv[1:4])))
+    try:  # as `symposium`'s entry point (tui/cli/parser.py): 130 for Ctrl-C, 128 + signum for SIGTERM/SIGHUP
+        sys.exit(run_command(main(*sys.argv[1:4])))
     except KeyboardInterrupt:
         sys.exit(130)
+    except Terminated as exc:
+        sys.exit(exc.exit_status)

@@ -4,7 +4,6 @@ arithmetic of stopping and deciding; the headless command."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -20,7 +19,7 @@ from protocols import d3
 from protocols.agents import Agent
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import run_d3
+from tui.cli import main
 from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
@@ -203,18 +202,13 @@ async def test_unparseable_judge_and_juror_replies_are_recorded_and_the_evaluati
 
 
 def test_headless_d3_samre_command_prints_the_verdict_and_the_token_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db")
-    parser.add_argument("--models")
-    run_d3.add_parser(parser.add_subparsers(dest="protocol"))
     answer = tmp_path / "b.txt"
     answer.write_text(ANSWER_B, encoding="utf-8")
     db = tmp_path / "cli.db"
-    args = parser.parse_args(["--db", str(db), "d3-samre", "--question", QUESTION, "--answer-a", ANSWER_A, "--answer-b", f"@{answer}",
-                              "--advocate", "gemma3-270m", "--judge", "gemma3-270m", "--jurors", "smollm2-135m", "--jury-size", "1",
-                              "--max-rounds", "1", "--budget", "5000,judge=2000", "--turn-tokens", "40", "--judge-tokens", "80",
-                              "--vote-tokens", "60", "--seed", "5"])
-    assert args.handler(args) == 0
+    assert main(["--db", str(db), "run", "d3-samre", "--question", QUESTION, "--answer-a", ANSWER_A, "--answer-b", f"@{answer}",
+                 "--advocate", "gemma3-270m", "--judge", "gemma3-270m", "--jurors", "smollm2-135m", "--jury-size", "1",
+                 "--max-rounds", "1", "--budget", "5000,judge=2000", "--turn-tokens", "40", "--judge-tokens", "80",
+                 "--vote-tokens", "60", "--seed", "5"]) == 0
     out = capsys.readouterr().out
     assert "A/B: verdict" in out and "Tokens · A/B" in out and "5000" in out and "2000" in out
     with Journal(db) as journal:

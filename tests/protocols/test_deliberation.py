@@ -23,8 +23,9 @@ from protocols.events import DebateFinished, Event, JudgementMade, Stop, TurnFin
 from protocols.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import main, run_deliberation
-from tui.cli.run_deliberation import ScriptSeat, StdinSeat
+from tui.cli import main
+from tui.cli.reports import with_panel
+from tui.cli.seats import ScriptSeat, StdinSeat
 from tui.headless.runner import drive
 
 from tests.helpers.scripted import ScriptedBackend
@@ -245,7 +246,7 @@ async def test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_t
         yield JudgementMade("p", "analyzer", "m", "analysis", None, TOPIC, None, None, analysis.to_json(), "{}", 3)
 
     out = io.StringIO()
-    seen = [e async for e in run_deliberation._with_panel(events(), Console(file=out, width=200))]
+    seen = [e async for e in with_panel(events(), Console(file=out, width=200))]
     assert len(seen) == 1
     text = out.getvalue()
     assert "Summary:\n  - Phones distract [bold]students[/bold]" in text and "\x1b" not in text  # no escapes, no markup

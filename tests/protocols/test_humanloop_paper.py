@@ -27,7 +27,7 @@ from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
 from tests.helpers.scripted import ScriptedBackend
-from tui.cli.run_humanloop import print_stance_report
+from tui.cli.reports import print_stance_report
 from tui.headless.runner import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)

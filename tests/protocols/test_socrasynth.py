@@ -35,8 +35,8 @@ from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli.parser import build_parser
 from tui.cli.params import build_config
-from tui.cli.run import read_agenda
-from tui.errors import UserError
+from protocols.definition import InputError
+from tui.cli.run import values_from
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
 
@@ -117,7 +117,9 @@ def test_stances_swap_and_each_agent_divides_its_own_contentiousness(smollm: Lla
 def test_the_command_line_reads_judges_and_an_agenda_file(tmp_path: Path) -> None:
     args = build_parser().parse_args(["run", "socrasynth", "--subject", SUBJECT, "--agent-a", "m1", "--agent-b", "m2",
                                       "--judges", "j1,j2", "--delta", "1.5", "--qa-baseline", "--subtopics", "2"])
-    assert (args.judges, args.delta, args.qa_baseline, args.subtopics, args.max_rounds) == ("j1,j2", "1.5", True, "2", None)
+    assert (args.delta, args.qa_baseline, args.subtopics, args.max_rounds) == ("1.5", True, "2", None)
+    roles = ss.DEFINITION.role_models(values_from(args, ss.DEFINITION))  # --judges: the numbered judge roles
+    assert roles == {"agent-a": "m1", "agent-b": "m2", "judge-1": "j1", "judge-2": "j2", "qa": "m1"}  # Q&A: A's model
     config = build_config(ss.SocraSynthConfig, args, "standard", subject=SUBJECT)
     assert (config.delta, config.qa_baseline, config.subtopics) == (1.5, True, 2)
     defaults = ss.SocraSynthConfig(subject=SUBJECT)  # flags left out: the config's own defaults
@@ -125,13 +127,15 @@ def test_the_command_line_reads_judges_and_an_agenda_file(tmp_path: Path) -> Non
     assert build_parser().parse_args(["run", "evince", "--case", "x", "--agent-a", "a", "--agent-b", "b", "--judge", "j"]).judge == "j"
     text = tmp_path / "agenda.txt"
     text.write_text("# the moderator's agenda\nAir quality: health effects of traffic\nLocal shops\n")
-    assert [(s.title, s.description) for s in read_agenda(str(text))] == [("Air quality", "health effects of traffic"), ("Local shops", "")]
+    assert [(s.title, s.description) for s in ss.read_agenda(str(text))] == [("Air quality", "health effects of traffic"), ("Local shops", "")]
     js = tmp_path / "agenda.json"
     js.write_text(json.dumps([{"title": "Cost", "description": "who pays"}]))
-    assert read_agenda(str(js))[0].title == "Cost"
+    assert ss.read_agenda(str(js))[0].title == "Cost"
     js.write_text('[{"description": "no title"}]')
-    with pytest.raises(UserError, match="not an agenda"):
-        read_agenda(str(js))
+    with pytest.raises(ValueError, match="not an agenda"):
+        ss.read_agenda(str(js))
+    with pytest.raises(InputError, match="^agenda_file: .*not an agenda"):  # the input is named
+        ss.DEFINITION.input("agenda_file").value(str(js))
 
 
 # -- real debates -------------------------------------------------------------------------------

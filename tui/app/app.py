@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import itertools
+import signal
 from collections.abc import Iterable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +35,7 @@ from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.screens.review import ReviewScreen
 from tui.app.theme import role_variables
+from tui.headless.signals import on_signals
 
 Start = Literal["home", "demo", "new"]
 THEMES = ("textual-dark", "textual-light")
@@ -57,11 +61,13 @@ class SymposiumApp(App):
         self.export_dir = Path(user_documents_dir()) / "symposium"
         self._help_screens: dict[tuple, str] = {}  # keys shown → name of the installed Help screen
         self._help_names = itertools.count()
+        self._signal_handlers = ExitStack()  # SIGTERM/SIGHUP while mounted; see _end_on_signal
         saved = settings.load()
         if saved.get("theme") in THEMES:
             self.theme = saved["theme"]
 
     def on_mount(self) -> None:
+        self._signal_handlers.enter_context(on_signals(asyncio.get_running_loop(), self._end_on_signal))
         keymap, problem = settings.keymap()
         if keymap:
             self.set_keymap(keymap)
@@ -197,6 +203,19 @@ class SymposiumApp(App):
 
         self.push_screen(ConfirmDialog("A debate is running. Quit? It stays in the journal and can be resumed.", yes="Quit"), answer)
 
+    def _end_on_signal(self, sig: signal.Signals) -> None:
+        """SIGTERM or SIGHUP (``kill``, a service manager, the terminal closed): quit as a confirmed
+        Ctrl-C does, without asking, since a signal is not a keypress and nobody may be there to
+        answer (after SIGHUP, no terminal either). A running debate's worker is cancelled, so the
+        runner marks it ``interrupted`` and its ``Engines`` block closes the models before the app
+        is gone; the exit status is 128 + the signal's number, as the headless commands'."""
+        self.log.warning(f"{sig.name} received: quitting, the running debate stays resumable")
+        self.workers.cancel_all()
+        self.exit(return_code=128 + sig)
+
+    def on_unmount(self) -> None:
+        self._signal_handlers.close()  # the previous dispositions back, once the app is gone
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("New debate", "Set up a debate", self.open_new_debate)
@@ -216,4 +235,4 @@ def run_app(*, db: str | None, models: str | None, start: Start = "home") -> int
         app.run()
     finally:  # after the app and its workers are gone, so an interrupted debate is marked first
         app.journal.close()
-    return 0
+    return app.return_code or 0  # 128 + the signal's number when SIGTERM or SIGHUP ended it

@@ -44,8 +44,8 @@ def replay(debate: dict[str, Any], *, upto_round: int | None = None) -> Iterator
     for t in debate["turns"]:
         c = calls.get(t["id"])
         call = None if c is None else CallRecord(
-            t["role"], t["model_id"], c["purpose"], c["options"], *(c[k] for k in _CALL_FIELDS),
-            c["first_token_s"], c["finish_reason"], c["error"])
+            t["role"], t["model_id"], c["purpose"], c["options"], **{k: c[k] for k in _CALL_FIELDS},
+            first_token_s=c["first_token_s"], finish_reason=c["finish_reason"], error=c["error"])
         timeline.append((t["created_at"], 1, TurnFinished(
             did, t["role"], t["model_id"], t["phase"], t["round"], t["kind"], t["text"], t["raw"], call,
             t["parsed"], tuple(t["parse_notes"] or ()), t["distribution"], t["kappa"], at=t["created_at"],

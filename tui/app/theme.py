@@ -17,6 +17,7 @@ them. A theme of one's own can set any of the variables in ``Theme(variables=…
 
 from __future__ import annotations
 
+from protocols.roles import AGENT_A, AGENT_B, ANALYZER, HUMAN, JUDGE, MODERATOR
 from textual.theme import Theme
 
 #: Variable name → (what it colours, the theme variable it is derived from).
@@ -70,15 +71,15 @@ CHOSEN: dict[str, dict[str, str]] = {
 
 #: A protocol's role name → the variable that colours it.
 ROLE_OF = {
-    "agent-a": "role-a",
-    "agent-b": "role-b",
-    "judge": "role-judge",
+    AGENT_A: "role-a",
+    AGENT_B: "role-b",
+    JUDGE: "role-judge",
     "judges": "role-judge",
     "crit": "role-judge",
     "user": "role-human",
-    "human": "role-human",
-    "moderator": "role-moderator",
-    "analyzer": "role-analyzer",
+    HUMAN: "role-human",
+    MODERATOR: "role-moderator",
+    ANALYZER: "role-analyzer",
     "consensus": "role-consensus",
 }
 

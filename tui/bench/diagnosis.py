@@ -40,9 +40,10 @@ import asyncio
 import csv
 import json
 import os
+import functools
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,14 @@ from protocols.agents import Agent
 from protocols.events import DebateFinished, Event
 from protocols.labels import LabelSet, normalize_label
 from protocols.metrics import mixture
+from protocols.registry import definition
+from protocols.roles import AGENT_A, AGENT_B, JUDGE
 from store.journal import Journal, new_debate_id
 
 from tui.headless.runner import drive
+
+#: The debating arms run EVINCE as its definition builds and starts it (as the app and CLI do).
+EVINCE = definition("evince")
 
 #: The default arms: section 7.4.5's four plus Figure 7.1's ``Update`` (EVINCE's default).
 SCHEDULES = ("none", "fixed", "linear", "exponential", "adaptive")
@@ -146,7 +152,7 @@ class BenchConfig:
     def self_judging(self) -> list[str]:
         """The debaters (``agent-a``, ``agent-b``) whose model is also the CRIT judge."""
         judge = self.judge_model
-        return [role for role, model in zip(("agent-a", "agent-b"), self.models) if judge is not None and model == judge]
+        return [role for role, model in zip((AGENT_A, AGENT_B), self.models) if judge is not None and model == judge]
 
 
 @dataclass
@@ -250,7 +256,8 @@ class Bench:
         c = self.config
         return evince.EvinceConfig(
             case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]
-            schedule=schedule, max_rounds=c.max_rounds, reference_label=case.disease,
+            schedule=schedule, max_rounds=DESIGNS[c.design].max_rounds if c.max_rounds is None else c.max_rounds,
+            reference_label=case.disease,
             recommendations=False, turn_tokens=c.turn_tokens or 48, crit_tokens=c.crit_tokens or 96,
             crit_judge=c.crit_judge,
         )
@@ -279,9 +286,9 @@ class Bench:
         singles: list[Outcome] = []
         for model, name in ((a, names[0]), (b, names[1])):
             if (case.case_id, name) not in self.done:
-                agent = self._agent(model, "agent-a", job)
+                agent = self._agent(model, AGENT_A, job)
                 config = self._evince_config(case, labels, "none")
-                self._save(await self._run(lambda did, cfg=config, ag=agent: evince.predict_alone(cfg, ag, debate_id=did), case, name))
+                self._save(await self._run(functools.partial(_single, config, agent), case, name))
             singles.append(self.done[(case.case_id, name)])
         for outcome in self._ensembles(case, singles):
             if (case.case_id, outcome.system) not in self.done:
@@ -290,10 +297,10 @@ class Bench:
             if (case.case_id, name) in self.done:
                 continue
             judge_model = self.config.judge_model or a  # without a judge (quick) this agent is never called
-            agents = evince.EvinceAgents(self._agent(a, "agent-a", job), self._agent(b, "agent-b", job),
-                                         self._agent(judge_model, "judge", job))
+            team = EVINCE.team({role: self._agent(model, role, job)
+                                for role, model in ((AGENT_A, a), (AGENT_B, b), (JUDGE, judge_model))})
             config = self._evince_config(case, labels, schedule)
-            self._save(await self._run(lambda did, cfg=config, ag=agents: evince.run(cfg, ag, debate_id=did), case, name))
+            self._save(await self._run(functools.partial(_debate, config, team), case, name))
 
     def _ensembles(self, case: Case, singles: list[Outcome]) -> list[Outcome]:
         """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote,
@@ -379,7 +386,7 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
             "mrr": float(rr.mean()), "mrr_ci": ci(rr),
             "macro_f1": E.macro_f1(preds, truths),
             "brier": float(brier.mean()), "brier_ci": ci(brier),
-            "ece": E.expected_calibration_error(conf, hit1),
+            "ece": E.expected_calibration_error(conf.tolist(), hit1.tolist()),
             "ece_ci": E.bootstrap_ci(ece_of, n, n_boot=c.n_boot, seed=c.seed),
             "no_prediction": sum(1 for o in outs if not o.prediction),
             "rounds": float(np.mean([o.rounds for o in outs])),
@@ -413,3 +420,13 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
                                               and bench.done[(case.case_id, name)].stop_reason.startswith("one model"))
     outcomes = [asdict(bench.done[(case.case_id, s)]) for case in cases for s in systems if (case.case_id, s) in bench.done]
     return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes)
+
+
+def _single(config: evince.EvinceConfig, agent: Agent, debate_id: str) -> AsyncIterator[Event]:
+    """One model's prediction alone (the benchmark's single-model arms)."""
+    return evince.predict_alone(config, agent, debate_id=debate_id)
+
+
+def _debate(config: evince.EvinceConfig, team: Any, debate_id: str) -> AsyncIterator[Event]:
+    """An EVINCE debate through its definition (the benchmark's debate arms)."""
+    return EVINCE.run(config, team, debate_id=debate_id)

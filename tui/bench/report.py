@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.table import Table
 
+from protocols.roles import AGENT_A
 from store.export import write_private
 
 from tui.bench.diagnosis import Report
@@ -54,7 +55,7 @@ def self_judging_warning(cfg: dict[str, Any]) -> str | None:
     roles = cfg.get("self_judging") or []
     if not roles:
         return None
-    names = " and ".join("model A" if r == "agent-a" else "model B" for r in roles)
+    names = " and ".join("model A" if r == AGENT_A else "model B" for r in roles)
     return (f"SELF-JUDGING: the CRIT judge {cfg.get('judge_model')} is also {names}. Seed 004 section 7.2 (1)(iii) "
             "asks for external CRIT scoring; here a debater's own model weights P_f and gates the other agent's "
             "arguments, so EVINCE's results may favour it.")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import sys
 from pathlib import Path
@@ -39,6 +38,7 @@ from tui.bench.report import comparisons_table, self_judging_warning, terminal_t
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.headless.session import print_load_events
+from tui.headless.signals import run_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -92,7 +92,7 @@ def run_bench(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     cases = subset(every_case, config.limit, config.seed)
     command = "symposium " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("symposium") else shlex.join(sys.argv)
-    return asyncio.run(_bench(args.db, args.models, config, cases, labels, command))
+    return run_command(_bench(args.db, args.models, config, cases, labels, command))
 
 
 async def _bench(db: str | None, models_file: str | None, config: BenchConfig, cases: list[Case], labels: LabelSet,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from rich.console import Console
@@ -20,6 +19,7 @@ from tui.cli.commands import help_for
 from tui.headless.printer import EventPrinter
 from tui.headless.session import print_load_events
 from tui.headless.runner import drive
+from tui.headless.signals import run_command
 
 DEMO_PROMPT = "In two sentences, why is it useful for two people to debate a hard question?"
 
@@ -39,7 +39,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    return asyncio.run(_chat(args.models, args.db, args.model_id, args.prompt, args.system,
+    return run_command(_chat(args.models, args.db, args.model_id, args.prompt, args.system,
                              max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed))
 
 
@@ -49,7 +49,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
         return run_app(db=args.db, models=args.models, start="demo")
     model_id = demo_model(load_registry(args.models)).id
-    return asyncio.run(_chat(args.models, args.db, model_id, DEMO_PROMPT, None, max_tokens=96))
+    return run_command(_chat(args.models, args.db, model_id, DEMO_PROMPT, None, max_tokens=96))
 
 
 async def _chat(models: str | None, db: str | None, model_id: str, prompt: str, system: str | None, **sampling) -> int:

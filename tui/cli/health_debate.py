@@ -27,6 +27,7 @@ from protocols.agents import Agent
 from protocols.events import CallRecord, DebateFinished, Event, JudgementMade, ModelCalled, TurnFinished
 from protocols.labels import LabelSet
 from protocols.params import Profile, build
+from protocols.roles import AGENT_A, AGENT_B, JUDGE
 
 CASE = ("A 34-year-old returned from Ghana two weeks ago and has had fever with shaking chills every "
         "other day, drenching sweats, headache and muscle aches; no rash, no cough.")
@@ -137,11 +138,10 @@ async def debate_check(backend: Backend, options: SamplingOptions, *, timeout: f
     config = build(evince.EvinceConfig, {"case": CASE, "labels": labels, "title": "models test --debate",
                                          "max_rounds": REFUTATION_ROUNDS, "recommendations": False, "parse_retry": False,
                                          "crit_depth": 0}, profile=profile)
-    agents = evince.EvinceAgents(Agent("agent-a", backend, options), Agent("agent-b", backend, options),
-                                 Agent("judge", backend, options))
+    agents = evince.DEFINITION.team({role: Agent(role, backend, options) for role in (AGENT_A, AGENT_B, JUDGE)})
 
     async def debate() -> None:
-        async for event in evince.run(config, agents, debate_id="models-test"):
+        async for event in evince.DEFINITION.run(config, agents, debate_id="models-test"):
             _record(report, event, labels)
             if isinstance(event, DebateFinished):
                 report.stop_reason = event.stop_reason

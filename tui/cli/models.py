@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 
@@ -27,6 +26,7 @@ from backends.sources import hub_target, status
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
+from tui.headless.signals import run_command
 
 if TYPE_CHECKING:
     from tui.cli.health_debate import DebateCheck
@@ -220,7 +220,7 @@ def test_model(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     console.print(f"testing {entry.id} ({entry.backend}) …", style="dim", markup=False)
     with console.status(f"{entry.id}: loading …") as working:
-        report = asyncio.run(check_model(entry, timeout=args.timeout,
+        report = run_command(check_model(entry, timeout=args.timeout,
                                          on_progress=lambda stage: working.update(f"{entry.id}: {stage}")))
     if report.warning:
         console.print(f"warning: {report.warning}", style="yellow", markup=False)
@@ -251,7 +251,7 @@ def _debate_check(console: Console, entry: ModelEntry, timeout: float) -> bool:
 
     console.print("one short EVINCE debate (openings, one refutation round, CRIT after each) …", style="dim", markup=False)
     started = time.perf_counter()
-    debate = asyncio.run(check_debate(entry, timeout=timeout))
+    debate = run_command(check_debate(entry, timeout=timeout))
     print_debate_check(console, entry.id, debate, time.perf_counter() - started)
     return debate.usable
 

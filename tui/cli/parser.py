@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from tui.cli.commands import COMMANDS
 from tui.errors import UserError
+from tui.headless.signals import Terminated
 
 #: Libraries that could phone home are told not to, before any of them is imported, whatever
 #: the user's environment says (every command but ``models pull``).
@@ -127,12 +128,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error_console().print("interrupted", style="yellow")
         return 130
+    except Terminated as exc:  # SIGTERM or SIGHUP, after the same clean-up as Ctrl-C's
+        _last_words(f"interrupted by {exc.name}")
+        return exc.exit_status
     except Exception as exc:  # noqa: BLE001 - turned into one clear line below
         if not is_user_error(exc):
             raise
         # One line whatever the terminal's width: a path broken by a wrap cannot be copied.
         _error_console().print(f"error: {exc}", style="red", markup=False, soft_wrap=True)
         return 1
+
+
+def _last_words(message: str) -> None:
+    """Say ``message`` on stderr if the terminal is still there. After SIGHUP it often is not
+    (the session closed): a write then fails with EIO, and so would the interpreter's last flush
+    of stdout, which would turn the signal's exit status into 1 or 120. So the output goes to
+    /dev/null instead, and the status stays the one that names the signal."""
+    try:
+        sys.stdout.flush()
+        _error_console().print(message, style="yellow")
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+        os.close(devnull)
 
 
 def _error_console():

@@ -4,7 +4,6 @@ last finished turn, by replaying its journal (:mod:`protocols.replay`)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 
 from rich.console import Console
 from rich.text import Text
@@ -17,13 +16,13 @@ from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.cli.run_deliberation import StdinSeat
-from tui.cli.run_humanloop import stdin_turn
-from tui.forms import FormError, PersonSeat
+from tui.cli.seats import StdinSeat, stdin_turn
+from tui.forms import FormError, PersonSeat, ProtocolSpec
 from tui.headless.session import loaded_agents
 from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
 from tui.headless.runner import drive
+from tui.headless.signals import run_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,15 +31,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_resume)
 
 
-def _person_seat(protocol: str, console: Console) -> PersonSeat:
-    """The person's seat, typed on stdin as when the debate was started from the command line."""
-    if protocol == "humanloop":
+def _person_seat(spec: ProtocolSpec) -> PersonSeat:
+    """The person's seat, typed on stdin as when the debate was started from the command line
+    (as the protocol's person role reads it: a line per turn, or a paragraph)."""
+    role = spec.definition.person_role()
+    if role is not None and role.reads == "paragraph":
         return stdin_turn
     return StdinSeat(Console(stderr=True, highlight=False))
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    return asyncio.run(_resume(args.db, args.models, args.debate_id))
+    return run_command(_resume(args.db, args.models, args.debate_id))
 
 
 async def _resume(db: str | None, models: str | None, prefix: str) -> int:
@@ -57,7 +58,7 @@ async def _resume(db: str | None, models: str | None, prefix: str) -> int:
             raise UserError(str(exc)) from None
         console.print(Text(f"resuming {debate['id']} ({len(debate['turns'])} finished turns)", style="dim"))
         async with loaded_agents(load_registry(models), roles, console=console) as agents:
-            events = spec.resume(debate, agents, CommandChannel(), _person_seat(debate["protocol"], console))
+            events = spec.resume(debate, agents, CommandChannel(), _person_seat(spec))
             try:
                 final = await drive(events, journal, EventPrinter(console))
             except ResumeError as exc:

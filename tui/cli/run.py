@@ -1,140 +1,166 @@
-"""``symposium run PROTOCOL …``: a whole debate, headless, streamed to the terminal and journalled."""
+"""``symposium run PROTOCOL …``: a whole debate, headless, streamed to the terminal and journalled.
+
+Every sub-command and every flag is generated from the protocols' definitions
+(:data:`protocols.registry.PROTOCOLS`), and one handler, :func:`run_protocol`, runs them all:
+
+* each input is a flag ``--name`` (``--answer-a``); text inputs take ``@FILE`` too; a list input
+  takes its items separated as the input says (the conference's topics: ``;``) or the flag
+  repeated (``--topic A --topic B``); a yes/no input is a switch;
+* each model role is ``--role MODEL`` (``--agent-a``); a list of models is one flag with model
+  ids separated by commas, which may also be repeated (``--judges M1,M2`` or
+  ``--participant M1 --participant M2``); an optional role left out takes the model of the
+  role it falls back on, and ``--no-…`` leaves it out (``--no-evaluation``);
+* the person's seat reads stdin, or a script where the role declares a ``--…-script`` flag;
+  an optional seat is taken with its switch (``--human``);
+* the parameters come from the config (see :mod:`tui.cli.params`), with ``--profile``;
+  ``--seed`` seeds sampling.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-from dataclasses import replace
-from pathlib import Path
+from typing import Any
 
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from backends.registry import load_registry
-from protocols import evince, socrasynth
+from protocols.definition import Input, InputError, ProtocolDefinition, Role, Variant
+from protocols.registry import PROTOCOLS, definition
 from store.journal import new_debate_id
 
-from tui.cli import run_agreement
-from tui.cli import run_d3
-from tui.cli import run_deliberation
-from tui.cli import run_humanloop
-from tui.cli.params import add_param_flags, build_config
 from tui.cli.commands import help_for
+from tui.cli.params import add_param_flags, build_config
+from tui.cli.reports import REPORTS
+from tui.cli.seats import headless_person
 from tui.errors import UserError
-from tui.headless.session import loaded_agents, read_labels, resolve_profile, run_headless
+from tui.headless.session import loaded_agents, resolve_profile, run_headless
+from tui.headless.signals import run_command
 
+#: Where the person's script and confirmation flags land in the parsed arguments.
+PERSON_SCRIPT, PERSON_CONFIRM = "person_script", "person_confirm"
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help=help_for("run"))
     protocols = run.add_subparsers(dest="protocol", metavar="PROTOCOL", required=True)
-
-    ev = protocols.add_parser("evince", help="EVINCE: two agents converge on a distribution over class labels")
-    ev.add_argument("--case", required=True, help="the information set S (symptoms, facts of the case)")
-    ev.add_argument("--labels", default="auto", help="class set C: a file (one label per line, or a CSV with a "
-                    "'disease' or 'label' column) for a closed set, or 'auto' for an open set")
-    ev.add_argument("--agent-a", required=True, metavar="MODEL")
-    ev.add_argument("--agent-b", required=True, metavar="MODEL")
-    ev.add_argument("--judge", required=True, metavar="MODEL", help="the CRIT judge (ideally not a debater)")
-    ev.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
-    add_param_flags(ev, evince.EvinceConfig)
-    ev.set_defaults(handler=run_evince)
-
-    ss = protocols.add_parser("socrasynth", help="SocraSynth: two agents debate a subject for and against; judges score them with CRIT")
-    ss.add_argument("--subject", required=True, help="the debate subject, e.g. a policy question")
-    ss.add_argument("--agent-a", required=True, metavar="MODEL", help="argues for the subject (against with --swap-stances)")
-    ss.add_argument("--agent-b", required=True, metavar="MODEL", help="argues against the subject (for with --swap-stances)")
-    ss.add_argument("--judges", required=True, metavar="M1,M2", help="the judge panel, comma-separated (ideally not the debaters' models)")
-    ss.add_argument("--temperature-a", type=float, help="agent A's sampling temperature (default: its model's)")
-    ss.add_argument("--temperature-b", type=float, help="agent B's sampling temperature (default: its model's)")
-    ss.add_argument("--agenda-file", metavar="FILE", help="replace the agreed subtopics before the debate: lines "
-                    "'Title: description', or a JSON list of {\"title\", \"description\"}")
-    ss.add_argument("--qa-model", metavar="MODEL", help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)")
-    ss.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
-    add_param_flags(ss, socrasynth.SocraSynthConfig)
-    ss.set_defaults(handler=run_socrasynth)
-
-    run_agreement.add_parser(protocols)
-    run_deliberation.add_parser(protocols)
-    run_humanloop.add_parser(protocols)
-    run_d3.add_parser(protocols)
+    for d in PROTOCOLS:
+        add_protocol(protocols, d)
+        for variant in d.variants:
+            add_protocol(protocols, d, variant)
 
 
-def run_evince(args: argparse.Namespace) -> int:
-    labels = read_labels(args.labels)
+def add_protocol(protocols: argparse._SubParsersAction, d: ProtocolDefinition,
+                 variant: Variant | None = None) -> argparse.ArgumentParser:
+    """The sub-command of ``d`` (or of one of its variants), its flags generated from ``d``."""
+    p = protocols.add_parser(variant.name if variant else d.name, help=variant.help if variant else d.summary,
+                             description=d.summary)
+    for i in d.inputs:
+        if i.sampling is None:
+            _add_input(p, i)
+    for role in d.roles:
+        _add_role(p, role)
+    for i in d.inputs:
+        if i.sampling is not None:
+            _add_input(p, i)
+    p.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
+    add_param_flags(p, d.config_cls, skip=variant.skip if variant else ())
+    p.set_defaults(handler=run_protocol, definition=variant.name if variant else d.name,
+                   preset=dict(variant.values) if variant else {})
+    return p
+
+
+def _help(text: str, default: Any = None) -> str:
+    extra = f" (default: {default})" if default not in (None, "") else ""
+    return (text + extra).replace("%", "%%")
+
+
+def _add_input(p: argparse.ArgumentParser, i: Input) -> None:
+    flags = (i.cli_flag, *i.aliases)
+    if i.kind == "bool":
+        p.add_argument(*flags, dest=i.name, action="store_true", default=None, help=_help(i.help))
+    elif i.kind == "list":
+        p.add_argument(*flags, dest=i.name, action="append", metavar=i.metavar or "ITEMS", required=i.required,
+                       help=_help(i.help, i.default))
+    else:
+        metavar = i.metavar or {"int": "N", "float": "X", "file": "FILE"}.get(i.kind, "TEXT")
+        p.add_argument(*flags, dest=i.name, metavar=metavar, required=i.required, default=None,
+                       help=_help(i.help, i.default))
+
+
+def _add_role(p: argparse.ArgumentParser, role: Role) -> None:
+    flags = (role.cli_flag, *role.aliases)
+    if role.kind == "person":
+        if role.optional:
+            p.add_argument(*flags, dest=role.name, action="store_true", default=None, help=_help(role.help))
+        if role.script_flag:
+            p.add_argument(role.script_flag, dest=PERSON_SCRIPT, metavar="FILE", help=_help(role.script_help))
+        if role.confirms:
+            p.add_argument("--confirm", dest=PERSON_CONFIRM, default="accept", metavar="accept|ask|FILE",
+                           help="labels read from your words: accept as extracted, ask on the terminal, or take "
+                                "answers from a file (one line per step: blank keeps the extracted label)")
+        return
+    required = not role.optional and role.fallback is None
+    if role.kind == "models":
+        p.add_argument(*flags, dest=role.name, action="append", metavar="M1,M2,…", required=required,
+                       help=_help(role.help))
+    else:
+        p.add_argument(*flags, dest=role.name, metavar="MODEL", required=required, help=_help(role.help))
+    if role.disable:
+        p.add_argument("--" + role.disable.replace("_", "-"), dest=role.disable, action="store_true",
+                       help=_help(role.disable_help))
+
+
+def flag_for(d: ProtocolDefinition, name: str) -> str:
+    """The command-line flag of an input, a role or a role's ``--no-…`` switch named ``name``."""
+    for i in d.inputs:
+        if i.name == name:
+            return i.cli_flag
+    for role in d.roles:
+        if role.name == name:
+            return role.cli_flag
+        if role.disable == name:
+            return "--" + name.replace("_", "-")
+    return name
+
+
+def values_from(args: argparse.Namespace, d: ProtocolDefinition) -> dict[str, Any]:
+    """The inputs' and roles' values as argparse read them, by their names in ``d``."""
+    given = vars(args)
+    names = [i.name for i in d.inputs] + [r.name for r in d.roles] + [r.disable for r in d.roles if r.disable]
+    return {name: given.get(name) for name in names}
+
+
+def run_protocol(args: argparse.Namespace) -> int:
+    """The one handler of ``symposium run``: values → roles and config → agents → team → run."""
+    d = definition(args.definition)
+    values = values_from(args, d)
+    try:
+        roles = d.role_models(values)
+        prepared = d.prepared(values)
+    except InputError as exc:
+        raise UserError(f"{flag_for(d, exc.name)}: {exc.problem}") from None
     registry = load_registry(args.models)
-    roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, "judge": args.judge}
-    config = build_config(evince.EvinceConfig, args, resolve_profile(args, registry, roles.values()),
-                          case=args.case, labels=labels)
+    config = build_config(d.config_cls, args, resolve_profile(args, registry, roles.values()), **prepared, **args.preset)
+    if d.warnings is not None:
+        for warning in d.warnings(roles):
+            Console(stderr=True, highlight=False).print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
+    person_role = d.person_role()
+    person = None
+    if person_role is not None:
+        person = headless_person(person_role, getattr(args, PERSON_SCRIPT, None), getattr(args, PERSON_CONFIRM, None))
+    report = REPORTS.get(d.name)
 
-    async def run() -> int:
+    async def run() -> tuple[int, str]:
         async with loaded_agents(registry, roles, seed=args.seed) as agents:
             debate_id = new_debate_id()
-            team = evince.EvinceAgents(agents["agent-a"], agents["agent-b"], agents["judge"])
-            return await run_headless(args.db, debate_id, evince.run(config, team, debate_id=debate_id))
+            team = d.team(d.tune(agents, values))
+            events = d.run(config, team, debate_id=debate_id, person=person)
+            if report is not None and report.during is not None:
+                events = report.during(events, Console(highlight=False))
+            return await run_headless(args.db, debate_id, events), debate_id
 
-    return asyncio.run(run())
-
-
-def read_agenda(spec: str) -> list[socrasynth.Subtopic]:
-    """The moderator's agenda from a file: one ``Title: description`` per line (``#`` starts a
-    comment), or a JSON list of ``{"title": …, "description": …}``."""
-    path = Path(spec).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the agenda file ({exc.strerror})") from None
-    try:
-        if text.lstrip().startswith("["):
-            items = json.loads(text)
-        else:
-            lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-            items = [dict(zip(("title", "description"), (part.strip() for part in line.split(":", 1)))) for line in lines]
-        agenda = [socrasynth.Subtopic.model_validate(item) for item in items]
-    except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
-        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise UserError(f"{path}: not an agenda ({reason})") from None
-    if not 1 <= len(agenda) <= socrasynth.MAX_SUBTOPICS:
-        raise UserError(f"{path}: an agenda needs 1 to {socrasynth.MAX_SUBTOPICS} subtopics, found {len(agenda)}")
-    return agenda
-
-
-def run_socrasynth(args: argparse.Namespace) -> int:
-    judges = [m.strip() for m in args.judges.split(",") if m.strip()]
-    if not judges:
-        raise UserError("--judges needs at least one model")
-    editor: socrasynth.AgendaEditor | None = None
-    if args.agenda_file:
-        replacement = read_agenda(args.agenda_file)
-
-        async def editor(_agreed: list[socrasynth.Subtopic]) -> list[socrasynth.Subtopic]:
-            return replacement
-
-    registry = load_registry(args.models)
-    profile = resolve_profile(args, registry, [args.agent_a, args.agent_b, *judges])
-    config = build_config(socrasynth.SocraSynthConfig, args, profile, subject=args.subject, agenda_editor=editor,
-                          **({"qa_baseline": True} if args.qa_model else {}))
-    shared = sorted(set(judges) & {args.agent_a, args.agent_b})
-    if shared:
-        Console(stderr=True, highlight=False).print(Text(
-            f"warning: judge model(s) {', '.join(shared)} also debate; section 6.2.2.1 asks for judges other than the debaters",
-            style="yellow"), soft_wrap=True)
-
-    judge_roles = {f"judge-{i}": model for i, model in enumerate(judges, 1)}
-    roles = {"agent-a": args.agent_a, "agent-b": args.agent_b, **judge_roles,
-             **({"qa": args.qa_model} if args.qa_model else {})}
-
-    async def run() -> int:
-        async with loaded_agents(registry, roles, seed=args.seed) as agents:
-            debate_id = new_debate_id()
-            a, b = agents["agent-a"], agents["agent-b"]
-            panel = socrasynth.SocraSynthAgents(
-                a=replace(a, options=a.options.merged(temperature=args.temperature_a)),
-                b=replace(b, options=b.options.merged(temperature=args.temperature_b)),
-                judges=[agents[role] for role in judge_roles], qa=agents.get("qa"),
-            )
-            return await run_headless(args.db, debate_id, socrasynth.run(config, panel, debate_id=debate_id))
-
-    return asyncio.run(run())
+    code, debate_id = run_command(run())  # SIGTERM and SIGHUP end it as Ctrl-C does (resumable)
+    if report is not None and report.after is not None:
+        report.after(args.db, debate_id)
+    return code

@@ -30,10 +30,11 @@ from protocols.events import (
     TurnFinished,
     TurnStarted,
 )
+from protocols.roles import AGENT_A, AGENT_B
 
 from tui.sanitize import terminal_safe
 
-ROLE_STYLES = {"agent-a": "cyan", "agent-b": "magenta", "user": "green", "assistant": "cyan"}
+ROLE_STYLES = {AGENT_A: "cyan", AGENT_B: "magenta", "user": "green", "assistant": "cyan"}
 
 
 class EventPrinter:
@@ -142,7 +143,7 @@ def socrasynth_report(outcome: dict[str, Any]) -> list[RenderableType]:
 def judge_table(evaluation: dict[str, Any], alignment: str) -> Table:
     """Subtopic rows × one (arguing, countering) column pair per judge, with totals, laid out
     like Tables 6.5 and 6.6; a missing score shows as —."""
-    arguing, countering = ("agent-a", "agent-b") if alignment == "a_argues" else ("agent-b", "agent-a")
+    arguing, countering = (AGENT_A, AGENT_B) if alignment == "a_argues" else (AGENT_B, AGENT_A)
     judges: dict[str, dict[str, dict[str, float | None]]] = evaluation["alignments"][alignment]
     models = evaluation.get("judges", {})
     caption = ", ".join(f"{judge} = {models.get(judge, '?')}" for judge in judges)
@@ -173,14 +174,15 @@ def joint_text(joint: dict[str, Any]) -> Text:
 
 
 def _winners(evaluation: dict[str, Any]) -> Text:
-    names = {**_SHORT, "tie": "tie", None: "no complete row"}
+    names: dict[str | None, str] = {"tie": "tie", None: "no complete row"}
+    names.update(_SHORT.items())
     per_judge = "; ".join(f"{judge} → {names.get(w, w)}" for judge, w in evaluation.get("winners", {}).items())
     gaps = evaluation.get("gaps", 0)
     line = f"Winner: {names.get(evaluation.get('winner'), '?')} ({per_judge})"
     return Text(terminal_safe(line) + (f"; {gaps} missing score(s) left out of the totals" if gaps else ""), style="bold")
 
 
-_SHORT = {"agent-a": "A", "agent-b": "B"}
+_SHORT = {AGENT_A: "A", AGENT_B: "B"}
 
 
 def _score(value: Any) -> str:

@@ -24,9 +24,12 @@ log = logging.getLogger(__name__)
 async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSink) -> DebateFinished | None:
     """Record and show each event; returns the final event (``None`` if the run was cut off).
 
-    If the run is cancelled (Ctrl-C, the TUI closing) the debate is marked ``interrupted``,
-    which keeps every finished turn and lets ``symposium resume`` pick it up. A backend error
-    ends the debate as ``failed`` with the error as its stop reason, then propagates.
+    Every reply a model (or the person) gave since the last event is journalled before the
+    next event (:mod:`protocols.replies`), so ``symposium resume`` answers those calls from the
+    journal rather than ask again. If the run is cancelled (Ctrl-C, SIGTERM, SIGHUP, the TUI
+    closing) the debate is marked ``interrupted``, which keeps every finished turn and lets
+    ``symposium resume`` pick it up. A backend error ends the debate as ``failed`` with the
+    error as its stop reason, then propagates.
     """
     debate_id: str | None = None
     final: DebateFinished | None = None
@@ -41,15 +44,15 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
 
         try:
             async for event in events:
-                if isinstance(event, DebateStarted):
+                # Any event names its debate: a resumed run starts with DebateResumed, not DebateStarted,
+                # and a resume cut off in turn must be marked interrupted as well.
+                if debate_id is None or isinstance(event, DebateStarted):
                     debate_id = event.debate_id
                     current_debate.set(debate_id)
+                if isinstance(event, DebateStarted):
                     log.info("%s started: %s", event.protocol, ", ".join(f"{p.role}={p.model_id}" for p in event.participants))
                 elif isinstance(event, DebateFinished):
                     log.info("finished: %s (%s)", event.status, event.stop_reason)
-                elif debate_id is None:  # a resumed run begins with its marker, not a start
-                    debate_id = event.debate_id
-                    current_debate.set(debate_id)
                 keep_replies()
                 journal.record(event)
                 for sink in sinks:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.text import Text
@@ -23,7 +23,7 @@ from backends.registry import Registry
 from protocols.agents import Agent, agents_for
 from protocols.events import Event
 from protocols.labels import LabelSet
-from protocols.params import Profile
+from protocols.params import PROFILES, Profile
 from store.journal import Journal
 
 from tui.errors import UserError
@@ -43,7 +43,11 @@ def read_labels(spec: str) -> LabelSet | None:
 def resolve_profile(args: Any, registry: Registry, model_ids: Iterable[str]) -> Profile:
     """``--profile``: as given, or (``auto``) as the models' registry entries say."""
     requested = getattr(args, "profile", "auto")
-    return choose_profile(registry, model_ids) if requested == "auto" else requested
+    if requested == "auto":
+        return choose_profile(registry, model_ids)
+    if requested not in PROFILES:  # argparse's choices keep it out; a caller passing args by hand may not
+        raise UserError(f"--profile: {requested!r} is not one of auto, {', '.join(PROFILES)}")
+    return cast(Profile, requested)
 
 
 #: A load still under way is printed once per this many seconds (a terminal is not a status line).

@@ -9,6 +9,7 @@ from the journal is shown.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import LoadingIndicator, Static
 from textual.worker import Worker, WorkerCancelled
@@ -36,6 +38,7 @@ from protocols.events import (
     MetricsComputed,
     ModeratorActed,
     Notice,
+    Participant,
     Pause,
     PhaseChanged,
     Resume,
@@ -49,7 +52,8 @@ from protocols.events import (
 )
 from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
-from protocols.moderation import CommandChannel
+from protocols.moderation import CommandChannel, Honoured
+from protocols.roles import ANALYZER, SIDE_PANEL
 from store.journal import JournalError, new_debate_id
 
 from tui.forms import FormError, ProtocolSpec
@@ -65,11 +69,37 @@ from tui.app.widgets.transcript import Transcript
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 
 
+#: What a replayed debate offers: nothing.
+NOTHING = Honoured(skip=False, stop=False, pause=False)
+
+#: Each moderator action of the screen and the ``Honoured`` field that must allow it.
+_COMMANDS = {"pause": "pause", "unpause": "pause", "interject": "interject", "contentiousness": "contentiousness",
+             "skip": "skip", "stop": "stop"}
+
+
+#: Commands as the person knows them, for the note on those the debate ended before hearing.
+_NAMES = {"Pause": "pause", "Resume": "resume", "Interject": "interjection", "SetContentiousness": "contentiousness",
+          "SkipToConclusion": "skip", "Stop": "stop", "Verdict": "verdict"}
+
+
+def honoured_of(spec: ProtocolSpec | None) -> Honoured:
+    """The commands ``spec``'s protocol honours, as its definition declares them (one
+    declaration, read here rather than copied into the app); nothing for a replay."""
+    return NOTHING if spec is None else spec.definition.commands
+
+
 class DebateScreen(Screen):
-    """A live (or replayed) debate."""
+    """A live (or replayed) debate.
+
+    The moderator's keys follow the running protocol's ``HONOURED``: a command it does not
+    honour has no key and is not in the footer (``check_action``), so nothing is offered that
+    would be confirmed and then ignored. They also follow the debate's state (reactives with
+    ``bindings=True``): pause or resume, and nothing to command once the debate has ended.
+    """
 
     BINDINGS = [
-        Binding("p", "pause", "Pause/resume", id="debate.pause"),
+        Binding("p", "pause", "Pause", id="debate.pause"),
+        Binding("p", "unpause", "Resume", id="debate.resume"),
         Binding("i", "interject", "Interject", id="debate.interject"),
         Binding("k", "contentiousness", "Contentiousness", id="debate.contentiousness"),
         Binding("s", "skip", "Skip to conclusion", id="debate.skip"),
@@ -88,8 +118,6 @@ class DebateScreen(Screen):
         self.replay_events = list(events) if events is not None else None
         self.channel = CommandChannel()
         self.debate_id: str | None = None
-        self.running = False
-        self.paused = False
         self.finished: DebateFinished | None = None
         self.title_text = title or (spec.title if spec else "Debate")
         self.protocol = spec.title if spec else ""
@@ -103,6 +131,16 @@ class DebateScreen(Screen):
         self.collector = TranscriptCollector()
         self._status_line = ""
         self._analysis: Worker[None] | None = None
+        self.participants: dict[str, Participant] = {}  # by role, from DebateStarted
+
+    #: The protocol is generating (or loading its models); commands can reach it.
+    running: reactive[bool] = reactive(False, bindings=True)
+    #: A pause has taken effect (the protocol waits at its checkpoint for a resume).
+    paused: reactive[bool] = reactive(False, bindings=True)
+    #: The commands the running protocol honours.
+    honoured: reactive[Honoured] = reactive(NOTHING, bindings=True)
+    #: This debate's roles an interjection may be addressed to (known once it has started).
+    addressable: reactive[tuple[str, ...]] = reactive((), bindings=True)
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -133,6 +171,7 @@ class DebateScreen(Screen):
             self.query_one(Transcript).flush_all()
             self.call_after_refresh(self.app.settle_memory)  # type: ignore[attr-defined]
         else:
+            self.honoured = honoured_of(self.spec)
             self.running = True
             self.run_worker(self._run(), name="debate", group="debate", exclusive=True)
 
@@ -144,18 +183,19 @@ class DebateScreen(Screen):
         try:
             if self.resume_debate is not None:
                 spec, roles = resumable(self.resume_debate)
+                self.honoured = honoured_of(spec)
                 for event in replay(self.resume_debate):  # what was said before the interruption
                     self.show(event)
             else:
                 assert self.spec is not None
                 spec, roles = self.spec, self.spec.roles_for(self.values)
-            analyzer_model = str(self.values.get("analyzer") or "none")
+            analyzer_model = str(self.values.get(SIDE_PANEL) or "none")
             if analyzer_model != "none":
-                roles = {**roles, "analyzer": analyzer_model}
+                roles = {**roles, SIDE_PANEL: analyzer_model}  # apart from a protocol's own analyzer
             async with Engines(app.registry, on_event=self._loading) as engines:  # type: ignore[attr-defined]
                 agents = agents_for(roles, await engines.load(roles.values()))
-                if "analyzer" in agents:
-                    self.analyzer = Analyzer(agents.pop("analyzer"))
+                if SIDE_PANEL in agents:
+                    self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     self.query_one("#analysis", Static).update(Text("after the first round …", style="dim"))
                 if self.resume_debate is not None:
                     events = spec.resume(self.resume_debate, agents, self.channel, self.ask_person)
@@ -201,6 +241,8 @@ class DebateScreen(Screen):
             case DebateStarted():
                 self.debate_id = event.debate_id
                 self.protocol = event.protocol
+                self.participants = {p.role: p for p in event.participants}
+                self.addressable = self.honoured.targets(self.participants)
                 self.title_text = event.title
                 self.profile = str(event.config.get("profile") or "")
             case DebateResumed():
@@ -291,6 +333,15 @@ class DebateScreen(Screen):
 
     def _finished(self, event: DebateFinished) -> None:
         self.finished = event
+        left = []
+        while (command := self.channel.poll()) is not None:  # sent after the protocol's last checkpoint
+            if isinstance(command, Verdict) and self.debate_id:  # a verdict on the outcome is kept all the same
+                self.app.journal.record(ModeratorActed(self.debate_id, "verdict", {"accept": command.accept, "note": command.note},  # type: ignore[attr-defined]
+                                                       self.round))
+                continue
+            left.append(_NAMES.get(type(command).__name__, type(command).__name__))
+        if left:
+            self.query_one(Transcript).note(f"✋ the debate ended before your {', '.join(left)} could take effect", "moderator")
         self.phase = event.status
         outcome = event.outcome
         parts = [Content.styled(f"{event.status}: {terminal_safe(event.stop_reason)}", "bold")]
@@ -327,53 +378,77 @@ class DebateScreen(Screen):
 
     # -- moderator controls ---------------------------------------------------------------------
 
-    def _live(self, what: str) -> bool:
-        if not self.running:
-            self.app.notify(f"{what}: the debate is not running", severity="warning")
-        return self.running
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A moderator command is offered (has a key, shows in the footer) only while the debate
+        runs and only if its protocol honours it; pause and resume share a key, one at a time."""
+        needs = _COMMANDS.get(action)
+        if needs is None:
+            return True
+        if not self.running or not getattr(self.honoured, needs):
+            return False
+        if action == "pause":
+            return not self.paused
+        if action == "unpause":  # not "resume": the Review screen's action of that name resumes a debate
+            return self.paused
+        if action == "interject":
+            return bool(self.addressable)
+        return True
+
+    def _notify(self, message: str) -> None:
+        """A confirmation; it may quote the moderator's own words or role names: never markup."""
+        self.app.notify(message, markup=False)
 
     def action_pause(self) -> None:
-        if self._live("Pause"):
-            self.channel.send(Resume() if self.paused else Pause())
-            self.app.notify("resuming" if self.paused else "pausing after the current turn")
+        self.channel.send(Pause())
+        self._notify("Pausing after the step under way: the debate waits for you (p resumes).")
+
+    def action_unpause(self) -> None:
+        self.channel.send(Resume())
+        self._notify("Resuming.")
+
+    def _who(self, role: str) -> str:
+        """A role as the Interject menu names it: the role, the model that plays it and, where
+        the protocol gives one, who it is at the table (a juror's persona, a seat's name)."""
+        p = self.participants.get(role)
+        if p is None:
+            return role
+        who = p.details.get("persona") or p.details.get("name")
+        return f"{role} ({p.model_id}{f', {who}' if who else ''})"
 
     def action_interject(self) -> None:
-        if not self._live("Interject"):
-            return
-        targets = [("both agents", "both"), ("agent A", "agent-a"), ("agent B", "agent-b")]
+        roles = self.addressable
+        targets = [(self._who(r), r) for r in roles]
+        if len(roles) > 1:
+            targets.insert(0, ("all: " + _compact(roles), "all"))
 
         def send(result: tuple[str, str] | None) -> None:
             if result:
-                self.channel.send(Interject(result[0], to=result[1]))
-                self.app.notify("the agents will read it at their next turn")
+                text, to = result
+                self.channel.send(Interject(text, to=to))
+                named = _compact(roles) if to == "all" else to
+                self._notify(f"Sent. It goes into the next request to {named}, after the step under way.")
 
         self.app.push_screen(InterjectDialog(targets), send)
 
     def action_contentiousness(self) -> None:
-        if not self._live("Contentiousness"):
-            return
-
         def send(value: float | None) -> None:
             if value is not None:
                 self.channel.send(SetContentiousness(value))
-                self.app.notify(f"contentiousness {value:.2f} from the next round")
+                self._notify(f"Contentiousness {value:.2f} from the next round.")
 
-        self.app.push_screen(NumberDialog("Contentiousness for the next rounds (0 agree … 1 devil's advocate):", self.kappa), send)
+        self.app.push_screen(NumberDialog("Contentiousness from the next round (0 agree … 1 devil's advocate):", self.kappa), send)
 
     def action_skip(self) -> None:
-        if self._live("Skip"):
-            self.channel.send(SkipToConclusion())
-            self.app.notify("skipping to the conclusion after this round")
+        self.channel.send(SkipToConclusion())
+        self._notify(f"Skipping to {self.honoured.skip_to}.")
 
     def action_stop(self) -> None:
-        if not self._live("Stop"):
-            return
-
         def stop(yes: bool | None) -> None:
             if yes:
                 self.channel.send(Stop("stopped by the moderator"))
 
-        self.app.push_screen(ConfirmDialog("Stop the debate now? Finished turns stay in the journal.", yes="Stop"), stop)
+        self.app.push_screen(ConfirmDialog("Stop the debate now? A reply being written is cut off; finished turns stay "
+                                           "in the journal.", yes="Stop"), stop)
 
     def action_verdict(self) -> None:
         def record(result: tuple[bool, str] | None) -> None:
@@ -407,6 +482,32 @@ class DebateScreen(Screen):
                 self.app.pop_screen()
 
         self.app.push_screen(ConfirmDialog("Leave and stop this debate? It stays in the journal.", yes="Leave"), leave)
+
+
+def _compact(roles: Iterable[str]) -> str:
+    """Roles in one short line: a run of three or more numbered roles as "juror-1…5"."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            out.append(f"{run[0]}…{run[-1].rsplit('-', 1)[1]}")
+        else:
+            out.extend(run)
+        run.clear()
+
+    for role in roles:
+        stem, _, number = role.rpartition("-")
+        if number.isdigit() and run and run[-1].rpartition("-")[0] == stem and int(run[-1].rpartition("-")[2]) + 1 == int(number):
+            run.append(role)
+            continue
+        flush()
+        if number.isdigit():
+            run.append(role)
+        else:
+            out.append(role)
+    flush()
+    return ", ".join(out)
 
 
 def _listing(value: Any, limit: int = 12) -> list[Content]:

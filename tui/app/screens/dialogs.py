@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -40,7 +41,12 @@ class ConfirmDialog(_Dialog):
 
 
 class InterjectDialog(_Dialog):
-    """A moderator's message and who gets it. Dismisses with ``(text, to)``."""
+    """A moderator's message and who gets it. Dismisses with ``(text, to)``.
+
+    ``targets`` are ``(label, role)`` pairs: the roles of this debate that its protocol lets
+    an interjection reach (and "all"), as the Debate screen found them; labels name roles and
+    models, so they are shown as plain text, never as markup.
+    """
 
     def __init__(self, targets: list[tuple[str, str]]) -> None:
         super().__init__()
@@ -48,9 +54,11 @@ class InterjectDialog(_Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Interject: the message reaches the agents at their next turn.")
-            yield Select(self.targets, value=self.targets[0][1], allow_blank=False, id="to")
-            yield Input(placeholder="Your message to the agents", id="text")
+            yield Label("Interject: your words are added to the next request to the role you choose, after the "
+                        "step under way.")
+            options = [(plain(label), role) for label, role in self.targets]
+            yield Select(options, value=self.targets[0][1], allow_blank=False, id="to")
+            yield Input(placeholder="Your message", id="text")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
                 yield Button("Send", id="send", variant="primary")
@@ -58,16 +66,16 @@ class InterjectDialog(_Dialog):
     def on_mount(self) -> None:
         self.query_one("#text", Input).focus()
 
+    @on(Input.Submitted, "#text")
+    @on(Button.Pressed, "#send")
     def _send(self) -> None:
         text = self.query_one("#text", Input).value.strip()
         if text:
             self.dismiss((text, str(self.query_one("#to", Select).value)))
 
-    def on_input_submitted(self) -> None:
-        self._send()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self._send() if event.button.id == "send" else self.dismiss(None)
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
 
 
 class NumberDialog(_Dialog):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
@@ -11,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from backends.sources import status
+from protocols.roles import SIDE_PANEL
 
 from tui import settings
 from tui.forms import Field, FormError, ProtocolSpec
@@ -36,9 +38,9 @@ class NewDebateScreen(Screen):
 
     def _values(self) -> dict[str, Any]:
         if self.initial is not None:
-            return {**self.spec.defaults(), "analyzer": "none", **self.initial}
+            return {**self.spec.defaults(), SIDE_PANEL: "none", **self.initial}
         remembered = settings.load().get("defaults", {}).get(self.protocol, {})
-        known = {**self.spec.defaults(), "analyzer": "none"}
+        known = {**self.spec.defaults(), SIDE_PANEL: "none"}
         return {**known, **{k: v for k, v in remembered.items() if k in known}}
 
     def compose(self) -> ComposeResult:
@@ -56,8 +58,8 @@ class NewDebateScreen(Screen):
                             yield Static(field.help, classes="help")
                 with Vertical(classes="field"):
                     yield Label("Analyzer for the side panel (optional)")
-                    yield Select([("none", "none"), *self._model_options()], value=values.get("analyzer", "none"),
-                                 allow_blank=False, id="field-analyzer")
+                    yield Select([("none", "none"), *self._model_options()], value=values.get(SIDE_PANEL, "none"),
+                                 allow_blank=False, id=f"field-{SIDE_PANEL}")
                     yield Static("summary, agreements, open questions, argument map after each round", classes="help")
             yield Static(id="problem")
             with Horizontal(id="buttons"):
@@ -71,12 +73,14 @@ class NewDebateScreen(Screen):
             case "textarea":
                 return TextArea(str(value), id=wid)
             case "select":
-                options = list(field.choices)
-                if value and value not in {v for v, _ in options}:
-                    options.append((str(value), str(value)))  # a file path typed earlier
-                return Select([(plain(shown), v) for v, shown in options], value=value or options[0][0], allow_blank=False, id=wid)
-            case "model":
-                return Select(self._model_options(), value=value, allow_blank=False, id=wid)
+                choices = list(field.choices)
+                if value and value not in {v for v, _ in choices}:
+                    choices.append((str(value), str(value)))  # a file path typed earlier
+                return Select([(plain(shown), v) for v, shown in choices], value=value or choices[0][0], allow_blank=False, id=wid)
+            case "model":  # an optional role first offers its fallback (and "none" where it can be left out)
+                options = [(plain(shown), v) for v, shown in field.choices] + self._model_options()
+                return Select(options, value=value if value in {v for _, v in options} else options[0][1],
+                              allow_blank=False, id=wid)
             case "models":
                 ids = ", ".join(e.id for e in self.app.registry if status(e).ready)  # type: ignore[attr-defined]
                 return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
@@ -86,8 +90,8 @@ class NewDebateScreen(Screen):
             case _:
                 return Input(str(value or ""), id=wid, placeholder=field.placeholder)
 
-    def _model_options(self) -> list[tuple[str, str]]:
-        options = []
+    def _model_options(self) -> list[tuple[Text, str]]:
+        options: list[tuple[Text, str]] = []
         for entry in self.app.registry:  # type: ignore[attr-defined]
             st = status(entry)
             mark = "" if st.ready else f"  [{st.availability}]"
@@ -105,7 +109,7 @@ class NewDebateScreen(Screen):
 
     def collect(self) -> dict[str, Any]:
         """The form's values, by field name (raw strings; the protocol's builder validates)."""
-        values: dict[str, Any] = {"analyzer": self.query_one("#field-analyzer", Select).value}
+        values: dict[str, Any] = {SIDE_PANEL: self.query_one(f"#field-{SIDE_PANEL}", Select).value}
         for field in self.spec.fields:
             widget = self.query_one(f"#field-{field.name}")
             if isinstance(widget, TextArea):

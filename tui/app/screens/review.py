@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from store.queries import Queries
@@ -55,8 +55,8 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         transcript.current = None
         self.query_one(Distributions).latest.clear()
         self.metrics_rows, self.judgement_lines, self.finished = [], [], None
-        self.query_one("#outcome").update("")
-        self.query_one("#analysis").update(Text("no analysis was made in this debate", style="dim"))
+        self.query_one("#outcome", Static).update("")
+        self.query_one("#analysis", Static).update(Text("no analysis was made in this debate", style="dim"))
         for event in replay(self.debate, upto_round=upto):
             self.show(event)
         if self.compare_rows is not None:

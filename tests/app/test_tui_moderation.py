@@ -1,0 +1,300 @@
+"""The moderator's commands through the real Debate screen, protocol by protocol (issue 25).
+
+Each protocol is started from the New-debate form and moderated with the keys a person would
+press: what its ``HONOURED`` offers is offered (Interject lists this debate's own roles and
+"all"), each command is checked in the journal (its moderator event, and the interjection in
+the addressed role's next request), and what it does not honour has no key, no footer entry
+and no dialog.
+
+Scripted models stand in for the bundled ones (``create_backend`` patched, as in
+test_tui_engines.py): any reply that fits the call's schema (tests/helpers/scripted.py's
+``fits``), paced like a small model. The test is about the screen and the command channel,
+which must not depend on what a tiny model happens to say; test_tui_protocols.py runs every
+protocol on the real models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Select, TextArea
+
+from backends.lifecycle import OnProgress
+from backends.registry import ModelEntry
+from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
+from store.queries import Queries
+from tests.app.test_tui import SIZE, make_app, wait_for
+from protocols.events import Interject, Pause
+from protocols.roles import SIDE_PANEL
+from tests.helpers.sample_debate import sample_events
+from tests.helpers.scripted import ScriptedBackend, fits
+from tui.app.app import SymposiumApp
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog
+from tui.app.screens.new_debate import NewDebateScreen
+
+SAID = "Weigh the [b]cost[/b] to small towns."  # markup-like on purpose: it must arrive as typed
+
+#: protocol -> (form values, the role addressed, the roles Interject must list, its HONOURED)
+CASES: dict[str, tuple[dict[str, str], str, list[str], Any]] = {
+    "evince": ({"max_rounds": "2", "turn_tokens": "40", "crit_tokens": "40"}, "agent-b", ["agent-a", "agent-b"], evince.HONOURED),
+    "socrasynth": ({"max_rounds": "2", "subtopics": "1", "turn_tokens": "32", "crit_tokens": "32"}, "agent-b",
+                   ["agent-a", "agent-b"], socrasynth.HONOURED),
+    "agreement": ({"topics": "budget", "max_rounds": "8", "turn_tokens": "24"}, "participant-2",
+                  ["participant-1", "participant-2"], conference.HONOURED),
+    "deliberation": ({"max_turns": "20", "turn_tokens": "24"}, "deliberator-2",
+                     ["deliberator-1", "deliberator-2", "moderator"], deliberation.HONOURED),
+    "humanloop": ({"rounds": "5", "turn_tokens": "24"}, "agent-2", ["agent-1", "agent-2"], humanloop.HONOURED),
+    "d3": ({"max_rounds": "5", "turn_tokens": "24", "budget": "100000"}, "advocate-2",
+           ["advocate-1", "advocate-2", "judge", "juror-1", "juror-2", "juror-3"], d3.HONOURED),
+}
+
+
+_ROUNDS = itertools.count()
+
+
+def answer(messages: Any, schema: dict[str, Any] | None) -> str:
+    """:func:`fits`, except where a protocol would end by itself before the commands could be
+    seen: the conference's judge finds more to debate (its stage runs to the round cap), and
+    D3's judge scores unevenly (a stable gap would end the debate before a skip is heard)."""
+    props = (schema or {}).get("properties", {})
+    if "MORE DEBATE" in props.get("verdict", {}).get("enum", ()):
+        return '{"verdict": "MORE DEBATE"}'
+    if "score_1" in props and "feedback_1" in props:
+        return json.dumps({"score_1": 10 + 5 * (next(_ROUNDS) % 2), "feedback_1": "more sources", "score_2": 10, "feedback_2": "clearer"})
+    return fits(messages, schema)
+
+
+#: How Interject's first entry reads: "all" and whom it reaches, numbered runs shortened.
+ALL_LABEL = {"evince": "all: agent-a, agent-b", "socrasynth": "all: agent-a, agent-b", "agreement": "all: participant-1, participant-2",
+             "deliberation": "all: deliberator-1, deliberator-2, moderator", "humanloop": "all: agent-1, agent-2",
+             "d3": "all: advocate-1, advocate-2, judge, juror-1…3"}
+
+
+@pytest.fixture
+def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
+        backend = ScriptedBackend(entry.id, [], delay=0.01, chunk=8, answer=answer)
+        backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
+        return backend
+
+    monkeypatch.setattr("backends.lifecycle.create_backend", create)
+
+
+async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: dict[str, str]) -> DebateScreen:
+    await app.push_screen(NewDebateScreen(protocol))
+    form = app.screen
+    for name, value in values.items():
+        form.query_one(f"#field-{name}", Input).value = value
+    if protocol == "evince":
+        form.query_one("#field-case", TextArea).text = "Fever, chills and a rash after a trip."
+    if protocol == "d3":
+        form.query_one("#field-jury_size", Input).value = "3"
+    form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
+    await pilot.press("ctrl+s")
+    started = [s for s in app.screen_stack if isinstance(s, DebateScreen)]  # the seat may already ask, on top
+    assert started, f"{protocol} did not start: {form.query_one('#problem').render()}"
+    return started[-1]
+
+
+class PauseNotYet(AssertionError):
+    """The pause had not taken effect within the short wait (the key is pressed again)."""
+
+
+async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, timeout: float = 120,
+                 running: DebateScreen | None = None, late: type[AssertionError] = AssertionError) -> None:
+    """Wait for ``condition``, answering the person's seat whenever it asks; with ``running``,
+    fail at once when that debate ends first (the condition can no longer come true). A
+    failure says what the journal holds of the debate."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if isinstance(app.screen, PersonDialog):
+            dialog = app.screen
+            await wait_for(pilot, lambda: bool(dialog.query("#words")), 30, "the person's dialog")  # noqa: B023
+            dialog.query_one("#words", Input).value = "I agree with the last speaker."
+            await pilot.press("enter")
+        elif running is not None and not running.running:
+            raise AssertionError(f"the debate ended before {what}: {_story(app, running)}")
+        elif time.monotonic() > deadline:
+            raise late(f"timed out waiting for {what}" + (f": {_story(app, running)}" if running else ""))
+        await pilot.pause(0.1)
+
+
+async def _press(pilot: Pilot, app: SymposiumApp, debate: DebateScreen, key: str) -> None:
+    """Press ``key`` on the Debate screen. The protocol may open the person's dialog at any
+    moment; a key that landed there was typed into it, not given to the Debate screen: the
+    dialog is answered and the key pressed again."""
+    for _ in range(10):
+        await _until(pilot, app, lambda: app.screen is debate, "the Debate screen to be on top")
+        await pilot.press(key)
+        await pilot.pause()
+        if not (isinstance(app.screen, PersonDialog) and app.screen.query_one("#words", Input).value.endswith(key)):
+            return
+    raise AssertionError(f"the key {key!r} never reached the Debate screen")
+
+
+def _story(app: SymposiumApp, debate: DebateScreen) -> str:
+    """What the journal holds of ``debate`` so far, for a failure message."""
+    stored = Queries(app.journal).debate(debate.debate_id or "") or {}
+    turns = [(t["role"], t["round"], t["kind"]) for t in stored.get("turns", [])]
+    return f"turns {turns}; moderator {[m['kind'] for m in stored.get('moderator_events', [])]}; {stored.get('stop_reason')}"
+
+
+def _shown_keys(debate: DebateScreen) -> dict[str, str]:
+    """The keys the footer shows now (key -> action): the screen's active bindings."""
+    return {key: b.binding.action for key, b in debate.active_bindings.items() if b.binding.show}
+
+
+@pytest.mark.parametrize("protocol", list(CASES))
+async def test_every_command_a_protocol_offers_works_through_the_screen(
+        protocol: str, tmp_path: Path, registry, scripted_models: None) -> None:
+    values, target, roles, honoured = CASES[protocol]
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        debate = await _start(pilot, app, protocol, values)
+        await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        await _press(pilot, app, debate, "p")
+        await _until(pilot, app, lambda: debate.paused, "the pause to take effect", running=debate)
+        keys = _shown_keys(debate)
+        assert keys["p"] == "unpause"  # the footer says Resume while paused
+        assert {keys.get(k) for k in "isx"} == {"interject", "skip", "stop"}
+        assert (keys.get("k") == "contentiousness") == honoured.contentiousness
+        if not honoured.contentiousness:  # no key, so no dialog that would confirm and do nothing
+            await pilot.press("k")
+            await pilot.pause()
+            assert app.screen is debate
+
+        await pilot.press("i")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, InterjectDialog)
+        assert [role for _, role in dialog.targets] == ["all", *roles]
+        labels = [str(prompt) for prompt, _ in dialog.query_one("#to", Select)._options]
+        assert labels[0] == ALL_LABEL[protocol] and all(label.startswith(f"{role} (") for label, role in zip(labels[1:], roles))
+        dialog.query_one("#to", Select).value = target
+        dialog.query_one("#text", Input).value = SAID
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is debate
+        if honoured.contentiousness:
+            await pilot.press("k")
+            await pilot.pause()
+            assert isinstance(app.screen, NumberDialog)
+            app.screen.query_one("#number", Input).value = "0.35"
+            await pilot.press("enter")
+            await pilot.pause()
+        await pilot.press("p")
+        await _until(pilot, app, lambda: not debate.paused, "the debate to resume")
+        if debate.running and app.screen is debate:  # (it may have run on to its end, or the seat may ask)
+            assert _shown_keys(debate)["p"] == "pause"
+
+        queries = Queries(app.journal)
+
+        def heard() -> list[dict[str, Any]]:
+            stored = queries.debate(debate.debate_id or "")
+            return [t for t in (stored or {}).get("turns", []) if t["request"] and SAID in t["request"]]
+
+        await _until(pilot, app, lambda: bool(heard()), f"{target}'s next request", running=debate)
+        assert {t["role"] for t in heard()} <= ({target, "advocate-2.1", "advocate-2.2"} if protocol == "d3" else {target})
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+        assert f"✋ moderator: interject → {target}: {SAID}" in notes  # the person's words shown as typed, not as markup
+        if honoured.contentiousness:  # the next round is argued at the moderator's κ
+
+            def at_new_kappa() -> bool:
+                stored = queries.debate(debate.debate_id or "")
+                return any(t["kappa"] is not None and abs(t["kappa"] - 0.35) < 1e-9 for t in (stored or {}).get("turns", []))
+
+            await _until(pilot, app, at_new_kappa, "a turn at the new contentiousness", running=debate)
+
+        await _press(pilot, app, debate, "s")
+        await _until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
+        assert not _shown_keys(debate).keys() & set("pikxs")  # an ended debate takes no commands
+        debate_id = debate.debate_id
+
+        await pilot.press("escape")
+        await pilot.pause()
+        second = await _start(pilot, app, protocol, values)
+        await _until(pilot, app, lambda: bool(second.addressable), "the second debate to start")
+        for _ in range(5):  # paused, it cannot end by itself before the Stop is heard
+            await _press(pilot, app, second, "p")
+            with contextlib.suppress(PauseNotYet):  # a key lost under load (the seat opening) is pressed again
+                await _until(pilot, app, lambda: second.paused, "the second debate's pause", timeout=3, running=second,
+                             late=PauseNotYet)
+                break
+        await _until(pilot, app, lambda: second.paused, "the second debate's pause", running=second)
+        await _press(pilot, app, second, "x")
+        await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")  # the seat may ask on top
+        await pilot.press("enter")  # "Stop" is focused
+        await _until(pilot, app, lambda: not second.running, "the stop")
+        stopped_id = second.debate_id
+    stored = Queries(app.journal).debate(debate_id or "")
+    stopped = Queries(app.journal).debate(stopped_id or "")
+    app.journal.close()
+    assert stored is not None and stopped is not None
+    kinds = [m["kind"] for m in stored["moderator_events"]]
+    expected = ["pause", "interject", *(["set_contentiousness"] if honoured.contentiousness else []), "resume", "skip_to_conclusion"]
+    assert kinds == expected, kinds
+    interject = stored["moderator_events"][1]["payload"]
+    assert interject == {"to": target, "text": SAID}
+    if honoured.contentiousness:
+        assert stored["moderator_events"][2]["payload"]["value"] == pytest.approx(0.35)
+        before = [t for t in stored["turns"] if t["created_at"] < stored["moderator_events"][2]["created_at"]]
+        assert not any(t["kappa"] is not None and abs(t["kappa"] - 0.35) < 1e-9 for t in before)
+    assert stored["status"] == "finished" and "skip" in stored["stop_reason"], stored["stop_reason"]
+    assert stopped["status"] == "stopped" and stopped["stop_reason"] == "stopped by the moderator"
+    assert [m["kind"] for m in stopped["moderator_events"]] == ["pause", "stop"]
+
+
+async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_path: Path, registry) -> None:
+    """A command sent after the protocol's last checkpoint is never applied: the screen says so
+    rather than leave its earlier confirmation standing."""
+    events = sample_events(rounds=1, finished=True)
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        debate = DebateScreen(events=events[:-1])
+        await app.push_screen(debate)
+        await pilot.pause()
+        debate.channel.send(Pause())
+        debate.channel.send(Interject(SAID, to="agent-a"))
+        debate.show(events[-1])
+        await pilot.pause()
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+    app.journal.close()
+    assert "✋ the debate ended before your pause, interjection could take effect" in notes
+
+
+async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: None) -> None:
+    """Cut off by Ctrl-C and resumed from Home: the Debate screen learns the protocol from the
+    journal (``resumable``), so a resumed D3 offers D3's commands to D3's roles, as a fresh one."""
+    values, _, roles, _ = CASES["d3"]
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        debate = await _start(pilot, app, "d3", values)
+        await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        await wait_for(pilot, lambda: debate.collector.turns != [], 60, "a finished turn")
+        await pilot.press("ctrl+c")
+        await pilot.press("enter")  # "Quit"
+        await pilot.pause()
+        debate_id = debate.debate_id
+    app.journal.close()
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        app.resume(debate_id or "")
+        await pilot.pause()
+        resumed = next(s for s in app.screen_stack if isinstance(s, DebateScreen))
+        await _until(pilot, app, lambda: bool(resumed.addressable), "the resumed debate's roles")
+        assert resumed.honoured == d3.HONOURED and resumed.addressable == tuple(roles)
+        assert "k" not in _shown_keys(resumed) and _shown_keys(resumed).get("i") == "interject"
+        await _press(pilot, app, resumed, "x")
+        await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")
+        await pilot.press("enter")
+        await _until(pilot, app, lambda: not resumed.running, "the stop")
+    app.journal.close()
