@@ -262,7 +262,6 @@ _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
-_FIRST_DASH = "[0] is the text before the first dash however many times the rest is split"
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -396,15 +395,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=False)))',
                'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=None)))',
                _FALSY + " (json.dumps)"),
-    *(Equivalent("tui/protocol_catalog.py", "resumable",
-                 'spec = PROTOCOLS.get(debate["protocol"]) or PROTOCOLS.get(debate["protocol"].split("-", 1)[0])',
-                 f'spec = PROTOCOLS.get({whole}) or PROTOCOLS.get(debate["protocol"].{split}[0])', reason)
-      for whole, split, reason in (
-          ("None", 'split("-", 1)', "no protocol's name in the catalog has a dash, so the name before the first dash "
-                                    "is the whole name wherever the whole name is found"),
-          ('debate["protocol"]', 'split("-", )', _FIRST_DASH), ('debate["protocol"]', 'split("-", 2)', _FIRST_DASH),
-          ('debate["protocol"]', 'rsplit("-", 1)', "journalled protocols are a catalog name (none has a dash) or "
-                                                  "d3-samre / d3-more: one dash at most, so the first is the last"))),
     Equivalent("tui/forms.py", "ProtocolSpec.recorded_options",
                'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), None)',
                'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), )',

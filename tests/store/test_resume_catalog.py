@@ -20,13 +20,14 @@ import pytest
 
 from backends.base import SamplingOptions
 from protocols.agents import Agent
+from protocols.definition import ProtocolDefinition, Role
 from protocols.events import Event, Interject, Notice
 from protocols.moderation import CommandChannel
 from protocols.replay import counted
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
-from tui.forms import Field, FormError, ProtocolSpec
+from tui.forms import FormError, ProtocolSpec
 from tui.headless.runner import drive
 from tui.protocol_catalog import PROTOCOLS, resumable
 
@@ -84,8 +85,8 @@ def test_roles_are_the_form_s_own_with_the_models_that_played_them_and_not_the_p
     played = [seat("human", "human", backend="human"), seat("agent-1", "m1"), seat("agent-2", "m2"),
               seat("clerk", "mc"), seat("observer", "mo")]
     assert humanloop.roles_from(played) == {"agent-1": "m1", "agent-2": "m2", "clerk": "mc"}
-    assert humanloop.roles_from(played) == {r: m for r, m in humanloop.roles_for(
-        {"agent": "m1, m2", "clerk": "mc"}).items()}, "roles_from is not the inverse of roles_for"
+    assert humanloop.roles_from(played) == humanloop.roles_for(
+        {**humanloop.defaults(), "case": "c", "agent": "m1, m2", "clerk": "mc"}), "roles_from is not the inverse of roles_for"
 
 
 def test_a_list_of_models_is_read_up_to_its_first_missing_seat() -> None:
@@ -221,10 +222,12 @@ async def test_a_protocol_without_its_own_reading_of_a_journalled_config_resumes
     async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
                     person: Any) -> AsyncIterator[Event]:
         started.append((config, {r: a.options for r, a in agents.items()}, debate_id, channel.poll()))
-        yield Notice(debate_id, "note", str(await person("Your view?")))
+        yield Notice(debate_id, "note", str(await person.speak("Your view?")))
 
-    spec = ProtocolSpec("plain", "Plain", "", PlainConfig, (Field("speaker", "Speaker", "model"),
-                                                            Field("listener", "Listener", "model")), lambda v: {}, start)
+    spec = ProtocolSpec(ProtocolDefinition("plain", "Plain", "", PlainConfig, (),
+                                           (Role("speaker", "Speaker"), Role("listener", "Listener"),
+                                            Role("human", "You", kind="person")),
+                                           lambda v: {}, dict, start))
     journalled = {"id": "d9", "config": {"topic": "tides", "rounds": 2, "shown_only": "for readers"},
                   "participants": [seat("speaker", "ms", options={"seed": 4, "stop": ["END"]})], "events_recorded": 0}
     given = SamplingOptions(seed=1)
@@ -269,7 +272,7 @@ async def test_a_config_that_reads_its_own_journalled_description_is_resumed_thr
     async def person(prompt: str) -> str:
         raise AssertionError("no person's seat")
 
-    spec = ProtocolSpec("words", "Words", "", WordsConfig, (), lambda v: {}, start)
+    spec = ProtocolSpec(ProtocolDefinition("words", "Words", "", WordsConfig, (), (), lambda v: {}, dict, start))
     described = WordsConfig("spring tides").describe()
     events = [e async for e in spec.resume({"id": "d8", "config": described, "participants": [], "events_recorded": 0},
                                            {}, CommandChannel(), person)]
