@@ -266,7 +266,7 @@ async def test_a_config_that_reads_its_own_journalled_description_is_resumed_thr
 
     async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
                     person: Any) -> AsyncIterator[Event]:
-        configs.append(config)
+        configs.append((config, person))
         yield Notice(debate_id, "note", "started")
 
     async def person(prompt: str) -> str:
@@ -276,4 +276,5 @@ async def test_a_config_that_reads_its_own_journalled_description_is_resumed_thr
     described = WordsConfig("spring tides").describe()
     events = [e async for e in spec.resume({"id": "d8", "config": described, "participants": [], "events_recorded": 0},
                                            {}, CommandChannel(), person)]
-    assert configs == [WordsConfig("spring tides")] and len(events) == 2
+    assert configs == [(WordsConfig("spring tides"), None)], "a protocol without a person's seat was given one"
+    assert len(events) == 2
