@@ -46,7 +46,10 @@ its own process, so a test that reaches the code only through a subprocess (the 
 run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
 in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
 metrics per round) and decide stopping are mutated: :data:`EVINCE_FUNCTIONS` and
-:data:`SOCRASYNTH_FUNCTIONS` name them.
+:data:`SOCRASYNTH_FUNCTIONS` name them; of the form and the catalog only the functions that
+resume a journalled debate (:data:`FORMS_FUNCTIONS`, :data:`CATALOG_FUNCTIONS`). The resume
+targets run each test under a pytest timeout (``Target.test_timeout``): a mutant that leaves a
+run waiting forever uses no CPU, and mutmut's wall limit is 15 × the tests' time.
 
 The tables go to stdout and to ``benchmarks/out/mutation.md`` (``--out``), ready for
 RELIABILITY.md. Exit status: 0 when every module ran, 1 when one could not run, 130 on Ctrl-C.
@@ -109,6 +112,19 @@ SOCRASYNTH_FUNCTIONS = (
 )
 
 
+#: The resume code of the form (issue 25): a journalled debate's config, roles and sampling
+#: options rebuilt from its rows, and the replay started with them. The rest of the form
+#: (fields, validation) is held by the app's and the CLI's tests, which are slow to run here.
+FORMS_FUNCTIONS = (
+    "ProtocolSpec.resume",            # the journalled config and options, then protocols.replay.resume
+    "ProtocolSpec.roles_from",        # role -> model of a journalled debate (the inverse of roles_for)
+    "ProtocolSpec.recorded_options",  # each role's sampling options as journalled
+)
+
+#: Which journalled debates can be resumed, and by which protocol's spec.
+CATALOG_FUNCTIONS = ("resumable",)
+
+
 @dataclass(frozen=True)
 class Target:
     """One module to mutate: the tests that cover it and, optionally, the functions to mutate."""
@@ -117,6 +133,10 @@ class Target:
     tests: tuple[str, ...]
     functions: tuple[str, ...] = ()  # "Class.method" or "function"; empty: every function
     fuzz_examples: int = 40  # SYMPOSIUM_FUZZ_EXAMPLES for the Hypothesis tests that read it
+    #: pytest-timeout's limit per test (seconds; None: pyproject's 600). A mutant that leaves a
+    #: run waiting for something that never comes (a command, a reply) uses no CPU, so only
+    #: mutmut's wall limit (15 × the tests' time, ~25 min for the resume tests) or this one ends it.
+    test_timeout: int | None = None
 
     @property
     def name(self) -> str:
@@ -127,6 +147,22 @@ class Target:
         return self.path.removesuffix(".py").replace("/", ".")
 
 
+#: Every protocol resumes by replaying its journal (issue 25). The unit tests of the replay's
+#: rules and of the catalog's resume take about a second and kill most mutants; the contract
+#: test runs each protocol cut at every journal write and resumed (~30 s of CPU, the slowest
+#: here: mutmut runs each mutant's tests fastest first, so it runs only for the few that the
+#: others miss).
+_RESUME = (
+    "tests/protocols/test_replay.py",
+    "tests/store/test_resume_catalog.py",
+    "tests/store/test_resume_half_round.py",
+    "tests/protocols/test_evince_convergence.py::test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending",
+    "tests/store/test_resume_prompts.py",
+    "tests/protocols/test_resume_every_protocol.py",
+)
+#: The slowest resume test takes ~45 s on the busy 2-CPU machine; a mutant that makes a resumed
+#: run wait forever (a live command awaited during the replay) fails here instead of in 25 min.
+_RESUME_TIMEOUT = 150
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
 TARGETS: dict[str, Target] = {t.name: t for t in (
@@ -195,6 +231,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
+    Target("protocols/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
+    Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
+    Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
+    Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
 )}
 
 
@@ -221,6 +261,7 @@ _LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[
 _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},'
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
+_NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -335,6 +376,30 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                  "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
                  "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
       for name in ("sums", "both")),
+    Equivalent("protocols/replay.py", "ReplayChannel.__init__", "self._now: list[Command] = []",
+               "self._now: list[Command] = None", _NOW),
+    Equivalent("protocols/replay.py", "ReplayChannel.at_checkpoint", "self._now = self._recorded.pop(number, [])",
+               "self._now = self._recorded.pop(number, None)", _NOW),
+    Equivalent("protocols/replay.py", "ReplayChannel.__init__", "self.caught_up = False", "self.caught_up = None", _FALSY),
+    Equivalent("protocols/replay.py", "resume", "resumed = False", "resumed = None", _FALSY),
+    Equivalent("protocols/replay.py", "_round_of", "return value if isinstance(value, int) else None",
+               "return value if (isinstance(value, int)) or True else None",
+               "every event's round is typed int | None and the protocols give ints, so the test only tells None "
+               "from an int, and None is returned either way (DebateStarted has no round: getattr gives None)"),
+    Equivalent("protocols/replies.py", "prompt_sha256",
+               "text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)",
+               "text = json.dumps(payload, sort_keys=True, ensure_ascii=None, default=str)", _FALSY + " (json.dumps)"),
+    Equivalent("protocols/replies.py", "prompt_sha256", 'return hashlib.sha256(text.encode("utf-8")).hexdigest()',
+               'return hashlib.sha256(text.encode("UTF-8")).hexdigest()', "Python reads codec names in any case"),
+    Equivalent("protocols/replies.py", "person_answer",
+               'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=False)))',
+               'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=None)))',
+               _FALSY + " (json.dumps)"),
+    Equivalent("tui/forms.py", "ProtocolSpec.recorded_options",
+               'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), None)',
+               'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), )',
+               "the roles come from roles_from, which keeps a role only where a seat named it or it- played, and "
+               "by_seat holds the same seats: the search always finds one, so its default is never used"),
     *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
     *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
@@ -410,6 +475,7 @@ def _prepare(target: Target, files: list[str], work: Path) -> None:
         shutil.copy2(REPO / f, dest)
     top = sorted({f.split("/", 1)[0] for f in files} - {*SOURCE_PATHS, "tests", "pyproject.toml"})
     pyproject = work / "pyproject.toml"
+    timeout = ["--timeout", str(target.test_timeout)] if target.test_timeout is not None else []
     text = pyproject.read_text()
     if "[tool.mutmut]" in text:
         raise SystemExit("pyproject.toml has a [tool.mutmut] table: benchmarks/mutation.py writes its own per module; remove it")
@@ -417,7 +483,7 @@ def _prepare(target: Target, files: list[str], work: Path) -> None:
                          f"source_paths = {_toml_list(SOURCE_PATHS)}\n"
                          f"only_mutate = {_toml_list([target.path])}\n"
                          f"pytest_add_cli_args_test_selection = {_toml_list(target.tests)}\n"
-                         f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider'])}\n"
+                         f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider', *timeout])}\n"
                          f"also_copy = {_toml_list(top)}\n")
 
 

@@ -105,12 +105,10 @@ class ReplayLog:
 
     def __init__(self, replies: Sequence[Reply]) -> None:
         self._left: list[Reply] = list(replies)
-        self.taken = 0
 
     def take(self, role: str, kind: ReplyKind, sha: str) -> Reply | None:
         for i, reply in enumerate(self._left):
             if reply.role == role and reply.kind == kind and reply.prompt_sha256 == sha:
-                self.taken += 1
                 return self._left.pop(i)
         return None
 
