@@ -95,10 +95,6 @@ class ReplayChannel(CommandChannel):
     def on_stop(self, callback: Callable[[], None] | None) -> None:
         self.live.on_stop(callback)
 
-    @property
-    def replaying(self) -> bool:
-        return bool(self._now or self._recorded)
-
     def at_checkpoint(self, number: int) -> None:
         self._now = self._recorded.pop(number, [])
 
