@@ -1,25 +1,43 @@
 """The app, typed, for the screens: ``symposium(self).journal`` instead of ``self.app.journal``
 with its type unchecked.
 
-Why not Textual's ``getters.app(SymposiumApp)``: it needs the app's class when each screen class
-is made, and the app's module imports its screens. Asked for at run time instead, the class is
-there, and the check that the screen runs in Symposium's app is real.
+The screens depend on what they use of the app (:class:`SymposiumAppAPI`), not on the app's
+module: that module imports the screens, so naming its class here would close an import circle
+(tests/guarantees/test_layers.py forbids them), and Textual's ``getters.app(SymposiumApp)`` needs
+the class when each screen class is made. The check that a screen runs in such an app is real:
+the protocol is checked at run time.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from textual.message_pump import MessagePump
 
-if TYPE_CHECKING:
-    from tui.app.app import SymposiumApp
+from backends.registry import Registry
+from store.journal import Journal
+from tui.forms import ProtocolSpec
 
 
-def symposium(node: MessagePump) -> SymposiumApp:
+@runtime_checkable
+class SymposiumAppAPI(Protocol):
+    """What the screens ask of Symposium's app (:class:`tui.app.app.SymposiumApp` is one)."""
+
+    registry: Registry
+    journal: Journal
+    export_dir: Path
+
+    def settle_memory(self) -> None: ...
+    def open_new_debate(self) -> None: ...
+    def start_demo(self) -> None: ...
+    def start_debate(self, spec: ProtocolSpec, values: dict[str, Any]) -> None: ...
+    def open_review(self, debate_id: str) -> None: ...
+    def resume(self, debate_id: str) -> None: ...
+
+
+def symposium(node: MessagePump) -> SymposiumAppAPI:
     """The Symposium app ``node`` runs in."""
-    from tui.app.app import SymposiumApp
-
     app = node.app
-    assert isinstance(app, SymposiumApp), f"{type(node).__name__} runs only in Symposium's app"
+    assert isinstance(app, SymposiumAppAPI), f"{type(node).__name__} runs only in Symposium's app"
     return app
