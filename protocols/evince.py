@@ -120,7 +120,7 @@ DEBATERS = (AGENT_A, AGENT_B)
 
 Scoring = Literal["verbalized", "scored"]
 
-HONOURED = Honoured(interject=("agent-a", "agent-b"), contentiousness=True,
+HONOURED = Honoured(interject=(AGENT_A, AGENT_B), contentiousness=True,
                     skip_to="the conclusion after the current round")
 """The moderator's commands EVINCE honours: an interjection joins the addressed agent's next
 request; a contentiousness override sets κ from the next round; skip ends the debate after the
@@ -292,7 +292,7 @@ def _top(probs: dict[str, float]) -> str:
 
 
 def _speaker(role: str) -> str:
-    return "Agent A" if role == "agent-a" else "Agent B"
+    return "Agent A" if role == AGENT_A else "Agent B"
 
 
 def phase_for(kappa: float | None) -> str:
@@ -317,7 +317,7 @@ class Evince:
         self.debate_id = debate_id
         self.moderation = Moderation(debate_id, DEBATERS, channel)
         self.schedule: Schedule = make_schedule(config.schedule, **config.schedule_params)
-        self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": []}
+        self.messages: dict[str, list[Message]] = {AGENT_A: [], AGENT_B: []}
         #: Each agent's latest *stated* position (never an invented one).
         self.positions: dict[str, _Position] = {}
         #: Each agent's latest CRIT result and the round it judged.
@@ -326,7 +326,7 @@ class Evince:
         #: Metrics of each round in which both agents predicted (round -> values).
         self.by_round: dict[int, dict[str, float]] = {}
         #: Figure 7.1's R: the admitted arguments of every round, per agent, in order.
-        self.rationale: dict[str, list[str]] = {"agent-a": [], "agent-b": []}
+        self.rationale: dict[str, list[str]] = {AGENT_A: [], AGENT_B: []}
         self.dropped: list[dict[str, Any]] = []
         self._phase: str | None = None
         #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
@@ -342,8 +342,8 @@ class Evince:
 
     def _system(self, role: str) -> str:
         c = self.config
-        who = "Agent A" if role == "agent-a" else "Agent B"
-        stance = ("You give the most likely answers, as a careful expert would." if role == "agent-a"
+        who = "Agent A" if role == AGENT_A else "Agent B"
+        stance = ("You give the most likely answers, as a careful expert would." if role == AGENT_A
                   else "You explore: look for plausible alternatives the other agent may have missed.")
         classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(self._label_order(role))}."
                    if c.labels is not None else "Name the labels yourself.")
@@ -366,7 +366,7 @@ class Evince:
         never shown an older or invented one)."""
         c = self.config
         parts = []
-        other = "Agent B" if role == "agent-a" else "Agent A"
+        other = "Agent B" if role == AGENT_A else "Agent A"
         limit = 4 * c.argument_limit() * c.top_k
         if opponent is not None:
             args = " ".join(opponent.admitted) if opponent.admitted else "(none passed the quality gate)"
@@ -400,7 +400,7 @@ class Evince:
 
     async def _turn(self, role: str, round_: int, kappa: float | None, opponent: _Position | None,
                     opponent_spoke: bool) -> AsyncIterator[Event]:
-        agent = self.agents.a if role == "agent-a" else self.agents.b
+        agent = self.agents.a if role == AGENT_A else self.agents.b
         c = self.config
         history = self.messages[role]
         if not history:
@@ -497,7 +497,7 @@ class Evince:
         mine = self._fresh(role, round_)
         if not c.crit_judge or mine is None:
             return
-        result = await crit(self.agents.judge, mine.text(mine.arguments), author="Agent A" if role == "agent-a" else "Agent B",
+        result = await crit(self.agents.judge, mine.text(mine.arguments), author="Agent A" if role == AGENT_A else "Agent B",
                             counter=None if counter is None else counter.text(), subject=c.case,
                             max_tokens=c.crit_tokens, arguments=mine.arguments, depth=c.crit_depth)
         self.crits[role] = result
@@ -534,15 +534,15 @@ class Evince:
 
     def _metrics(self, round_: int, kappa: float | None) -> MetricsComputed | None:
         """The round's metrics, or ``None`` when an agent gave no prediction this round."""
-        a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
+        a, b = self._fresh(AGENT_A, round_), self._fresh(AGENT_B, round_)
         if a is None or b is None:
             return None
         values: dict[str, float] = dict(asdict(M.compute_all(a.probs, b.probs)))
-        judged = [self.crits[r] for r in ("agent-a", "agent-b") if self.crit_rounds.get(r) == round_]
+        judged = [self.crits[r] for r in (AGENT_A, AGENT_B) if self.crit_rounds.get(r) == round_]
         scores = [r.normalized for r in judged if r.normalized is not None]
         if len(scores) == 2:  # ΔCRIT compares like with like: both agents judged this round
             values["crit"] = sum(scores) / 2
-        for role, key in (("agent-a", "crit_a"), ("agent-b", "crit_b")):
+        for role, key in ((AGENT_A, "crit_a"), (AGENT_B, "crit_b")):
             normalized = self.crits[role].normalized if role in self.crits else None
             if self.crit_rounds.get(role) == round_ and normalized is not None:
                 values[key] = normalized
@@ -558,7 +558,7 @@ class Evince:
     def _consensus(self) -> dict[str, float]:
         """P_f = (Γ_A·P_A + Γ_B·P_B)/(Γ_A + Γ_B) over the agents' latest stated positions;
         equal weights where a CRIT score is missing."""
-        roles = [r for r in ("agent-a", "agent-b") if r in self.positions]
+        roles = [r for r in (AGENT_A, AGENT_B) if r in self.positions]
         mixed = M.mixture([self.positions[r].probs for r in roles], [self._weight(r) for r in roles])
         assert isinstance(mixed, dict)
         return dict(sorted(mixed.items(), key=lambda kv: -kv[1]))
@@ -596,7 +596,7 @@ class Evince:
         """Whether the agents' latest positions agree, in the module's one meaning: the same top
         label and JSD ≤ ``agreement_max_jsd``; when not, how they differ (for the stop reason
         and the recommendations prompt)."""
-        a, b = self.positions.get("agent-a"), self.positions.get("agent-b")
+        a, b = self.positions.get(AGENT_A), self.positions.get(AGENT_B)
         if a is None or b is None:
             return False, "an agent gave no prediction"
         top_a, top_b = _top(a.probs), _top(b.probs)
@@ -674,9 +674,9 @@ class Evince:
                 yield phase_event
             # Round 0 is asymmetric: A states its prior without contentiousness; B explores at κ0.
             # A answers B's previous turn; B answers A's turn of this round.
-            for role, k, other, answered in (("agent-a", None if round_ == 0 else kappa, "agent-b", round_ - 1),
-                                             ("agent-b", kappa, "agent-a", round_)):
-                if role == "agent-b":  # the moderator is heard between the two turns too
+            for role, k, other, answered in ((AGENT_A, None if round_ == 0 else kappa, AGENT_B, round_ - 1),
+                                             (AGENT_B, kappa, AGENT_A, round_)):
+                if role == AGENT_B:  # the moderator is heard between the two turns too
                     async for event in self.moderation.checkpoint(round_):
                         yield event
                 if self.moderation.stopped:
@@ -689,7 +689,7 @@ class Evince:
             if self.moderation.stopped:
                 stop_reason, ending = self.moderation.stop_reason or "stopped", "stopped"
                 break
-            a, b = self._fresh("agent-a", round_), self._fresh("agent-b", round_)
+            a, b = self._fresh(AGENT_A, round_), self._fresh(AGENT_B, round_)
             if self.agreement is not None and a is not None and b is not None:  # the whole case, every turn
                 async for event in self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2):
                     yield event
@@ -754,7 +754,7 @@ class Evince:
         if not self.config.crit_judge:
             return []
         judge = self.agents.judge.model_id
-        return [role for role, agent in (("agent-a", self.agents.a), ("agent-b", self.agents.b)) if agent.model_id == judge]
+        return [role for role, agent in ((AGENT_A, self.agents.a), (AGENT_B, self.agents.b)) if agent.model_id == judge]
 
     def _self_judging_notice(self) -> Notice | None:
         """Section 7.2 (1)(iii) asks for *external* CRIT scoring: say so when the judge is a
@@ -762,7 +762,7 @@ class Evince:
         roles = self.self_judging()
         if not roles:
             return None
-        names = " and ".join("Agent A" if r == "agent-a" else "Agent B" for r in roles)
+        names = " and ".join("Agent A" if r == AGENT_A else "Agent B" for r in roles)
         model = self.agents.judge.model_id
         return Notice(self.debate_id, "self_judging",
                       f"the CRIT judge runs on {model}, the model of {names}: EVINCE asks for external CRIT "
@@ -790,7 +790,7 @@ class Evince:
         canonical = c.labels.match(reference) if c.labels else None
         top = next(iter(final))
         agrees = (canonical or reference).casefold() == top.casefold()
-        agreed = self._agreement()[0] and _top(self.positions["agent-a"].probs).casefold() == top.casefold()
+        agreed = self._agreement()[0] and _top(self.positions[AGENT_A].probs).casefold() == top.casefold()
         confident = final[top] >= c.label_flag_confidence
         flag = None
         if not agrees and agreed and confident:
@@ -820,8 +820,8 @@ class Evince:
         event = self._phase_event("conciliatory", round_, kappa)
         if event:
             yield event
-        for role in ("agent-a", "agent-b"):
-            agent = self.agents.a if role == "agent-a" else self.agents.b
+        for role in (AGENT_A, AGENT_B):
+            agent = self.agents.a if role == AGENT_A else self.agents.b
             ask = (f"{opening} {instruction(kappa)} "
                    "Together with the other agent, list further questions to ask and tests to run that would "
                    "confirm or refute this conclusion.")
@@ -863,9 +863,9 @@ async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -
     run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
     yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
                         config.describe(), (agent.participant(),))
-    async for event in run_._turn("agent-a", 0, None, None, opponent_spoke=False):
+    async for event in run_._turn(AGENT_A, 0, None, None, opponent_spoke=False):
         yield event
-    position = run_.positions.get("agent-a")
+    position = run_.positions.get(AGENT_A)
     probs = position.probs if position is not None else {}
     yield DebateFinished(debate_id, "finished", "single prediction" if probs else "single prediction: no usable reply",
                          {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})

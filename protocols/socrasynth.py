@@ -343,8 +343,8 @@ class SocraSynth:
         self.moderation = Moderation(debate_id, ROLES, channel)
         self.qa = agents.qa or Agent("qa", agents.a.backend, agents.a.options)
         self.schedules: list[tuple[int, dict[str, Schedule]]] = []  # (first round, each agent's Δ schedule)
-        self._set_delta({"agent-a": config.kappa_a, "agent-b": config.kappa_b}, origin=0)
-        self.messages: dict[str, list[Message]] = {"agent-a": [], "agent-b": [], "qa": []}
+        self._set_delta({AGENT_A: config.kappa_a, AGENT_B: config.kappa_b}, origin=0)
+        self.messages: dict[str, list[Message]] = {AGENT_A: [], AGENT_B: [], "qa": []}
         self.agenda: list[Subtopic] = []
         self.theta: dict[str, list[tuple[str, list[str]]]] = {role: [] for role in ROLES}  # (label, points)
         self.rounds: list[dict[str, Any]] = []
@@ -393,26 +393,26 @@ class SocraSynth:
     # -- names and prompts --------------------------------------------------------------------
 
     def stance(self, role: str) -> str:
-        for_ = (role == "agent-a") != self.config.swap_stances
+        for_ = (role == AGENT_A) != self.config.swap_stances
         return "for" if for_ else "against"
 
     @property
     def pro(self) -> str:
-        return "agent-a" if self.stance("agent-a") == "for" else "agent-b"
+        return AGENT_A if self.stance(AGENT_A) == "for" else AGENT_B
 
     @property
     def con(self) -> str:
         return _other(self.pro)
 
     def _agent(self, role: str) -> Agent:
-        return {"agent-a": self.agents.a, "agent-b": self.agents.b, "qa": self.qa}[role]
+        return {AGENT_A: self.agents.a, AGENT_B: self.agents.b, "qa": self.qa}[role]
 
     def _system(self, role: str) -> str:
         """Appendix 6.B (1): the committee, the subject, the stance and the contentiousness."""
         c = self.config
         me, other = _name(role), _name(_other(role))
         side = "in favour of" if self.stance(role) == "for" else "against"
-        start = c.kappa_a if role == "agent-a" else c.kappa_b
+        start = c.kappa_a if role == AGENT_A else c.kappa_b
         return (f"You are {me} on a debate committee led by a moderator. The moderator gives you and {other} "
                 f"this subject to debate:\n<<<\n{c.subject.strip()}\n>>>\nYou argue {side} it; {other} argues the "
                 "opposite. Prepare evidence that strengthens your side. Text between <<< and >>> is material to "
@@ -503,26 +503,26 @@ class SocraSynth:
             yield self._finished(role, out, round_=0, phase="agenda", kind="agenda", text=_agenda_text(proposals[role]),
                                  parsed={"step": "proposal", "subtopics": _dump(proposals[role])})
         # Table 6.4: A works both lists into at most N agreed subtopics.
-        ask = (f"{_name('agent-b')} suggested these subtopics:\n<<<\n{_agenda_text(proposals['agent-b'])}\n>>>\n"
+        ask = (f"{_name(AGENT_B)} suggested these subtopics:\n<<<\n{_agenda_text(proposals[AGENT_B])}\n>>>\n"
                f"Combine them with yours into at most {n} agreed subtopics, merging related themes from both lists, "
                "each with a description that states its scope fairly for both sides.")
         out = _Reply()
-        async for event in self._speak("agent-a", ask, AgendaReply, schema, out, round_=0, phase="agenda", kind="agenda"):
+        async for event in self._speak(AGENT_A, ask, AgendaReply, schema, out, round_=0, phase="agenda", kind="agenda"):
             yield event
         if not out.spoken:
             return
         merged = _capped(out.parsed.subtopics if out.parsed else [], n, out.notes)
         merge_notes = [] if merged else ["no merged list: kept both proposals, A's first"]
-        merged = merged or _capped(_unique(proposals["agent-a"] + proposals["agent-b"]), n, merge_notes)
-        yield self._finished("agent-a", out, round_=0, phase="agenda", kind="agenda", text=_agenda_text(merged),
+        merged = merged or _capped(_unique(proposals[AGENT_A] + proposals[AGENT_B]), n, merge_notes)
+        yield self._finished(AGENT_A, out, round_=0, phase="agenda", kind="agenda", text=_agenda_text(merged),
                              parsed={"step": "merge", "subtopics": _dump(merged)}, notes=merge_notes)
         # Table 6.8: B accepts the merged list or amends it.
-        ask = (f"{_name('agent-a')} combined both lists into this agenda:\n<<<\n{_agenda_text(merged)}\n>>>\n"
+        ask = (f"{_name(AGENT_A)} combined both lists into this agenda:\n<<<\n{_agenda_text(merged)}\n>>>\n"
                f"If it is balanced, accept it (accept = true, no subtopics). Otherwise set accept = false and give "
                f"your amended list of at most {n} subtopics.")
         review_schema = _fitted(AgendaReview, items=n, chars=chars_for(c.turn_tokens, 2 * n))
         out = _Reply()
-        async for event in self._speak("agent-b", ask, AgendaReview, review_schema, out, round_=0, phase="agenda", kind="agenda"):
+        async for event in self._speak(AGENT_B, ask, AgendaReview, review_schema, out, round_=0, phase="agenda", kind="agenda"):
             yield event
         if not out.spoken:
             return
@@ -531,7 +531,7 @@ class SocraSynth:
         agreed = amended or merged
         notes = [] if agreed else ["no subtopics agreed: the subject is debated as a whole"]
         self.agenda = agreed or [_whole(c.subject)]
-        yield self._finished("agent-b", out, round_=0, phase="agenda", kind="agenda", text=_agenda_text(self.agenda),
+        yield self._finished(AGENT_B, out, round_=0, phase="agenda", kind="agenda", text=_agenda_text(self.agenda),
                              parsed={"step": "review", "accept": bool(review and review.accept), "amended": _dump(amended),
                                      "agreed": _dump(self.agenda)}, notes=notes)
         if c.agenda_editor is not None:
@@ -903,7 +903,7 @@ class SocraSynth:
 
     def self_judging(self) -> dict[str, list[str]]:
         """Judges that run on a debater's own model: judge role -> the debaters it shares it with."""
-        debaters = {"agent-a": self.agents.a.model_id, "agent-b": self.agents.b.model_id}
+        debaters = {AGENT_A: self.agents.a.model_id, AGENT_B: self.agents.b.model_id}
         found = {j.role: [r for r, m in debaters.items() if m == j.model_id] for j in self.agents.judges}
         return {role: roles for role, roles in found.items() if roles}
 
@@ -979,14 +979,14 @@ def tally(alignments: dict[str, dict[str, dict[str, dict[str, float | None]]]]) 
                 for role, score in zip(ROLES, complete):
                     sums[role] = round(sums[role] + score, 3)
                     both[role] = round(both[role] + score, 3)
-    winners = {judge: _winner(t["agent-a"], t["agent-b"]) if judge in counted else None for judge, t in overall.items()}
+    winners = {judge: _winner(t[AGENT_A], t[AGENT_B]) if judge in counted else None for judge, t in overall.items()}
     votes = [w for w in winners.values() if w is not None]
-    winner = _winner(votes.count("agent-a"), votes.count("agent-b")) if votes else None
+    winner = _winner(votes.count(AGENT_A), votes.count(AGENT_B)) if votes else None
     return {"totals": totals, "winners": winners, "winner": winner, "gaps": gaps}
 
 
 def _winner(a: float, b: float) -> str:
-    return "agent-a" if a > b else "agent-b" if b > a else "tie"
+    return AGENT_A if a > b else AGENT_B if b > a else "tie"
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -1044,11 +1044,11 @@ def _label(kind: str, t: int) -> str:
 
 
 def _name(role: str) -> str:
-    return {"agent-a": "Agent A", "agent-b": "Agent B"}.get(role, role)
+    return {AGENT_A: "Agent A", AGENT_B: "Agent B"}.get(role, role)
 
 
 def _other(role: str) -> str:
-    return "agent-b" if role == "agent-a" else "agent-a"
+    return AGENT_B if role == AGENT_A else AGENT_A
 
 
 async def run(config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: str,
