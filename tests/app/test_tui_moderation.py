@@ -50,7 +50,7 @@ CASES: dict[str, tuple[dict[str, str], str, list[str], Any]] = {
                    ["agent-a", "agent-b"], socrasynth.HONOURED),
     "agreement": ({"topics": "budget", "max_rounds": "8", "turn_tokens": "24"}, "participant-2",
                   ["participant-1", "participant-2"], conference.HONOURED),
-    "deliberation": ({"max_turns": "20", "turn_tokens": "24"}, "deliberator-2",
+    "deliberation": ({"max_turns": "60", "turn_tokens": "24"}, "deliberator-2",
                      ["deliberator-1", "deliberator-2", "moderator"], deliberation.HONOURED),
     "humanloop": ({"rounds": "5", "turn_tokens": "24"}, "agent-2", ["agent-1", "agent-2"], humanloop.HONOURED),
     "d3": ({"max_rounds": "5", "turn_tokens": "24", "budget": "100000"}, "advocate-2",
