@@ -336,6 +336,8 @@ class LlamaCppBackend(Backend):
             "threads": self.n_threads,
             "kv_layout": self.kv_layout,
             "kv_cache_type": self.kv_cache_type,
+            "file": str(self.path),  # the model's file, for the debate's provenance (store/provenance.py)
+            "profile": self.entry.profile,
         }
 
 
