@@ -16,7 +16,7 @@ from .journal import Journal
 from .provenance import with_end
 
 _JSON_COLUMNS = {"config_json", "outcome_json", "options_json", "details_json", "parsed_json",
-                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json"}
+                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json", "provenance_json"}
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:

@@ -191,7 +191,8 @@ class Link:
 
 
 def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count: int | None,
-                 current: dict[tuple[str, str], str | None], times: dict[tuple[str, str], float | None]) -> list[Problem]:
+                 current: dict[tuple[str, str], str | None], times: dict[tuple[str, str], float | None],
+                 values: dict[tuple[str, str], tuple[Any, ...]] | None = None) -> list[Problem]:
     """The checks shared by the journal and an export: each link chains from the one before;
     the last is the head; each row matches its latest link; no row lacks a link.
 
@@ -200,23 +201,27 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
     problems: list[Problem] = []
     previous = genesis(debate_id)
     latest: dict[tuple[str, str], Link] = {}
+    broken = False
     for i, link in enumerate(links, start=1):
+        latest[(link.table, link.key)] = link  # rows are still checked against their links past a break
+        if broken:
+            continue
         expected = link_sha256(previous, i, link.table, link.key, link.row_sha256, link.at)
         if link.n != i or link.chain_sha256 != expected:
             problems.append(Problem(debate_id, link.table, link.key, "chain",
                                     f"seal link {link.n} does not follow link {i - 1}: a link was changed, removed, "
                                     "inserted or reordered", link.at, i))
-            break
+            broken = True
+            continue
         previous = link.chain_sha256
-        latest[(link.table, link.key)] = link
-    else:
+    if not broken:
         if head is not None and (previous != head or count != len(links)):
             last = links[-1] if links else None
             problems.append(Problem(debate_id, last.table if last else "seal", last.key if last else "-", "chain",
                                     f"the chain ends at link {len(links)} ({previous[:12]}…) but its head says "
                                     f"{count} links ({head[:12]}…): links were removed from the end or added",
                                     last.at if last else None, len(links) + 1))
-    sealed_as = {link.row_sha256: ident for ident, link in latest.items()}
+    changed = [i for i, link in latest.items() if i in current and current[i] not in (None, link.row_sha256)]
     for ident, link in latest.items():
         if ident not in current:
             problems.append(Problem(debate_id, ident[0], ident[1], "deleted", "the row is gone", link.at, link.n))
@@ -224,8 +229,8 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
         now = current[ident]
         if now is None or now == link.row_sha256:
             continue
-        other = sealed_as.get(now)
-        if other is not None and other[0] == ident[0]:
+        other = _moved_from(ident, changed, latest, values or {})
+        if other is not None:
             problems.append(Problem(debate_id, ident[0], ident[1], "reordered",
                                     f"it now holds what was sealed as {other[0]} row {other[1]}", link.at, link.n))
         else:
@@ -239,32 +244,55 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
     return problems
 
 
+def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], latest: dict[tuple[str, str], Link],
+                values: dict[tuple[str, str], tuple[Any, ...]]) -> tuple[str, str] | None:
+    """The other changed row of the same table whose sealed content this row now holds under its
+    own key (two rows swapped, or their keys exchanged), if any."""
+    row = values.get(ident)
+    if row is None:
+        return None
+    key_column, columns = SEALED[ident[0]]
+    at = columns.index(key_column)
+    for other in changed:
+        if other[0] != ident[0] or other == ident:
+            continue
+        as_other = (*row[:at], _typed_key(other[0], other[1]), *row[at + 1:])
+        if row_sha256(ident[0], as_other) == latest[other].row_sha256:
+            return other
+    return None
+
+
 def verify(conn: sqlite3.Connection, debate_id: str) -> Verdict:
     """Recompute one debate's chain from the journal and compare every sealed row with it."""
     head_row = conn.execute("SELECT head, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
                             (debate_id,)).fetchone()
     links = [Link(r[0], r[1], r[2], r[3], r[4], r[5]) for r in conn.execute(
         "SELECT n, tbl, row_key, row_sha256, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
-    current, times = _current(conn, debate_id)
+    current, times, values = _current(conn, debate_id)
     if head_row is None:
         problems = [Problem(debate_id, "debates", debate_id, "inserted", "the debate has no seal at all", None, 0)]
         return Verdict(debate_id, 0, None, None, tuple(problems))
-    problems = _check_links(debate_id, links, head_row[0], head_row[1], current, times)
+    problems = _check_links(debate_id, links, head_row[0], head_row[1], current, times, values)
     return Verdict(debate_id, len(links), head_row[0], head_row[2], tuple(problems))
 
 
-def _current(conn: sqlite3.Connection, debate_id: str) -> tuple[dict[tuple[str, str], str | None], dict[tuple[str, str], float | None]]:
-    """Every sealed row of the debate as it is now: its hash, and when it says it was written."""
+def _current(conn: sqlite3.Connection, debate_id: str) -> tuple[dict[tuple[str, str], str | None],
+                                                                  dict[tuple[str, str], float | None],
+                                                                  dict[tuple[str, str], tuple[Any, ...]]]:
+    """Every sealed row of the debate as it is now: its hash, when it says it was written, and
+    its sealed values."""
     current: dict[tuple[str, str], str | None] = {}
     times: dict[tuple[str, str], float | None] = {}
+    values: dict[tuple[str, str], tuple[Any, ...]] = {}
     for table, (key, columns) in SEALED.items():
         time_col = next((c for c in _TIME_COLUMNS if c in columns), None)
         select = ", ".join((key, *columns, time_col or "NULL"))
         for r in conn.execute(f"SELECT {select} FROM {table} WHERE {_OWNER[table]} = ?", (debate_id,)):
             ident = (table, _key(r[0]))
-            current[ident] = row_sha256(table, tuple(r[1:-1]))
+            values[ident] = tuple(r[1:-1])
+            current[ident] = row_sha256(table, values[ident])
             times[ident] = r[-1]
-    return current, times
+    return current, times, values
 
 
 def verify_all(conn: sqlite3.Connection) -> list[Verdict]:
