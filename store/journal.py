@@ -21,7 +21,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_db_path()
         #: Rows written in the open transaction, to be sealed before it commits: (debate, table, key).
-        self._unsealed: list[tuple[str, str, Any]] = []
+        self._unsealed: list[tuple[str, str, Any, Sequence[Any] | None]] = []
         #: False writes without sealing: only for ``benchmarks/journal_seal.py``'s comparison.
         self.sealing = True
         self._prepare_file()
@@ -170,9 +170,11 @@ class Journal:
             self.conn.execute("ROLLBACK")
             raise JournalError(f"{self.path}: could not save ({exc}); is the disk full or read-only?") from None
 
-    def _sealed(self, debate_id: str, table: str, key: Any) -> None:
-        """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT."""
-        self._unsealed.append((debate_id, table, key))
+    def _sealed(self, debate_id: str, table: str, key: Any, values: Sequence[Any] | None = None) -> None:
+        """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT.
+        ``values``: its sealed columns as the write returned them (``seal.returning``), else
+        the row is read back."""
+        self._unsealed.append((debate_id, table, key, values))
 
     def _seal_written(self) -> None:
         """Append a seal link for each row written in this transaction, debate by debate, in
@@ -180,9 +182,9 @@ class Journal:
         written, self._unsealed = self._unsealed, []
         if not self.sealing:
             return
-        by_debate: dict[str, list[tuple[str, Any]]] = {}
-        for debate_id, table, key in written:
-            by_debate.setdefault(debate_id, []).append((table, key))
+        by_debate: dict[str, list[tuple[str, Any, Sequence[Any] | None]]] = {}
+        for debate_id, table, key, values in written:
+            by_debate.setdefault(debate_id, []).append((table, key, values))
         for debate_id, rows in by_debate.items():
             seal.append(self.conn, debate_id, rows)
 
@@ -292,7 +294,7 @@ class Journal:
                 "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
                 " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
                 " duration_s, finish_reason, created_at, request, confidence, exchange_json)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("turns"),
                 (
                     e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
                     e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
@@ -300,15 +302,16 @@ class Journal:
                     None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
                 ),
             )
-            turn_id = cur.lastrowid
-            assert turn_id is not None  # an INSERT's row id
-            self._sealed(e.debate_id, "turns", turn_id)
+            stored = cur.fetchone()
+            turn_id = int(stored[0])  # the sealed columns start with the id
+            self._sealed(e.debate_id, "turns", turn_id, stored)
             if e.distribution:
                 ranked = sorted(e.distribution.items(), key=lambda lp: lp[1], reverse=True)
+                insert = ("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
+                          " VALUES (?,?,?,?,?,?,?)" + seal.returning("distributions"))
                 for i, (label, p) in enumerate(ranked):
-                    row = c.execute("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
-                                    " VALUES (?,?,?,?,?,?,?)", (turn_id, e.debate_id, e.round, e.role, i + 1, label, p))
-                    self._sealed(e.debate_id, "distributions", row.lastrowid)
+                    row = c.execute(insert, (turn_id, e.debate_id, e.round, e.role, i + 1, label, p)).fetchone()
+                    self._sealed(e.debate_id, "distributions", row[0], row)
             if e.call is not None:
                 self._call(e.debate_id, e.call, turn_id, e.round)
             self._touch(e.debate_id)
@@ -318,14 +321,15 @@ class Journal:
         cur = self.conn.execute(
             "INSERT INTO model_calls(debate_id, turn_id, round, role, model_id, purpose, options_json, prompt_tokens,"
             " prompt_tokens_evaluated, completion_tokens, duration_s, first_token_s, finish_reason, error, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("model_calls"),
             (
                 debate_id, turn_id, round_, call.role, call.model_id, call.purpose, _dumps(call.options),
                 call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s,
                 call.first_token_s, call.finish_reason, call.error, time.time(),
             ),
         )
-        self._sealed(debate_id, "model_calls", cur.lastrowid)
+        stored = cur.fetchone()
+        self._sealed(debate_id, "model_calls", stored[0], stored)
 
     def _phase_changed(self, e: PhaseChanged) -> None:
         with self._writing() as c:

@@ -74,17 +74,34 @@ def genesis(debate_id: str) -> str:
     return hashlib.sha256(f"symposium seal v1\n{debate_id}".encode()).hexdigest()
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once: this is the hot path
+
+
+def _canonical(value: Any) -> Any:
+    """A whole-valued float as an integer: a REAL column keeps ``3.0`` as the integer 3 on disk
+    and reads it back as 3.0, but ``INSERT … RETURNING`` hands back the 3 — both hash alike."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
 def row_sha256(table: str, values: Sequence[Any]) -> str:
-    """The hash of one row's sealed column values as SQLite returns them (text, integer, real,
-    NULL), in :data:`SEALED`'s order, tagged with the table."""
-    payload = json.dumps([table, *values], ensure_ascii=False, separators=(",", ":"))
+    """The hash of one row's sealed column values (text, integer, real, NULL; whole floats as
+    integers), in :data:`SEALED`'s order, tagged with the table: SHA-256 of compact JSON."""
+    payload = _encode([table, *map(_canonical, values)])
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def link_sha256(previous: str, n: int, table: str, key: str, row_hash: str, at: float) -> str:
     """The chain hash of link ``n``: covers the previous chain hash and all of this link."""
-    payload = json.dumps([previous, n, table, key, row_hash, at], separators=(",", ":"))
+    payload = _encode([previous, n, table, key, row_hash, at])
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def returning(table: str) -> str:
+    """`` RETURNING`` the sealed columns, for a write that hands its row straight to :func:`append`
+    (the busiest writes: a turn, its distribution, its model call) instead of reading it back."""
+    return " RETURNING " + ", ".join(SEALED[table][1])
 
 
 def _select(table: str) -> str:
@@ -96,16 +113,17 @@ def _key(value: Any) -> str:
     return str(value)
 
 
-def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, Any]], at: float | None = None) -> None:
-    """Append one link per ``(table, key)`` to the debate's chain, hashing each row as it is
-    stored now. Runs inside the caller's transaction (the write the links seal): the row and
-    its link are kept together or not at all."""
+def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, Any, Sequence[Any] | None]],
+           at: float | None = None) -> None:
+    """Append one link per ``(table, key, values)`` to the debate's chain, hashing each row's
+    sealed values (``None``: read back as stored now). Runs inside the caller's transaction (the
+    write the links seal): the row and its link are kept together or not at all."""
     head = conn.execute("SELECT head, rows FROM seal_heads WHERE debate_id = ?", (debate_id,)).fetchone()
     previous, n = (head[0], head[1]) if head is not None else (genesis(debate_id), 0)
     when = time.time() if at is None else at
     links = []
-    for table, key in rows:
-        values = conn.execute(_select(table), (debate_id, key)).fetchone()
+    for table, key, given in rows:
+        values = given if given is not None else conn.execute(_select(table), (debate_id, key)).fetchone()
         if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
             continue
         n += 1
@@ -131,9 +149,9 @@ def seal_existing(conn: sqlite3.Connection, at: float) -> int:
     debates = [r[0] for r in conn.execute(
         "SELECT id FROM debates WHERE id NOT IN (SELECT debate_id FROM seal_heads) ORDER BY created_at, id")]
     for debate_id in debates:
-        rows: list[tuple[str, Any]] = []
+        rows: list[tuple[str, Any, Sequence[Any] | None]] = []
         for table, (key, _) in SEALED.items():
-            rows += [(table, r[0]) for r in conn.execute(
+            rows += [(table, r[0], None) for r in conn.execute(
                 f"SELECT {key} FROM {table} WHERE {_OWNER[table]} = ? ORDER BY {key}", (debate_id,))]
         append(conn, debate_id, rows, at)
         conn.execute("UPDATE seal_heads SET sealed_on_migration_at = ? WHERE debate_id = ?", (at, debate_id))
