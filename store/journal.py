@@ -79,6 +79,8 @@ class Journal:
         self.path = Path(path) if path is not None else default_db_path()
         #: Rows written in the open transaction, to be sealed before it commits: (debate, table, key).
         self._unsealed: list[tuple[str, str, Any, Sequence[Any] | None]] = []
+        #: Each debate's seal head as this journal last wrote it (store.seal.append checks it).
+        self._heads: dict[str, seal.Head] = {}
         #: False writes without sealing: only for ``benchmarks/journal_seal.py``'s comparison.
         self.sealing = True
         self._prepare_file()
@@ -186,7 +188,7 @@ class Journal:
         for debate_id, table, key, values in written:
             by_debate.setdefault(debate_id, []).append((table, key, values))
         for debate_id, rows in by_debate.items():
-            seal.append(self.conn, debate_id, rows)
+            seal.append(self.conn, debate_id, rows, heads=self._heads)
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:

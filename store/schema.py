@@ -228,16 +228,14 @@ _V5_REPLAY = """
 """
 
 # v6 (issue 27): the seal (store/seal.py) and each run's provenance (store/provenance.py). Every
-# sealed row's write appends a link to ``seal`` in its own transaction; ``seal_heads`` holds each
-# debate's newest chain hash. Debates already in the journal are sealed from the rows they hold,
+# transaction that writes sealed rows appends one link to ``seal`` (the rows' tables, keys and
+# hashes, chained to the link before); ``seal_heads`` holds each debate's newest chain hash. Debates already in the journal are sealed from the rows they hold,
 # marked with the migration's time (``_seal_on_migration``).
 _V6_SEAL = """
         CREATE TABLE seal (
             debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
             n             INTEGER NOT NULL,
-            tbl           TEXT NOT NULL,
-            row_key       TEXT NOT NULL,
-            row_sha256    TEXT NOT NULL,
+            rows_json     TEXT NOT NULL,
             chain_sha256  TEXT NOT NULL,
             at            REAL NOT NULL,
             PRIMARY KEY (debate_id, n)
@@ -245,6 +243,7 @@ _V6_SEAL = """
         CREATE TABLE seal_heads (
             debate_id               TEXT PRIMARY KEY REFERENCES debates(id) ON DELETE CASCADE,
             head                    TEXT NOT NULL,
+            links                   INTEGER NOT NULL,
             rows                    INTEGER NOT NULL,
             sealed_on_migration_at  REAL
         );

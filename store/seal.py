@@ -5,16 +5,17 @@ the fact, and a recipient of an export must be able to check that without the jo
 
 How (one chain per debate):
 
-* every write of a sealed row (:data:`SEALED`) appends one *link* to the ``seal`` table, in the
-  same transaction as the write: the row's table and key, the SHA-256 of the row's sealed
-  columns as stored (:func:`row_sha256`), the time, and the chain hash — SHA-256 over the
-  previous link's chain hash and this link's fields (:func:`link_sha256`). The first link
-  chains from a genesis hash of the debate's id, so a chain cannot be moved to another debate;
+* every transaction that writes sealed rows (:data:`SEALED`; one per event, ``Journal.record``)
+  appends one *link* to the ``seal`` table before it commits: for each row written, in order,
+  its table, its key and the SHA-256 of its sealed columns as stored (:func:`row_sha256`); the
+  time; and the chain hash — SHA-256 over the previous link's chain hash and all of this link
+  (:func:`link_sha256`). The first link chains from a genesis hash of the debate's id, so a
+  chain cannot be moved to another debate;
 * the newest chain hash is the debate's *head* (``seal_heads``), printed in ``show``, the JSON
   export and the report: a reader who noted it can later tell that nothing was appended,
   removed or rewritten, even by someone who recomputed the whole chain;
 * a row written more than once (a debate's status at its end, a metric recomputed, a round's
-  κ) gets a new link each time; :func:`verify` checks each row against its *latest* link, and
+  κ) is sealed again each time; :func:`verify` checks each row against its *latest* seal, and
   every link against its predecessor.
 
 :func:`verify` names the first row that differs from its seal (changed, deleted, swapped with
@@ -77,24 +78,43 @@ def genesis(debate_id: str) -> str:
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once: this is the hot path
 
 
-def _canonical(value: Any) -> Any:
-    """A whole-valued float as an integer: a REAL column keeps ``3.0`` as the integer 3 on disk
-    and reads it back as 3.0, but ``INSERT … RETURNING`` hands back the 3 — both hash alike."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
-
-
 def row_sha256(table: str, values: Sequence[Any]) -> str:
-    """The hash of one row's sealed column values (text, integer, real, NULL; whole floats as
-    integers), in :data:`SEALED`'s order, tagged with the table: SHA-256 of compact JSON."""
-    payload = _encode([table, *map(_canonical, values)])
-    return hashlib.sha256(payload.encode()).hexdigest()
+    """The hash of one row's sealed column values, in :data:`SEALED`'s order, tagged with its table.
+
+    SHA-256 over ``<table>\n`` then each value as SQLite hands it back, tagged and delimited so
+    no two rows encode alike: ``n;`` for NULL, ``i<decimal>;`` for an integer, ``f<repr>;`` for
+    a real (Python's shortest round-trip form), ``s<byte length>:<UTF-8>`` for text and
+    ``b<length>:<bytes>`` for a blob. A whole-valued real hashes as the integer: a REAL column
+    keeps ``3.0`` as the integer 3 on disk and reads it back as 3.0, while ``INSERT … RETURNING``
+    hands back the 3. (Not JSON: escaping a turn's text cost more than the rest of a turn's write.)"""
+    h = hashlib.sha256(table.encode() + b"\n")
+    for value in values:
+        if value is None:
+            h.update(b"n;")
+        elif isinstance(value, str):
+            data = value.encode("utf-8", "surrogatepass")
+            h.update(b"s%d:" % len(data))
+            h.update(data)
+        elif isinstance(value, int):
+            h.update(b"i%d;" % value)
+        elif isinstance(value, float):
+            h.update(b"i%d;" % value if value.is_integer() and abs(value) < 2**53 else b"f%s;" % repr(value).encode())
+        elif isinstance(value, bytes):
+            h.update(b"b%d:" % len(value))
+            h.update(value)
+        else:
+            raise TypeError(f"{table}: a {type(value).__name__} is not a value SQLite stores; cannot seal it")
+    return h.hexdigest()
 
 
-def link_sha256(previous: str, n: int, table: str, key: str, row_hash: str, at: float) -> str:
-    """The chain hash of link ``n``: covers the previous chain hash and all of this link."""
-    payload = _encode([previous, n, table, key, row_hash, at])
+Entry = tuple[str, str, str]
+"""One row sealed by a link: its table, its key (as text) and its :func:`row_sha256`."""
+
+
+def link_sha256(previous: str, n: int, rows: Sequence[Entry], at: float) -> str:
+    """The chain hash of link ``n``: covers the previous chain hash and all of this link (its
+    number, every row it seals, its time)."""
+    payload = _encode([previous, n, [list(r) for r in rows], at])
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -113,30 +133,46 @@ def _key(value: Any) -> str:
     return str(value)
 
 
+Head = tuple[str, int, int]
+"""A chain's head as a writer last left it: chain hash, links, rows sealed."""
+
+
 def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, Any, Sequence[Any] | None]],
-           at: float | None = None) -> None:
-    """Append one link per ``(table, key, values)`` to the debate's chain, hashing each row's
-    sealed values (``None``: read back as stored now). Runs inside the caller's transaction (the
-    write the links seal): the row and its link are kept together or not at all."""
-    head = conn.execute("SELECT head, rows FROM seal_heads WHERE debate_id = ?", (debate_id,)).fetchone()
-    previous, n = (head[0], head[1]) if head is not None else (genesis(debate_id), 0)
-    when = time.time() if at is None else at
-    links = []
+           at: float | None = None, heads: dict[str, Head] | None = None) -> None:
+    """Append one link sealing every ``(table, key, values)`` written by the caller's
+    transaction (``values`` ``None``: read back as stored now), in the order written.
+
+    Runs inside that transaction: the rows and their link are kept together or not at all.
+    ``heads`` caches each debate's head between transactions of one writer, so a turn costs two
+    statements here (move the head if it is still the cached one; add the link); when another
+    writer moved it meanwhile, the head is read again."""
+    entries: list[Entry] = []
     for table, key, given in rows:
         values = given if given is not None else conn.execute(_select(table), (debate_id, key)).fetchone()
         if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
             continue
-        n += 1
-        k = _key(key)
-        row_hash = row_sha256(table, tuple(values))
-        previous = link_sha256(previous, n, table, k, row_hash, when)
-        links.append((debate_id, n, table, k, row_hash, previous, when))
-    if not links:
+        entries.append((table, _key(key), row_sha256(table, tuple(values))))
+    if not entries:
         return
-    conn.executemany("INSERT INTO seal(debate_id, n, tbl, row_key, row_sha256, chain_sha256, at) VALUES (?,?,?,?,?,?,?)",
-                     links)
-    conn.execute("INSERT INTO seal_heads(debate_id, head, rows) VALUES (?,?,?) ON CONFLICT(debate_id)"
-                 " DO UPDATE SET head = excluded.head, rows = excluded.rows", (debate_id, previous, n))
+    when = time.time() if at is None else at
+    cached = heads.get(debate_id) if heads is not None else None
+    moved = 0
+    if cached is not None:
+        previous, n, count = cached
+        chain = link_sha256(previous, n + 1, entries, when)
+        moved = conn.execute("UPDATE seal_heads SET head = ?, links = ?, rows = ? WHERE debate_id = ? AND head = ?"
+                             " AND links = ?", (chain, n + 1, count + len(entries), debate_id, previous, n)).rowcount
+    if not moved:  # no cached head, or another writer moved it: read it
+        found = conn.execute("SELECT head, links, rows FROM seal_heads WHERE debate_id = ?", (debate_id,)).fetchone()
+        previous, n, count = (found[0], found[1], found[2]) if found is not None else (genesis(debate_id), 0, 0)
+        chain = link_sha256(previous, n + 1, entries, when)
+        conn.execute("INSERT INTO seal_heads(debate_id, head, links, rows) VALUES (?,?,?,?) ON CONFLICT(debate_id)"
+                     " DO UPDATE SET head = excluded.head, links = excluded.links, rows = excluded.rows",
+                     (debate_id, chain, n + 1, count + len(entries)))
+    conn.execute("INSERT INTO seal(debate_id, n, rows_json, chain_sha256, at) VALUES (?,?,?,?,?)",
+                 (debate_id, n + 1, _encode([list(e) for e in entries]), chain, when))
+    if heads is not None:
+        heads[debate_id] = (chain, n + 1, count + len(entries))
 
 
 def seal_existing(conn: sqlite3.Connection, at: float) -> int:
@@ -149,11 +185,10 @@ def seal_existing(conn: sqlite3.Connection, at: float) -> int:
     debates = [r[0] for r in conn.execute(
         "SELECT id FROM debates WHERE id NOT IN (SELECT debate_id FROM seal_heads) ORDER BY created_at, id")]
     for debate_id in debates:
-        rows: list[tuple[str, Any, Sequence[Any] | None]] = []
-        for table, (key, _) in SEALED.items():
-            rows += [(table, r[0], None) for r in conn.execute(
-                f"SELECT {key} FROM {table} WHERE {_OWNER[table]} = ? ORDER BY {key}", (debate_id,))]
-        append(conn, debate_id, rows, at)
+        for table, (key, columns) in SEALED.items():  # one link per table
+            rows: list[tuple[str, Any, Sequence[Any] | None]] = [(table, r[0], r[1:]) for r in conn.execute(
+                f"SELECT {key}, {', '.join(columns)} FROM {table} WHERE {_OWNER[table]} = ? ORDER BY {key}", (debate_id,))]
+            append(conn, debate_id, rows, at)
         conn.execute("UPDATE seal_heads SET sealed_on_migration_at = ? WHERE debate_id = ?", (at, debate_id))
     return len(debates)
 
@@ -200,15 +235,24 @@ def iso(ts: float) -> str:
 
 @dataclass(frozen=True)
 class Link:
+    """One link of a chain: the rows one transaction wrote, chained to the link before."""
+
     n: int
-    table: str
-    key: str
-    row_sha256: str
+    rows: tuple[Entry, ...]
     chain_sha256: str
     at: float
 
 
-def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count: int | None,
+@dataclass(frozen=True)
+class Sealed:
+    """A row's latest seal: its hash and the link that holds it."""
+
+    row_sha256: str
+    n: int
+    at: float
+
+
+def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count: int | None,  # noqa: C901
                  current: dict[tuple[str, str], str | None], times: dict[tuple[str, str], float | None],
                  values: dict[tuple[str, str], tuple[Any, ...]] | None = None) -> list[Problem]:
     """The checks shared by the journal and an export: each link chains from the one before;
@@ -218,42 +262,44 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
     where the row cannot be read back, e.g. an export that carries hashes only)."""
     problems: list[Problem] = []
     previous = genesis(debate_id)
-    latest: dict[tuple[str, str], Link] = {}
+    latest: dict[tuple[str, str], Sealed] = {}
     broken = False
     for i, link in enumerate(links, start=1):
-        latest[(link.table, link.key)] = link  # rows are still checked against their links past a break
+        for table, key, row_hash in link.rows:  # rows are still checked against their links past a break
+            latest[(table, key)] = Sealed(row_hash, link.n, link.at)
         if broken:
             continue
-        expected = link_sha256(previous, i, link.table, link.key, link.row_sha256, link.at)
+        expected = link_sha256(previous, i, link.rows, link.at)
         if link.n != i or link.chain_sha256 != expected:
-            problems.append(Problem(debate_id, link.table, link.key, "chain",
+            first = link.rows[0] if link.rows else ("seal", "-", "")
+            problems.append(Problem(debate_id, first[0], first[1], "chain",
                                     f"seal link {link.n} does not follow link {i - 1}: a link was changed, removed, "
                                     "inserted or reordered", link.at, i))
             broken = True
             continue
         previous = link.chain_sha256
-    if not broken:
-        if head is not None and (previous != head or count != len(links)):
-            last = links[-1] if links else None
-            problems.append(Problem(debate_id, last.table if last else "seal", last.key if last else "-", "chain",
-                                    f"the chain ends at link {len(links)} ({previous[:12]}…) but its head says "
-                                    f"{count} links ({head[:12]}…): links were removed from the end or added",
-                                    last.at if last else None, len(links) + 1))
-    changed = [i for i, link in latest.items() if i in current and current[i] not in (None, link.row_sha256)]
-    for ident, link in latest.items():
+    if not broken and head is not None and (previous != head or count != len(links)):
+        last = links[-1] if links else None
+        where = last.rows[-1] if last and last.rows else ("seal", "-", "")
+        problems.append(Problem(debate_id, where[0], where[1], "chain",
+                                f"the chain ends at link {len(links)} ({previous[:12]}…) but its head says "
+                                f"{count} links ({head[:12]}…): links were removed from the end or added",
+                                last.at if last else None, len(links) + 1))
+    changed = [i for i, mark in latest.items() if i in current and current[i] not in (None, mark.row_sha256)]
+    for ident, mark in latest.items():
         if ident not in current:
-            problems.append(Problem(debate_id, ident[0], ident[1], "deleted", "the row is gone", link.at, link.n))
+            problems.append(Problem(debate_id, ident[0], ident[1], "deleted", "the row is gone", mark.at, mark.n))
             continue
         now = current[ident]
-        if now is None or now == link.row_sha256:
+        if now is None or now == mark.row_sha256:
             continue
         other = _moved_from(ident, changed, latest, values or {})
         if other is not None:
             problems.append(Problem(debate_id, ident[0], ident[1], "reordered",
-                                    f"it now holds what was sealed as {other[0]} row {other[1]}", link.at, link.n))
+                                    f"it now holds what was sealed as {other[0]} row {other[1]}", mark.at, mark.n))
         else:
             problems.append(Problem(debate_id, ident[0], ident[1], "changed",
-                                    "its content differs from what was sealed", link.at, link.n))
+                                    "its content differs from what was sealed", mark.at, mark.n))
     extra = len(links) + 2
     for ident in sorted(set(current) - set(latest), key=lambda i: (times.get(i) or 0.0, i)):
         problems.append(Problem(debate_id, ident[0], ident[1], "inserted", "no seal link covers this row",
@@ -262,7 +308,7 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
     return problems
 
 
-def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], latest: dict[tuple[str, str], Link],
+def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], latest: dict[tuple[str, str], Sealed],
                 values: dict[tuple[str, str], tuple[Any, ...]]) -> tuple[str, str] | None:
     """The other changed row of the same table whose sealed content this row now holds under its
     own key (two rows swapped, or their keys exchanged), if any."""
@@ -282,16 +328,21 @@ def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], late
 
 def verify(conn: sqlite3.Connection, debate_id: str) -> Verdict:
     """Recompute one debate's chain from the journal and compare every sealed row with it."""
-    head_row = conn.execute("SELECT head, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
+    head_row = conn.execute("SELECT head, links, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
                             (debate_id,)).fetchone()
-    links = [Link(r[0], r[1], r[2], r[3], r[4], r[5]) for r in conn.execute(
-        "SELECT n, tbl, row_key, row_sha256, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
+    links = [_link(r[0], json.loads(r[1]), r[2], r[3]) for r in conn.execute(
+        "SELECT n, rows_json, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
     current, times, values = _current(conn, debate_id)
     if head_row is None:
         problems = [Problem(debate_id, "debates", debate_id, "inserted", "the debate has no seal at all", None, 0)]
         return Verdict(debate_id, 0, None, None, tuple(problems))
     problems = _check_links(debate_id, links, head_row[0], head_row[1], current, times, values)
-    return Verdict(debate_id, len(links), head_row[0], head_row[2], tuple(problems))
+    return Verdict(debate_id, sum(len(link.rows) for link in links), head_row[0], head_row[3], tuple(problems))
+
+
+def _link(n: Any, rows: Any, chain: Any, at: Any) -> Link:
+    """A link as stored or exported (rows as ``[table, key, row_sha256]`` lists)."""
+    return Link(int(n), tuple((str(t), str(k), str(h)) for t, k, h in rows), str(chain), float(at))
 
 
 def _current(conn: sqlite3.Connection, debate_id: str) -> tuple[dict[tuple[str, str], str | None],
@@ -322,11 +373,11 @@ def verify_all(conn: sqlite3.Connection) -> list[Verdict]:
 
 def summary(conn: sqlite3.Connection, debate_id: str) -> dict[str, Any]:
     """The chain's head, its length and its migration mark (``show``, the Markdown export)."""
-    head = conn.execute("SELECT head, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
+    head = conn.execute("SELECT head, links, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
                         (debate_id,)).fetchone()
-    migrated = None if head is None or head[2] is None else iso(head[2])
-    return {"head": None if head is None else head[0], "rows": 0 if head is None else head[1],
-            "sealed_on_migration_at": migrated}
+    migrated = None if head is None or head[3] is None else iso(head[3])
+    return {"head": None if head is None else head[0], "rows": 0 if head is None else head[2],
+            "links": 0 if head is None else head[1], "sealed_on_migration_at": migrated}
 
 
 def export(conn: sqlite3.Connection, debate_id: str, *, with_rows: bool = True) -> dict[str, Any]:
@@ -335,18 +386,20 @@ def export(conn: sqlite3.Connection, debate_id: str, *, with_rows: bool = True) 
     With ``with_rows`` each row's latest link carries the row's sealed columns, so a recipient
     recomputes every hash without the journal (:func:`verify_export`); without (a redacted
     export) the links carry hashes only, so the chain and head can be checked but not the text."""
-    links = conn.execute("SELECT n, tbl, row_key, row_sha256, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n",
-                         (debate_id,)).fetchall()
-    last = {(r[1], r[2]): r[0] for r in links}
+    links = [_link(r[0], json.loads(r[1]), r[2], r[3]) for r in conn.execute(
+        "SELECT n, rows_json, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
+    last = {(table, key): link.n for link in links for table, key, _ in link.rows}
     chain: list[dict[str, Any]] = []
-    for n, table, key, row_hash, chain_hash, at in links:
-        link: dict[str, Any] = {"n": n, "table": table, "key": key, "row_sha256": row_hash, "chain_sha256": chain_hash,
-                                "at": at}
-        if with_rows and last[(table, key)] == n:
-            values = conn.execute(_select(table), (debate_id, _typed_key(table, key))).fetchone()
-            if values is not None:
-                link["row"] = dict(zip(SEALED[table][1], tuple(values)))
-        chain.append(link)
+    for link in links:
+        sealed_rows: list[dict[str, Any]] = []
+        for table, key, row_hash in link.rows:
+            entry: dict[str, Any] = {"table": table, "key": key, "row_sha256": row_hash}
+            if with_rows and last[(table, key)] == link.n:
+                values = conn.execute(_select(table), (debate_id, _typed_key(table, key))).fetchone()
+                if values is not None:
+                    entry["row"] = dict(zip(SEALED[table][1], tuple(values)))
+            sealed_rows.append(entry)
+        chain.append({"n": link.n, "rows": sealed_rows, "chain_sha256": link.chain_sha256, "at": link.at})
     return {**summary(conn, debate_id), "genesis": genesis(debate_id), "rows_included": with_rows, "chain": chain}
 
 
@@ -368,28 +421,30 @@ def verify_export(document: dict[str, Any]) -> Verdict:
     if not isinstance(seal, dict) or not isinstance(debate_id, str) or not isinstance(seal.get("chain"), list):
         raise ExportError("it has no \"seal\" object with a chain (export it again with `symposium export ID --format json`)")
     try:
-        links = [Link(int(x["n"]), str(x["table"]), str(x["key"]), str(x["row_sha256"]), str(x["chain_sha256"]),
-                      float(x["at"])) for x in seal["chain"]]
+        links = [_link(x["n"], [(r["table"], r["key"], r["row_sha256"]) for r in x["rows"]], x["chain_sha256"], x["at"])
+                 for x in seal["chain"]]
+        carried = [r for x in seal["chain"] for r in x["rows"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise ExportError(f"a seal link is malformed ({exc!r})") from None
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     current: dict[tuple[str, str], str | None] = {}
-    for x in seal["chain"]:
-        ident = (str(x["table"]), str(x["key"]))
-        if "row" in x and ident[0] in SEALED:
-            row = x["row"]
+    for r in carried:
+        ident = (str(r["table"]), str(r["key"]))
+        if isinstance(r.get("row"), dict) and ident[0] in SEALED:
+            row = r["row"]
             columns = SEALED[ident[0]][1]
             rows[ident] = row
             current[ident] = row_sha256(ident[0], tuple(row.get(c) for c in columns)) if set(row) == set(columns) else "?"
         else:
-            current[ident] = None
-    problems = _check_links(debate_id, links, seal.get("head"), seal.get("rows"), current, {})
+            current.setdefault(ident, None)
+    problems = _check_links(debate_id, links, seal.get("head"), seal.get("links"), current, {})
     if seal.get("rows_included", True):
-        problems += _check_sections(debate_id, document, rows, {x.table + "/" + x.key: x for x in links})
+        where = {f"{t}/{k}": link for link in links for t, k, _ in link.rows}
+        problems += _check_sections(debate_id, document, rows, where)
     problems.sort(key=lambda p: (p.n, p.at or 0.0))
     migrated = seal.get("sealed_on_migration_at")
     migrated_ts = datetime.fromisoformat(migrated).timestamp() if isinstance(migrated, str) else None
-    return Verdict(debate_id, len(links), seal.get("head"), migrated_ts, tuple(problems))
+    return Verdict(debate_id, len(carried), seal.get("head"), migrated_ts, tuple(problems))
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:

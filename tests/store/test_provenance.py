@@ -93,7 +93,7 @@ async def test_a_debates_provenance_is_journalled_sealed_and_shown(tmp_path: Pat
     assert prov["protocol"]["name"] == "evince" and prov["protocol"]["parameters"]["max_rounds"] == 2
     assert prov["host"]["cpu_count"] == os.cpu_count() and prov["symposium_version"]
     assert prov["started_at"] and prov["ended_at"] == seal.iso(debate["finished_at"])
-    assert any(link["table"] == "provenance" for link in debate["seal"]["chain"])
+    assert any(r["table"] == "provenance" for link in debate["seal"]["chain"] for r in link["rows"])
     assert seal.verify_export(debate).ok
     text = to_markdown(debate)
     assert "## Provenance" in text and a["file_sha256"] in text and "**Reproducible bit for bit:**" in text

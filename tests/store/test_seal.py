@@ -130,12 +130,9 @@ def test_an_edit_of_a_row_inside_the_exports_chain_fails(sealed: Path, tmp_path:
         document = Queries(j).debate(ID, chain=True)
     assert document is not None
     document = json.loads(json.dumps(document))
-    for link in document["seal"]["chain"]:
-        if link["table"] == "turns" and "row" in link:
-            link["row"]["text"] = "edited"
-            turn = next(t for t in document["turns"] if str(t["id"]) == link["key"])
-            turn["text"] = "edited"
-            break
+    sealed_turn = next(r for link in document["seal"]["chain"] for r in link["rows"] if r["table"] == "turns" and "row" in r)
+    sealed_turn["row"]["text"] = "edited"
+    next(t for t in document["turns"] if str(t["id"]) == sealed_turn["key"])["text"] = "edited"
     verdict = seal.verify_export(document)
     assert not verdict.ok and verdict.problems[0].table == "turns" and verdict.problems[0].what == "changed"
 
@@ -187,10 +184,12 @@ def test_every_column_of_every_sealed_table_is_in_its_hash(sealed: Path) -> None
 
 
 def test_a_link_removed_from_the_chains_end_fails_against_the_head(sealed: Path) -> None:
+    """The last write (the provenance) removed with its link: only the head tells."""
     conn = sqlite3.connect(sealed)
-    n, table, key = conn.execute("SELECT n, tbl, row_key FROM seal WHERE debate_id = ? ORDER BY n DESC", (ID,)).fetchone()
+    n, rows = conn.execute("SELECT n, rows_json FROM seal WHERE debate_id = ? ORDER BY n DESC", (ID,)).fetchone()
+    assert [r[0] for r in json.loads(rows)] == ["provenance"]
     conn.execute("DELETE FROM seal WHERE debate_id = ? AND n = ?", (ID, n))
-    conn.execute(f"DELETE FROM {table} WHERE debate_id = ?", (ID,)) if table == "provenance" else None
+    conn.execute("DELETE FROM provenance WHERE debate_id = ?", (ID,))
     verdict = seal.verify(conn, ID)
     assert not verdict.ok and verdict.problems[0].what == "chain"
     assert f"the chain ends at link {n - 1}" in verdict.problems[0].detail
@@ -263,7 +262,18 @@ def test_a_redacted_export_carries_hashes_not_the_text(sealed: Path, tmp_path: P
     out_file = tmp_path / "redacted.json"
     assert main(["export", ID, "--format", "json", "--redact", "--out", str(out_file), "--db", str(sealed)]) == 0
     document = json.loads(out_file.read_text())
-    assert not any("row" in link for link in document["seal"]["chain"])
+    assert not any("row" in r for link in document["seal"]["chain"] for r in link["rows"])
     assert seal.verify_export(document).ok  # the chain and head still check
-    document["seal"]["chain"][3]["row_sha256"] = "0" * 64
+    document["seal"]["chain"][3]["rows"][0]["row_sha256"] = "0" * 64
     assert not seal.verify_export(document).ok
+
+
+def test_two_writers_of_one_debate_keep_one_chain(sealed: Path) -> None:
+    """Each journal caches its debates' heads between writes; a head moved by another writer
+    (the app and a headless run on one file, a resume) is read again, not overwritten."""
+    with Journal(sealed) as one, Journal(sealed) as two:
+        one.record(ModeratorActed(ID, "interject", {"text": "first"}, 2, checkpoint=10))
+        two.record(ModeratorActed(ID, "interject", {"text": "second"}, 2, checkpoint=11))
+        one.record(ModeratorActed(ID, "interject", {"text": "third"}, 2, checkpoint=12))  # its cached head is stale
+        verdict = seal.verify(one.conn, ID)
+    assert verdict.ok, verdict.problems[:1]
