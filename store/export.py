@@ -79,20 +79,26 @@ def provenance_lines(prov: dict[str, Any] | None) -> list[str]:
            f"- **Symposium:** {prov.get('symposium_version')}",
            f"- **Protocol:** {protocol.get('name')} (profile {protocol.get('profile') or 'standard'}); parameters "
            f"`{json.dumps(protocol.get('parameters'), ensure_ascii=False, sort_keys=True)}`",
-           f"- **Host:** {host.get('os')} on {host.get('machine')}, {host.get('cpu')} ({host.get('cpu_count')} threads)"
+           f"- **Host:** {host.get('os')} on {host.get('machine')}, {host.get('cpu')} ({host.get('cpu_count')} hardware threads)"
            + (f", GPU {', '.join(host['gpu'])}" if host.get("gpu") else ", no GPU"),
-           f"- **Started:** {prov.get('started_at')}; **ended:** {prov.get('ended_at') or 'not yet'}",
-           "", "| role | model | backend (version) | file | SHA-256 | quant. | context | seed | sampling |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           f"- **Started:** {prov.get('started_at')}; **ended:** {prov.get('ended_at') or 'not yet'}", ""]
+    # A list, not a table: a table's cells fold a hash or a path, and both must be copied whole.
     for p in prov.get("participants") or []:
+        if p["backend"] in ("human", "code"):
+            out.append(f"- **{p['role']}:** {p['model_id']} ({p['backend']})")
+            continue
         server = p.get("server")
         backend = f"{p['backend']} {p.get('backend_version') or ''}".strip()
         if server:
             backend += f" at {server.get('url')} (reports {server.get('reported_model')})"
         sampling = ", ".join(f"{k}={v}" for k, v in sorted((p.get("sampling") or {}).items()) if k not in ("seed", "stop"))
-        out.append(f"| {p['role']} | {p['model_id']} | {backend} | {p.get('file') or ''} | "
-                   f"{p.get('file_sha256') or ''} | {p.get('quantization') or ''} | {p.get('context_size') or ''} | "
-                   f"{p.get('seed') if p.get('seed') is not None else 'none'} | {sampling} |")
+        facts = [f"quantization {p.get('quantization') or 'unknown'}", f"context {p.get('context_size') or 'unknown'}",
+                 f"seed {p.get('seed') if p.get('seed') is not None else 'none'}"]
+        if p.get("threads"):
+            facts.append(f"threads {p['threads']}")
+        out.append(f"- **{p['role']}:** {p['model_id']} on {backend}; " + ", ".join(facts) + f"; sampling {sampling}")
+        if p.get("file"):
+            out.append(f"  - file `{p['file']}`, SHA-256 `{p.get('file_sha256') or 'not computed'}`")
     repro = prov.get("reproducibility") or {}
     out += ["", "**Reproducible bit for bit:** " + ("yes, under these conditions:" if repro.get("bit_for_bit")
                                                      else "no:")]
