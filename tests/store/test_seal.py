@@ -100,11 +100,24 @@ def test_two_swapped_events_fail_naming_the_first(sealed: Path, capsys: pytest.C
 
 
 def test_an_inserted_row_fails_naming_it(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _sql(sealed, f"INSERT INTO judgements(id, debate_id, round, judge_role, judge_model, kind, target, score, raw, created_at)"
-                 f" VALUES (99, '{ID}', 1, 'judge', 'smollm2-135m', 'crit', 'agent-b', 10, '{{}}', {T0 + 100})")
+    """Two rows inserted, the later-dated with the lower id: the earlier-dated is named first."""
+    insert = ("INSERT INTO judgements(id, debate_id, round, judge_role, judge_model, kind, target, score, raw, created_at)"
+              f" VALUES (?, '{ID}', 1, 'judge', 'smollm2-135m', 'crit', 'agent-b', 10, '{{}}', ?)")
+    conn = sqlite3.connect(sealed)
+    conn.execute(insert, (98, T0 + 200))
+    conn.execute(insert, (99, T0 + 100))
+    conn.commit()
+    conn.close()
     code, out = _verify(sealed, capsys=capsys)
     assert code == 1
     assert "first judgements row 99 (written 2026-09-21T" in out and "inserted — no seal link covers this row" in out
+    assert "also judgements row 98" in out
+
+
+def test_a_debate_written_around_the_journal_has_no_seal(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(sealed, f"INSERT INTO debates(id, protocol, title, subject, created_at, updated_at) VALUES ('forged', 'evince', 't', 's', {T0}, {T0})")
+    code, out = _verify(sealed, "forged", capsys=capsys)
+    assert code == 1 and "first debates row forged (written time unknown): inserted — the debate has no seal at all" in out
 
 
 def test_a_metric_altered_in_the_export_fails_naming_it(sealed: Path, tmp_path: Path,
@@ -135,6 +148,23 @@ def test_an_edit_of_a_row_inside_the_exports_chain_fails(sealed: Path, tmp_path:
     next(t for t in document["turns"] if str(t["id"]) == sealed_turn["key"])["text"] = "edited"
     verdict = seal.verify_export(document)
     assert not verdict.ok and verdict.problems[0].table == "turns" and verdict.problems[0].what == "changed"
+
+
+def test_an_edit_of_the_exports_readable_text_or_head_fails(sealed: Path) -> None:
+    with Journal(sealed) as j:
+        document = Queries(j).debate(ID, chain=True)
+    assert document is not None
+    document = json.loads(json.dumps(document))
+    assert seal.verify_export(document).ok
+    edited = json.loads(json.dumps(document))
+    edited["turns"][0]["text"] = "Clearly malaria."
+    [problem] = seal.verify_export(edited).problems
+    assert (problem.table, problem.key, problem.what) == ("turns", str(edited["turns"][0]["id"]), "changed")
+    assert problem.detail == "the export's 'text' differs from the sealed row"
+    edited = json.loads(json.dumps(document))
+    edited["seal"]["head"] = "0" * 64
+    [problem] = seal.verify_export(edited).problems
+    assert problem.what == "chain" and "but its head says" in problem.detail
 
 
 def _different(value: Any) -> Any:
@@ -252,6 +282,10 @@ def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, c
         verdict = seal.verify(j.conn, ID)
         assert verdict.ok and verdict.sealed_on_migration_at is not None and verdict.rows > 40
         summary = seal.summary(j.conn, ID)
+        exported = Queries(j).debate(ID, chain=True)
+    assert exported is not None and exported["seal"]["sealed_on_migration_at"] == summary["sealed_on_migration_at"]
+    from_export = seal.verify_export(json.loads(json.dumps(exported)))
+    assert from_export.ok and from_export.sealed_on_migration_at == pytest.approx(verdict.sealed_on_migration_at, abs=1)
     code, out = _verify(path, capsys=capsys)
     assert code == 0 and f"sealed on migration at {summary['sealed_on_migration_at']}" in out
     _sql(path, "UPDATE turns SET text = 'edited' WHERE seq = 1")
