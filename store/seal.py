@@ -301,7 +301,7 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
             problems.append(Problem(debate_id, ident[0], ident[1], "changed",
                                     "its content differs from what was sealed", mark.at, mark.n))
     extra = len(links) + 2
-    for ident in sorted(set(current) - set(latest), key=lambda i: (times.get(i) or 0.0, i)):
+    for ident in sorted(set(current) - set(latest)):  # named in the order of their times: see the sort below
         problems.append(Problem(debate_id, ident[0], ident[1], "inserted", "no seal link covers this row",
                                 times.get(ident), extra))
     problems.sort(key=lambda p: (p.n, p.at or 0.0))

@@ -161,6 +161,12 @@ def test_an_edit_of_the_exports_readable_text_or_head_fails(sealed: Path) -> Non
     [problem] = seal.verify_export(edited).problems
     assert (problem.table, problem.key, problem.what) == ("turns", str(edited["turns"][0]["id"]), "changed")
     assert problem.detail == "the export's 'text' differs from the sealed row"
+    edited = json.loads(json.dumps(document))  # a metric (sealed late) and a turn (early): the turn is named first
+    edited["metrics"][1]["jsd"] = 0.01
+    edited["turns"][1]["raw"] = "edited"
+    del edited["seal"]["rows_included"]  # rows are carried unless the export says they are not
+    problems = seal.verify_export(edited).problems
+    assert [(p.table, p.what) for p in problems] == [("turns", "changed"), ("metrics", "changed")]
     edited = json.loads(json.dumps(document))
     edited["seal"]["head"] = "0" * 64
     [problem] = seal.verify_export(edited).problems

@@ -138,7 +138,7 @@ class HomeScreen(Screen):
         debate_id = self.selected()
         if not debate_id:
             return
-        debate = self.queries.debate(debate_id)
+        debate = self.queries.debate(debate_id, chain=fmt == "json")  # the JSON carries the seal's chain
         assert debate is not None
         folder = Path(symposium(self).export_dir)
         path = folder / f"symposium-{debate_id}.{fmt}"
