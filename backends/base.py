@@ -114,6 +114,11 @@ class BackendError(RuntimeError):
     """A model could not be loaded or called. The message says which model and what to do."""
 
 
+class ContextOverflow(BackendError):
+    """The prompt plus the reply would not fit in the model's context window: the caller can
+    fit the prompt and try again (``Agent.fit`` does), unlike other failures."""
+
+
 class BackendUnavailable(BackendError):
     """The backend's runtime is missing here (no CUDA for vLLM, server down, file missing)."""
 
