@@ -330,8 +330,15 @@ class LlamaCppBackend(Backend):
             ) from None
 
     async def aclose(self) -> None:
-        if self._pool is not None:  # the replies in flight end first (off the event loop)
-            await asyncio.to_thread(self._pool.lockstep.close)
+        """Wait for the calls in flight, then free the contexts and the weights, in a worker
+        thread: freeing a multi-GB model takes long enough to freeze the app's screen."""
+        self._closed = True  # no new session meanwhile
+        await asyncio.to_thread(self._close)
+        await super().aclose()
+
+    def _close(self) -> None:
+        if self._pool is not None:  # the replies in flight end first
+            self._pool.lockstep.close()
         slots = self._slots
         for _ in range(self.parallel):  # wait until nothing computes
             slots.acquire()
@@ -347,7 +354,6 @@ class LlamaCppBackend(Backend):
         finally:
             for _ in range(self.parallel):
                 slots.release()
-        await super().aclose()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -402,6 +408,21 @@ class LlamaCppSession(Session):
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """Prompt length of ``messages`` in tokens (to keep debates inside the context)."""
         return len(self._prompt_tokens(messages))
+
+    # -- what the pool tells its owners (KvPool never writes a session's fields) ----------
+
+    @property
+    def cached(self) -> Sequence[int]:
+        """The tokens whose cells this agent's sequence holds, position by position."""
+        return self._cached
+
+    def evicted(self, *, sequence: bool) -> None:
+        """The pool dropped this agent's cells to make room (memory was short); with
+        ``sequence`` it also gave the sequence id to another agent. Either way the next call
+        evaluates the whole prompt again, and with ``sequence`` first rejoins the pool."""
+        self._cached = []
+        if sequence:
+            self._pool, self.seq = None, -1
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -636,7 +657,7 @@ class KvPool:
                 )
             victim = self.owners[min(idle, key=lambda s: self.owners[s].last_used)]
             self.release(victim.seq)
-            victim._pool, victim.seq, victim._cached = None, -1, []
+            victim.evicted(sequence=True)
             self.evictions += 1
         seq = self._free.pop()
         if session is not None:
@@ -672,7 +693,7 @@ class KvPool:
         best, donor = have + SHARE_MIN_TOKENS - 1, -1
         wanted = np.asarray(tokens, dtype=np.int64)
         for other, owner in self.owners.items():
-            cached = owner._cached
+            cached = owner.cached
             n = min(len(cached), len(wanted))
             if other == seq or n <= best:
                 continue
@@ -729,12 +750,12 @@ class KvPool:
             step = max(256, self.backend.n_ctx // 2)
             self._grow(min(cap, self.cells + step))
             return True
-        victims = [s for s in self.owners if s not in protect and s not in self.busy and self.owners[s]._cached]
+        victims = [s for s in self.owners if s not in protect and s not in self.busy and self.owners[s].cached]
         if not victims:
             return False
         seq = min(victims, key=lambda s: self.owners[s].last_used)
         self.forget(seq)
-        self.owners[seq]._cached = []
+        self.owners[seq].evicted(sequence=False)
         self.evictions += 1
         return True
 
@@ -746,7 +767,7 @@ class KvPool:
         api = self._api()
         saved: list[tuple[int, Any, int]] = []
         for seq, owner in self.owners.items():
-            if not owner._cached:
+            if not owner.cached:
                 continue
             size = api.llama_state_seq_get_size(self.ctx.ctx, seq)
             buf = (ctypes.c_uint8 * size)()
@@ -758,12 +779,12 @@ class KvPool:
         except BackendError:  # no memory for more: back to the old size, every cache dropped
             self.ctx = self.backend.new_context(self.cells, POOL_SEQUENCES)
             for owner in self.owners.values():
-                owner._cached = []
+                owner.evicted(sequence=False)
             self._scratch.clear()
             raise
         for seq, buf, written in saved:
             if not written or not api.llama_state_seq_set_data(self.ctx.ctx, buf, written, seq):
-                self.owners[seq]._cached = []  # could not move it: that agent re-evaluates next turn
+                self.owners[seq].evicted(sequence=False)  # could not move it: that agent re-evaluates next turn
         for tmp, (src, n) in self._scratch.items():  # a scoring batch in flight: share again
             api.llama_memory_seq_cp(self.ctx.memory, src, tmp, 0, n)
         self.cells = cells

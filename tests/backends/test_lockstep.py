@@ -132,3 +132,23 @@ async def test_judges_of_one_transcript_share_its_cells(pair: tuple[LlamaCppBack
     read_whole = [g for g in got if g[3] == g[2]]
     assert len(read_whole) == 1, f"one judge reads the transcript, the others share it: {[(g[2], g[3]) for g in got]}"
     assert all(g[3] < SHARE_MIN_TOKENS for g in got if g is not read_whole[0]), f"the transcript was read again: {got}"
+
+
+async def test_closing_a_model_frees_it_off_the_event_loop(registry: Registry) -> None:
+    """aclose waits for the replies in flight and frees the weights in a worker thread, so the
+    app's screen does not freeze while a multi-GB model is released."""
+    import threading
+
+    entry = registry.get("smollm2-135m")
+    backend = LlamaCppBackend(entry, resolve_path(entry))
+    await backend.session("a").complete(question(0), GREEDY)
+    freed_in: list[threading.Thread] = []
+    real_close = backend.model.close
+
+    def close() -> None:
+        freed_in.append(threading.current_thread())
+        real_close()
+
+    backend.model.close = close  # type: ignore[method-assign]
+    await backend.aclose()
+    assert freed_in and freed_in[0] is not threading.main_thread()
