@@ -67,7 +67,7 @@ from platformdirs import user_log_dir
 from pydantic import BaseModel
 
 from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
-                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
+                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage, context_overflow)
 from .hf_prompt import Prompter
 from .registry import ModelEntry
 from .sources import resolve_path
@@ -447,7 +447,8 @@ class EngineSlot:
             with self._lock:
                 self._dead = message
             return BackendError(message)
-        return BackendError(f"model {entry.id!r}: vLLM refused the request ({type(exc).__name__}: {exc})")
+        return (context_overflow(entry.id, f"{type(exc).__name__}: {exc}")
+                or BackendError(f"model {entry.id!r}: vLLM refused the request ({type(exc).__name__}: {exc})"))
 
     def shutdown(self) -> None:
         """Shut the engine down now (at exit; tests); its users' next requests fail clearly."""

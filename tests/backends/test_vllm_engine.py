@@ -351,6 +351,30 @@ def test_a_dead_engine_is_a_backend_error_naming_the_model_and_stays_dead() -> N
 
 
 @dataclass
+class TooLongEngine(FakeEngine):
+    """Refuses every prompt with the words vLLM's input processor uses for one past max_model_len."""
+
+    def generate(self, prompt: dict[str, list[int]], params: dict[str, Any], request_id: str) -> AsyncIterator[RequestOutput]:
+        async def stream() -> AsyncIterator[RequestOutput]:
+            raise ValueError(f"The decoder prompt (length {len(prompt['prompt_token_ids'])}) is longer than the maximum "
+                             "model length of 32. Make sure that `max_model_len` is no smaller than the number of text tokens.")
+            yield  # pragma: no cover  (makes this an async generator)
+
+        return stream()
+
+
+def test_a_prompt_past_max_model_len_is_a_context_overflow() -> None:
+    """vLLM's refusal of an overlong prompt is the ContextOverflow every backend raises for it
+    (Agent.fit answers it by fitting), not a generic failure."""
+    from backends.base import ContextOverflow
+
+    be = backend(EngineSlot(lambda _e, _p: TooLongEngine()))
+    with pytest.raises(ContextOverflow, match=r"'tiny': the prompt does not fit.*longer than the maximum model length"):
+        asyncio.run(be.session("a").complete(QUESTION))
+    asyncio.run(be.aclose())
+
+
+@dataclass
 class SilentlyDeadEngine(FakeEngine):
     """Its process dies while a request waits: vLLM sets ``errored`` but never wakes the request."""
 
