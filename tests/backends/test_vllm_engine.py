@@ -28,7 +28,8 @@ import backends.vllm_engine as vllm_engine
 from backends.base import BackendError, BackendUnavailable, Message, SamplingOptions
 from backends.lifecycle import Engines, StillLoading
 from backends.registry import ModelEntry, VllmSettings
-from backends.vllm_engine import EngineSlot, VllmBackend, _structured, engine_arguments, last_error, serve_flags
+from backends.vllm_engine import VllmBackend, _structured
+from backends.vllm_process import EngineSlot, engine_arguments, last_error, serve_flags
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
