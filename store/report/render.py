@@ -18,7 +18,7 @@ from .document import Bullets, DefList, Document, Figures, Para, Section, Table,
 from .safe import Markup, join, tag, text
 
 STYLE = """
-:root { --ink: #1b1f23; --muted: #5f6b73; --rule: #d8dde1; --band: #f4f6f8; --accent: #1f5fa8; }
+:root { --ink: #1b1f23; --muted: #5f6b73; --rule: #d8dde1; --band: #f4f6f8; --accent: #2b4c7e; }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 60rem; padding: 1.5rem 1.5rem 3rem; color: var(--ink); background: #fff;
        font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
