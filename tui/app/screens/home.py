@@ -44,7 +44,7 @@ class HomeScreen(Screen):
         Binding("r", "resume", "Resume", id="home.resume"),
         Binding("e", "export('md')", "Export .md", id="home.export-md"),
         Binding("j", "export('json')", "Export .json", id="home.export-json"),
-        Binding("h", "report", "HTML report", id="home.report"),
+        Binding("h", "report", "Report", id="home.report"),
         Binding("delete", "delete", "Delete", id="home.delete"),
         Binding("slash", "search", "Search", id="home.search"),
         Binding("f5", "refresh", "Refresh", id="home.refresh", show=False),

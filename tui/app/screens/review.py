@@ -34,7 +34,7 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         Binding("r", "resume", "Resume", id="review.resume"),
         Binding("v", "verdict", "Accept/reject", id="review.verdict"),
         Binding("c", "copy", "Copy turn", id="review.copy"),
-        Binding("h", "report", "HTML report", id="review.report"),
+        Binding("h", "report", "Report", id="review.report"),
         Binding("escape", "app.pop_screen", "Back", id="review.back"),
     ]
 
