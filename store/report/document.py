@@ -171,11 +171,12 @@ def _header(debate: Mapping[str, Any]) -> Section:
         section.blocks.append(Para("Notices", "h"))
         section.blocks.append(Bullets([f"round {n.get('round') if n.get('round') is not None else '—'}: {n.get('text')}"
                                        for n in notices]))
-    config = debate.get("config") or {}
-    if config:
-        section.blocks.append(Para("Parameters", "h"))
-        section.blocks.append(value_block(config))
     return section
+
+
+def _parameters(debate: Mapping[str, Any]) -> Section | None:
+    config = debate.get("config") or {}
+    return Section("parameters", "Parameters", [value_block(config)]) if config else None
 
 
 def _sampling(options: Any) -> str:
@@ -550,7 +551,8 @@ def build(debate: Mapping[str, Any], *, redaction: Mapping[str, int] | None = No
     kind when the text was redacted, else None)."""
     outcome = debate.get("outcome") if isinstance(debate.get("outcome"), Mapping) else {}
     assert outcome is not None
-    sections = [_header(debate), _transcript(debate)]
+    # the findings first (as a paper puts its results before its appendix), the record after
+    sections = [_header(debate)]
     sections += [s for s in (_metrics(debate), _distributions(debate)) if s is not None]
     claimed: set[str] = {"final_distribution", "recommendations"}
     own = protocol_sections(str(debate.get("protocol", "")))
@@ -560,6 +562,7 @@ def build(debate: Mapping[str, Any], *, redaction: Mapping[str, int] | None = No
     rest = {k: v for k, v in outcome.items() if k not in claimed}
     if rest:
         sections.append(Section("outcome", "Outcome (every other recorded value)", [value_block(rest)]))
+    sections += [s for s in (_transcript(debate), _parameters(debate)) if s is not None]
     sections += [_provenance(debate), _seal(debate)]
     subtitle = f"{debate.get('protocol', '')} · {debate.get('status', '')} · {when(debate.get('created_at'))}"
     return Document(str(debate.get("title") or debate.get("id") or "debate"), subtitle, sections,

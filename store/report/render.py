@@ -26,7 +26,7 @@ header.doc { border-bottom: 3px solid var(--accent); margin-bottom: 1rem; }
 header.doc h1 { margin: 0 0 .2rem; font-size: 1.6rem; overflow-wrap: anywhere; }
 header.doc p { margin: 0 0 .6rem; color: var(--muted); }
 nav.toc { font-size: .9rem; margin: .5rem 0 1rem; }
-nav.toc a { color: var(--accent); margin-right: .9rem; text-decoration: none; }
+nav.toc a { color: var(--accent); margin-right: .9rem; text-decoration: none; white-space: nowrap; display: inline-block; }
 h2 { font-size: 1.25rem; border-bottom: 1px solid var(--rule); padding-bottom: .2rem; margin-top: 2rem; }
 p.h { font-weight: 600; margin: 1rem 0 .3rem; }
 p.note { color: var(--muted); font-style: italic; }

@@ -33,7 +33,7 @@ def _marker(kind: str, x: float, y: float, colour: str) -> str:
 
 
 def line_chart(title: str, series: Mapping[str, Sequence[tuple[float, float | None]]], *,
-               x_label: str = "round", width: int = 340, height: int = 190) -> Markup:
+               x_label: str = "round", width: int = 290, height: int = 180) -> Markup:
     """Values per round, one line per series (a missing value breaks the line); ``title`` and the
     series' names are untrusted text. Empty when no series has a finite value."""
     points = [(x, y) for values in series.values() for x, y in values if y is not None and math.isfinite(y)]

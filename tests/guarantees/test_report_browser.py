@@ -9,6 +9,7 @@ skips and the run ends with ``!!! N BROWSER TEST(S) SKIPPED`` (tests/conftest.py
 from __future__ import annotations
 
 import os
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,19 @@ def test_the_recorder_and_the_policy_are_real(tmp_path: Path) -> None:
         assert hits == []
     assert any("Content Security Policy" in line for line in run.console), run.console
     assert "<title>ran</title>" not in run.stdout
+
+
+def test_save_as_pdf_gives_a_paginated_document(tmp_path: Path) -> None:
+    """The print style sheet at work: Chromium's "Save as PDF" of the report has A4 pages (the
+    transcript and the provenance each start a page) and the page raises nothing in the console."""
+    page = tmp_path / "report.html"
+    write_private(page, report_html(_sample(tmp_path))[0])
+    pdf = tmp_path / "report.pdf"
+    run = chromium(page, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+    assert run.console == []
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-")
+    pages = [int(n) for n in re.findall(rb"/Count (\d+)", data)]
+    assert pages and max(pages) >= 3, pages
+    boxes = set(re.findall(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", data))
+    assert boxes and all(abs(float(w) - 595.9) < 2 and abs(float(h) - 842.9) < 2 for w, h in boxes), boxes  # A4 in points
