@@ -109,7 +109,7 @@ def value_block(value: Any, depth: int = 0) -> Any:
     if isinstance(value, Mapping):
         if not value:
             return "—"
-        return DefList([(str(k), value_block(v, depth + 1)) for k, v in value.items()])
+        return DefList([(str(k), value_block(v, depth + 1) if v is not None else "—") for k, v in value.items()])
     if isinstance(value, list | tuple):
         if not value:
             return "—"
@@ -118,6 +118,9 @@ def value_block(value: Any, depth: int = 0) -> Any:
             if len(keys) <= 9 and all(not isinstance(v.get(k), Mapping | list) or len(json.dumps(v.get(k))) < 80
                                       for v in value for k in keys):
                 return Table(keys, [[_cell(v.get(k)) for k in keys] for v in value], numeric=False)
+            if len(value) <= 8:  # a few wide records (participants): one column each, one row per field
+                heads = [str(v.get("role") or v.get("name") or v.get("id") or f"#{i + 1}") for i, v in enumerate(value)]
+                return Table(["", *heads], [[k, *(_cell(v.get(k)) for v in value)] for k in keys], numeric=False)
             return Bullets([value_block(v, depth + 1) for v in value])
         if all(not isinstance(v, Mapping | list) for v in value):
             joined = ", ".join(num(v) for v in value)
@@ -127,9 +130,17 @@ def value_block(value: Any, depth: int = 0) -> Any:
 
 
 def _cell(value: Any) -> str:
+    """A value in one table cell: a flat record as ``key=value, …``, deeper ones as JSON."""
+    def flat(v: Any) -> bool:
+        return not isinstance(v, Mapping | list) or (isinstance(v, list) and all(not isinstance(x, Mapping | list) for x in v))
+
+    if isinstance(value, Mapping) and all(flat(v) for v in value.values()):
+        return ", ".join(f"{k}={_cell(v)}" for k, v in value.items()) or "—"
+    if isinstance(value, list) and flat(value):
+        return "[" + ", ".join(num(v) for v in value) + "]"
     if isinstance(value, Mapping | list):
         return json.dumps(value, ensure_ascii=False)
-    return num(value)
+    return "—" if value is None else num(value)
 
 
 def roles_in_order(debate: Mapping[str, Any]) -> list[str]:
@@ -526,7 +537,7 @@ def _provenance(debate: Mapping[str, Any]) -> Section:
     return Section("provenance", "Provenance", [value_block(provenance)])
 
 
-def _seal(debate: Mapping[str, Any]) -> Section:
+def _seal(debate: Mapping[str, Any], redacted: bool) -> Section:
     seal = debate.get("seal")
     if not seal:
         return Section("seal", "The journal's seal", [Para(
@@ -537,10 +548,16 @@ def _seal(debate: Mapping[str, Any]) -> Section:
         items.append(("Sealed on migration at", str(seal["sealed_on_migration_at"])))
         items.append(("Note", "rows recorded before the journal was sealed were chained as they stood at the migration"))
     chain = seal.get("chain")
-    if isinstance(chain, list):
+    if isinstance(chain, list) and chain:
         items.append(("Chain entries", str(len(chain))))
+    known = {"head", "rows", "sealed_on_migration_at", "chain"}
+    items += [(str(k), value_block(v)) for k, v in seal.items() if k not in known and v is not None]
     items.append(("To check", f"symposium verify {debate.get('id', '')} (the journal) or symposium verify --export FILE"))
-    return Section("seal", "The journal's seal", [DefList(items)])
+    blocks: list[Any] = [DefList(items)]
+    if redacted:
+        blocks.append(Para("This copy is redacted, so its text does not match the sealed rows: the seal vouches for the "
+                           "journal this report was made from, not for the masked text.", "warn"))
+    return Section("seal", "The journal's seal", blocks)
 
 
 # -- the whole document ----------------------------------------------------------------------------
@@ -563,7 +580,7 @@ def build(debate: Mapping[str, Any], *, redaction: Mapping[str, int] | None = No
     if rest:
         sections.append(Section("outcome", "Outcome (every other recorded value)", [value_block(rest)]))
     sections += [s for s in (_transcript(debate), _parameters(debate)) if s is not None]
-    sections += [_provenance(debate), _seal(debate)]
+    sections += [_provenance(debate), _seal(debate, redacted=redaction is not None)]
     subtitle = f"{debate.get('protocol', '')} · {debate.get('status', '')} · {when(debate.get('created_at'))}"
     return Document(str(debate.get("title") or debate.get("id") or "debate"), subtitle, sections,
                     dict(redaction) if redaction is not None else None)

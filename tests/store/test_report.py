@@ -222,6 +222,10 @@ def test_redact_masks_as_the_export_does_and_counts_each_kind(tmp_path: Path) ->
     assert masked is not None and masked["EMAIL"] == 2 and masked["PHONE"] == 1 and masked["NAME"] >= 1
     assert "ana.ruiz@example.org" not in html and "bob@example.com" not in html and "Ana Ruiz" not in html
     assert re.search(r"Redacted copy: masked [^<]*2 email", html)
+    assert "This journal keeps no hash chain" in html  # no seal in this dict …
+    debate["seal"] = {"head": "0" * 64, "rows": 9, "sealed_on_migration_at": None}
+    assert "This copy is redacted, so its text does not match the sealed rows" in report_html(debate, redact=True)[0]
+    assert "This copy is redacted" not in report_html(debate)[0]
     # the same code as `export --redact`: what it masks, the report masks
     from store.redact import redact_debate
 
@@ -243,3 +247,19 @@ def test_cli_writes_the_report_0600_and_prints_its_path(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "tui.cli", "--db", str(db), "report", "nosuch"], cwd=REPO,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 1 and "no debate 'nosuch'" in missing.stderr and "symposium history" in missing.stderr
+
+
+def test_a_debate_cut_off_before_its_first_turn_still_has_a_report(tmp_path: Path) -> None:
+    """A running, interrupted or failed debate is a record too: the report says what there is."""
+    from tests.helpers.sample_debate import sample_events
+    from store.queries import Queries
+
+    with Journal(tmp_path / "j.db") as journal:
+        journal.record(sample_events("early0001")[0])
+        debate = Queries(journal).debate("early0001")
+    assert debate is not None
+    page = Page(report_html(debate)[0])
+    assert not page.problems
+    assert "No turn was journalled." in page.text
+    assert any(t.startswith("no outcome recorded (status: ") for t in page.text)
+    assert "metrics" not in page.ids() and "judgements" not in page.ids()
