@@ -466,6 +466,13 @@ def _humanloop(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: s
         section.blocks.append(Para("Triem et al.'s measures (a change through “no stance” counts)", "h"))
         section.blocks.append(value_block(triem))
     by_role = analysis.get("by_role") or {}
+    rates = {"changes of stance (seed 001)": {role: m["change_rate"] for role, m in by_role.items()
+                                               if isinstance(m.get("change_rate"), int | float)},
+             "Triem et al. (through “no stance”)": {role: (m.get("triem") or {})["change_rate"] for role, m in by_role.items()
+                                                     if isinstance((m.get("triem") or {}).get("change_rate"), int | float)}}
+    if any(rates.values()):
+        section.blocks.append(Figures([bars("Stance change rate per seat", rates)],
+                                      "Share of a seat's opportunities at which its stance changed, by both measures."))
     if by_role:
         section.blocks.append(Table(["seat", "changes", "opportunities", "change rate", "toward", "away", "Triem changes",
                                      "Triem rate"], [

@@ -44,6 +44,7 @@ caption { text-align: left; font-weight: 600; padding: .2rem 0; }
 th, td { border-bottom: 1px solid var(--rule); padding: .25rem .4rem; text-align: left; vertical-align: top;
          overflow-wrap: break-word; }
 th { background: var(--band); }
+td.w { white-space: nowrap; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 ul { margin: .3rem 0; padding-left: 1.3rem; }
 figure { margin: .6rem 0 1rem; }
@@ -101,7 +102,9 @@ def _block(block: Any) -> Markup:
             cells = []
             for value in row:
                 numeric = block.numeric and _is_number(value)
-                cells.append(tag("td", _block(value), class_="n" if numeric else None))
+                # a short word (a role, a model id) is not broken at its hyphen to make room
+                short = isinstance(value, str) and len(value) <= 24 and " " not in value
+                cells.append(tag("td", _block(value), class_="n" if numeric else "w" if short else None))
             rows.append(tag("tr", join(cells)))
         caption = tag("caption", block.caption) if block.caption else ""
         return tag("table", Markup(caption + tag("thead", head) + tag("tbody", join(rows))))

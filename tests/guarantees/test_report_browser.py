@@ -91,12 +91,17 @@ def test_the_plots_are_drawn(tmp_path: Path, section: str) -> None:
 @pytest.mark.parametrize("protocol", ["evince", "socrasynth", "agreement", "deliberation", "humanloop", "d3"])
 def test_every_protocols_report_opens_with_no_console_message(tmp_path_factory: pytest.TempPathFactory, protocol: str,
                                                               _debates: dict[str, dict[str, Any]]) -> None:
+    """Each protocol's report opens silently, drawn, and as wide as its text (its own tables:
+    SocraSynth's judges', D3's jury, the conference's stages …)."""
     folder = tmp_path_factory.mktemp(protocol)
     page = folder / "report.html"
     write_private(page, report_html(_debates[protocol])[0])
-    run = chromium(page, "--dump-dom")
+    shot = folder / "report.png"
+    run = chromium(page, f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}")
     assert run.console == [], run.console
-    assert "<section" in run.stdout and 'id="transcript"' in run.stdout
+    image = read_png(shot)
+    assert _ink(image, 0, WIDTH) > 20_000
+    assert _ink(image, WIDTH - 60, WIDTH) == 0 and _ink(image, 0, 40) == 0
 
 
 @pytest.fixture(scope="module")

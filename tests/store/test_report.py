@@ -135,6 +135,7 @@ def test_d3_and_humanloop_reports_show_their_analyses(debates: dict[str, dict[st
     assert "Each seat's stance per round (stated confidence)" in loop.text
     assert all(role in loop.text for role in table)
     assert any("Triem" in t for t in loop.text)
+    assert "Stance change rate per seat" in loop.text  # Triem's figure: change rates by seat, both measures
 
 
 def test_the_style_sheet_is_the_only_one_the_policy_allows() -> None:
