@@ -35,10 +35,14 @@ def every_protocol(folder: Path) -> dict[str, dict[str, Any]]:
     import tests.helpers.scripted_debate as scripted
 
     assert {d.name for d in PROTOCOLS} == set(FAST_NAMES), "a protocol without a report test: add it to FAST_NAMES"
-    scripted.PACE_S = scripted.REPLY_S = 0.0
+    paces = scripted.PACE_S, scripted.REPLY_S
+    scripted.PACE_S = scripted.REPLY_S = 0.0  # no model's pace to imitate here: only the record matters
     db = folder / "all.db"
-    for name in FAST_NAMES:
-        assert asyncio.run(scripted.main("run", name, str(db), "7")) == 0, name
+    try:
+        for name in FAST_NAMES:
+            assert asyncio.run(scripted.main("run", name, str(db), "7")) == 0, name
+    finally:
+        scripted.PACE_S, scripted.REPLY_S = paces
     with Journal(db) as journal:
         queries = Queries(journal)
         out = {}
