@@ -291,7 +291,7 @@ class Lockstep:
         pool = self.pool
         try:
             pool.decode([(r.pending, r.position, r.session.seq, True) for r in replies], protect=frozenset())
-        except BackendError as exc:
+        except Exception as exc:  # each caller raises it; the thread goes on serving the others
             for reply in replies:
                 reply.error = exc
                 self._retire(reply)
