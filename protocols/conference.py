@@ -360,14 +360,15 @@ class Conference:
             history.append(Message("system", self._system(role)))
         request = self._ask(role)
         history.append(Message("user", request))
-        turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, c.turn_tokens)
+        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
         async for event in self.moderation.stream(turn, round_=self.round, phase=self.stage.name, kind="argument"):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
         text = completion.text.strip()
-        notes = (f"cut off at max_tokens ({c.turn_tokens})",) if completion.finish_reason == "length" else ()
+        notes = (*fit.notes, *((f"cut off at max_tokens ({c.turn_tokens})",) if completion.finish_reason == "length" else ()))
         yield TurnFinished(self.debate_id, role, agent.model_id, self.stage.name, self.round, "argument",
                            text=text, raw=completion.text, call=turn.call(), parse_notes=notes, request=request)
         self.stage.turns += 1

@@ -464,15 +464,18 @@ class SocraSynth:
         out.request = "\n".join([ask, *(f"The moderator says: {n}" for n in notes)])
         history.append(Message("user", out.request))
         budget = tokens or self.config.turn_tokens
-        turn = agent.turn(agent.fit(history, budget), schema=schema, options=agent.options.merged(max_tokens=budget))
+        fit = agent.fit(history, budget)
+        turn = agent.turn(fit.messages, schema=schema, options=agent.options.merged(max_tokens=budget))
         async for event in self.moderation.stream(turn, round_=round_, phase=phase, kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
         out.spoken, out.raw, out.call = True, completion.text, turn.call()
+        out.notes = list(fit.notes)
         if model is not None:
-            out.parsed, out.notes = parse_as(completion.text, model)
+            out.parsed, parse_notes = parse_as(completion.text, model)
+            out.notes += parse_notes
         if completion.finish_reason in _CUT:
             out.notes.append(_CUT[completion.finish_reason])
 
