@@ -151,3 +151,31 @@ async def test_every_drop_is_journalled_on_its_call_and_shown_in_the_export(tmp_
     assert all(t["request"] in requests for t in debate["turns"] if t["model_id"] != "human" and t["request"])
     exported = to_markdown(debate)
     assert all(note in exported for note in drop_notes(debate))
+
+
+async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_path: Path, registry: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Debate screen, fed a journalled deliberation as Review feeds it: a turn's drop note
+    under the turn, the moderator's drop note on choosing the next speaker (a judgement) between
+    the turns, once per call; neither only in the journal's reasons."""
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
+    from tests.app.test_tui import SIZE, make_app
+    from tui.app.replay import replay
+    from tui.app.screens.debate import DebateScreen
+    from tui.app.widgets.transcript import Transcript, TurnView
+
+    debate, _ = await run_small("deliberation", tmp_path)
+    turn_notes = [n for t in debate["turns"] for n in t["parse_notes"] if DROPPED.search(n)]
+    judge_notes = [n for n in drop_notes(debate) if n not in turn_notes]
+    assert turn_notes and judge_notes
+    app = make_app(tmp_path / "app", registry)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DebateScreen(events=list(replay(debate))))
+        await pilot.pause()
+        transcript = app.screen.query_one(Transcript)
+        turns = "\n".join(str(s.render()) for view in transcript.query(TurnView) for s in view.query("Static"))
+        lines = [str(s.render()) for s in transcript.query(".note")]
+        app.save_screenshot(str(tmp_path / "drops.svg"))
+    assert all(f"↳ {n}" in turns for n in turn_notes)
+    for note in judge_notes:
+        assert sum(line.endswith(note) and line.startswith("✂ moderator's next-speaker: ") for line in lines) == 1, note
