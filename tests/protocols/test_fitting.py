@@ -358,6 +358,31 @@ async def test_a_stage_too_long_for_the_judge_is_fitted_oldest_turns_first_and_n
     assert any(n.startswith("shortened to fit judge's context window (1,200 tokens") for n in agreement[1]["reasons"]["notes"])
 
 
+
+@pytest.mark.parametrize("window", [16384, 1800])
+async def test_the_conference_evaluator_reads_the_issue_whole_and_no_turn_clips_it(tmp_path: Path, window: int) -> None:
+    """Issue 26, item 5: the evaluation agent scored a stage without the issue (only the
+    moderator's welcome quoted it, clipped to 300 characters). Now it reads the issue whole, as
+    the agreement judge does; in a window too small for everything, the stage's turns give way
+    first and the note says so; and no turn quotes a clip of the issue."""
+    said = [padded(f"SAID{i}", 1000) for i in range(2)]
+    agents, _ = _conference(16384, said)
+    assert agents.evaluator is not None
+    evaluator: ScriptedBackend = agents.evaluator.backend  # type: ignore[assignment]
+    evaluator.context_length = window
+    config = conference.ConferenceConfig(issue=ISSUE, topics=["the criteria"], max_rounds=3)
+    debate = await journalled(conference.run(config, agents, debate_id="c3"), tmp_path, "c3")
+    fits(evaluator)
+    [prompt] = evaluator.prompts
+    assert ISSUE in prompt[-1].content
+    assert not any("ISSUE-START" in t["text"] and ISSUE not in t["text"] for t in debate["turns"])
+    [evaluation] = [j for j in debate["judgements"] if j["kind"] == "evaluation"]
+    shortened = [n for n in evaluation["reasons"]["notes"] if n.startswith("shortened to fit evaluator's context window")]
+    if window < 16384:
+        assert shortened and "the issue" not in shortened[0] and LEFT_OUT in prompt[-1].content
+    else:
+        assert not shortened and f"{said[0]} (A0)" in prompt[-1].content
+
 def _position(probs: dict[str, float], argument: str) -> str:
     return json.dumps({"predictions": [{"label": k, "probability": v, "argument": argument} for k, v in probs.items()],
                        "arguments": []})
