@@ -536,6 +536,25 @@ async def test_the_qa_comparison_gives_the_debate_and_the_single_answer_the_same
     assert abs(shown["the single answer"] - debate_parts) <= 0.15 * debate_parts, shown
 
 
+
+async def test_the_single_answer_is_written_with_the_budget_the_debates_text_had(tmp_path: Path) -> None:
+    """Issue 26, item 6: the comparison reads both texts at one budget, and now they are written
+    at one too: the single answer's reply limit is the sum of the limits its rival parts were
+    written with (both closing turns and the joint text's last version); it was 2 × turn_tokens
+    against 4 ×."""
+    agents, _, _, _ = _socrasynth()
+    config = ss.SocraSynthConfig(subject=LONG_SUBJECT, subtopics=1, max_rounds=2, case_check=False, qa_baseline=True)
+    await journalled(ss.run(config, agents, debate_id="s5"), tmp_path, "s5")
+
+    def limits(agent: Agent, marker: str) -> list[int]:
+        backend: ScriptedBackend = agent.backend  # type: ignore[assignment]
+        return [o.max_tokens for p, o in zip(backend.prompts, backend.options, strict=True) if marker in p[-1].content]
+
+    closings = limits(agents.a, "Closing statements.") + limits(agents.b, "Closing statements.")
+    [joint] = limits(agents.b, "Revise it into the final version")
+    [answer] = limits(agents.qa, "Question:")  # type: ignore[arg-type]
+    assert len(closings) == 2 and answer == sum(closings) + joint == 4 * config.turn_tokens
+
 @pytest.mark.parametrize("context", [1536, 2048])
 async def test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole(tmp_path: Path, context: int) -> None:
     """Seed 000's judge in SocraSynth reads every turn so far, the latest round last; when its
