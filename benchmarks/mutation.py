@@ -165,6 +165,7 @@ _RESUME = (
 _RESUME_TIMEOUT = 150
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
+_ANALYZER = "tests/protocols/test_analyzer.py::"
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("store/journal.py", (
         "tests/store/test_journal.py",
@@ -231,6 +232,23 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
+    Target("protocols/analyzer.py", (  # the scripted tests: the bundled model's test adds minutes and no kills
+        *(_ANALYZER + name for name in (
+            "test_list_parts_are_read_from_json_cut_off_json_or_bullets",
+            "test_the_argument_map_gets_ids_and_only_valid_links",
+            "test_a_claim_left_out_does_not_move_the_links_of_the_others",
+            "test_a_salvaged_list_keeps_values_not_field_names",
+            "test_claims_read_as_loose_pieces_get_no_links",
+            "test_any_reply_is_read_without_raising",
+            "test_the_analyzer_reads_every_turn_and_the_topic_whole",
+            "test_a_transcript_the_window_cannot_hold_is_fitted_with_a_note_every_turn_keeping_its_ends",
+        )),
+        *(f"tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[{t}]"
+          for t in ("analyzer-points", "analyzer-map")),
+        *(f"{_UNTRUSTED}test_every_parser_parses_repairs_or_rejects_with_a_reason[{t}]" for t in ("analyzer-points", "analyzer-map")),
+        "tests/protocols/test_deliberation.py::test_the_analyzer_runs_every_k_turns_and_at_the_end_and_bad_choices_fall_back",
+        "tests/protocols/test_deliberation.py::test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text",
+    ), fuzz_examples=30),
     Target("protocols/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),

@@ -1,9 +1,15 @@
 """The analyzer (seed 002, ArgsBase section 3): its four parts from any protocol's turns, with a
-real bundled model, and its reading of untrusted replies (exact cases and fuzzing)."""
+real bundled model, its reading of untrusted replies (exact cases and fuzzing), and what it reads
+(the whole transcript and topic, fitted to its window only when needed, with notes).
+
+Why scripted backends for what it reads: the tests need turns of known length with markers at
+their start, middle and end, and a reader with a small, known window (as tests/protocols/
+test_fitting.py does for the judges)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,8 +17,9 @@ from hypothesis import strategies as st
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols.agents import Agent
-from protocols.analyzer import ITEMS, Analysis, Analyzer, TranscriptCollector, parse_map, parse_points, render_transcript
+from protocols.analyzer import ITEMS, Analysis, Analyzer, TranscriptCollector, parse_map, parse_points
 from protocols.events import JudgementMade, ModelCalled, TokenDelta, TurnFinished
+from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=32, temperature=0.7, seed=13)
 
@@ -118,8 +125,61 @@ def test_any_reply_is_read_without_raising(raw: str) -> None:
     assert all(k.source in ids and k.target in ids and k.source != k.target for k in links)
 
 
-def test_long_transcripts_keep_the_newest_turns() -> None:
-    turns = [(f"S{i}", "word " * 50) for i in range(40)]
-    text = render_transcript(turns, turn_chars=100, budget_chars=1000)
-    assert text.startswith("(") and "earlier turns omitted" in text.splitlines()[0]
-    assert text.splitlines()[-1].startswith("S39: ") and len(text) <= 1100
+LEFT_OUT = "characters left out to fit the context window"
+REPLIES = [json.dumps({"points": ["Cost matters"]})] * 3 + [json.dumps({"claims": [
+    {"claim": "Ban cars", "speaker": "Agent A", "supports": ["cleaner air"], "attacks": [], "responds_to": 0, "relation": "supports"}]})]
+
+
+def socrasynth_turn(speaker: str, round_: int) -> tuple[str, str]:
+    """A SocraSynth turn as the panel gets it: one numbered point per subtopic, in order, about
+    600 characters each (appendix 6.C's length), so the later subtopics come after character
+    1,800."""
+    points = [f"{i}. Subtopic {i}: {speaker}-R{round_}-S{i}-START " + "the evidence weighs on this point; " * 16
+              + f"{speaker}-R{round_}-S{i}-END" for i in range(1, 6)]
+    return speaker, "\n".join(points)
+
+
+TOPIC = "Should cities ban private cars from their centres? " + "The debate weighs health, trade and access. " * 14 + "TOPIC-END"
+
+
+def analyzer_on(window: int) -> tuple[Analyzer, ScriptedBackend]:
+    backend = ScriptedBackend("analyzer-model", list(REPLIES))
+    backend.context_length = window
+    return Analyzer(Agent("analyzer", backend, OPTS), max_tokens=160), backend
+
+
+async def test_the_analyzer_reads_every_turn_and_the_topic_whole() -> None:
+    """Issue 26, item 4: with an 8,192-token window, a debate of eight five-subtopic turns and a
+    700-character topic reach each of the four parts whole (before: 400 characters a turn, so
+    only the first subtopic; the newest 6,000 characters; 300 of the topic)."""
+    turns = [socrasynth_turn(speaker, r) for r in range(4) for speaker in ("Agent A", "Agent B")]
+    analyzer, backend = analyzer_on(8192)
+    analysis = await analyzer.analyze(turns, TOPIC)
+    assert len(backend.prompts) == 4
+    for prompt in backend.prompts:
+        asked = prompt[-1].content
+        assert TOPIC in asked and all(text in asked for _, text in turns) and LEFT_OUT not in asked
+    assert not analysis.notes and "Not read whole" not in analysis.render()
+
+
+async def test_a_transcript_the_window_cannot_hold_is_fitted_with_a_note_every_turn_keeping_its_ends(tmp_path: Path) -> None:
+    """A 2,048-token window: every prompt leaves the reply its room, every turn keeps its first
+    and last subtopic (a middle cut, all turns on one level), the topic stays whole, the four
+    parts read the same text (one KV-cache prefix), and the judgement and the panel say what was cut."""
+    turns = [socrasynth_turn(speaker, r) for r in range(4) for speaker in ("Agent A", "Agent B")]
+    analyzer, backend = analyzer_on(2048)
+    events = [e async for e in analyzer.events("ev", turns, topic=TOPIC, round_=3)]
+    session = backend.session("count")
+    for prompt, options in zip(backend.prompts, backend.options, strict=True):
+        assert session.count_tokens(prompt) + options.max_tokens <= 2048
+    first = backend.prompts[0][-1].content
+    body = first[: first.index("### Instruction")]
+    assert all(p[-1].content.startswith(body) for p in backend.prompts)
+    assert TOPIC in body and body.count(LEFT_OUT) == len(turns)
+    for speaker, r in ((s, r) for r in range(4) for s in ("Agent A", "Agent B")):
+        assert f"{speaker}-R{r}-S1-START" in body and f"{speaker}-R{r}-S5-END" in body
+    judgement = events[-1]
+    assert isinstance(judgement, JudgementMade)
+    [note] = [n for n in judgement.reasons["notes"] if n.startswith("shortened to fit analyzer's context window (2,048 tokens")]
+    assert "the topic" not in note and "turn 1 (Agent A) to" in note
+    assert f"✂ {note}" in Analysis.from_json(judgement.reasons).render()
