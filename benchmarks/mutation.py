@@ -242,6 +242,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
             "test_any_reply_is_read_without_raising",
             "test_the_analyzer_reads_every_turn_and_the_topic_whole",
             "test_a_transcript_the_window_cannot_hold_is_fitted_with_a_note_every_turn_keeping_its_ends",
+            "test_the_exact_notes_of_replies_with_nothing_to_read",
+            "test_a_bad_link_does_not_stop_the_rest_and_salvaged_items_are_clipped",
+            "test_loose_pieces_never_link_to_one_another",
+            "test_one_analysis_from_scripted_replies_as_journalled_rebuilt_and_shown",
         )),
         *(f"tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[{t}]"
           for t in ("analyzer-points", "analyzer-map")),

@@ -10,14 +10,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.base import SamplingOptions
+from backends.base import SamplingOptions, schema_of
 from backends.llamacpp import LlamaCppBackend
 from protocols.agents import Agent
-from protocols.analyzer import ITEMS, Analysis, Analyzer, TranscriptCollector, parse_map, parse_points
+from protocols.analyzer import (
+    _INSTRUCTIONS as INSTRUCTIONS,
+    ANALYZER_SYSTEM,
+    ITEMS,
+    Analysis,
+    Analyzer,
+    MapReply,
+    Points,
+    TranscriptCollector,
+    parse_map,
+    parse_points,
+)
+from protocols.text import clip
 from protocols.events import JudgementMade, ModelCalled, TokenDelta, TurnFinished
 from tests.helpers.scripted import ScriptedBackend
 
@@ -183,3 +196,107 @@ async def test_a_transcript_the_window_cannot_hold_is_fitted_with_a_note_every_t
     [note] = [n for n in judgement.reasons["notes"] if n.startswith("shortened to fit analyzer's context window (2,048 tokens")]
     assert "the topic" not in note and "turn 1 (Agent A) to" in note
     assert f"✂ {note}" in Analysis.from_json(judgement.reasons).render()
+
+
+def test_the_exact_notes_of_replies_with_nothing_to_read() -> None:
+    """Each reason is the one the module states (a reader of the journal is told which)."""
+    assert parse_points('{"points": ["", "!!"]}') == ([], ["the reply lists no items"])
+    assert parse_points("Nothing to see here.") == ([], ["no JSON object found in the reply"])
+    assert parse_points(None) == ([], ["no JSON object found in the reply"])  # type: ignore[arg-type]
+    items, notes = parse_points('  \n {"points": ["cost", "safe')  # cut off, after leading blank lines
+    assert items == ["cost"] and notes == ["kept 1 complete items of a reply that is not complete JSON"]
+    items, _ = parse_points('{"points": ["caf\\u00e9 \\"quoted\\"", "two')  # escapes decoded in a salvaged value
+    assert items == ['café "quoted"']
+    items, _ = parse_points('{"points": "x": ["a"]}')  # not JSON; "x" names a field, "a" is a value
+    assert items == ["a"]
+    assert parse_map('{"claims": []}') == ([], [], ["the reply holds no claims"])
+    assert parse_map(None) == ([], [], ["no JSON object found in the reply"])  # type: ignore[arg-type]
+
+
+def test_a_bad_link_does_not_stop_the_rest_and_salvaged_items_are_clipped() -> None:
+    raw = json.dumps({"claims": [
+        {"claim": "Repair it", "speaker": "A", "supports": [], "attacks": [], "responds_to": 3, "relation": "supports"},
+        {"claim": "Build new", "speaker": "B", "supports": [], "attacks": [], "responds_to": 1, "relation": "attacks"}]})
+    _, links, notes = parse_map(raw)
+    assert [(k.source, k.target) for k in links] == [("C2", "C1")] and notes == ["C1 answers claim 3, which is not in the map: link dropped"]
+    claim, _ = parse_map(raw.replace('"speaker": "A"', '"speaker": "  "'))[0]
+    assert claim.speaker == "?"
+    items, _ = parse_points('{"points": ["' + "word " * 80 + '", "cut')  # salvaged: no schema bounded it
+    assert len(items[0]) == 200 and items[0].endswith("…")
+
+
+def test_loose_pieces_never_link_to_one_another() -> None:
+    """Four pieces of a broken map: the fourth says it answers claim 1, which cannot be trusted
+    to name any of them (their numbers in the reply are unknown), so no link is made."""
+    piece = {"speaker": "A", "supports": [], "attacks": [], "relation": "attacks", "responds_to": 0}
+    raw = "Map: [BROKEN, " + ", ".join(json.dumps({**piece, "claim": f"P{i}"}) for i in range(1, 4))
+    raw += ", " + json.dumps({**piece, "claim": "P4", "responds_to": 1})
+    claims, links, _ = parse_map(raw)
+    assert [c.text for c in claims] == ["P1", "P2", "P3", "P4"] and links == []
+
+
+async def test_one_analysis_from_scripted_replies_as_journalled_rebuilt_and_shown() -> None:
+    """Every part of an analysis pinned: what each request holds and how it is sent, the events
+    and the judgement the journal keeps, the panel rebuilt from it and its text."""
+    collector = TranscriptCollector({"agent-a": "Agent A"})
+    for event in (_turn("agent-a", "Cars pollute."), TokenDelta("ev", "agent-a", "x"), _turn("agent-b", "Shops need them."),
+                  _turn("agent-a", "  ")):
+        collector(event)
+    assert collector.turns == [("Agent A", "Cars pollute."), ("agent-b", "Shops need them.")]
+    assert TranscriptCollector().turns == [] and TranscriptCollector().names == {}
+    replies = {
+        "summary": json.dumps({"points": ["Cars pollute", "Shops object"]}),
+        "agreements": "- both want a lively centre",
+        "open_questions": "Nothing.",
+        "argument_map": json.dumps({"claims": [
+            {"claim": "Ban cars", "speaker": "Agent A", "supports": ["cleaner air"], "attacks": [], "responds_to": 0,
+             "relation": "supports"},
+            {"claim": "Keep cars", "speaker": "agent-b", "supports": [], "attacks": ["fewer shoppers"], "responds_to": 1,
+             "relation": "attacks"}]}),
+    }
+    asked: list[tuple[str, Any]] = []
+
+    def answer(messages: Any, schema: Any) -> str:
+        part = next(p for p, text in INSTRUCTIONS.items() if text in messages[-1].content)
+        asked.append((part, schema))
+        return replies[part]
+
+    backend = ScriptedBackend("analyzer-model", [], answer=answer)
+    analyzer = Analyzer(Agent("analyzer", backend, SamplingOptions(max_tokens=999, temperature=0.9, seed=1)), max_tokens=77)
+    assert analyzer.latest is None
+    topic = "Ban cars from the centre? " * 10
+    events = [e async for e in analyzer.events("d1", collector.turns, topic=topic, round_=5)]
+    assert [part for part, _ in asked] == list(INSTRUCTIONS)
+    assert [schema for _, schema in asked] == [schema_of(Points)] * 3 + [schema_of(MapReply)]
+    assert [(o.max_tokens, o.temperature) for o in backend.options] == [(77, 0.3)] * 4
+    for prompt, part in zip(backend.prompts, INSTRUCTIONS, strict=True):
+        assert [m.role for m in prompt] == ["system", "user"] and prompt[0].content == ANALYZER_SYSTEM
+        assert prompt[1].content == (f"Topic: {topic.strip()}\nDiscussion:\n<<<\nAgent A: Cars pollute.\n\nagent-b: Shops need them.\n"
+                                     f">>>\n\n### Instruction:\n{INSTRUCTIONS[part]} Keep every item brief. Reply with the JSON object only.")
+    assert [type(e) for e in events] == [ModelCalled, ModelCalled, ModelCalled, JudgementMade]
+    assert all(e.debate_id == "d1" and e.round == 5 for e in events)
+    calls = [e.call for e in events]
+    assert all(c is not None and c.purpose == "analysis" and c.role == "analyzer" for c in calls)
+    analysis = analyzer.latest
+    assert analysis is not None and analysis.calls == calls and analysis.raw == replies
+    judgement = events[-1]
+    assert isinstance(judgement, JudgementMade)
+    assert (judgement.judge_role, judgement.judge_model, judgement.kind, judgement.target, judgement.subject,
+            judgement.score, judgement.verdict) == ("analyzer", "analyzer-model", "analysis", None, clip(topic, 120), None, None)
+    assert json.loads(judgement.raw) == replies and judgement.reasons == analysis.to_json()
+    rebuilt = Analysis.from_json(judgement.reasons)
+    assert (rebuilt.turns, rebuilt.summary, rebuilt.agreements, rebuilt.open_questions, rebuilt.claims, rebuilt.links, rebuilt.notes) == (
+        2, ["Cars pollute", "Shops object"], ["both want a lively centre"], [], analysis.claims, analysis.links, analysis.notes)
+    assert analysis.notes == ["agreements: read 1 bullet lines (no JSON in the reply)",
+                              "open_questions: no JSON object found in the reply"]
+    assert rebuilt.render() == "\n".join([
+        "Summary:", "  - Cars pollute", "  - Shops object",
+        "Points of agreement:", "  - both want a lively centre",
+        "Open questions:", "  (none)",
+        "Argument map:",
+        "  C1 (Agent A): Ban cars", "    + C1.S1: cleaner air",
+        "  C2 (agent-b): Keep cars  [attacks C1]", "    - C2.A1: fewer shoppers"])
+    assert Analysis.from_json({}).render() == "\n".join(
+        ["Summary:", "  (none)", "Points of agreement:", "  (none)", "Open questions:", "  (none)", "Argument map:", "  (none)"])
+    shown = Analysis(turns=1, notes=["summary: cut off at max_tokens", "shortened to fit analyzer's context window (x)"]).render()
+    assert shown.endswith("Argument map:\n  (none)\nNot read whole:\n  ✂ shortened to fit analyzer's context window (x)")
