@@ -89,8 +89,8 @@ def test_a_fitted_conversation_still_alternates_for_templates_that_require_it(te
 #: is a conversation of its own (one round), so nothing can be dropped.
 WINDOWS: dict[str, tuple[dict[str, str], int]] = {
     "evince": ({"max_rounds": "5", "agreement_judge": "no"}, 1024),
-    "socrasynth": ({"max_rounds": "3"}, 1024),
-    "agreement": ({"max_rounds": "5"}, 768),
+    "socrasynth": ({"max_rounds": "3"}, 1280),
+    "agreement": ({"max_rounds": "5"}, 512),
     "deliberation": ({"max_turns": "14"}, 768),
     "humanloop": ({"rounds": "5"}, 768),
     "d3-samre": ({"max_rounds": "4"}, 768),
@@ -179,3 +179,22 @@ async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_pat
     assert all(f"↳ {n}" in turns for n in turn_notes)
     for note in judge_notes:
         assert sum(line.endswith(note) and line.startswith("✂ moderator's next-speaker: ") for line in lines) == 1, note
+
+
+@pytest.mark.parametrize("case", ["deliberation", "d3-samre"])
+async def test_the_headless_printer_shows_each_drop_once(tmp_path: Path, case: str) -> None:
+    """`symposium run --headless` prints a turn's drop note under the turn and a judge's once
+    (D3's judge scores both sides in one call: two judgements, one note)."""
+    from rich.console import Console
+
+    from tui.app.replay import replay
+    from tui.headless.printer import EventPrinter
+
+    debate, _ = await run_small(case, tmp_path)
+    console = Console(record=True, width=10_000, highlight=False)
+    printer = EventPrinter(console)
+    for event in replay(debate):
+        printer(event)
+    printed = console.export_text()
+    for note in drop_notes(debate):
+        assert printed.count(note) == 1, note
