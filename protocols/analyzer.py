@@ -214,7 +214,7 @@ _FIELD_NAMES = {"points"} | set(MapClaim.model_fields)
 def parse_points(raw: str) -> tuple[list[str], list[str]]:
     """The items of a list part and notes: JSON first, then the complete string values of a
     cut-off JSON reply (a field's name, even a misspelt one, is not an item), then ``-`` bullet
-    lines (the paper's format); otherwise no items and the reason."""
+    lines (the paper's format); otherwise no items and the reason (:func:`parse_as`'s)."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, Points)
     if reply is not None:
@@ -228,7 +228,7 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
     bullets = _clean(_BULLET.findall(text))
     if bullets:
         return bullets, [f"read {len(bullets)} bullet lines (no JSON in the reply)"]
-    return [], notes or ["no JSON list and no bullet lines in the reply"]
+    return [], notes  # parse_as says why nothing validated
 
 
 def _is_value(text: str, string: re.Match[str]) -> bool:

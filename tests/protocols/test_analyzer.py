@@ -8,6 +8,7 @@ test_fitting.py does for the judges)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from protocols.analyzer import (
     ITEMS,
     Analysis,
     Analyzer,
+    Claim,
     MapReply,
     Points,
     TranscriptCollector,
@@ -209,6 +211,8 @@ def test_the_exact_notes_of_replies_with_nothing_to_read() -> None:
     assert items == ['café "quoted"']
     items, _ = parse_points('{"points": "x": ["a"]}')  # not JSON; "x" names a field, "a" is a value
     assert items == ["a"]
+    items, _ = parse_points('{ "poin"}, "cost"]}')  # a name cut short, after a space
+    assert items == ["cost"]
     assert parse_map('{"claims": []}') == ([], [], ["the reply holds no claims"])
     assert parse_map(None) == ([], [], ["no JSON object found in the reply"])  # type: ignore[arg-type]
 
@@ -247,7 +251,7 @@ async def test_one_analysis_from_scripted_replies_as_journalled_rebuilt_and_show
     replies = {
         "summary": json.dumps({"points": ["Cars pollute", "Shops object"]}),
         "agreements": "- both want a lively centre",
-        "open_questions": "Nothing.",
+        "open_questions": json.dumps({"points": ["Who pays for the café's deliveries?"]}, ensure_ascii=False),
         "argument_map": json.dumps({"claims": [
             {"claim": "Ban cars", "speaker": "Agent A", "supports": ["cleaner air"], "attacks": [], "responds_to": 0,
              "relation": "supports"},
@@ -284,19 +288,51 @@ async def test_one_analysis_from_scripted_replies_as_journalled_rebuilt_and_show
     assert (judgement.judge_role, judgement.judge_model, judgement.kind, judgement.target, judgement.subject,
             judgement.score, judgement.verdict) == ("analyzer", "analyzer-model", "analysis", None, clip(topic, 120), None, None)
     assert json.loads(judgement.raw) == replies and judgement.reasons == analysis.to_json()
+    assert "café" in judgement.raw  # the journal keeps the text as written, not \u-escaped
     rebuilt = Analysis.from_json(judgement.reasons)
     assert (rebuilt.turns, rebuilt.summary, rebuilt.agreements, rebuilt.open_questions, rebuilt.claims, rebuilt.links, rebuilt.notes) == (
-        2, ["Cars pollute", "Shops object"], ["both want a lively centre"], [], analysis.claims, analysis.links, analysis.notes)
-    assert analysis.notes == ["agreements: read 1 bullet lines (no JSON in the reply)",
-                              "open_questions: no JSON object found in the reply"]
+        2, ["Cars pollute", "Shops object"], ["both want a lively centre"], ["Who pays for the café's deliveries?"],
+        analysis.claims, analysis.links, analysis.notes)
+    assert analysis.notes == ["agreements: read 1 bullet lines (no JSON in the reply)"]
     assert rebuilt.render() == "\n".join([
         "Summary:", "  - Cars pollute", "  - Shops object",
         "Points of agreement:", "  - both want a lively centre",
-        "Open questions:", "  (none)",
+        "Open questions:", "  - Who pays for the café's deliveries?",
         "Argument map:",
         "  C1 (Agent A): Ban cars", "    + C1.S1: cleaner air",
         "  C2 (agent-b): Keep cars  [attacks C1]", "    - C2.A1: fewer shoppers"])
+    bare = Analysis.from_json({"claims": [{"id": "C1", "text": "t", "speaker": "s"}]})  # written by an older version
+    assert bare.turns == 0 and bare.claims == [Claim("C1", "t", "s")] and bare.links == [] and bare.notes == []
     assert Analysis.from_json({}).render() == "\n".join(
         ["Summary:", "  (none)", "Points of agreement:", "  (none)", "Open questions:", "  (none)", "Argument map:", "  (none)"])
     shown = Analysis(turns=1, notes=["summary: cut off at max_tokens", "shortened to fit analyzer's context window (x)"]).render()
     assert shown.endswith("Argument map:\n  (none)\nNot read whole:\n  ✂ shortened to fit analyzer's context window (x)")
+
+
+async def test_a_topic_too_long_for_the_window_gives_way_last_and_is_named_in_the_note() -> None:
+    """A 10,000-character topic before a 1,024-token window: the turns are cut to their floors
+    first, then the topic itself, and the note names it; the prompt still leaves the reply room."""
+    turns = [("Agent A", "short point " * 30), ("Agent B", "short reply " * 30)]
+    analyzer, backend = analyzer_on(1024)
+    analysis = await analyzer.analyze(turns, "TOPIC-START " + "the question at length " * 450 + "TOPIC-END")
+    session = backend.session("count")
+    assert all(session.count_tokens(p) + 160 <= 1024 for p in backend.prompts)
+    [note] = [n for n in analysis.notes if n.startswith("shortened")]
+    assert "the topic to " in note and "turn 1 (Agent A) to " in note
+    asked = backend.prompts[0][-1].content
+    assert asked.startswith("Topic: TOPIC-START") and "TOPIC-END\nDiscussion:" in asked
+
+
+async def test_a_part_cut_off_at_its_token_limit_says_so() -> None:
+    """A reply that ran out of tokens is read as far as it goes, and each part's notes say it was cut."""
+
+    class CutOff(Agent):
+        async def ask(self, *args: Any, **kwargs: Any) -> Any:
+            completion, call = await super().ask(*args, **kwargs)
+            return dataclasses.replace(completion, finish_reason="length"), call
+
+    backend = ScriptedBackend("m", ['{"points": ["cost", "saf'] * 3 + ['{"claims": ['])
+    analysis = await Analyzer(CutOff("analyzer", backend, OPTS)).analyze([("A", "Cars pollute.")], "Ban cars?")
+    assert [n for n in analysis.notes if n.endswith("cut off at max_tokens")] == [
+        f"{part}: cut off at max_tokens" for part in ("summary", "agreements", "open_questions", "argument_map")]
+    assert analysis.summary == ["cost"]
