@@ -65,6 +65,10 @@ Transcript = Sequence[tuple[str, str]]
 ITEMS = 4
 """Most items per list part (Figure 8's "no more than X sentences", Figure 9's "up to X points")."""
 
+ANALYSIS_TOKENS = 160
+"""Each part's reply limit by default (the app's side panel; the deliberation's ``analysis_tokens``):
+:data:`ITEMS` brief items of JSON."""
+
 _Item = Annotated[str, Field(max_length=100)]
 
 
@@ -320,7 +324,7 @@ def _clean(items: Sequence[str]) -> list[str]:
 class Analyzer:
     """Runs the four parts of the panel over a transcript with one model (its own session)."""
 
-    def __init__(self, agent: Agent, *, max_tokens: int = 160) -> None:
+    def __init__(self, agent: Agent, *, max_tokens: int = ANALYSIS_TOKENS) -> None:
         self.agent = agent
         self.max_tokens = max_tokens
         self.latest: Analysis | None = None

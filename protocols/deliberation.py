@@ -61,7 +61,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from .agents import Agent
-from .analyzer import Analysis, Analyzer
+from .analyzer import ANALYSIS_TOKENS, Analysis, Analyzer
 from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant, Status,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
@@ -187,7 +187,7 @@ class DeliberationConfig:
                                description="reply length limit of the moderator's choice of the next speaker")
     analyze_every: int = param(4, ge=0, le=60, section="seed 002", label="Analyze every N turns",
                                description="update the analyzer panel every N turns (0: only at the end)")
-    analysis_tokens: int = token_limit(160, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
+    analysis_tokens: int = token_limit(ANALYSIS_TOKENS, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
     person_name: str = param("Person", section="Symposium", label="Your name",
                              description="the name the models call you")
     profile: Profile = "standard"
