@@ -236,6 +236,7 @@ _RESUME = (
 _RESUME_TIMEOUT = 150
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
+_ANALYZER = "tests/protocols/test_analyzer.py::"
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("store/journal.py", (
         "tests/store/test_journal.py",
@@ -302,6 +303,29 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
+    Target("protocols/analyzer.py", (  # the scripted tests: the bundled model's test adds minutes and no kills
+        *(_ANALYZER + name for name in (
+            "test_list_parts_are_read_from_json_cut_off_json_or_bullets",
+            "test_the_argument_map_gets_ids_and_only_valid_links",
+            "test_a_claim_left_out_does_not_move_the_links_of_the_others",
+            "test_a_salvaged_list_keeps_values_not_field_names",
+            "test_claims_read_as_loose_pieces_get_no_links",
+            "test_any_reply_is_read_without_raising",
+            "test_the_analyzer_reads_every_turn_and_the_topic_whole",
+            "test_a_transcript_the_window_cannot_hold_is_fitted_with_a_note_every_turn_keeping_its_ends",
+            "test_the_exact_notes_of_replies_with_nothing_to_read",
+            "test_a_bad_link_does_not_stop_the_rest_and_salvaged_items_are_clipped",
+            "test_loose_pieces_never_link_to_one_another",
+            "test_one_analysis_from_scripted_replies_as_journalled_rebuilt_and_shown",
+            "test_a_topic_too_long_for_the_window_gives_way_last_and_is_named_in_the_note",
+            "test_a_part_cut_off_at_its_token_limit_says_so",
+        )),
+        *(f"tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[{t}]"
+          for t in ("analyzer-points", "analyzer-map")),
+        *(f"{_UNTRUSTED}test_every_parser_parses_repairs_or_rejects_with_a_reason[{t}]" for t in ("analyzer-points", "analyzer-map")),
+        "tests/protocols/test_deliberation.py::test_the_analyzer_runs_every_k_turns_and_at_the_end_and_bad_choices_fall_back",
+        "tests/protocols/test_deliberation.py::test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text",
+    ), fuzz_examples=30),
     Target("protocols/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
@@ -478,6 +502,32 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
     *_redact_skips("backend", "backends are Symposium's lower-case names (llamacpp, openai, vllm, transformers, human)"),
     *_redact_skips("status", "a debate's status is running, finished, stopped, failed or interrupted: nothing to mask"),
+    *(Equivalent("protocols/analyzer.py", function, 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
+                 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
+                 '"XXXX" holds no JSON, no quoted string and no bullet line: it is read exactly as "" is')
+      for function in ("parse_points", "parse_map")),
+    Equivalent("protocols/analyzer.py", "parse_map", "found.append((-len(found) - 1, claim))",
+               "found.append((-len(found) - 2, claim))",
+               "the loose pieces' keys stay negative and distinct, and responds_to is at least 0 (MapClaim): no link can name one"),
+    *(Equivalent("protocols/analyzer.py", "parse_map", line, line.replace(f"clip({arg}, {n})", f"clip({arg}, {n + 1})"), why)
+      for line, arg, n, why in (
+          ('claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",', "item.claim", 200,
+           "MapClaim validates every claim, found whole or as a piece, and bounds its text to 120 characters"),
+          ('claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",', "item.speaker", 40,
+           "MapClaim validates every claim and bounds its speaker to 30 characters"),
+          ('[Premise(f"{cid}.S{j}", clip(s, 200)) for j, s in enumerate(_clean(item.supports), start=1)],', "s", 200,
+           "_clean has already clipped each premise to 200 characters (and MapClaim bounds it to 100)"),
+          ('[Premise(f"{cid}.A{j}", clip(s, 200)) for j, s in enumerate(_clean(item.attacks), start=1)]))', "s", 200,
+           "_clean has already clipped each premise to 200 characters (and MapClaim bounds it to 100)"))),
+    Equivalent("protocols/analyzer.py", "Analyzer.events",
+               "analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=False), round_, analysis.calls[-1])",
+               "analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=None), round_, analysis.calls[-1])", _FALSY + " (json.dumps)"),
+    Equivalent("protocols/analyzer.py", "_unquote", "return value if isinstance(value, str) else body",
+               "return value if (isinstance(value, str)) or True else body",
+               "json.loads of a double-quoted JSON string is always a str"),
+    Equivalent("protocols/analyzer.py", "Analyzer._read", 'about = Section("the topic", topic.strip(), older + 2)',
+               'about = Section("the topic", topic.strip(), older + 3)',
+               "every turn is on the one level older + 1 (discussion without latest): any level above it ranks the topic last"),
 )
 
 #: The one rule that marks a whole class of survivors equivalent: a change of letter case in

@@ -408,8 +408,8 @@ class Evince:
         request = self._ask(role, kappa, opponent, opponent_spoke)
         history.append(Message("user", request))
         asked_at = len(history)
-        turn = agent.turn(agent.fit(history, c.turn_tokens), schema=self._schema(),
-                          options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, c.turn_tokens)
+        turn = agent.turn(fit.messages, schema=self._schema(), options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
         async for event in self.moderation.stream(turn, round_=round_, phase=phase_for(kappa), kind=kind):
             yield event
@@ -417,7 +417,7 @@ class Evince:
         assert completion is not None
         history.append(Message("assistant", completion.text))
         raw = completion.text
-        notes: list[str] = []
+        notes: list[str] = []  # the retry's and the scoring's own fitting notes, after the parse's
         if c.scoring == "verbalized":
             parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
             if not parsed.ok and c.parse_retry:
@@ -428,11 +428,11 @@ class Evince:
                         yield event
                 raw = "\n\n".join(m.content for m in history[-3:] if m.role == "assistant")  # both replies
         else:
-            parsed, score_call = await self._scored(agent, history, completion.text)
+            parsed, score_call = await self._scored(agent, history, completion.text, notes)
             yield score_call
         added = history[asked_at:]  # one reply, or a retry's whole exchange (journalled whole)
         exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
-        notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
+        notes = [*fit.notes, *parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
             self.positions[role] = position
@@ -459,8 +459,10 @@ class Evince:
                               f"object only: your top {c.top_k} labels with probabilities summing to 1, one short "
                               "argument each.")
         history.append(ask)
-        completion, call = await agent.ask(agent.fit(history, c.turn_tokens), purpose="retry", schema=self._schema(strict=True),
+        fit = agent.fit(history, c.turn_tokens)
+        completion, call = await agent.ask(fit.messages, purpose="retry", schema=self._schema(strict=True),
                                            options=agent.options.merged(max_tokens=c.turn_tokens, temperature=0.0))
+        notes += [f"the retry: {note}" for note in fit.notes]
         history.append(Message("assistant", completion.text))
         yield ModelCalled(self.debate_id, call, round_)
         parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
@@ -468,15 +470,17 @@ class Evince:
                      f"{'gave one' if parsed.ok else 'did not either: ' + str(parsed.rejected_reason)}")
         yield parsed
 
-    async def _scored(self, agent: Agent, history: list[Message], raw: str) -> tuple[DistributionParse, ModelCalled]:
+    async def _scored(self, agent: Agent, history: list[Message], raw: str, notes: list[str]) -> tuple[DistributionParse, ModelCalled]:
         """``scored`` mode: the distribution over C is read from log-likelihoods, conditioned on
-        the argument the agent just made."""
+        the argument the agent just made (what the scoring prompt had to leave out goes to ``notes``)."""
         labels = self.config.labels
         assert labels is not None
         reply, _ = parse_as(raw, Argument)
         argument = reply.argument if reply else raw
         ask = [*history, Message("user", "Now name the single most likely label.")]
-        result, score_call = await agent.score(agent.fit(ask, 16), labels.labels)
+        fit = agent.fit(ask, 16)
+        notes += [f"the scoring: {note}" for note in fit.notes]
+        result, score_call = await agent.score(fit.messages, labels.labels)
         top = sorted(zip(result.candidates, result.probs), key=lambda cp: -cp[1])[: self.config.top_k]
         total = sum(p for _, p in top)
         probs = {label: p / total for label, p in top}
@@ -829,11 +833,13 @@ class Evince:
                 ask += f" The other agent proposed: {json.dumps(recs, ensure_ascii=False)}. Keep what is useful and add what is missing."
             history = [*self.messages[role], Message("user", ask)]
             tokens = self.config.turn_tokens
-            turn = agent.turn(agent.fit(history, tokens), schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
+            fit = agent.fit(history, tokens)
+            turn = agent.turn(fit.messages, schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
             async for ev in self.moderation.stream(turn, round_=round_, phase="conciliatory", kind="recommendations"):
                 yield ev
             assert turn.completion is not None
-            reply, notes = parse_as(turn.completion.text, Recommendations)
+            reply, parse_notes = parse_as(turn.completion.text, Recommendations)
+            notes = [*fit.notes, *parse_notes]
             if reply is not None:
                 recs["questions"] = _merge(recs["questions"], reply.questions)
                 recs["tests"] = _merge(recs["tests"], reply.tests)

@@ -91,8 +91,9 @@ point up to 671 characters with the study's five subtopics (appendix 6.C's numbe
 What the judges read: the whole subject and every point of both sides over the rounds (Γ's
 judge all subtopics, the evaluative stage's one subtopic at a time; the agreement judge, when
 on, every round so far), and in the Q&A comparison the debate's closing points and joint text
-beside the single answer. Nothing is cut unless the judge's context window cannot hold it
-with room for its reply; then :mod:`protocols.fitting` shortens, against that judge's own
+beside the single answer, which is written with the same token limit as those parts together
+(both closing turns and the joint text: 4 × ``turn_tokens``). Nothing is cut unless the judge's
+context window cannot hold it with room for its reply; then :mod:`protocols.fitting` shortens, against that judge's own
 window, the subject first, then the oldest refutation rounds (the opening and the newest point
 on each subtopic last), in the middle of each point, marked in the text; in the comparison the
 debate's parts together and the single answer get the same budget. The judgement's notes say
@@ -464,15 +465,18 @@ class SocraSynth:
         out.request = "\n".join([ask, *(f"The moderator says: {n}" for n in notes)])
         history.append(Message("user", out.request))
         budget = tokens or self.config.turn_tokens
-        turn = agent.turn(agent.fit(history, budget), schema=schema, options=agent.options.merged(max_tokens=budget))
+        fit = agent.fit(history, budget)
+        turn = agent.turn(fit.messages, schema=schema, options=agent.options.merged(max_tokens=budget))
         async for event in self.moderation.stream(turn, round_=round_, phase=phase, kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
         out.spoken, out.raw, out.call = True, completion.text, turn.call()
+        out.notes = list(fit.notes)
         if model is not None:
-            out.parsed, out.notes = parse_as(completion.text, model)
+            out.parsed, parse_notes = parse_as(completion.text, model)
+            out.notes += parse_notes
         if completion.finish_reason in _CUT:
             out.notes.append(_CUT[completion.finish_reason])
 
@@ -776,7 +780,7 @@ class SocraSynth:
         self.next_round += 1
         yield PhaseChanged(self.debate_id, "conciliatory", round_, kappa)
         model: type[BaseModel] = JointRecommendations if c.mode == "diagnosis" else JointProposal
-        tokens = 2 * c.turn_tokens  # the stage's product: room for a proposal and both lists
+        tokens = self._joint_tokens()
         schema = _fitted(model, items=3, chars=chars_for(tokens, 7), min_items=1)
         what = ("joint recommendations for the clinician: the conclusion you share, further questions to ask and tests to "
                 "run to confirm or refute it" if c.mode == "diagnosis" else
@@ -812,6 +816,17 @@ class SocraSynth:
                                  text=_joint_text(out.parsed.model_dump()) if out.parsed else out.raw,
                                  parsed=out.parsed.model_dump() if out.parsed else None, kappa=kappa)
 
+    def _joint_tokens(self) -> int:
+        """The conciliatory stage's reply limit: its product needs room for a proposal and both lists."""
+        return 2 * self.config.turn_tokens
+
+    def _text_1_tokens(self) -> int:
+        """What the debate's side of the Q&A comparison (Text 1) may have been written with: both
+        closing statements (a turn each) and the joint text (its last version). The single answer
+        (Text 2) is given the same limit, so that neither text is longer for having been allowed
+        more (issue 26, item 6: the answer had 2 × ``turn_tokens`` against Text 1's 4 ×)."""
+        return len(ROLES) * self.config.turn_tokens + self._joint_tokens()
+
     # -- debate versus one answer -------------------------------------------------------------
 
     async def _qa_stage(self) -> AsyncIterator[Event]:
@@ -822,7 +837,7 @@ class SocraSynth:
         ask = (f"Question:\n<<<\n{self.config.subject.strip()}\n>>>\nGive a thorough answer that covers the main "
                "considerations on each side.")
         out = _Reply()
-        tokens = 2 * self.config.turn_tokens  # as much room as the joint text: one answer stands for a whole debate
+        tokens = self._text_1_tokens()  # one answer stands for the whole of what the judges compare it with
         async for event in self._speak("qa", ask, None, None, out, round_=round_, phase="qa", kind="qa", tokens=tokens):
             yield event
         if not out.spoken:

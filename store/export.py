@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from protocols.events import about_context
+
 
 def _when(ts: float | None) -> str:
     if ts is None:
@@ -38,8 +40,8 @@ def to_markdown(debate: dict[str, Any]) -> str:
         if t.get("distribution"):
             out.append("")
             out += [f"- {label}: {p:.0%}" for label, p in t["distribution"].items()]
-        if t.get("parse_notes"):
-            out += ["", "> parse notes: " + "; ".join(t["parse_notes"])]
+        if t.get("parse_notes"):  # the parse's repairs, and what the speaker's window had to leave out
+            out += ["", "> notes: " + "; ".join(t["parse_notes"])]
 
     if debate.get("metrics"):
         names = sorted({k for row in debate["metrics"] for k in row} - {"round", "phase", "kappa"})
@@ -55,6 +57,9 @@ def to_markdown(debate: dict[str, Any]) -> str:
         for j in debate["judgements"]:
             out.append(f"| {j['round'] if j['round'] is not None else ''} | {j['judge_role']} ({j['judge_model']}) | "
                        f"{j['kind']} | {j['target'] or ''} | {j['subject'] or ''} | {_num(j['score'])} | {j['verdict'] or ''} |")
+        unseen = _context_notes(debate["judgements"])
+        if unseen:
+            out += ["", "What the judges' context windows left out:", ""] + unseen
 
     if debate.get("moderator_events"):
         out += ["", "## Moderator", ""]
@@ -65,6 +70,20 @@ def to_markdown(debate: dict[str, Any]) -> str:
     out += provenance_lines(debate.get("provenance"))
     out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"
+
+
+def _context_notes(judgements: list[dict[str, Any]]) -> list[str]:
+    """One line per judge call whose prompt had to be fitted to its window (an older exchange
+    dropped, material shortened): a reader of the export must know the judge did not see
+    everything. A call judged twice (D3's judge scores both sides at once) is listed once."""
+    lines: list[str] = []
+    for j in judgements:
+        notes = [n for n in (j.get("reasons") or {}).get("notes") or [] if isinstance(n, str) and about_context(n)]
+        if notes:
+            line = f"- round {j['round'] if j['round'] is not None else '—'}, {j['judge_role']} ({j['kind']}): " + "; ".join(notes)
+            if line not in lines:
+                lines.append(line)
+    return lines
 
 
 def provenance_lines(prov: dict[str, Any] | None) -> list[str]:

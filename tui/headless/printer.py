@@ -29,6 +29,7 @@ from protocols.events import (
     TokenDelta,
     TurnFinished,
     TurnStarted,
+    about_context,
 )
 from protocols.roles import AGENT_A, AGENT_B
 
@@ -46,6 +47,7 @@ class EventPrinter:
         self._streaming = False
         self._metric_rows: list[dict[str, Any]] = []
         self._phase = ""
+        self._context_said: set[tuple[int | None, str, str]] = set()  # a call judged twice (D3) is noted once
 
     def __call__(self, event: Event) -> None:
         c = self.console
@@ -86,6 +88,12 @@ class EventPrinter:
                 about = f" on {terminal_safe(event.subject)}" if event.subject else ""
                 c.print(Text(f"  ⚖ {terminal_safe(event.judge_role)} ({terminal_safe(event.judge_model)}) {terminal_safe(event.kind)}{about}: "
                              f"{terminal_safe(event.target or '')}{score}{verdict}", style="blue"))
+                notes = event.reasons.get("notes") if isinstance(event.reasons, dict) else None
+                for note in notes if isinstance(notes, list) else []:
+                    said = (event.round, event.judge_role, note)
+                    if isinstance(note, str) and about_context(note) and said not in self._context_said:
+                        self._context_said.add(said)
+                        c.print(Text(f"    ✂ {terminal_safe(note)}", style="dim italic"))
             case ModeratorActed():
                 c.print(Text(f"  ✋ moderator {terminal_safe(event.kind)}: {terminal_safe(str(event.payload))}", style="yellow"))
             case Notice():

@@ -49,6 +49,7 @@ from protocols.events import (
     TurnFinished,
     TurnStarted,
     Verdict,
+    about_context,
 )
 from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
@@ -128,6 +129,8 @@ class DebateScreen(Screen):
         self.kappa: float | None = None
         self.metrics_rows: list[dict[str, Any]] = []
         self.judgement_lines: list[Content] = []
+        #: Context-window notes of judgements already shown, by (round, judge, note).
+        self._context_said: set[tuple[int | None, str, str]] = set()
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
         self._status_line = ""
@@ -337,6 +340,12 @@ class DebateScreen(Screen):
             terminal_safe(f" {score}{verdict}"))
         self.judgement_lines = [*self.judgement_lines[-9:], line]
         self.query_one("#judgements", Static).update(Content("\n").join(self.judgement_lines))
+        notes = event.reasons.get("notes") if isinstance(event.reasons, dict) else None
+        for note in notes if isinstance(notes, list) else []:
+            said = (event.round, event.judge_role, note)
+            if isinstance(note, str) and about_context(note) and said not in self._context_said:  # one call, two judgements: once
+                self._context_said.add(said)
+                self.query_one(Transcript).note(f"✂ {event.judge_role}'s {event.kind}: {note}")
 
     def _finished(self, event: DebateFinished) -> None:
         self.finished = event
