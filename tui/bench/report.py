@@ -232,7 +232,7 @@ def markdown(report: Report, command: str) -> str:
 
 def _md(text: str) -> str:
     """A cell of a markdown table: a label a model named cannot break the table or add markup."""
-    return escape(text).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;").replace("`", "&#96;")
+    return escape(text, quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;").replace("`", "&#96;")
 
 
 def _judge(cfg: dict[str, Any]) -> str:
