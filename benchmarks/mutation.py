@@ -208,6 +208,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_wasserstein.py::test_the_pair_that_was_infeasible_now_solves",
         "tests/protocols/test_contentiousness.py::test_round_signals_from_snapshots_use_figure_7_1_signs",
     )),
+    Target("protocols/labels.py", (
+        "tests/protocols/test_labels.py",
+        "tests/protocols/test_distribution.py",
+        "tests/protocols/test_metrics.py",
+    )),
     Target("protocols/crit.py", (
         "tests/protocols/test_crit.py",
         "tests/protocols/test_crit_steps.py",
