@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from .labels import LabelSet, canonical_distribution, normalize_label
+from .labels import LabelSet, canonical_distribution, canonical_label, normalize_label
 
 Prediction = Mapping[str, float]
 #: Per-case or per-replicate numbers, as a list or a numpy array.
@@ -64,11 +64,11 @@ def canonicalize(predictions: Sequence[Prediction], references: Sequence[str], l
     notes: list[list[str]] = []
     for prediction, reference in zip(predictions, references, strict=True):
         merged, case_notes = canonical_distribution(prediction, labels)
-        canonical, how = labels.resolve(reference) if labels is not None else (None, "unknown")
-        if canonical is not None and canonical != reference and how != "same":
+        canonical, how = canonical_label(reference, labels)
+        if how != "same":
             case_notes.append(f"reference {reference!r} -> {canonical!r} ({how})")
         preds.append(merged)
-        refs.append(canonical or reference)
+        refs.append(canonical)
         notes.append(case_notes)
     return preds, refs, notes
 

@@ -23,6 +23,7 @@ __all__ = [
     "align",
     "align_many",
     "canonical_distribution",
+    "canonical_label",
     "clean_display",
     "normalize_label",
     "parse_synonyms",
@@ -208,8 +209,8 @@ class LabelSet:
             return self._by_key[key], "same"
         if key in self._synonyms:
             return self._synonyms[key], "synonym"
-        found, ratio = self._fuzzy(key)
-        return (found, f"typo, {ratio:.0%} alike") if found is not None else (None, "unknown")
+        found = self._fuzzy(key)
+        return (found[0], f"typo, {found[1]:.0%} alike") if found is not None else (None, "unknown")
 
     def match(self, name: str) -> str | None:
         """The canonical label ``name`` refers to, or ``None``.
@@ -224,11 +225,11 @@ class LabelSet:
         """
         return self.resolve(name)[0]
 
-    def _fuzzy(self, key: str) -> tuple[str | None, float]:
+    def _fuzzy(self, key: str) -> tuple[str, float] | None:
         """:meth:`match`'s typo rule on a normalized ``key``: the one canonical label within
-        ``fuzzy_cutoff``, with its ratio; ``(None, 0)`` when none or several are."""
+        ``fuzzy_cutoff``, with its best ratio; ``None`` when none or several are."""
         if not key:
-            return None, 0.0
+            return None
         scores: dict[str, float] = {}
         matcher = difflib.SequenceMatcher(b=key, autojunk=False)
         candidates = list(self._by_key.items()) + list(self._synonyms.items())
@@ -239,7 +240,7 @@ class LabelSet:
             ratio = matcher.ratio()
             if ratio >= self.fuzzy_cutoff:
                 scores[canonical] = max(ratio, scores.get(canonical, 0.0))
-        return next(iter(scores.items())) if len(scores) == 1 else (None, 0.0)
+        return next(iter(scores.items())) if len(scores) == 1 else None
 
 
 def align_many(dists: Sequence[Mapping[str, float]]) -> tuple[list[str], np.ndarray]:
@@ -271,6 +272,16 @@ def align(p: Mapping[str, float], q: Mapping[str, float]) -> tuple[list[str], np
     return labels, matrix[0], matrix[1]
 
 
+def canonical_label(name: str, labels: LabelSet | None) -> tuple[str, str]:
+    """The label set's spelling of ``name`` and the rule that found it (:meth:`LabelSet.resolve`);
+    a name the set does not know (or with no set) is kept as written, tidied, by rule "same"."""
+    if labels is not None:
+        found, how = labels.resolve(name)
+        if found is not None:
+            return found, how
+    return clean_display(name), "same"
+
+
 def canonical_distribution(dist: Mapping[str, float], labels: LabelSet | None) -> tuple[dict[str, float], list[str]]:
     """``dist`` with every label replaced by the label set's canonical spelling, entries that
     name one class merged by summing, and one note per label renamed or merged.
@@ -285,11 +296,9 @@ def canonical_distribution(dist: Mapping[str, float], labels: LabelSet | None) -
     shown: dict[str, str] = {}
     notes: list[str] = []
     for name, value in dist.items():
-        canonical, how = labels.resolve(name) if labels is not None else (None, "unknown")
-        if canonical is None:
-            canonical, how = clean_display(name), "same"
+        canonical, how = canonical_label(name, labels)
         key = normalize_label(canonical)
-        if canonical != name and how != "same":
+        if how != "same":
             notes.append(f"{name!r} -> {canonical!r} ({how})")
         if key in merged:
             notes.append(f"merged {name!r} into {shown[key]!r}")
@@ -340,20 +349,20 @@ def read_label_set(source: str) -> LabelSet | None:
     except OSError as exc:
         raise ValueError(f"cannot read {path} ({exc.strerror})") from None
     if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-        column = next((c for c in ("disease", "label", "class") if rows and c in rows[0]), None)
+        reader = csv.DictReader(text.splitlines())
+        column = next((c for c in ("disease", "label", "class") if c in (reader.fieldnames or ())), None)
         if column is None:
             raise ValueError(f"{path} needs a 'disease', 'label' or 'class' column")
-        names = [row[column] or "" for row in rows]
+        names = [row[column] or "" for row in reader]
     else:
         names = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-    unique = list({normalize_label(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
+    unique: dict[str, str] = {}  # key -> the first spelling, in the order first seen
+    for name in names:
+        if name.strip():
+            unique.setdefault(normalize_label(name), name.strip())
     if len(unique) < 2:
         raise ValueError(f"{path} needs at least two labels, found {len(unique)}")
-    try:
-        labels = LabelSet(unique)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    labels = LabelSet(unique.values())  # no two names share a key: they were just made unique by it
     if source in BUILTIN_SYNONYMS:
         labels.add_known_synonyms(read_synonyms(BUILTIN_SYNONYMS[source]))
     return labels

@@ -11,6 +11,7 @@ the synonym map, a typo). Fast tests: they are the mutation benchmark's list for
 
 from __future__ import annotations
 
+import locale
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from protocols.labels import (
     BUILTIN_SYNONYMS,
     LabelSet,
     canonical_distribution,
+    normalize_label,
     parse_synonyms,
     read_label_set,
     read_synonyms,
@@ -150,3 +152,117 @@ def test_a_debate_resumes_with_its_synonyms_and_its_open_set() -> None:
         assert again.labels.closed == labels.closed and again.labels.synonyms == labels.synonyms
         assert again.labels.labels == labels.labels
         assert parse_distribution(AGREE_B, again.labels).probs == parse_distribution(AGREE_B, labels).probs
+
+
+# --- the rest of the module's promises, one by one (its mutation list) ----------------------------
+
+
+@pytest.mark.parametrize(("written", "key"), [
+    ("[Dengue]", "dengue"), ("{Dengue}", "dengue"), ("(Dengue)", "dengue"), ("((Dengue))", "dengue"),
+    ("()", ""), ("(", "("), ("(a) or (b)", "(a) or (b)"), ("(Dengue))", "(dengue))"),
+    ("[a] (b)", "[a] (b)"), ("(vertigo) Paroymsal  Positional Vertigo", "(vertigo) paroymsal positional vertigo"),
+])
+def test_only_a_bracket_pair_around_the_whole_label_is_taken_off(written: str, key: str) -> None:
+    assert normalize_label(written) == key
+
+
+def test_the_typo_rule_is_inclusive_reports_its_best_ratio_and_reads_long_labels_whole() -> None:
+    # ratio exactly 0.9 (2·9/20): at the cutoff, so it matches, for equal and unequal lengths
+    assert LabelSet(["abcdefghij"]).match("abcdefghiz") == "abcdefghij"
+    assert LabelSet(["abcdefghijk"]).match("abcdefghi") == "abcdefghijk"
+    assert LabelSet(["abcdefghijk"]).match("abcdefgh") is None  # 2·8/19 = 0.84
+    # a label and its synonym both close: the note gives the closer (97 %, not the synonym's 92 %)
+    labels = LabelSet(["abcdefghijklmnopqrst"], synonyms={"abcdefghijklmnopqrxy": "abcdefghijklmnopqrst"})
+    assert labels.resolve("abcdefghijklmnopqrs") == ("abcdefghijklmnopqrst", "typo, 97% alike")
+    # a 240-character label: no character may be treated as junk (difflib's autojunk would)
+    long = "chronic inflammatory demyelinating polyradiculoneuropathy with " * 4
+    assert LabelSet([long, "Malaria"]).match(long.replace("polyradiculo", "polyradicullo", 1)) == long.strip()
+
+
+def test_a_synonym_file_skips_indented_comments_and_splits_at_the_first_sign(tmp_path: Path) -> None:
+    assert parse_synonyms("   # a = b\nx = y = z\n", "s.txt") == {"x": "y = z"}
+    path = tmp_path / "syn.txt"
+    path.write_text("Dengue fever = Dengue\nnot a line\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^.*syn\.txt:2: expected 'synonym = label'$"):
+        read_synonyms(path)
+
+
+@pytest.mark.parametrize("source", ["open", "auto"])
+def test_open_and_auto_are_no_class_set(source: str) -> None:
+    assert read_label_set(source) is None
+
+
+def test_label_files_one_a_line_or_a_csv_column(tmp_path: Path) -> None:
+    text = tmp_path / "labels.txt"
+    text.write_text("# the differential\n  # indented comment\nMigraine\n\n Tension headache \nmigraine\nCluster headache\n",
+                    encoding="utf-8")
+    labels = read_label_set(str(text))
+    assert labels is not None and labels.closed and labels.synonyms == {}
+    assert labels.labels == ("Migraine", "Tension headache", "Cluster headache")  # first spelling, file order
+    for column in ("disease", "label", "class"):
+        path = tmp_path / f"by-{column}.CSV"
+        path.write_text(f"case_id,{column},text\n1,Flu,x\n2,,y\n3,Cold,z\n4,flu,w\n", encoding="utf-8")
+        read = read_label_set(str(path))
+        assert read is not None and read.labels == ("Flu", "Cold"), column
+    both = tmp_path / "both.csv"
+    both.write_text("label,disease\nA,Flu\nB,Cold\n", encoding="utf-8")
+    read = read_label_set(str(both))
+    assert read is not None and read.labels == ("Flu", "Cold")  # "disease" first: Symptom2Disease's splits
+    empty_rows = tmp_path / "header-only.csv"
+    empty_rows.write_text("label\n", encoding="utf-8")
+    for path, error in ((empty_rows, "needs at least two labels, found 0"),):
+        with pytest.raises(ValueError, match=rf"{path.name} {error}"):
+            read_label_set(str(path))
+
+
+@pytest.mark.parametrize(("name", "text", "error"), [
+    ("nocol.csv", "id,text\n1,x\n", r"nocol\.csv needs a 'disease', 'label' or 'class' column$"),
+    ("one.txt", "Flu\nflu \n", r"one\.txt needs at least two labels, found 1$"),
+    ("two.txt", "Flu\nCold\n", None),
+])
+def test_label_file_errors_name_the_file(tmp_path: Path, name: str, text: str, error: str | None) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    if error is None:
+        labels = read_label_set(str(path))
+        assert labels is not None and len(labels) == 2
+        return
+    with pytest.raises(ValueError, match=error):
+        read_label_set(str(path))
+
+
+def test_a_missing_label_file_is_named_and_a_home_path_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match=r"^cannot read .*nowhere\.txt \(No such file or directory\)$"):
+        read_label_set(str(tmp_path / "nowhere.txt"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "mine.txt").write_text("Flu\nCold\n", encoding="utf-8")
+    (tmp_path / "syn.txt").write_text("grippe = Flu\n", encoding="utf-8")
+    labels = read_label_set("~/mine.txt")
+    assert labels is not None and labels.labels == ("Flu", "Cold")
+    open_ = read_label_set("open:~/syn.txt")
+    assert open_ is not None and open_.closed is False and open_.labels == ("Flu",) and open_.match("Grippe") == "Flu"
+
+
+def test_a_label_set_lists_iterates_and_describes_itself() -> None:
+    labels = LabelSet(["Dengue", "Malaria"], synonyms={"dengue fever": "Dengue"})
+    assert list(labels) == ["Dengue", "Malaria"] and len(labels) == 2
+    assert "Dengue" in labels and " MALARIA " in labels and "Zika" not in labels and 3 not in labels
+    assert repr(labels) == "LabelSet(['Dengue', 'Malaria'], closed, 1 synonyms)"
+    assert repr(LabelSet(["a"], closed=False)) == "LabelSet(['a'], open, 0 synonyms)"
+
+
+def test_label_and_synonym_files_are_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """A clinician's file names "Ménière's disease": read as UTF-8 even where the locale is
+    ASCII (the C locale of a bare server or container)."""
+    labels_file, synonyms_file = tmp_path / "labels.txt", tmp_path / "syn.txt"
+    labels_file.write_text("Ménière's disease\nMigraine\n", encoding="utf-8")
+    synonyms_file.write_text("Morbus Ménière = Ménière's disease\n", encoding="utf-8")
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        labels = read_label_set(str(labels_file))
+        table = read_synonyms(synonyms_file)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert labels is not None and labels.labels == ("Ménière's disease", "Migraine")
+    assert table == {"Morbus Ménière": "Ménière's disease"}
