@@ -106,7 +106,7 @@ def convergence_table(report: Report) -> Table:
     return table
 
 
-def cost_plot(report: Report, width: int = 60, height: int = 14) -> str:
+def cost_plot(report: Report, width: int = 60, height: int = 11) -> str:
     """Acc@1 (up) against generated tokens per case (across) as characters for the terminal:
     each system a letter, with the key below. Plain text: names are escaped by the printer."""
     points = [(report.rows[n].get("generated_tokens_per_case", 0.0), report.rows[n]["acc1"], n) for n in report.systems]
