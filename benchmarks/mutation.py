@@ -339,6 +339,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "if matcher.real_quick_ratio() < self.fuzzy_cutoff and matcher.quick_ratio() < self.fuzzy_cutoff:",
                "a shortcut only: ratio() <= quick_ratio() <= real_quick_ratio(), and the ratio is tested against the "
                "cutoff right after, so a candidate the shortcut lets through is still refused"),
+    Equivalent("protocols/labels.py", "LabelSet._fuzzy", "matcher = difflib.SequenceMatcher(b=key, autojunk=False)",
+               "matcher = difflib.SequenceMatcher(b=key, autojunk=None)", _FALSY + " (difflib)"),
     *(Equivalent("protocols/labels.py", function, f'{line}"utf-8")', f'{line}"UTF-8")',
                  "codec names are read in any case: UTF-8 and utf-8 are one codec")
       for function, line in (("read_synonyms", "text = path.read_text(encoding="),

@@ -342,7 +342,7 @@ def read_label_set(source: str) -> LabelSet | None:
     if source in ("open", "auto"):
         return None
     if source.startswith("open:"):  # the agents name the labels; the file's synonyms merge spellings
-        return LabelSet((), closed=False, synonyms=read_synonyms(Path(source[5:]).expanduser()))
+        return LabelSet(closed=False, synonyms=read_synonyms(Path(source[5:]).expanduser()))
     path = BUILTIN_LABEL_SETS.get(source) or Path(source).expanduser()
     try:
         text = path.read_text(encoding="utf-8")
