@@ -295,7 +295,7 @@ def cost_svg(report: Report) -> str:
         low, high = row["acc1_ci"]
         parts.append(f'<line x1="{cx}" y1="{top + h - high * h}" x2="{cx}" y2="{top + h - low * h}" stroke="{colour}"/>')
         parts.append(f'<circle cx="{cx}" cy="{cy}" r="5" fill="{colour}"/>'
-                     f'<text x="{cx + 7}" y="{cy - 6}" font-size="11">{i + 1}</text>')
+                     f'<text x="{cx + 7}" y="{cy - 6 - 11 * (i % 2)}" font-size="11">{i + 1}</text>')  # staggered: equal costs overlap
         parts.append(f'<text x="{left + w + 20}" y="{top + 14 * i + 4}" fill="{colour}">{i + 1}: '
                      f'{escape(display_name(report, name))}</text>')
     parts.append("</svg>")
