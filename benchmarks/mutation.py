@@ -280,6 +280,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_wasserstein.py::test_the_pair_that_was_infeasible_now_solves",
         "tests/protocols/test_contentiousness.py::test_round_signals_from_snapshots_use_figure_7_1_signs",
     )),
+    Target("protocols/labels.py", (
+        "tests/protocols/test_labels.py",
+        "tests/protocols/test_distribution.py",
+        "tests/protocols/test_metrics.py",
+    )),
     Target("protocols/crit.py", (
         "tests/protocols/test_crit.py",
         "tests/protocols/test_crit_steps.py",
@@ -423,6 +428,20 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
     Equivalent("protocols/crit.py", "_recurse", 'r["validity"] = round(sub.score, 3)', 'r["validity"] = round(sub.score, 4)',
                "sub.score is a Γ that crit already rounded to three decimals"),
+    Equivalent("protocols/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
+               "depth -= (ch == s[0]) - (ch == s[-1])",
+               "only the count's zero is read, and the negated count is zero at the same characters"),
+    Equivalent("protocols/labels.py", "LabelSet._fuzzy",
+               "if matcher.real_quick_ratio() < self.fuzzy_cutoff or matcher.quick_ratio() < self.fuzzy_cutoff:",
+               "if matcher.real_quick_ratio() < self.fuzzy_cutoff and matcher.quick_ratio() < self.fuzzy_cutoff:",
+               "a shortcut only: ratio() <= quick_ratio() <= real_quick_ratio(), and the ratio is tested against the "
+               "cutoff right after, so a candidate the shortcut lets through is still refused"),
+    Equivalent("protocols/labels.py", "LabelSet._fuzzy", "matcher = difflib.SequenceMatcher(b=key, autojunk=False)",
+               "matcher = difflib.SequenceMatcher(b=key, autojunk=None)", _FALSY + " (difflib)"),
+    *(Equivalent("protocols/labels.py", function, f'{line}"utf-8")', f'{line}"UTF-8")',
+                 "codec names are read in any case: UTF-8 and utf-8 are one codec")
+      for function, line in (("read_synonyms", "text = path.read_text(encoding="),
+                             ("read_label_set", "text = path.read_text(encoding="))),
     *(Equivalent("protocols/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
                  "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
       for function, lhs, rest in (("jensen_shannon", "jsd", " - (entropy(a) + entropy(b)) / 2"), ("agreement_information", "h", ""))

@@ -139,7 +139,10 @@ class EvinceConfig:
     """
 
     case: str
-    labels: LabelSet | None = None  # None: an open class set
+    #: None: an open class set with no synonyms. An open LabelSet (``closed=False``) keeps the
+    #: agents' own labels but merges those its synonym map names ("Dengue fever" = "Dengue"), so
+    #: two agents who agree are not made to differ by spelling in WD and JSD.
+    labels: LabelSet | None = None
     title: str = ""
     top_k: int = param(3, ge=1, le=10, section="7.4 (eq. 7.1)", label="Top-k",
                        description="labels each agent ranks with probabilities")
@@ -212,7 +215,7 @@ class EvinceConfig:
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule: {self.schedule!r} is not one of {', '.join(sorted(SCHEDULES))}")
-        if self.scoring == "scored" and self.labels is None:
+        if self.scoring == "scored" and (self.labels is None or not self.labels.closed):
             raise ValueError("scoring: 'scored' needs a closed class set; give a label list")
 
     #: Overrides for the bundled 135M/270M models and the tests: short turns whose worst-case
@@ -237,7 +240,8 @@ class EvinceConfig:
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["labels"] = None if self.labels is None else list(self.labels.labels)
-        data["closed"] = self.labels is not None
+        data["closed"] = self.labels is not None and self.labels.closed
+        data["synonyms"] = {} if self.labels is None else self.labels.synonyms
         return data
 
     @classmethod
@@ -247,7 +251,8 @@ class EvinceConfig:
         if "label_flag_max_jsd" in data:  # its name before it also decided "settled without agreement"
             data = {"agreement_max_jsd": data["label_flag_max_jsd"], **data}
         values = {k: v for k, v in data.items() if k in known}
-        values["labels"] = LabelSet(data["labels"]) if data.get("labels") else None
+        values["labels"] = (LabelSet(data["labels"], closed=data.get("closed", True), synonyms=data.get("synonyms"))
+                            if data.get("labels") else None)
         return cls(**values)
 
 
@@ -310,7 +315,7 @@ class Evince:
 
     def __init__(self, config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
                  channel: CommandChannel | None = None) -> None:
-        if config.scoring == "scored" and config.labels is None:
+        if config.scoring == "scored" and (config.labels is None or not config.labels.closed):
             raise ValueError("scored distributions need a closed class set (give labels)")
         self.config = config
         self.agents = agents
@@ -346,7 +351,7 @@ class Evince:
         stance = ("You give the most likely answers, as a careful expert would." if role == AGENT_A
                   else "You explore: look for plausible alternatives the other agent may have missed.")
         classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(self._label_order(role))}."
-                   if c.labels is not None else "Name the labels yourself.")
+                   if c.labels is not None and c.labels.closed else "Name the labels yourself.")
         return (f"You are {who} in a structured debate ({c.domain}). {stance} {classes} "
                 f"Give your top {c.top_k} with probabilities that sum to 1, and your arguments.\n"
                 f"Case:\n<<<\n{c.case.strip()}\n>>>")
@@ -354,7 +359,7 @@ class Evince:
     def _label_order(self, role: str) -> list[str]:
         """The class labels in the order this agent reads them: shuffled per case and agent
         (reproducibly), because small models tend to answer with whatever is listed first."""
-        labels = list(self.config.labels.labels) if self.config.labels is not None else []
+        labels = list(self.config.labels.labels) if self.config.labels is not None and self.config.labels.closed else []
         if self.config.shuffle_labels:
             seed = hashlib.sha256(f"{self.config.case}\x00{role}".encode()).digest()
             random.Random(seed).shuffle(labels)
@@ -877,6 +882,37 @@ async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -
                          {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})
 
 
+#: The chain-of-thought request: reasoning in free text before any distribution is asked for.
+REASON_FIRST = ("Before you answer, think it through step by step: which findings matter, which labels fit "
+                "them and which do not, and why. Write your reasoning only; do not give probabilities yet.")
+
+
+async def predict_reasoned(config: EvinceConfig, agent: Agent, *, debate_id: str) -> AsyncIterator[Event]:
+    """One model's chain of thought, journalled as a "single" run: the model reasons in free
+    text (up to ``turn_tokens``), then gives its top-k as :func:`predict_alone` does, with its
+    reasoning in its context. The diagnosis benchmark's ``cot`` arm and each sample of its
+    ``self-consistency`` arm: one model spending tokens on reasoning instead of on a debate
+    (issue 28: does debate beat a vote at the same cost?)."""
+    run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
+    yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
+                        config.describe(), (agent.participant(),))
+    history = run_.messages[AGENT_A]
+    history += [Message("system", run_._system(AGENT_A)), Message("user", REASON_FIRST)]
+    turn = agent.turn(agent.fit(history, config.turn_tokens), options=agent.options.merged(max_tokens=config.turn_tokens))
+    async for event in run_.moderation.stream(turn, round_=0, phase=phase_for(None), kind="reasoning"):
+        yield event
+    assert turn.completion is not None
+    history.append(Message("assistant", turn.completion.text))
+    yield TurnFinished(debate_id, AGENT_A, agent.model_id, phase_for(None), 0, "reasoning", text=turn.completion.text,
+                       raw=turn.completion.text, call=turn.call(), request=REASON_FIRST)
+    async for event in run_._turn(AGENT_A, 0, None, None, opponent_spoke=False):
+        yield event
+    position = run_.positions.get(AGENT_A)
+    probs = position.probs if position is not None else {}
+    yield DebateFinished(debate_id, "finished", "reasoned prediction" if probs else "reasoned prediction: no usable reply",
+                         {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})
+
+
 async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
                  channel: CommandChannel | None = None) -> AsyncIterator[Event]:
     """Continue a journalled EVINCE debate (``store.queries.Queries.debate``) from its last
@@ -922,8 +958,9 @@ DEFINITION = ProtocolDefinition(
               help="the information set S (symptoms, facts of the case): text, or @FILE"),
         Input("labels", "Class labels C", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
               open_choice=True, parse=read_label_set, example="symptom2disease",
-              help="class set C: a built-in set, 'open' (the agents name the labels), or a file (one label per "
-                   "line, or a CSV with a 'disease' or 'label' column)"),
+              help="class set C: a built-in set, 'open' (the agents name the labels), 'open:FILE' (open, with "
+                   "FILE's 'synonym = label' lines merging spellings), or a file (one label per line, or a CSV "
+                   "with a 'disease' or 'label' column)"),
     ),
     roles=(
         Role(AGENT_A, "Agent A (confirmatory)", example="smollm2-135m"),

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from backends.base import Message, SamplingOptions
@@ -51,11 +52,14 @@ from protocols.d3_audit import family
 from protocols.events import TurnFinished
 from protocols.fitting import SAFETY_TOKENS, Section, fit_sections
 from protocols.humanloop import HumanloopConfig
-from protocols.labels import LabelSet
+from protocols import evaluation as E
+from protocols.distribution import parse_distribution
+from protocols.labels import BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_synonyms
 from protocols.params import ParamInfo, params_of
 from protocols.schemas import chars_for
 from protocols.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
 from store.schema import MIGRATIONS
+from tui.bench.diagnosis import BenchConfig
 
 from tests.helpers.paths import REPO
 from tests.helpers.scripted import ScriptedBackend
@@ -434,6 +438,37 @@ def example_note() -> list[float]:
     return [float(g.replace(",", "")) for g in found.groups()]
 
 
+def bench_config() -> BenchConfig:
+    return BenchConfig(cases=REPO / "cases.csv", models=("a", "b"), out=REPO / "out", design="quick")
+
+
+def replicate_test_example() -> list[float]:
+    """Two systems of 100 cases that differ on one: the paper's test on 20 replicates over five
+    seeds (its smallest and largest p) against the per-case test."""
+    rng = np.random.default_rng(1)
+    ps, per_case = [], []
+    for seed in range(5):
+        hits = (rng.random(100) < 0.6).astype(float)
+        other = hits.copy()
+        other[np.flatnonzero(hits)[0]] = 0.0
+        ps.append(E.replicate_test(hits, other, seed=seed)["p"])
+        per_case.append(E.wilcoxon_p(hits, other))
+    assert len(set(per_case)) == 1
+    return [min(ps), max(ps), per_case[0]]
+
+
+def open_set_example() -> list[float]:
+    """Agents who agree, one saying "Dengue fever": JSD and WD with the map, and without it."""
+    said = ('{"Dengue": 0.8, "Malaria": 0.2}', '{"Dengue fever": 0.8, "malaria": 0.2}')
+    mapped = LabelSet((), closed=False, synonyms={"Dengue fever": "Dengue"})
+    a, b = (parse_distribution(x, mapped).probs or {} for x in said)
+    bare_a, bare_b = (parse_distribution(x, LabelSet((), closed=False)).probs or {} for x in said)
+    with_map = max(M.jensen_shannon(a, b), M.wasserstein(a, b))
+    without = [M.jensen_shannon(bare_a, bare_b), M.wasserstein(bare_a, bare_b)]
+    assert math.isclose(without[0], without[1])
+    return [with_map, without[0]]
+
+
 CLAIMS += [
     # Parameters and profiles
     Claim("profiles-evince-no-recursion", "Parameters and profiles", r"in EVINCE also no CRIT\s+recursion, `crit_depth` = (\d+)",
@@ -515,7 +550,20 @@ CLAIMS += [
     Claim("d3-tokens", "D3",
           r"`turn_tokens = (\d+)`, `judge_tokens = (\d+)`, `vote_tokens = (\d+)`; the small-model profile uses (\d+)/(\d+)/(\d+)",
           d3_tokens),
+    # The diagnosis benchmark (7.4.1)
+    Claim("bench-boot", "The diagnosis benchmark", r"over `n_boot` = (\d+) resamples of the cases.*?`n_resamples` = (\d+)",
+          lambda: [bench_config().n_boot, E.PAPER_REPLICATES]),
+    Claim("bench-paper-q", "The diagnosis benchmark", r"BH at q = ([\d.]+) \(a star", lambda: [E.PAPER_Q]),
+    Claim("bench-replicate-test", "The diagnosis benchmark",
+          r"the paper's test gives p = ([\d.]+)–([\d.]+) over five seeds, the per-case test ([\d.]+)", replicate_test_example),
+    Claim("bench-synonyms", "The diagnosis benchmark", r"`tui/data/symptom2disease_synonyms\.txt`, (\d+) lines",
+          lambda: [len(read_synonyms(BUILTIN_SYNONYMS["symptom2disease"]))]),
+    Claim("bench-typo", "The diagnosis benchmark", r"one label at least (\d+) % alike", lambda: [FUZZY_CUTOFF * 100]),
+    Claim("bench-open-jsd", "The diagnosis benchmark", r"show a JSD and WD of (\d), not ([\d.]+)", open_set_example),
+    Claim("bench-sc-temperature", "The diagnosis benchmark", r"sampled at temperature ([\d.]+), majority vote",
+          lambda: [bench_config().sc_temperature]),
 ]
+
 
 
 def test_the_doc_names_d3s_families_as_the_audit_does() -> None:
