@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,6 +17,7 @@ from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
 from tui.app.screens.typed import symposium
+from tui.app.titles import distinct_clips, when
 from tui.sanitize import plain
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog
@@ -32,6 +33,26 @@ def _outcome(row: dict[str, Any]) -> str:
             if outcome.get(key):
                 return str(outcome[key])
     return row.get("stop_reason") or ""
+
+
+#: How much of a title the lists show (Home's table, the search results); see distinct_clips.
+TITLE_WIDTH = 40
+
+
+class SearchHits(DataTable):
+    """The search's results. A typed character goes back to the search box as the start of a
+    new search instead of reaching Home's one-letter commands: someone who has just searched is
+    still typing (issue 29: "jaundice" + Enter typed here exported a file and started a debate).
+    Arrows, Enter (open) and Delete still act on the hit under the cursor."""
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            search = self.screen.query_one("#search", Input)
+            search.value = event.character
+            search.cursor_position = len(search.value)
+            search.focus()
 
 
 class HomeScreen(Screen):
@@ -52,7 +73,7 @@ class HomeScreen(Screen):
         yield Static(WELCOME, id="welcome")
         with Vertical():
             yield Input(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
-            yield DataTable(id="hits", cursor_type="row")
+            yield SearchHits(id="hits", cursor_type="row")
             yield DataTable(id="debates", cursor_type="row", zebra_stripes=True)
         yield SteadyFooter()
 
@@ -62,7 +83,7 @@ class HomeScreen(Screen):
         for column in ("started", "protocol", "status", "turns", "title", "outcome", "models"):
             table.add_column(column, key=column)
         hits = self.query_one("#hits", DataTable)
-        for column in ("debate", "round", "who", "what was said"):
+        for column in ("started", "debate", "round", "who", "what was said"):
             hits.add_column(column, key=column)
         hits.display = False
         self.refresh_debates()
@@ -80,18 +101,23 @@ class HomeScreen(Screen):
     def refresh_debates(self) -> None:
         table = self.query_one("#debates", DataTable)
         table.clear()
-        for row in self.queries.debates(limit=500):
-            started = datetime.fromtimestamp(row["created_at"]).strftime("%Y-%m-%d %H:%M")
+        rows = self.queries.debates(limit=500)
+        titles = distinct_clips([row["title"] for row in rows], TITLE_WIDTH)
+        for row, title in zip(rows, titles, strict=True):
             models = ", ".join(sorted({m.split("=")[1] for m in (row["models"] or "").split(", ") if "=" in m} - {"human"}))
             # every cell a Text: a DataTable reads a plain str as markup, and these come from the journal
-            table.add_row(plain(started), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
-                          plain(clip(row["title"], 40)), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
+            table.add_row(plain(when(row["created_at"])), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
+                          plain(title), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
 
     def selected(self) -> str | None:
-        table = self.query_one("#debates", DataTable)
+        """The debate the keys act on: the search hit under the cursor while the results have the
+        focus (that is the row the user sees highlighted), else the row of Home's table."""
+        hits = self.query_one("#hits", DataTable)
+        table = hits if hits.has_focus and hits.row_count else self.query_one("#debates", DataTable)
         if table.row_count == 0:
             return None
-        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        return key.split(":", 1)[0]  # a hit's key is "<debate id>:<n>"
 
     # -- actions ----------------------------------------------------------------------------------
 
@@ -117,18 +143,31 @@ class HomeScreen(Screen):
     def action_refresh(self) -> None:
         self.refresh_debates()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    @on(Input.Submitted, "#search")
+    def search(self, event: Input.Submitted) -> None:
+        """Show what matches; the focus stays in the search box, since the next thing typed is
+        more often a better search than a command (↓ goes to the results)."""
         hits = self.query_one("#hits", DataTable)
         hits.clear()
         found = self.queries.search(event.value) if event.value.strip() else []
-        for i, hit in enumerate(found):
-            hits.add_row(plain(str(hit["title"])[:30]), plain(hit["round"]), plain(hit["role"]),
+        titles = distinct_clips([str(hit["title"]) for hit in found], TITLE_WIDTH)
+        for i, (hit, title) in enumerate(zip(found, titles, strict=True)):
+            hits.add_row(plain(when(hit["created_at"])), plain(title), plain(hit["round"]), plain(hit["role"]),
                          plain(hit["snippet"]), key=f"{hit['debate_id']}:{i}")
         hits.display = bool(found)
         if event.value.strip() and not found:
             self.app.notify(f"nothing said matches {clip(event.value, 60)!r}")
-        elif found:
-            hits.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """From the search box, ↓ goes to the results (or to the debates) and Escape back to the
+        debates: the box keeps every other key, so it has to be left by a key of its own."""
+        search = self.query_one("#search", Input)
+        if not search.has_focus or event.key not in ("down", "escape"):
+            return
+        hits = self.query_one("#hits", DataTable)
+        target = hits if event.key == "down" and hits.display and hits.row_count else self.query_one("#debates", DataTable)
+        event.stop()
+        target.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
@@ -154,6 +193,13 @@ class HomeScreen(Screen):
             if yes:
                 symposium(self).journal.delete_debate(debate_id)
                 self.refresh_debates()
-                self.app.notify("deleted")
+                hits = self.query_one("#hits", DataTable)
+                for row_key in [k for k in hits.rows if str(k.value).startswith(f"{debate_id}:")]:
+                    hits.remove_row(row_key)  # its hits would open a debate that is gone
+                hits.display = hits.row_count > 0
+                self.app.notify(f"deleted debate {debate_id}")
 
-        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} and everything recorded about it?", yes="Delete"), delete)
+        debate = self.queries.debate(debate_id)
+        title = clip(debate["title"], 60) if debate else debate_id
+        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything recorded about it? "
+                                           "This cannot be undone.", yes="Delete", destructive=True), delete)
