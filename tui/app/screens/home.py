@@ -17,7 +17,7 @@ from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
 from tui.app.screens.typed import symposium
-from tui.app.titles import distinct_clips, when
+from tui.titles import distinct_clips, when
 from tui.sanitize import plain
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog

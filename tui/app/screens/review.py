@@ -16,7 +16,7 @@ from store.queries import Queries
 
 from tui.app.screens.typed import symposium
 from tui.app.replay import replay, rounds_of
-from tui.app.titles import distinct_clips, when
+from tui.titles import distinct_clips, when
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.metrics import MetricsPanel
