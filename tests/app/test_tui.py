@@ -62,7 +62,11 @@ async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry)
         exported = tmp_path / "exports" / f"symposium-{home.selected()}.md"
         assert exported.exists() and stat.S_IMODE(exported.stat().st_mode) == 0o600
         await pilot.press("delete")
-        await pilot.press("enter")  # confirm: "Delete" is focused
+        await pilot.press("enter")  # "Cancel" is focused: a destructive question opens on it
+        await pilot.pause()
+        assert table.row_count == 2
+        await pilot.press("delete")
+        await pilot.click("#yes")
         await pilot.pause()
         assert table.row_count == 1
         assert len(Queries(app.journal).debates()) == 1
@@ -90,6 +94,9 @@ async def test_new_debate_form_explains_bad_values(tmp_path: Path, registry) -> 
         await pilot.press("n")
         form = app.screen
         assert isinstance(form, NewDebateScreen)
+        await pilot.press("ctrl+s")
+        assert "Case (information set S): required" in str(form.query_one("#problem", Static).render())  # empty at first
+        await pilot.press(*"yellow skin, dark urine")  # the case has the focus
         form.query_one("#field-max_rounds", Input).value = "lots"
         await pilot.press("ctrl+s")
         assert "max_rounds" in str(form.query_one("#problem", Static).render())
@@ -210,6 +217,7 @@ async def test_ctrl_c_during_a_debate_leaves_it_resumable(tmp_path: Path, regist
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         form = app.screen
+        form.query_one("#field-case", TextArea).text = "Itching, yellowish skin, dark urine."
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
         form.query_one("#field-turn_tokens", Input).value = "200"
         await pilot.press("ctrl+s")

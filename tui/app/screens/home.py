@@ -35,8 +35,17 @@ def _outcome(row: dict[str, Any]) -> str:
     return row.get("stop_reason") or ""
 
 
-#: How much of a title the lists show (Home's table, the search results); see distinct_clips.
+#: The most of a title the lists show (Home's table, the search results); see distinct_clips.
 TITLE_WIDTH = 40
+#: What the other columns take on a line (cells, gaps, margins): Home's table (started, protocol,
+#: status, turns) and the search results (started, round, who, and room for what was said).
+DEBATES_OTHERS, HITS_OTHERS = 54, 60
+
+
+def title_width(screen_width: int, others: int) -> int:
+    """A title column's width on a screen this wide: :data:`TITLE_WIDTH`, less on a narrow
+    terminal, so that at 80 columns the columns after it (what was said) are still on screen."""
+    return max(16, min(TITLE_WIDTH, screen_width - others))
 
 
 class SearchHits(DataTable):
@@ -50,9 +59,11 @@ class SearchHits(DataTable):
             event.stop()
             event.prevent_default()
             search = self.screen.query_one("#search", Input)
-            search.value = event.character
-            search.cursor_position = len(search.value)
-            search.focus()
+            search.value = ""
+            self.screen.set_focus(search)  # now, not later as focus() does: its Focus event queues first…
+            # …then the character (the Focus event selects what the box holds, and would select it
+            # too), then the keys typed after it
+            search.post_message(events.Key(event.key, event.character))
 
 
 class HomeScreen(Screen):
@@ -92,6 +103,11 @@ class HomeScreen(Screen):
     def on_screen_resume(self) -> None:
         self.refresh_debates()
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Titles are clipped to the terminal's width: clip them again for the new one."""
+        if self.is_mounted and self.query_one("#debates", DataTable).row_count:
+            self.refresh_debates()
+
     # -- data -------------------------------------------------------------------------------------
 
     @property
@@ -99,15 +115,19 @@ class HomeScreen(Screen):
         return Queries(symposium(self).journal)
 
     def refresh_debates(self) -> None:
+        """List the journal's debates again, the cursor kept on the debate it was on (if still there)."""
         table = self.query_one("#debates", DataTable)
+        current = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value) if table.row_count else None
         table.clear()
         rows = self.queries.debates(limit=500)
-        titles = distinct_clips([row["title"] for row in rows], TITLE_WIDTH)
+        titles = distinct_clips([row["title"] for row in rows], title_width(self.app.size.width, DEBATES_OTHERS))
         for row, title in zip(rows, titles, strict=True):
             models = ", ".join(sorted({m.split("=")[1] for m in (row["models"] or "").split(", ") if "=" in m} - {"human"}))
             # every cell a Text: a DataTable reads a plain str as markup, and these come from the journal
             table.add_row(plain(when(row["created_at"])), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
                           plain(title), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
+        if current is not None and current in table.rows:
+            table.move_cursor(row=table.get_row_index(current), animate=False)
 
     def selected(self) -> str | None:
         """The debate the keys act on: the search hit under the cursor while the results have the
@@ -150,7 +170,7 @@ class HomeScreen(Screen):
         hits = self.query_one("#hits", DataTable)
         hits.clear()
         found = self.queries.search(event.value) if event.value.strip() else []
-        titles = distinct_clips([str(hit["title"]) for hit in found], TITLE_WIDTH)
+        titles = distinct_clips([str(hit["title"]) for hit in found], title_width(self.app.size.width, HITS_OTHERS))
         for i, (hit, title) in enumerate(zip(found, titles, strict=True)):
             hits.add_row(plain(when(hit["created_at"])), plain(title), plain(hit["round"]), plain(hit["role"]),
                          plain(hit["snippet"]), key=f"{hit['debate_id']}:{i}")
