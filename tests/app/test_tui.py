@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Input, Select, Static, TextArea
 
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
@@ -192,6 +193,7 @@ async def test_ctrl_c_asks_before_quitting(tmp_path: Path, registry) -> None:
         assert app.is_running
 
 
+@pytest.mark.usefixtures("steady_cursor")
 def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
     """Home, New debate and a Debate screen mid-run (recorded events, so identical everywhere)."""
     monkeypatch.setenv("TZ", "UTC")

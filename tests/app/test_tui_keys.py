@@ -17,6 +17,7 @@ from protocols.events import DebateStarted, MetricsComputed
 from protocols.metrics import MetricsSnapshot
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.app.test_tui import make_app
 from tests.cli.test_cli import symposium
 from tests.helpers.sample_debate import sample_events
@@ -170,6 +171,19 @@ async def test_demo_form_still_shows_the_demo_case(tmp_path: Path, registry) -> 
         assert app.screen.query_one("#field-case", TextArea).text == DEMO_CASE
 
 
+async def test_d_on_home_opens_the_demo_form_and_starts_nothing(tmp_path: Path, registry) -> None:
+    """A debate starts only by Start (item 4): ``d`` started the demo at once, so a "d" in a word
+    typed on Home did too."""
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d", "enter")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, NewDebateScreen) and form.query_one("#field-case", TextArea).text.strip() == DEMO_CASE
+        assert not any(isinstance(s, DebateScreen) for s in app.screen_stack)
+        assert Queries(app.journal).debates() == []
+
+
 async def test_a_labels_file_typed_in_the_form_is_the_class_set(tmp_path: Path, registry) -> None:
     """The hint "or a file (one label per line…)" under Class labels did nothing in the app; the
     path is read as ``--labels FILE`` is (the definition's own parser), and a bad one is named."""
@@ -312,6 +326,7 @@ def test_show_keeps_every_metrics_header_whole_at_80_columns(tmp_path: Path) -> 
     assert max(len(line.rstrip()) for line in out.stdout.splitlines()) <= 80
 
 
+@pytest.mark.usefixtures("steady_cursor")
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_home_after_a_search_snapshot(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch,
                                        size: tuple[int, int]) -> None:
@@ -330,6 +345,7 @@ def test_home_after_a_search_snapshot(snap_compare, tmp_path: Path, registry, mo
     assert snap_compare(app, run_before=search, terminal_size=size)
 
 
+@pytest.mark.usefixtures("steady_cursor")
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_new_debate_snapshot(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch,
                              size: tuple[int, int]) -> None:

@@ -19,11 +19,12 @@ from store.queries import Queries
 from tui.app.screens.typed import symposium
 from tui.titles import distinct_clips, when
 from tui.sanitize import plain
+from tui.app.widgets.fields import FormInput
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog
 
-WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models, "
-           "n to set up your own, ? for help.")
+WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models "
+           "(ctrl+s starts it), n to set up your own, ? for help.")
 
 
 def _outcome(row: dict[str, Any]) -> str:
@@ -83,7 +84,7 @@ class HomeScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, id="welcome")
         with Vertical():
-            yield Input(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
+            yield FormInput(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
             yield SearchHits(id="hits", cursor_type="row")
             yield DataTable(id="debates", cursor_type="row", zebra_stripes=True)
         yield SteadyFooter()
@@ -142,7 +143,7 @@ class HomeScreen(Screen):
     # -- actions ----------------------------------------------------------------------------------
 
     def action_demo(self) -> None:
-        symposium(self).start_demo()
+        symposium(self).open_demo()
 
     def action_new(self) -> None:
         symposium(self).open_new_debate()
@@ -179,15 +180,19 @@ class HomeScreen(Screen):
             self.app.notify(f"nothing said matches {clip(event.value, 60)!r}")
 
     def on_key(self, event: events.Key) -> None:
-        """From the search box, ↓ goes to the results (or to the debates) and Escape back to the
-        debates: the box keeps every other key, so it has to be left by a key of its own."""
-        search = self.query_one("#search", Input)
-        if not search.has_focus or event.key not in ("down", "escape"):
+        """From the search box, ↓ goes to the results, and Escape (from the box or the results)
+        back to Home's table, where single letters are commands: the box keeps every other key.
+        ↓ with no results stays in the box, so that words typed after it are still a search."""
+        search, hits = self.query_one("#search", Input), self.query_one("#hits", DataTable)
+        if not (search.has_focus or hits.has_focus) or event.key not in ("down", "escape"):
             return
-        hits = self.query_one("#hits", DataTable)
-        target = hits if event.key == "down" and hits.display and hits.row_count else self.query_one("#debates", DataTable)
+        if hits.has_focus and event.key == "down":
+            return  # the results' own: the next hit
         event.stop()
-        target.focus()
+        if event.key == "escape":
+            self.query_one("#debates", DataTable).focus()
+        elif hits.display and hits.row_count:
+            hits.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
@@ -202,7 +207,7 @@ class HomeScreen(Screen):
         folder = Path(symposium(self).export_dir)
         path = folder / f"symposium-{debate_id}.{fmt}"
         write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
-        self.app.notify(f"exported to {path} (readable by you only)")
+        self.app.notify(f"exported {clip(debate['title'], 60)!r} to {path} (readable by you only)")
 
     def action_delete(self) -> None:
         debate_id = self.selected()
@@ -220,6 +225,6 @@ class HomeScreen(Screen):
                 self.app.notify(f"deleted debate {debate_id}")
 
         debate = self.queries.debate(debate_id)
-        title = clip(debate["title"], 60) if debate else debate_id
+        title = clip(debate["title"], 120) if debate else debate_id
         self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything recorded about it? "
                                            "This cannot be undone.", yes="Delete", destructive=True), delete)

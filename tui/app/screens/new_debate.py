@@ -19,21 +19,8 @@ from tui.app.screens.typed import symposium
 from tui.forms import Field, FormError, ProtocolSpec
 from tui.protocol_catalog import PROTOCOLS
 from tui.sanitize import plain
+from tui.app.widgets.fields import FormInput, FormText
 from tui.app.widgets.footer import SteadyFooter
-
-
-class FormText(TextArea):
-    """A multi-line field (the case). Ctrl+A selects all of it, as in the editors people type
-    cases in, so that a pasted case can replace what is there (Home/End still go to a line's
-    ends)."""
-
-    BINDINGS = [Binding("ctrl+a", "select_all", "Select all", id="form.select-all", show=False)]
-
-
-class FormInput(Input):
-    """A one-line field; Ctrl+A selects all of it, as in :class:`FormText`."""
-
-    BINDINGS = [Binding("ctrl+a", "select_all", "Select all", id="form.select-all-line", show=False)]
 
 
 #: Where a labels file's path is typed, beside a select that takes one (``--labels FILE``).
@@ -108,7 +95,7 @@ class NewDebateScreen(Screen):
                               allow_blank=False, id=wid)
             case "models":
                 ids = ", ".join(e.id for e in symposium(self).registry if status(e).ready)
-                return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
+                return FormInput(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
             case "int" | "float":
                 return FormInput(str(value), type="integer" if field.kind == "int" else "number", id=wid,
                                  placeholder=field.placeholder)
@@ -136,8 +123,10 @@ class NewDebateScreen(Screen):
     def focus_first_field(self) -> None:
         """Focus the protocol's first field (the case, the subject …), where typing starts. Never
         the Start button: a stray Enter would start a debate (issue 29)."""
-        first = self.spec.fields[0]
-        self.query_one(f"#field-{first.name}").focus()
+        first = self.query_one(f"#field-{self.spec.fields[0].name}")
+        if isinstance(first, TextArea):
+            first.move_cursor(first.document.end)  # after a filled-in case (the demo's), not before it
+        first.focus()
         self.query_one("#form", VerticalScroll).scroll_home(animate=False)
 
     async def on_select_changed(self, event: Select.Changed) -> None:
@@ -189,6 +178,9 @@ class NewDebateScreen(Screen):
                 problem = str(exc)
         if problem:
             self.query_one("#problem", Static).update(plain(problem))  # quotes what was typed
+            # the line under the form is off screen on a small terminal while a field near the top
+            # has the focus: say it where it is seen too, or ctrl+s seems to do nothing
+            self.app.notify(f"Not started. {problem}", severity="error", timeout=8)
             return
         settings.remember("defaults", {self.protocol: values})
         symposium(self).start_debate(self.spec, values)
