@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input, OptionList, Select, TextArea
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, TextArea
 
 from protocols.evince import DEMO_CASE
 from protocols.events import DebateStarted, MetricsComputed
@@ -23,7 +23,7 @@ from tests.cli.test_cli import symposium
 from tests.helpers.sample_debate import sample_events
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.dialogs import ConfirmDialog
+from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
@@ -289,6 +289,31 @@ async def test_a_long_question_is_shown_whole_at_80_columns(tmp_path: Path, regi
         assert isinstance(dialog, ConfirmDialog)
         await pilot.pause()
         assert " ".join(dialog.question.split()) in dialog_text(app), dialog_text(app)
+
+
+LONG = ("Contentiousness κ from the next round (0 agreeable, 1 combative): the change reaches the agents "
+        "at their next turn, after the step under way")
+DIALOGS = {
+    "confirm": lambda: ConfirmDialog(LONG, yes="Set"),
+    "number": lambda: NumberDialog(LONG, 0.8),
+    "interject": lambda: InterjectDialog([("all (agent-a · smollm2-135m, agent-b · gemma3-270m)", "all")]),
+    "verdict": VerdictDialog,
+    "person": lambda: PersonDialog(LONG),
+}
+
+
+@pytest.mark.parametrize("name", list(DIALOGS))
+async def test_every_dialog_shows_its_words_whole_at_80_columns(name: str, tmp_path: Path, registry) -> None:
+    """Questions were cut at the dialog's edge ("…reaches the agents at their next tu")."""
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = DIALOGS[name]()
+        await app.push_screen(dialog)
+        await pilot.pause()
+        shown = dialog_text(app)
+        for label in dialog.query(Label):
+            words = " ".join(str(label.render()).split())
+            assert words in shown, f"{words!r} is not shown whole in: {shown!r}"
 
 
 def test_history_keeps_each_debate_to_two_lines_at_80_columns(tmp_path: Path) -> None:
