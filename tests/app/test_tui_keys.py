@@ -35,6 +35,12 @@ TWINS = ("A patient presents with itching, vomiting, fatigue, weight loss, high 
          "A patient presents with itching, vomiting, fatigue, weight loss, high fever, yellowish skin and joint pain")
 
 
+@pytest.fixture(autouse=True)
+def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own settings and keymap (the form remembers its last values there)."""
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
+
+
 def record(journal: Journal, debate_id: str, title: str, day: int, **kwargs) -> None:
     """A recorded EVINCE debate (tests/helpers/sample_debate) under another title and day."""
     events = sample_events(debate_id, **kwargs)
@@ -278,6 +284,19 @@ async def test_help_says_how_to_close_it(tmp_path: Path, registry) -> None:
         assert isinstance(app.screen, HelpScreen)
         assert "esc, q, ? or f1 closes this help." in screen_text(app)
         await pilot.press("escape")
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_help_names_its_closing_key_as_remapped(tmp_path: Path, registry) -> None:
+    config = tmp_path / "config"  # SYMPOSIUM_CONFIG_DIR (the autouse fixture above)
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "keymap.toml").write_text('"help.close" = "ctrl+w"\n', encoding="utf-8")
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        assert "^w closes this help." in screen_text(app)
+        await pilot.press("ctrl+w")
         assert isinstance(app.screen, HomeScreen)
 
 
