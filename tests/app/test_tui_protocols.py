@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Select, TextArea
+from textual.widgets import Input, Select
 
 from store.queries import Queries
 from tests.app.test_tui import SIZE, make_app, wait_for
+from tests.helpers.form import fill_examples
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import PersonDialog
 from tui.app.screens.new_debate import NewDebateScreen
@@ -32,13 +33,7 @@ async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_pa
         await app.push_screen(NewDebateScreen(protocol))
         form = app.screen
         assert isinstance(form, NewDebateScreen)
-        for field in form.spec.fields:  # a new form is blank (the examples are placeholders): type them in
-            if field.example:
-                widget = form.query_one(f"#field-{field.name}")
-                if isinstance(widget, TextArea):
-                    widget.text = field.example
-                else:
-                    widget.value = field.example  # type: ignore[attr-defined]  # an Input
+        fill_examples(form)  # a new form is blank (the examples are placeholders)
         for name, value in SMALL[protocol].items():
             form.query_one(f"#field-{name}", Input).value = value
         form.query_one("#field-side-panel", Select).value = "none"
