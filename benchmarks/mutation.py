@@ -77,6 +77,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import date
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -137,6 +138,10 @@ class Target:
     #: run waiting for something that never comes (a command, a reply) uses no CPU, so only
     #: mutmut's wall limit (15 × the tests' time, ~25 min for the resume tests) or this one ends it.
     test_timeout: int | None = None
+    #: Mutants mutmut cannot make (it leaves module-level constants alone): given the module's
+    #: source and the seed, ``(name, mutated source)`` pairs, each run against ``tests`` in a
+    #: copy of the checkout and reported with mutmut's (:func:`_run_hand_mutants`).
+    hand_mutants: Callable[[str, int], list[tuple[str, str]]] | None = None
 
     @property
     def name(self) -> str:
@@ -145,6 +150,72 @@ class Target:
     @property
     def dotted(self) -> str:
         return self.path.removesuffix(".py").replace("/", ".")
+
+
+def seal_column_left_out(source: str, seed: int) -> list[tuple[str, str]]:
+    """store/seal.py with one column left out of one table's hash (:data:`store.seal.SEALED`),
+    one such mutant per table, the column drawn with ``seed``: the test that changes every
+    column of every sealed table must notice each (issue 27's acceptance).
+
+    The column naming the row's debate (``debate_id``; the debate's own ``id``) is not drawn: leaving it out is an
+    equivalent mutant, since a row moved to another debate leaves this debate's chain without
+    it ("deleted") and the other's with a row no link covers ("inserted") whatever its hash."""
+    tree = ast.parse(source)
+    sealed = next(n.value for n in tree.body if isinstance(n, ast.AnnAssign | ast.Assign)
+                  and "SEALED" in ast.unparse(n.target if isinstance(n, ast.AnnAssign) else n.targets[0]))
+    assert isinstance(sealed, ast.Dict)
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode()))
+    data = source.encode()
+    rng = random.Random(f"{seed}:seal")
+    mutants: list[tuple[str, str]] = []
+    for key, value in zip(sealed.keys, sealed.values):
+        assert isinstance(key, ast.Constant) and isinstance(value, ast.Tuple) and isinstance(value.elts[1], ast.Tuple)
+        columns = value.elts[1].elts
+        owner = "id" if key.value == "debates" else "debate_id"
+        drawable = [j for j, c in enumerate(columns) if ast.literal_eval(c) != owner]
+        i = rng.choice(drawable)
+        start = offsets[columns[i].lineno - 1] + columns[i].col_offset
+        # Up to the next column's start (or, for the last, from the previous column's end).
+        if i + 1 < len(columns):
+            end = offsets[columns[i + 1].lineno - 1] + columns[i + 1].col_offset
+        else:
+            prev = columns[i - 1]
+            start = offsets[prev.end_lineno - 1] + prev.end_col_offset  # type: ignore[operator]
+            end = offsets[columns[i].end_lineno - 1] + columns[i].end_col_offset  # type: ignore[operator]
+        column = ast.literal_eval(columns[i])
+        mutants.append((f"seal: {key.value}.{column} left out of the hash", (data[:start] + data[end:]).decode()))
+    return mutants
+
+
+def _run_hand_mutants(target: Target, files: list[str], seed: int) -> list[Mutant]:
+    """Each of ``target``'s hand-made mutants, its tests run in a copy of the checkout (stopping
+    at the first failure): ``killed`` when a test failed, ``survived`` when all passed,
+    ``suspicious`` when pytest could not run them (exit status other than 0 or 1)."""
+    if target.hand_mutants is None:
+        return []
+    work = Path(tempfile.mkdtemp(prefix=f"symposium-hand-mutants-{target.name}-"))
+    try:
+        for f in files:
+            (work / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, work / f)
+        module = work / target.path
+        original = module.read_text()
+        out: list[Mutant] = []
+        for name, mutated in target.hand_mutants(original, seed):
+            module.write_text(mutated)
+            run = subprocess.run([sys.executable, "-m", "pytest", *target.tests, "-x", "-q", "-n", "0", "-p", "no:cacheprovider"],
+                                 cwd=work, env={**os.environ, "PYTHONPATH": str(work)}, capture_output=True, text=True)
+            status = {0: "survived", 1: "killed"}.get(run.returncode, "suspicious")
+            diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), mutated.splitlines(keepends=True), n=0))
+            out.append(Mutant(f"hand.{name}", status, "SEALED", None, "\n".join(diff.splitlines()[2:])))
+            print(f"  hand-made mutant {name}: {status}", flush=True)
+        module.write_text(original)
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 #: Every protocol resumes by replaying its journal (issue 25). The unit tests of the replay's
@@ -235,6 +306,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
+    Target("store/seal.py", ("tests/store/test_seal.py", "tests/store/test_provenance.py"),
+           hand_mutants=seal_column_left_out),
 )}
 
 
@@ -700,7 +773,7 @@ def run_module(target: Target, files: list[str], *, jobs: int, quick: int | None
         print(f"{target.path}: {len(chosen)} of {len(names)} mutants, {len(target.tests)} test entries, "
               f"{jobs} job(s) ({work})", flush=True)
         _run_mutmut(target, work, None if chosen == sorted(names) and not target.functions else chosen, jobs, seed)
-        result.mutants = _results(target, work, chosen)
+        result.mutants = _results(target, work, chosen) + _run_hand_mutants(target, files, seed)
     except RunFailed as exc:
         result.error = str(exc)
     finally:

@@ -62,7 +62,60 @@ def to_markdown(debate: dict[str, Any]) -> str:
 
     if debate.get("outcome"):
         out += ["", "## Outcome", "", "```json", json.dumps(debate["outcome"], ensure_ascii=False, indent=2), "```"]
+    out += provenance_lines(debate.get("provenance"))
+    out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"
+
+
+def provenance_lines(prov: dict[str, Any] | None) -> list[str]:
+    """What produced the run (``store/provenance.py``), as Markdown."""
+    if not prov:
+        return ["", "## Provenance", "", "_Not recorded (a debate journalled before Symposium kept provenance)._"]
+    if "error" in prov:
+        return ["", "## Provenance", "", f"_Incomplete: {prov['error']}_"]
+    host = prov.get("host") or {}
+    protocol = prov.get("protocol") or {}
+    out = ["", "## Provenance", "",
+           f"- **Symposium:** {prov.get('symposium_version')}",
+           f"- **Protocol:** {protocol.get('name')} (profile {protocol.get('profile') or 'standard'}); parameters "
+           f"`{json.dumps(protocol.get('parameters'), ensure_ascii=False, sort_keys=True)}`",
+           f"- **Host:** {host.get('os')} on {host.get('machine')}, {host.get('cpu')} ({host.get('cpu_count')} hardware threads)"
+           + (f", GPU {', '.join(host['gpu'])}" if host.get("gpu") else ", no GPU"),
+           f"- **Started:** {prov.get('started_at')}; **ended:** {prov.get('ended_at') or 'not yet'}", ""]
+    # A list, not a table: a table's cells fold a hash or a path, and both must be copied whole.
+    for p in prov.get("participants") or []:
+        if p["backend"] in ("human", "code"):
+            out.append(f"- **{p['role']}:** {p['model_id']} ({p['backend']})")
+            continue
+        server = p.get("server")
+        backend = f"{p['backend']} {p.get('backend_version') or ''}".strip()
+        if server:
+            backend += f" at {server.get('url')} (reports {server.get('reported_model')})"
+        sampling = ", ".join(f"{k}={v}" for k, v in sorted((p.get("sampling") or {}).items()) if k not in ("seed", "stop"))
+        facts = [f"quantization {p.get('quantization') or 'unknown'}", f"context {p.get('context_size') or 'unknown'}",
+                 f"seed {p.get('seed') if p.get('seed') is not None else 'none'}"]
+        if p.get("threads"):
+            facts.append(f"threads {p['threads']}")
+        out.append(f"- **{p['role']}:** {p['model_id']} on {backend}; " + ", ".join(facts) + f"; sampling {sampling}")
+        if p.get("file"):
+            out.append(f"  - file `{p['file']}`, SHA-256 `{p.get('file_sha256') or 'not computed'}`")
+    repro = prov.get("reproducibility") or {}
+    out += ["", "**Reproducible bit for bit:** " + ("yes, under these conditions:" if repro.get("bit_for_bit")
+                                                     else "no:")]
+    out += [f"- {reason}" for reason in repro.get("reasons") or []]
+    return out
+
+
+def seal_lines(seal: dict[str, Any] | None) -> list[str]:
+    """The chain's head: a reader who keeps it can later run ``symposium verify ID --head HEAD``."""
+    if not seal or not seal.get("head"):
+        return ["", "## Seal", "", "_Not sealed._"]
+    out = ["", "## Seal", "", f"- **Chain head:** `{seal['head']}` ({seal['rows']} rows)"]
+    if seal.get("sealed_on_migration_at"):
+        out.append(f"- sealed on migration at {seal['sealed_on_migration_at']}: the chain vouches for the rows "
+                   "from then on, not for what happened to them before")
+    out.append("- check it with `symposium verify <id> --head <head>`, or an export with `symposium verify --export FILE`")
+    return out
 
 
 def _num(value: Any) -> str:

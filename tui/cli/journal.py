@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from protocols.text import clip
+from store import seal
 from store.export import to_json, to_markdown, write_private
 from store.redact import redact_debate
 from store.journal import Journal
@@ -85,11 +86,19 @@ def history_table(rows: list[dict[str, Any]], title: Text, width: int) -> Table:
     return table
 
 
-def _load(args: argparse.Namespace) -> dict:
+def _load(args: argparse.Namespace, *, chain: bool = False, redact: bool = False) -> dict:
+    """The debate as the exports show it. With ``chain`` its seal carries every link (the JSON
+    export); redacted, the links carry hashes only — added after the redaction, which must not
+    touch them — so the masked text does not travel in the chain."""
     with Journal(args.db) as journal:
         queries = Queries(journal)
-        debate = queries.debate(_resolve(queries, args.debate_id))
-    assert debate is not None
+        debate_id = _resolve(queries, args.debate_id)
+        debate = queries.debate(debate_id)
+        assert debate is not None
+        if redact:
+            debate = redact_debate(debate)
+        debate["seal"] = (seal.export(journal.conn, debate_id, with_rows=not redact) if chain
+                          else seal.summary(journal.conn, debate_id))
     return debate
 
 
@@ -101,9 +110,7 @@ def show(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    debate = _load(args)
-    if args.redact:
-        debate = redact_debate(debate)
+    debate = _load(args, chain=args.format == "json", redact=args.redact)
     text = to_json(debate) if args.format == "json" else to_markdown(debate)
     if args.out:
         write_private(Path(args.out), text)

@@ -205,7 +205,7 @@ class DebateScreen(Screen):
                     events = spec.build(self.values, agents, self.debate_id, self.channel, self.ask_person,
                                         registry=app.registry)
                 self.query_one("#loading").display = False
-                await drive(events, app.journal, self.show, self.collector)
+                await drive(events, app.journal, self.show, self.collector, progress=self._hashing)
                 await self._last_analysis()  # it speaks through a model the block is about to close
         except (BackendError, RegistryError, FormError, JournalError, ResumeError) as exc:
             self._fail(str(exc))
@@ -218,6 +218,12 @@ class DebateScreen(Screen):
     async def ask_person(self, prompt: str) -> str | None:
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
         return await self.app.push_screen_wait(PersonDialog(prompt))
+
+    def _hashing(self, message: str) -> None:
+        """A model file being hashed for the debate's provenance (once per file): the status
+        line says how far, as it does for loading."""
+        self.phase = message
+        self._status()
 
     def _loading(self, event: LoadEvent) -> None:
         """A model loads (the status line says which, its stage and the seconds so far) or warns
