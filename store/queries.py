@@ -132,7 +132,7 @@ class Queries:
         match = " ".join(f'"{w}"*' for w in words)
         return self._rows(
             """
-            SELECT t.debate_id, d.title, t.seq, t.round, t.role, t.model_id,
+            SELECT t.debate_id, d.title, d.created_at, t.seq, t.round, t.role, t.model_id,
                    snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
             FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN debates d ON d.id = t.debate_id
             WHERE turns_fts MATCH ? ORDER BY rank LIMIT ?

@@ -46,6 +46,11 @@ class Field:
     help: str = ""
     optional: bool = False
     placeholder: str = ""  # shown in an empty input: a parameter's default
+    #: A text input's example (the demo's case): the form shows it greyed in the empty field and
+    #: a first debate starts with the field empty, so that what is typed is all there is.
+    example: str = ""
+    #: A select that also takes a value typed in (a path to a labels file: ``--labels FILE``).
+    open_choice: bool = False
 
 
 #: The form's choice of defaults (see ``protocols/params.py``); "auto" follows the models.
@@ -83,11 +88,14 @@ def input_field(i: Input) -> Field:
             choices: tuple[tuple[str, str], ...] = (("yes", "yes"), ("no", "no"))
             return Field(i.name, i.label, "select", shown or "no", choices, help=i.help, optional=True)
         case "select":
-            return Field(i.name, i.label, "select", shown, i.choices, help=i.help, optional=not i.required)
-        case "int" | "float" | "textarea":
+            return Field(i.name, i.label, "select", shown, i.choices, help=i.help, optional=not i.required,
+                         open_choice=i.open_choice)
+        case "int" | "float":
             return Field(i.name, i.label, i.kind, shown, help=i.help, optional=not i.required)
-        case _:  # text, a file's path, a list (items separated as the input says)
-            return Field(i.name, i.label, "text", shown, help=i.help, optional=not i.required)
+        case _:  # text(area), a file's path, a list (items separated as the input says)
+            example = str(i.example) if i.example is not None and i.required else ""  # what the user must give
+            return Field(i.name, i.label, "textarea" if i.kind == "textarea" else "text", shown, help=i.help,
+                         optional=not i.required, example=example)
 
 
 def role_fields(role: Role, definition: ProtocolDefinition) -> tuple[Field, ...]:
@@ -249,7 +257,13 @@ class ProtocolSpec:
         return out
 
     def defaults(self) -> dict[str, Any]:
+        """Every field's default, examples included: values a debate can start from (the demo's)."""
         return {f.name: f.default for f in self.fields}
+
+    def blank(self) -> dict[str, Any]:
+        """What a new form starts from: :meth:`defaults` with the text examples left out (the
+        form shows them as placeholders), so that a case typed in is not added to the demo's."""
+        return {**self.defaults(), **{f.name: "" for f in self.fields if f.example}}
 
 
 def choose_profile(registry: Registry, model_ids: Iterable[str]) -> Profile:
