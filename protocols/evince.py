@@ -898,13 +898,14 @@ async def predict_reasoned(config: EvinceConfig, agent: Agent, *, debate_id: str
                         config.describe(), (agent.participant(),))
     history = run_.messages[AGENT_A]
     history += [Message("system", run_._system(AGENT_A)), Message("user", REASON_FIRST)]
-    turn = agent.turn(agent.fit(history, config.turn_tokens), options=agent.options.merged(max_tokens=config.turn_tokens))
+    fit = agent.fit(history, config.turn_tokens)
+    turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=config.turn_tokens))
     async for event in run_.moderation.stream(turn, round_=0, phase=phase_for(None), kind="reasoning"):
         yield event
     assert turn.completion is not None
     history.append(Message("assistant", turn.completion.text))
     yield TurnFinished(debate_id, AGENT_A, agent.model_id, phase_for(None), 0, "reasoning", text=turn.completion.text,
-                       raw=turn.completion.text, call=turn.call(), request=REASON_FIRST)
+                       raw=turn.completion.text, call=turn.call(), request=REASON_FIRST, parse_notes=fit.notes)
     async for event in run_._turn(AGENT_A, 0, None, None, opponent_spoke=False):
         yield event
     position = run_.positions.get(AGENT_A)
