@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import os
 import functools
 import time
 from collections import Counter
@@ -475,17 +474,31 @@ class Bench:
 
 
 def prepare_backends(backends: dict[str, Backend], jobs: int) -> None:
-    """Let ``jobs`` cases compute at once on each in-process model."""
+    """Let ``jobs`` cases compute at once on each in-process model.
+
+    On llama.cpp their replies are decoded together on the model's shared pool
+    (``backends/lockstep.py``): the weights are read once per step for all cases, which is what
+    a step costs for 7–70B models on a CPU, an Apple GPU or a CUDA card. A model whose entry
+    says ``max_concurrency = 1`` gets a context and a compute slot per case instead
+    (``set_parallel``), which pays only where a small model is bound by arithmetic and there
+    are cores to spare."""
+    from backends.llamacpp import EXACT_BATCH_ROWS
+
     for backend in backends.values():
         if isinstance(backend, LlamaCppBackend):
-            backend.set_parallel(jobs)
+            if backend.lockstep_width > 1:
+                backend.lockstep_width = min(max(backend.lockstep_width, jobs), EXACT_BATCH_ROWS)
+            else:
+                backend.set_parallel(jobs)
+
+
+#: Cases in flight by default: decoded together on one model, about as fast per step as one case.
+DEFAULT_JOBS = 4
 
 
 def default_jobs() -> int:
-    """One job per core that the models' threads leave free (2 on a 2-CPU machine)."""
-    from backends.llamacpp import default_threads
-
-    return max(1, (os.cpu_count() or 1) // default_threads())
+    """Cases in flight when ``--jobs`` is not given (:data:`DEFAULT_JOBS`)."""
+    return DEFAULT_JOBS
 
 
 # -- the numbers --------------------------------------------------------------------------------

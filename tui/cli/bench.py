@@ -70,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--out", type=Path, default=Path("diagnosis"), help="writes OUT.md, OUT.json, OUT.svg (and OUT.cases.jsonl)")
     d.add_argument("--limit", type=int, help="a random subset of N cases (reproducible with --seed)")
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--jobs", type=int, default=None, help="cases at once (default: one per free core)")
+    d.add_argument("--jobs", type=int, default=None, help="cases at once (default 4; on llama.cpp decoded together, see max_concurrency in models.toml)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
     d.add_argument("--max-rounds", type=int, default=None,
                    help="EVINCE's refutation rounds after the opening one (default: the design's)")
