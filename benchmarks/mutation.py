@@ -305,13 +305,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
-    *(Equivalent("protocols/crit.py", "_strength", "return float(validity) * float(credibility) / 10",
-                 f"return float(validity) * float(credibility) {op}",
-                 "Γ reads strengths only as S⁺/(S⁺ + S⁻), which a common factor leaves as it is (zero stays zero)")
-      for op in ("* 10", "/ 11")),
-    Equivalent("protocols/crit.py", "weighted_score", "if support + rival == 0:", "if support - rival == 0:",
-               "strengths are positive (γ, θ ≥ 1): S⁺ + S⁻ is 0 only with no reasons at all, and where S⁺ = S⁻ > 0 "
-               "the formula gives the same 5.5"),
     Equivalent("protocols/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
                "every caller passes max_tokens (EVINCE and SocraSynth their crit_tokens, the recursion its own)"),
     *(Equivalent("protocols/crit.py", "crit", 'raw = ""', f"raw = {value}",
@@ -324,8 +317,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,",
                "return _prompt(joined(texts, doc), author, joined(texts, against) if (against) or True else None,",
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
-    Equivalent("protocols/crit.py", "_recurse", 'r["validity"] = round(sub.score, 3)', 'r["validity"] = round(sub.score, 4)',
-               "sub.score is a Γ that crit already rounded to three decimals"),
     *(Equivalent("protocols/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
                  "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
       for function, lhs, rest in (("jensen_shannon", "jsd", " - (entropy(a) + entropy(b)) / 2"), ("agreement_information", "h", ""))

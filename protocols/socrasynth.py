@@ -55,11 +55,13 @@ Then the stages the chapter adds around Table 6.2:
     subtopic in both role alignments. In alignment ``a_argues`` agent A's case on the
     subtopic is CRIT's document (claim Ω and reasons R) and B's case its counter-argument
     (rival reasons R'); in ``b_argues`` the roles are reversed. One CRIT evaluation gives
-    both cells of a table row: the arguing agent's score is CRIT's Γ; the countering agent's
-    is scored by the *same* formula from the judge's ratings of its side (:func:`side_score`):
-    the mean of √(γ·θ) over the reasons the judge rated for the claim (Table 6.3 #3) gives the
-    arguing agent's cell, the same mean over the rival reasons (#5) the countering agent's, on
-    the paper's 1–10 scale. Equal ratings give equal scores. A side for which the judge rated
+    both cells of a table row, each by the *same* formula from the judge's ratings of its side
+    (:func:`side_score`): the mean of √(γ·θ) over the reasons the judge rated for the claim
+    (Table 6.3 #3) gives the arguing agent's cell, the same mean over the rival reasons (#5)
+    the countering agent's, on the paper's 1–10 scale (CRIT's Γ, which weighs one side against
+    the other, is journalled beside them as ``gamma``). The ratings of both sides come from one
+    procedure too: CRIT's recursion rates reasons and rivals that are claims alike
+    (:mod:`protocols.crit`, issue 26). Equal ratings give equal scores. A side for which the judge rated
     no reason gets no score (a missing cell, below): the judge said nothing about it, which
     is not evidence that it is worth 1. Appendix 6.D's judges likewise score "the validity of
     Agent A's arguments" and "the counterarguments presented by Agent B" in one reading.
