@@ -190,9 +190,9 @@ def weighted_score(reasons: Sequence[_Rated | dict[str, Any]], rivals: Sequence[
     was rated on either side (then :func:`crit` reports the holistic score as Γ)."""
     support = [_ratings(r) for r in reasons]
     against = [_ratings(r) for r in rivals]
-    if not support and not against:
-        return None
-    quality = sum(math.sqrt(g * t) for g, t in support) / len(support) if support else 1.0
+    if not support:  # nothing holds the claim up: the floor, or nothing rated at all
+        return 1.0 if against else None
+    quality = sum(math.sqrt(g * t) for g, t in support) / len(support)
     return discounted(quality, sum(g * t for g, t in support), sum(g * t for g, t in against))
 
 
@@ -335,10 +335,13 @@ async def _recurse(judge: Agent, rated: list[dict[str, Any]], document: str, aut
             r["recursion"] = {"failed" if sub.score is None else "unrated": True, "kept": first}
             continue
         support = [_ratings(s) for s in sub.reasons]
-        against = sum(g * t for g, t in (_ratings(s) for s in sub.rivals))
-        validity = sum(g for g, _ in support) / len(support) if support else 1.0
-        r["validity"] = round(discounted(validity, sum(g * t for g, t in support), against), 3)
-        r["credibility"] = round(sum(t for _, t in support) / len(support), 3) if support else r["credibility"]
+        if support:
+            against = sum(g * t for g, t in (_ratings(s) for s in sub.rivals))
+            validity = sum(g for g, _ in support) / len(support)
+            r["validity"] = round(discounted(validity, sum(g * t for g, t in support), against), 3)
+            r["credibility"] = round(sum(t for _, t in support) / len(support), 3)
+        else:  # only rivals: nothing holds r up; its source's credibility stands
+            r["validity"] = 1.0
         r["recursion"] = {"first": first, "sub_score": sub.score, "sub_claim": sub.claim,
                           "sub_reasons": sub.reasons, "sub_rivals": sub.rivals}
     return calls
