@@ -124,9 +124,10 @@ async def test_rival_reasons_that_are_claims_are_recursed_as_reasons_are() -> No
     first = judged(5, [reason("pro", 8, 8, is_claim=True)], [reason("con", 8, 8, is_claim=True)])
     support = judged(5, [reason("s", 4, 5)], [])
     agent, backend = judge(first, support, support)
-    result = await crit(agent, "doc", author="A", depth=1)
+    result = await crit(agent, "doc", author="A", subject="Fever after travel", depth=1)
     assert len(backend.prompts) == 3
-    assert "It is a rival reason against this document by A:" in backend.prompts[2][-1].content
+    assert backend.prompts[2][-1].content.startswith(  # read in the subject's and the document's context, as a reason is
+        "Debate subject:\n<<<\nFever after travel\n\nIt is a rival reason against this document by A:\ndoc\n>>>")
     assert "Document by a rival reason to A:\n<<<\ncon\n>>>" in backend.prompts[2][-1].content
     (pro,), (con,) = result.reasons, result.rivals
     assert (pro["validity"], pro["credibility"]) == (con["validity"], con["credibility"]) == (4.0, 5.0)

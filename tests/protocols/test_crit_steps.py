@@ -269,3 +269,12 @@ async def test_a_sub_evaluation_that_rates_nothing_keeps_the_first_ratings() -> 
     result = await crit(agent(backend), "doc", author="A")
     assert (result.reasons[0]["validity"], result.reasons[0]["credibility"]) == (8, 7)
     assert result.reasons[0]["recursion"] == {"unrated": True, "kept": {"validity": 8, "credibility": 7}}
+
+
+async def test_the_retry_is_read_against_the_stricter_schema_it_was_constrained_to() -> None:
+    """A retry's reply that the first schema would take but the stricter one does not (a
+    justification over its 80 characters) is not accepted: the judge is recorded as missing."""
+    loose = judged([reason("r", 5, 5)], justification="j" * 81)
+    backend = Judge(["prose", loose])
+    result = await crit(agent(backend), "doc", author="A")
+    assert result.score is None and result.notes[1].startswith("attempt 2: JSON does not match the expected shape")
