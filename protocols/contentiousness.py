@@ -177,7 +177,8 @@ class Fixed(_Levelled):
 @dataclass(frozen=True)
 class Linear(_Decaying):
     """κ_t = κ0 − λt (section 7.4.5). λ = ``rate`` = 0.2 reproduces the 0.9, 0.7, 0.5, 0.3 of
-    Tables 7.2 and 7.3."""
+    Tables 7.2 and 7.3 for rounds 0–3: the tables' "Round 1" is the opening exchange (appendices
+    7.D/7.E), so their four rounds are the opening and three refutation rounds."""
 
     name: ClassVar[str] = "linear"
 
@@ -271,6 +272,8 @@ class Adaptive(_Decaying):
     Figure 7.1 runs its first loop round at κ0 = 0.9 and calls ``Update`` only after that
     round's metrics exist, so an EVINCE debate under clear convergence is argued at 0.9 (the
     opening round), 0.9, 0.67, 0.49, 0.37 (issue 20: κ used to cool before any metric existed).
+    The paper's appendices 7.D/7.E argue the first refutation round at 0.7 instead (their
+    "Round 2"); the paper disagrees with itself there, and this follows the algorithm.
 
     Stateful (the frozen dataclass holds a memo of decided rounds; use one instance per
     debate): rounds are decided in order and remembered, so asking again for a past round
