@@ -356,9 +356,14 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "this line runs for an agent whose own score is missing, so known holds the other agent's score at "
                "most: len(known) is 1 there, and ·1 = /1"),
     Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
-               'self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
-               'self.schedules = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'fresh = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
                "make_schedule looks the name up lower-cased"),
+    Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
+               "self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]",
+               "self.schedules = [(o, s) for o, s in self.schedules if o <= origin] + [(origin, fresh)]",
+               "a schedule with the new one's origin is kept before it, but delta() reads the last schedule begun by "
+               "the round, the new one, so the kept one is never read"),
     Equivalent("protocols/socrasynth.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
                "_gamma yields its JudgementMade (which sets score) unless the moderator stopped the debate, and then "
                "_round returns before reading score"),
@@ -366,8 +371,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "both = overall.setdefault(judge, dict.fromkeys(ROLES, 1.0))",
                "a judge's overall totals are read only to compare the two agents (never shown), and 1 added to both "
                "sides of sums kept to three decimals leaves the comparison as it was"),
-    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)  # type: ignore[operator]",
-                 f"{name}[role] = round({name}[role] + score, 4)  # type: ignore[operator]",
+    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)",
+                 f"{name}[role] = round({name}[role] + score, 4)",
                  "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
                  "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
       for name in ("sums", "both")),
