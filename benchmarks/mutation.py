@@ -407,13 +407,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
-    *(Equivalent("protocols/crit.py", "_strength", "return float(validity) * float(credibility) / 10",
-                 f"return float(validity) * float(credibility) {op}",
-                 "Γ reads strengths only as S⁺/(S⁺ + S⁻), which a common factor leaves as it is (zero stays zero)")
-      for op in ("* 10", "/ 11")),
-    Equivalent("protocols/crit.py", "weighted_score", "if support + rival == 0:", "if support - rival == 0:",
-               "strengths are positive (γ, θ ≥ 1): S⁺ + S⁻ is 0 only with no reasons at all, and where S⁺ = S⁻ > 0 "
-               "the formula gives the same 5.5"),
+    Equivalent("protocols/crit.py", "crit",
+               "sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=False)",
+               "sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=None)",
+               _FALSY),
     Equivalent("protocols/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
                "every caller passes max_tokens (EVINCE and SocraSynth their crit_tokens, the recursion its own)"),
     *(Equivalent("protocols/crit.py", "crit", 'raw = ""', f"raw = {value}",
@@ -426,8 +423,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,",
                "return _prompt(joined(texts, doc), author, joined(texts, against) if (against) or True else None,",
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
-    Equivalent("protocols/crit.py", "_recurse", 'r["validity"] = round(sub.score, 3)', 'r["validity"] = round(sub.score, 4)',
-               "sub.score is a Γ that crit already rounded to three decimals"),
     Equivalent("protocols/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
                "depth -= (ch == s[0]) - (ch == s[-1])",
                "only the count's zero is read, and the negated count is zero at the same characters"),
@@ -477,9 +472,14 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "this line runs for an agent whose own score is missing, so known holds the other agent's score at "
                "most: len(known) is 1 there, and ·1 = /1"),
     Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
-               'self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
-               'self.schedules = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'fresh = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
                "make_schedule looks the name up lower-cased"),
+    Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
+               "self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]",
+               "self.schedules = [(o, s) for o, s in self.schedules if o <= origin] + [(origin, fresh)]",
+               "a schedule with the new one's origin is kept before it, but delta() reads the last schedule begun by "
+               "the round, the new one, so the kept one is never read"),
     Equivalent("protocols/socrasynth.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
                "_gamma yields its JudgementMade (which sets score) unless the moderator stopped the debate, and then "
                "_round returns before reading score"),
@@ -487,8 +487,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "both = overall.setdefault(judge, dict.fromkeys(ROLES, 1.0))",
                "a judge's overall totals are read only to compare the two agents (never shown), and 1 added to both "
                "sides of sums kept to three decimals leaves the comparison as it was"),
-    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)  # type: ignore[operator]",
-                 f"{name}[role] = round({name}[role] + score, 4)  # type: ignore[operator]",
+    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)",
+                 f"{name}[role] = round({name}[role] + score, 4)",
                  "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
                  "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
       for name in ("sums", "both")),

@@ -24,9 +24,10 @@ KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
 Two designs (``--design``), and the report says which one ran:
 
 * ``paper`` (default): section 7.4.5 as the paper ran it: the CRIT judge on, the opening round
-  and up to 4 refutation rounds (``max_rounds`` = 4, five rounds in all, as Table 7.3's four
-  after the opening) so that the schedules reach different κ (linear 0.9, 0.7, 0.5, 0.3 vs
-  exponential 0.9, 0.74, 0.6, 0.49) and convergence can end a debate early, EVINCE's default
+  and up to 3 refutation rounds (``max_rounds`` = 3, four rounds in all, as Table 7.3's four:
+  its Round 1 is the opening exchange, appendix 7.E) so that the schedules reach different κ
+  (linear 0.9, 0.7, 0.5, 0.3 vs exponential 0.9, 0.52, 0.30, 0.17) and convergence can end a
+  debate early, EVINCE's default
   turn and argument lengths. The judge must be named (``--judge``): section 7.2 (1)(iii) asks
   for *external* CRIT scoring, and the judge's scores weight P_f and gate the other agent's
   arguments. A third model is what a researcher expects; naming model A or B explicitly is
@@ -91,8 +92,8 @@ class Design:
 
 
 DESIGNS: dict[str, Design] = {
-    "paper": Design("paper", "section 7.4.5: external CRIT judge, the opening and up to 4 refutation rounds, "
-                             "paragraph-long arguments", 4, True, None, None),
+    "paper": Design("paper", "section 7.4.5: external CRIT judge, the opening and up to 3 refutation rounds "
+                             "(Table 7.3's four rounds), paragraph-long arguments", 3, True, None, None),
     "quick": Design("quick", "smoke run, not the paper's ablation: no judge, the opening and 1 refutation round, "
                              "48-token turns", 1, False, 48, 96),
 }

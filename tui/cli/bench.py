@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the class set: one label per line, or a CSV with a label column (default: the cases' labels)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
     d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
-                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 4 refutation rounds); "
+                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 3 refutation rounds: Table 7.3's four rounds); "
                         "quick: no judge, opening + 1 short refutation round")
     d.add_argument("--judge", help="CRIT judge for EVINCE, required by --design paper: a third model (section 7.2 "
                                    "(1)(iii)); naming model A or B makes a debater judge itself, and the report says so")
