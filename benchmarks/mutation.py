@@ -39,9 +39,10 @@ mutant after 30 × (its tests' time + 1 s) of CPU time: an endless loop, counted
 (killed + timeout) / (mutants − equivalent).
 
 Limits, said plainly: mutmut 3 mutates code inside functions and methods only, so module-level
-constants — the regular expressions of ``store/redact.py`` and ``tui/sanitize.py``, the
-parameters' defaults — are not mutated here (they are held by the example and Hypothesis
-tests of their modules). mutmut learns which tests reach a function by watching them run in
+constants — the regular expressions of ``tui/sanitize.py``, the parameters' defaults — are
+not mutated here (they are held by the example and Hypothesis tests of their modules);
+``store/redact.py`` builds its patterns inside a function (``_recognizers``, no decorator:
+mutmut skips decorated functions) so that they are mutated, and held by its labelled set. mutmut learns which tests reach a function by watching them run in
 its own process, so a test that reaches the code only through a subprocess (the command line
 run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
 in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
@@ -176,7 +177,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
     )),
-    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py")),
+    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
+                               "tests/store/test_redact_recall.py")),
     Target("tui/sanitize.py", (
         "tests/guarantees/test_terminal_safe.py",
         "tests/app/test_tui_stream.py::test_stream_sanitizer_equals_sanitizing_the_whole",
@@ -248,13 +250,6 @@ class Equivalent:
     before: str  # the source line(s), "\n"-joined
     after: str   # the mutated line(s)
     reason: str
-
-
-def _redact_skips(key: str, reason: str) -> tuple[Equivalent, ...]:
-    """The two surviving spellings of one key in redact_debate's list of identifiers it never masks."""
-    line = 'return {k: clean(v) if k not in ("id", "debate_id", "model_id", "role", "backend", "status") else v'
-    return tuple(Equivalent("store/redact.py", "redact_debate", line, line.replace(f'"{key}"', spelled, 1), reason)
-                 for spelled in (f'"XX{key}XX"', f'"{key.upper()}"'))
 
 
 _LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[keep]]),"
@@ -400,11 +395,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), )',
                "the roles come from roles_from, which keeps a role only where a seat named it or it- played, and "
                "by_seat holds the same seats: the search always finds one, so its default is never used"),
-    *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
-    *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
-    *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
-    *_redact_skips("backend", "backends are Symposium's lower-case names (llamacpp, openai, vllm, transformers, human)"),
-    *_redact_skips("status", "a debate's status is running, finished, stopped, failed or interrupted: nothing to mask"),
 )
 
 #: The one rule that marks a whole class of survivors equivalent: a change of letter case in

@@ -1,0 +1,80 @@
+"""``--redact`` against the labelled set: every identifier masked but the known misses, and no
+false mask (``tests/fixtures/redaction/labelled.txt``; ``benchmarks/redaction.py`` prints the table).
+
+The set is the recognizers' specification: each recognizer of ``store/redact.py`` masks some
+identifier in it that no other does, and its no-identifier snippets hold the doses, vitals, years,
+statutes and disease names a loosened pattern would mask. So a pattern dropped or loosened fails
+here, which is how the mutation benchmark (``benchmarks/mutation.py``, target ``redact``) reaches
+the patterns: they are built inside :func:`store.redact._recognizers` for that reason.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+
+import pytest
+
+from store.redact import KINDS, STRUCTURED, find, redact, redact_debate
+from tests.helpers.redaction_set import load, score
+
+#: What the recognizers do not find, on purpose stated (see store/redact.py's "cannot promise"):
+#: a rare given name at the start of a sentence, and a district outside an address.
+KNOWN_MISSES = {"name": ["'Quillon Farraday'"], "address": ["'Brixton'"]}
+
+
+@pytest.fixture(scope="module")
+def tallies():  # type: ignore[no-untyped-def]
+    return score(load())
+
+
+def test_every_identifier_is_masked_but_the_known_misses(tallies) -> None:  # type: ignore[no-untyped-def]
+    misses = {kind: [m.split(": ", 1)[1] for m in t.misses] for kind, t in tallies.items() if t.misses}
+    assert misses == KNOWN_MISSES
+
+
+def test_nothing_else_is_masked(tallies) -> None:  # type: ignore[no-untyped-def]
+    false = {kind: t.false for kind, t in tallies.items() if t.false}
+    assert false == {}
+
+
+def test_structured_kinds_reach_the_goal_and_each_is_masked_as_its_kind(tallies) -> None:  # type: ignore[no-untyped-def]
+    for kind in STRUCTURED:
+        t = tallies[kind]
+        assert t.gold >= 5 and t.recall is not None and t.recall >= 0.98, (kind, t.recall)
+        assert t.as_kind == t.gold, (kind, t.as_kind, t.gold)  # a phone as [PHONE], not as [NUMBER]
+    for kind in ("name", "facility", "address"):
+        assert tallies[kind].as_kind >= tallies[kind].gold - 4, kind
+
+
+def test_the_set_has_several_formats_per_kind_and_both_fields() -> None:
+    snippets = load()
+    assert {s.section for s in snippets} >= {"clinical", "legal", "held-out", "no identifiers"}
+    per_kind = Counter(g.kind for s in snippets for g in s.gold)
+    assert set(per_kind) == set(KINDS) and min(per_kind.values()) >= 3, per_kind
+
+
+def test_redact_counts_each_mask_by_kind_and_marks_it() -> None:
+    text = "Call (555) 867-5309 or (020) 7946 0958 about MRN 00482913, SSN 123-45-6789, seen 5 March 2024 by Dr. Ana Ruiz."
+    done = redact(text)
+    assert done.text == "Call [PHONE] or [PHONE] about MRN [NUMBER], SSN [SSN], seen [DATE] by Dr. [NAME]."
+    assert done.counts == Counter({"phone": 2, "number": 1, "ssn": 1, "date": 1, "name": 1})
+    assert sum(done.counts.values()) == len(re.findall(r"\[[A-Z]+\]", done.text))
+
+
+def test_a_debate_s_masks_are_counted_across_its_texts() -> None:
+    counts: Counter[str] = Counter()
+    out = redact_debate({"id": "d1", "subject": "call 415-555-0199", "turns": [{"text": "St. Mary's on 2024-03-05"}]}, counts)
+    assert out == {"id": "d1", "subject": "call [PHONE]", "turns": [{"text": "[FACILITY] on [DATE]"}]}
+    assert counts == Counter({"phone": 1, "facility": 1, "date": 1})
+
+
+def test_hostile_text_is_masked_in_linear_time() -> None:
+    """A model's reply can be any string; no pattern may backtrack over a long run (the first
+    version took 10 s on 10,000 characters of "1.1.1.")."""
+    for hostile in ("1." * 5000, "1-" * 5000, "Aa " * 5000, "Ab-" * 4000, "Street " * 3000, "x" * 5000 + "@",
+                    "a." * 5000, "MRN " * 3000, "Ab " * 3000 + "v.", "(1) " * 3000):
+        started = time.process_time()
+        find(hostile)
+        assert time.process_time() - started < 1.5, hostile[:12]
