@@ -351,9 +351,11 @@ def _free_parts(text: str, start: int, end: int, kind: str, taken: list[bool]) -
         j = i
         while j < end and not taken[j]:
             j += 1
-        part = text[i:j]
-        lead, trail = len(part) - len(part.lstrip(" ,;:")), len(part) - len(part.rstrip(" ,;:"))
-        a, b = i + lead, j - trail
+        a, b = i, j
+        while a < b and text[a] in " ,;:":  # a part left over is cut to its words
+            a += 1
+        while b > a and text[b - 1] in " ,;:":
+            b -= 1
         if a < b and any(ch.isalnum() for ch in text[a:b]):
             for k in range(a, b):
                 taken[k] = True

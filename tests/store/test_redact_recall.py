@@ -95,3 +95,12 @@ def test_the_help_says_what_is_masked_and_what_is_not_promised() -> None:
         + ". Names are found by a title, a role, a field label, a common given name or two capitalised words "
           "mid-sentence, so some can stay (a surname alone, lower case); a smaller town outside an address, a "
           "number no word names and a free description stay too: check before sharing")
+
+
+def test_a_label_of_four_letters_or_more_shields_its_run_through_the_debate_s_config() -> None:
+    """The labels come from the debate's config: "Mpox Clade" reads like a name, and is kept
+    where "Mpox" (four letters: enough) is a label; a county is masked, the word "County of" kept."""
+    debate = {"config": {"labels": ["Mpox"]}, "participants": [], "turns": [{"text": "signs of Mpox Clade today"}]}
+    assert redact_debate(debate)["turns"][0]["text"] == "signs of Mpox Clade today"
+    assert redact_debate({**debate, "config": {}})["turns"][0]["text"] == "signs of [NAME] today"
+    assert redact_text("heard in the County of Marin court") == "heard in the County of [ADDRESS] court"
