@@ -262,7 +262,18 @@ _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite b
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
 #: caught by :data:`SQL_CASE`) is a gap: kill it with a test of the promise, not a test written
 #: to touch a line.
+#: A letter's case changed in a regular expression compiled with ``re.IGNORECASE`` (none of
+#: ``store/redact.py``'s scoped ``(?-i:…)`` parts: those lines are left to the tests).
+IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
+
 EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent("store/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
+               "return 13 <= len(digits) <= 20 and _luhn(digits)",
+               "the card pattern holds at most 4 + 4 + 4 + 7 = 19 digits"),
+    Equivalent("store/redact.py", "_recognizers",
+               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), group=1),""",
+               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), ),""",
+               "the pattern's group 1 is the whole match (it begins with a look-behind)"),
     Equivalent("store/redact.py", "_luhn", "total += d", "total -= d",
                "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
     Equivalent("store/redact.py", "_cleared",
@@ -642,6 +653,18 @@ def _sql_lines(source: str) -> frozenset[int]:
     return frozenset(lines)
 
 
+@functools.cache
+def _ignorecase_lines(source: str) -> frozenset[int]:
+    """Lines of the pattern (first argument) of each ``re.compile(..., re.IGNORECASE)`` call."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+                and node.args and any(isinstance(a, ast.Attribute) and a.attr in ("IGNORECASE", "I")
+                                      for a in [*node.args[1:], *(k.value for k in node.keywords)])):
+            lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
+    return frozenset(lines)
+
+
 def _equivalent(target: Target, mutant: Mutant) -> str | None:
     """The reason a survivor cannot change behaviour, or ``None``."""
     removed = [x[1:] for x in mutant.diff.splitlines() if x.startswith("-")]
@@ -656,6 +679,9 @@ def _equivalent(target: Target, mutant: Mutant) -> str | None:
             and quoted.findall(before) == quoted.findall(after)
             and set(range(mutant.line, mutant.line + len(removed))) <= _sql_lines((REPO / target.path).read_text())):
         return SQL_CASE
+    if (mutant.line is not None and before != after and before.lower() == after.lower() and "(?-i" not in before
+            and set(range(mutant.line, mutant.line + len(removed))) <= _ignorecase_lines((REPO / target.path).read_text())):
+        return IGNORECASE
     return None
 
 

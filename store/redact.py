@@ -242,7 +242,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"\b(?:https?://|ftp://|www\.)[^\s<>\"')\]]+[^\s<>\"')\].,;:!?]"
             r"|(?<![\w.-])(?:[a-z0-9-]{1,63}\.){1,6}(?:com|org|net|edu|gov|io|info|health|uk|us|ca|au|de|fr|es|it|nl|in|nz|ie)"
             r"(?:/[^\s<>\"')\]]*[^\s<>\"')\].,;:!?])?(?![\w@])", re.IGNORECASE)),
-        _Recognizer("ip", re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d)"), check=_ipv4),
+        _Recognizer("ip", re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)"), check=_ipv4),
         _Recognizer("ip", re.compile(
             r"(?<![\w:])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![\w:])"
             r"|(?<![\w:])(?:[0-9a-fA-F]{1,4}:){1,6}(?::[0-9a-fA-F]{1,4}){1,6}(?![\w:])"
@@ -297,8 +297,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s\d{{4}}\b|(?<=, )\d{{5}}(?=\s+[A-Z][a-zà-ÿ]+)")),
         _Recognizer("facility", re.compile(
             rf"\b(?:St\.?|Saint)\s+{word}(?:['’]s)?(?:\s+{facility_nouns})?"
-            rf"|\b(?:(?:{word}|of|the|and|&)\s+){{0,4}}{word}\s+{facility_nouns}\b(?:\s+(?:of|for)\s+{word}(?:\s+{word})?)?")),
-        _Recognizer("name", re.compile(rf"\b{labels}((?:[A-Z][A-Z'’-]+,?\s+){{0,3}}[A-Z][A-Z'’-]+\b|{full_name})"), group=1),
+            rf"|\b(?:{word}\s+(?:(?:{word}|of|the|and|&)\s+){{0,3}})?{word}\s+{facility_nouns}\b(?:\s+(?:of|for)\s+{word}(?:\s+{word})?)?")),
+        _Recognizer("name", re.compile(rf"\b{labels}((?:[A-Z][A-Z'’-]+,?\s+){{0,3}}[A-Z][A-Z'’-]+\b|(?!{titles}\b){full_name})"), group=1),
         _Recognizer("name", re.compile(rf"\b{titles}\s+({full_name})"), group=1),
         _Recognizer("name", re.compile(rf"\b{roles},?\s+((?!{titles}\b){full_name})"), group=1),
         _Recognizer("name", re.compile(r"\b(?i:handle|username|user name|screen name|user ID)\s*:?\s*(@?[\w.]{0,63}\w)"), group=1),

@@ -104,3 +104,32 @@ def test_a_label_of_four_letters_or_more_shields_its_run_through_the_debate_s_co
     assert redact_debate(debate)["turns"][0]["text"] == "signs of Mpox Clade today"
     assert redact_debate({**debate, "config": {}})["turns"][0]["text"] == "signs of [NAME] today"
     assert redact_text("heard in the County of Marin court") == "heard in the County of [ADDRESS] court"
+
+
+def test_a_label_shields_a_facility_as_it_shields_a_name() -> None:
+    assert redact_text("per the Mayo Clinic protocol", keep=["Mayo Clinic"]) == "per the Mayo Clinic protocol"
+    assert redact_text("per the Mayo Clinic protocol") == "per the [FACILITY] protocol"
+
+
+def test_only_the_identifier_is_masked_not_the_words_that_found_it() -> None:
+    """The field label, the word "County", the word "handle" stay: only what they name goes."""
+    assert redact_text("Name: DOE, JANE. Seen today.") == "Name: [NAME]. Seen today."
+    assert redact_text("Contact: Dr. Ana Ruiz") == "Contact: Dr. [NAME]"
+    assert redact_text("she grew up in Marin County") == "she grew up in [ADDRESS] County"
+    assert redact_text("posted using the handle yolireyes77 twice") == "posted using the handle [NAME] twice"
+
+
+def test_a_span_cut_by_an_earlier_one_masks_each_word_left_and_nothing_between() -> None:
+    """What a later recognizer finds beside an earlier one's span: the parts no earlier one took,
+    cut to their words (no mask on ", " alone, none empty)."""
+    from store.redact import Span, _free_parts
+
+    text = "AB, CD ;"
+    taken = [True] + [False] * (len(text) - 1)
+    assert list(_free_parts(text, 0, len(text), "name", taken)) == [Span(1, 6, "name")]
+    assert taken == [True] * 6 + [False] * 2
+    taken = [True, True, False, False, True, True, False, False]  # "AB, CD ;": ", " free, "CD" taken, " ;" free
+    assert list(_free_parts(text, 0, len(text), "name", taken)) == []
+    text = ", ,X"
+    taken = [False] * 4
+    assert list(_free_parts(text, 0, 4, "name", taken)) == [Span(3, 4, "name")]
