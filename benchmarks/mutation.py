@@ -267,6 +267,13 @@ _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite b
 IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
 
 EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent("store/redact.py", "_recognizers",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               "the words are inside (?i:…): either case reads the same"),
+    Equivalent("store/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
+               'while b >= a and text[b - 1] in " ,;:":',
+               "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
     Equivalent("store/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
                "return 13 <= len(digits) <= 20 and _luhn(digits)",
                "the card pattern holds at most 4 + 4 + 4 + 7 = 19 digits"),
@@ -276,10 +283,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "the pattern's group 1 is the whole match (it begins with a look-behind)"),
     Equivalent("store/redact.py", "_luhn", "total += d", "total -= d",
                "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
-    Equivalent("store/redact.py", "_cleared",
-               """words = [re.sub(r"['’]s$", "", w.strip(".,;:")) for w in span_text.split()]""",
-               """words = [re.sub(r"['’]s$", "", w.strip("XX.,;:XX")) for w in span_text.split()]""",
-               "X is stripped too, and no word that is never a name (the list _cleared reads) begins or ends with X"),
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, )", _BUSY),

@@ -318,7 +318,7 @@ def _cleared(span_text: str, kind: str, kept: set[str]) -> bool:
     if kind == "facility":
         return False
     never = _never_names()
-    words = [re.sub(r"['’]s$", "", w.strip(".,;:")) for w in span_text.split()]
+    words = [re.sub(r"['’]s$", "", w) for w in span_text.split()]
     return any(w in never or w.removesuffix("s") in never for w in words)
 
 
@@ -356,7 +356,7 @@ def _free_parts(text: str, start: int, end: int, kind: str, taken: list[bool]) -
             a += 1
         while b > a and text[b - 1] in " ,;:":
             b -= 1
-        if a < b and any(ch.isalnum() for ch in text[a:b]):
+        if any(ch.isalnum() for ch in text[a:b]):
             for k in range(a, b):
                 taken[k] = True
             yield Span(a, b, kind)

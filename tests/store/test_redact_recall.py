@@ -117,6 +117,7 @@ def test_only_the_identifier_is_masked_not_the_words_that_found_it() -> None:
     assert redact_text("Contact: Dr. Ana Ruiz") == "Contact: Dr. [NAME]"
     assert redact_text("she grew up in Marin County") == "she grew up in [ADDRESS] County"
     assert redact_text("posted using the handle yolireyes77 twice") == "posted using the handle [NAME] twice"
+    assert redact_text("call 555-867-5309 ext. 12 now") == "call [PHONE] now"  # the extension goes with it
 
 
 def test_a_span_cut_by_an_earlier_one_masks_each_word_left_and_nothing_between() -> None:
@@ -133,3 +134,4 @@ def test_a_span_cut_by_an_earlier_one_masks_each_word_left_and_nothing_between()
     text = ", ,X"
     taken = [False] * 4
     assert list(_free_parts(text, 0, 4, "name", taken)) == [Span(3, 4, "name")]
+    assert list(_free_parts("A-B", 0, 3, "name", [True, False, True])) == []  # a hyphen alone is not masked
