@@ -39,9 +39,10 @@ mutant after 30 × (its tests' time + 1 s) of CPU time: an endless loop, counted
 (killed + timeout) / (mutants − equivalent).
 
 Limits, said plainly: mutmut 3 mutates code inside functions and methods only, so module-level
-constants — the regular expressions of ``store/redact.py`` and ``tui/sanitize.py``, the
-parameters' defaults — are not mutated here (they are held by the example and Hypothesis
-tests of their modules). mutmut learns which tests reach a function by watching them run in
+constants — the regular expressions of ``tui/sanitize.py``, the parameters' defaults — are
+not mutated here (they are held by the example and Hypothesis tests of their modules);
+``store/redact.py`` builds its patterns inside a function (``_recognizers``, no decorator:
+mutmut skips decorated functions) so that they are mutated, and held by its labelled set. mutmut learns which tests reach a function by watching them run in
 its own process, so a test that reaches the code only through a subprocess (the command line
 run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
 in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
@@ -248,7 +249,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
     )),
-    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py")),
+    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
+                               "tests/store/test_redact_recall.py")),
     Target("tui/sanitize.py", (
         "tests/guarantees/test_terminal_safe.py",
         "tests/app/test_tui_stream.py::test_stream_sanitizer_equals_sanitizing_the_whole",
@@ -352,13 +354,6 @@ class Equivalent:
     reason: str
 
 
-def _redact_skips(key: str, reason: str) -> tuple[Equivalent, ...]:
-    """The two surviving spellings of one key in redact_debate's list of identifiers it never masks."""
-    line = 'return {k: clean(v) if k not in ("id", "debate_id", "model_id", "role", "backend", "status") else v'
-    return tuple(Equivalent("store/redact.py", "redact_debate", line, line.replace(f'"{key}"', spelled, 1), reason)
-                 for spelled in (f'"XX{key}XX"', f'"{key.upper()}"'))
-
-
 _LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[keep]]),"
 _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},'
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
@@ -369,7 +364,27 @@ _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite b
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
 #: caught by :data:`SQL_CASE`) is a gap: kill it with a test of the promise, not a test written
 #: to touch a line.
+#: A letter's case changed in a regular expression compiled with ``re.IGNORECASE`` (none of
+#: ``store/redact.py``'s scoped ``(?-i:…)`` parts: those lines are left to the tests).
+IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
+
 EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent("store/redact.py", "_recognizers",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               "the words are inside (?i:…): either case reads the same"),
+    Equivalent("store/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
+               'while b >= a and text[b - 1] in " ,;:":',
+               "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
+    Equivalent("store/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
+               "return 13 <= len(digits) <= 20 and _luhn(digits)",
+               "the card pattern holds at most 4 + 4 + 4 + 7 = 19 digits"),
+    Equivalent("store/redact.py", "_recognizers",
+               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), group=1),""",
+               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), ),""",
+               "the pattern's group 1 is the whole match (it begins with a look-behind)"),
+    Equivalent("store/redact.py", "_luhn", "total += d", "total -= d",
+               "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, )", _BUSY),
@@ -516,11 +531,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), )',
                "the roles come from roles_from, which keeps a role only where a seat named it or it- played, and "
                "by_seat holds the same seats: the search always finds one, so its default is never used"),
-    *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
-    *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
-    *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
-    *_redact_skips("backend", "backends are Symposium's lower-case names (llamacpp, openai, vllm, transformers, human)"),
-    *_redact_skips("status", "a debate's status is running, finished, stopped, failed or interrupted: nothing to mask"),
     *(Equivalent("protocols/analyzer.py", function, 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                  'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                  '"XXXX" holds no JSON, no quoted string and no bullet line: it is read exactly as "" is')
@@ -788,6 +798,18 @@ def _sql_lines(source: str) -> frozenset[int]:
     return frozenset(lines)
 
 
+@functools.cache
+def _ignorecase_lines(source: str) -> frozenset[int]:
+    """Lines of the pattern (first argument) of each ``re.compile(..., re.IGNORECASE)`` call."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+                and node.args and any(isinstance(a, ast.Attribute) and a.attr in ("IGNORECASE", "I")
+                                      for a in [*node.args[1:], *(k.value for k in node.keywords)])):
+            lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
+    return frozenset(lines)
+
+
 def _equivalent(target: Target, mutant: Mutant) -> str | None:
     """The reason a survivor cannot change behaviour, or ``None``."""
     removed = [x[1:] for x in mutant.diff.splitlines() if x.startswith("-")]
@@ -802,6 +824,9 @@ def _equivalent(target: Target, mutant: Mutant) -> str | None:
             and quoted.findall(before) == quoted.findall(after)
             and set(range(mutant.line, mutant.line + len(removed))) <= _sql_lines((REPO / target.path).read_text())):
         return SQL_CASE
+    if (mutant.line is not None and before != after and before.lower() == after.lower() and "(?-i" not in before
+            and set(range(mutant.line, mutant.line + len(removed))) <= _ignorecase_lines((REPO / target.path).read_text())):
+        return IGNORECASE
     return None
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from protocols.events import about_context
+from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
 
 
 def _when(ts: float | None) -> str:
@@ -143,13 +142,3 @@ def _num(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` readable by the owner only (0600), replacing any old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

@@ -28,6 +28,7 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
+from backends.private import private_dir
 from protocols.events import (
     CallRecord,
     DebateFinished,
@@ -106,7 +107,9 @@ class Journal:
         """Create the folder (0700) and an empty file (0600) before SQLite touches it; SQLite
         gives the WAL and shared-memory files the same permissions as the database."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.path.parent, ours=False)  # missing folders 0700, parents included
+            if not self.path.parent.is_dir():
+                self._cannot_create("a file is in the way of its folder")
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
             os.close(fd)
         except FileExistsError:

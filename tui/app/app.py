@@ -32,7 +32,7 @@ from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.home import HomeScreen
-from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.new_debate import NewDebateScreen, remember_form
 from tui.app.screens.review import ReviewScreen
 from tui.app.theme import role_variables
 from tui.headless.signals import on_signals
@@ -68,6 +68,8 @@ class SymposiumApp(App):
 
     def on_mount(self) -> None:
         self._signal_handlers.enter_context(on_signals(asyncio.get_running_loop(), self._end_on_signal))
+        settings.protect()  # an older version's settings were readable by every account …
+        remember_form()  # … and held the last case: it is dropped
         keymap, problem = settings.keymap()
         if keymap:
             self.set_keymap(keymap)

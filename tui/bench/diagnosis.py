@@ -57,6 +57,7 @@ import numpy as np
 
 from backends.base import Backend, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
+from backends.private import append_private, private_dir
 from protocols import evaluation as E
 from protocols import evince
 from protocols.agents import Agent
@@ -289,7 +290,7 @@ class Bench:
         self.journal = journal
         self.on_done = on_done
         self.cache_path = config.out.with_name(config.out.name + ".cases.jsonl")
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.cache_path.parent, ours=False)
         self.done: dict[tuple[str, str], Outcome] = {}
         if self.cache_path.exists():
             for line in self.cache_path.read_text(encoding="utf-8").splitlines():
@@ -325,8 +326,7 @@ class Bench:
 
     def _save(self, outcome: Outcome) -> None:
         self.done[(outcome.case_id, outcome.system)] = outcome
-        with self.cache_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(asdict(outcome)) + "\n")
+        append_private(self.cache_path, json.dumps(asdict(outcome)) + "\n")  # 0600: it holds the models' answers
         self.on_done(outcome)
 
     def _agent(self, model: str, role: str, job: int, **options: Any) -> Agent:

@@ -16,7 +16,7 @@ from rich.text import Text
 from protocols.text import clip
 from store import seal
 from store.export import to_json, to_markdown, write_private
-from store.redact import redact_debate
+from store.redact import describe, redact_debate
 from store.journal import Journal
 from store.queries import Queries
 
@@ -40,7 +40,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("debate_id", help="id or unique prefix")
     e.add_argument("--format", choices=("md", "json"), default="md")
     e.add_argument("--out", help="file to write (created 0600); default: standard output")
-    e.add_argument("--redact", action="store_true", help="mask names, dates, phone numbers and emails")
+    e.add_argument("--redact", action="store_true", help=describe())
     e.set_defaults(handler=export)
 
 

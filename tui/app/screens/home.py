@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from protocols.text import clip
+from backends.private import private_dir
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
@@ -206,7 +207,7 @@ class HomeScreen(Screen):
             return
         debate = self.queries.debate(debate_id, chain=fmt == "json")  # the JSON carries the seal's chain
         assert debate is not None
-        folder = Path(symposium(self).export_dir)
+        folder = private_dir(Path(symposium(self).export_dir))  # Symposium's own folder: 0700
         path = folder / f"symposium-{debate_id}.{fmt}"
         write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
         self.app.notify(f"exported {clip(debate['title'], 60)!r} to {path} (readable by you only)")

@@ -1,4 +1,4 @@
-"""New debate: choose a protocol, fill in its form, start. The last values are remembered."""
+"""New debate: choose a protocol, fill in its form, start. The last settings are remembered, the case is not."""
 
 from __future__ import annotations
 
@@ -27,6 +27,20 @@ from tui.app.widgets.footer import SteadyFooter
 FILE_SUFFIX = "-file"
 
 
+def remember_form(protocol: str | None = None, values: dict[str, Any] | None = None) -> None:
+    """Keep the form's ``values`` for ``protocol``'s next form, less the debate's text (see
+    :meth:`ProtocolSpec.remembered`), and drop any text an older version kept for any protocol:
+    the settings file then holds no case. With no ``protocol`` only the clean-up runs (the app
+    does it at start)."""
+    saved = settings.load().get("defaults", {})
+    kept = {name: PROTOCOLS[name].remembered(old) for name, old in saved.items()
+            if name in PROTOCOLS and isinstance(old, dict)}
+    if protocol is not None and values is not None:
+        kept[protocol] = PROTOCOLS[protocol].remembered(values)
+    if protocol is not None or kept != {k: v for k, v in saved.items() if k in kept}:
+        settings.remember("defaults", kept)
+
+
 class NewDebateScreen(Screen):
     BINDINGS = [
         Binding("ctrl+s", "start", "Start", id="new.start"),
@@ -49,7 +63,7 @@ class NewDebateScreen(Screen):
             return {**self.spec.defaults(), SIDE_PANEL: "none", **self.initial}
         remembered = settings.load().get("defaults", {}).get(self.protocol, {})
         known = {**self.spec.blank(), SIDE_PANEL: "none"}
-        return {**known, **{k: v for k, v in remembered.items() if k in known}}
+        return {**known, **self.spec.remembered({k: v for k, v in remembered.items() if k in known})}
 
     def compose(self) -> ComposeResult:
         values = self._values()
@@ -182,7 +196,7 @@ class NewDebateScreen(Screen):
             # has the focus: say it where it is seen too, or ctrl+s seems to do nothing
             self.app.notify(f"Not started. {problem}", severity="error", timeout=8)
             return
-        settings.remember("defaults", {self.protocol: values})
+        remember_form(self.protocol, values)
         symposium(self).start_debate(self.spec, values)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
