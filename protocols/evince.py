@@ -109,6 +109,7 @@ from .events import (
 )
 from .labels import LabelSet
 from .moderation import CommandChannel, Honoured, Moderation
+from .replies import streams_side_by_side
 from .params import CONFIG, Profile, param, token_limit
 from .schemas import chars_for, fit_schema
 from .text import clip
@@ -681,6 +682,7 @@ class Evince:
             phase_event = self._phase_event(phase_for(kappa), round_, kappa)
             if phase_event:
                 yield phase_event
+            after_b: list[AsyncIterator[Event]] = []  # B's CRIT, then the agreement judge
             # Round 0 is asymmetric: A states its prior without contentiousness; B explores at κ0.
             # A answers B's previous turn; B answers A's turn of this round.
             for role, k, other, answered in ((AGENT_A, None if round_ == 0 else kappa, AGENT_B, round_ - 1),
@@ -693,15 +695,22 @@ class Evince:
                 opponent = self._fresh(other, answered)
                 async for event in self._turn(role, round_, k, opponent, opponent_spoke=answered >= 0):
                     yield event
-                async for event in self._judge(role, round_, opponent):
+                if role == AGENT_A:  # B's turn reads the arguments A's CRIT admits: A is judged first
+                    async for event in self._judge(role, round_, opponent):
+                        yield event
+                else:
+                    after_b.append(self._judge(role, round_, opponent))
+            # CRIT of B and the agreement judge read only the turns: asked at once (nothing reads
+            # B's admitted arguments before A's next turn), journalled in this order.
+            a, b = self._fresh(AGENT_A, round_), self._fresh(AGENT_B, round_)
+            if not self.moderation.stopped and self.agreement is not None and a is not None and b is not None:
+                after_b.append(self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2))  # the whole case
+            for events in await streams_side_by_side(*after_b):
+                for event in events:
                     yield event
             if self.moderation.stopped:
                 stop_reason, ending = self.moderation.stop_reason or "stopped", "stopped"
                 break
-            a, b = self._fresh(AGENT_A, round_), self._fresh(AGENT_B, round_)
-            if self.agreement is not None and a is not None and b is not None:  # the whole case, every turn
-                async for event in self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2):
-                    yield event
             metrics = self._metrics(round_, kappa)
             if metrics is not None:
                 yield metrics

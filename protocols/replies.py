@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeVar
 from backends.base import Message, schema_of
 
 T = TypeVar("T")
+E = TypeVar("E")
 ReplyKind = Literal["chat", "score", "person"]
 
 #: The journal's role for the person's answers (the seat of deliberation and humanloop).
@@ -102,6 +103,18 @@ async def side_by_side(*calls: Awaitable[T]) -> list[T]:
         if parent is not None:
             for box in boxes:
                 parent.extend(box)
+
+
+async def streams_side_by_side(*streams: AsyncIterator[E]) -> list[list[E]]:
+    """Run event streams that do not depend on each other at once (each a judge's call and the
+    events it makes), and return each one's events, in the order of ``streams``. The events are
+    given back whole, after all have run: the caller yields them in that order, so the journal
+    reads as if they had run one after another."""
+
+    async def collect(stream: AsyncIterator[E]) -> list[E]:
+        return [event async for event in stream]
+
+    return await side_by_side(*(collect(stream) for stream in streams))
 
 
 def replayed(role: str, kind: ReplyKind, sha: str) -> Reply | None:

@@ -137,7 +137,7 @@ from .events import (
 from .fitting import Section, fit_sections
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .moderation import CommandChannel, Honoured, Moderation
-from .replies import person_answer
+from .replies import person_answer, side_by_side, streams_side_by_side
 from .schemas import chars_for, fit_schema
 from .text import clip
 from .untrusted import parse_as
@@ -750,18 +750,23 @@ class SocraSynth:
         round_ = self.next_round
         self.next_round += 1
         yield PhaseChanged(self.debate_id, "evaluation", round_, None)
+        judges = self.agents.judges
         for alignment, (arguing, countering) in ALIGNMENTS.items():
-            for judge in self.agents.judges:
-                table = self.alignments[alignment].setdefault(judge.role, {})
-                for i, topic in enumerate(self.agenda):
-                    async for event in self._checkpoint():
-                        yield event
-                    if self.moderation.stopped:
-                        return
-                    key = f"{i + 1}. {topic.title}"
-                    result = await crit(judge, self._record(arguing, i), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
-                                        counter=self._record(countering, i), max_tokens=self.config.crit_tokens,
-                                        subject=f"{self.config.subject.strip()} (subtopic: {topic.title}: {topic.description})")
+            tables = {judge.role: self.alignments[alignment].setdefault(judge.role, {}) for judge in judges}
+            for i, topic in enumerate(self.agenda):
+                async for event in self._checkpoint():
+                    yield event
+                if self.moderation.stopped:
+                    return
+                key = f"{i + 1}. {topic.title}"
+                # The judges' cells of one subtopic do not depend on each other: asked at once.
+                results = await side_by_side(*(
+                    crit(judge, self._record(arguing, i), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
+                         counter=self._record(countering, i), max_tokens=self.config.crit_tokens,
+                         subject=f"{self.config.subject.strip()} (subtopic: {topic.title}: {topic.description})")
+                    for judge in judges))
+                for judge, result in zip(judges, results, strict=True):
+                    table = tables[judge.role]
                     for extra in result.calls[:-1]:
                         yield ModelCalled(self.debate_id, extra, round_)
                     argued, countered = side_score(result, result.reasons), side_score(result, result.rivals)
@@ -860,13 +865,16 @@ class SocraSynth:
             return
         yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=out.raw, parsed=None)
         self.qa_result = {"model": self.qa.model_id, "answer": out.raw, "verdicts": {}}
-        for judge in self.agents.judges:
-            async for event in self._checkpoint():
+        async for event in self._checkpoint():
+            yield event
+        if self.moderation.stopped:
+            return
+        judges = self.agents.judges  # independent verdicts: asked at once, journalled in the panel's order
+        for events in await streams_side_by_side(*(self._compare(judge, out.raw, round_) for judge in judges)):
+            for event in events:
                 yield event
-            if self.moderation.stopped:
-                return
-            async for event in self._compare(judge, out.raw, round_):
-                yield event
+        verdicts = self.qa_result["verdicts"]
+        self.qa_result["verdicts"] = {judge.role: verdicts.get(judge.role) for judge in judges}
 
     async def _compare(self, judge: Agent, answer: str, round_: int) -> AsyncIterator[Event]:
         """One judge's verdict; an unparseable one is retried once, shorter, at temperature 0.
