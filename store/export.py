@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from protocols.outcome import outcome_in_words
+
 
 def _when(ts: float | None) -> str:
     if ts is None:
@@ -56,13 +58,37 @@ def to_markdown(debate: dict[str, Any]) -> str:
             out.append(f"| {j['round'] if j['round'] is not None else ''} | {j['judge_role']} ({j['judge_model']}) | "
                        f"{j['kind']} | {j['target'] or ''} | {j['subject'] or ''} | {_num(j['score'])} | {j['verdict'] or ''} |")
 
-    if debate.get("moderator_events"):
+    said = outcome_in_words(debate)
+    if said.moderator:
         out += ["", "## Moderator", ""]
-        out += [f"- round {m['round']}: {m['kind']} {json.dumps(m['payload'], ensure_ascii=False)}" for m in debate["moderator_events"]]
+        out += [f"- {line}" for line in said.moderator]
 
+    out += ["", "## Outcome", "", said.ending]
+    if said.conclusion:
+        out += ["", said.conclusion]
+    out += _lists(debate.get("outcome") or {})
     if debate.get("outcome"):
-        out += ["", "## Outcome", "", "```json", json.dumps(debate["outcome"], ensure_ascii=False, indent=2), "```"]
+        out += ["", f"_Every figure of the outcome: `symposium export {debate['id'][:8]} --format json`._"]
     return "\n".join(out) + "\n"
+
+
+def _lists(outcome: dict[str, Any]) -> list[str]:
+    """The outcome's recommendations or joint text as Markdown lists (the words of the agents)."""
+    out: list[str] = []
+    for key, title in (("recommendations", "Recommendations"), ("joint", "Joint text")):
+        value = outcome.get(key)
+        if not isinstance(value, dict):
+            continue
+        lines = []
+        for name, item in value.items():
+            if name == "written_by":
+                continue
+            for entry in item if isinstance(item, list) else [item]:
+                if isinstance(entry, str | int | float) and str(entry).strip():
+                    lines.append(f"- {name}: {entry}")
+        if lines:
+            out += ["", f"### {title}", "", *lines]
+    return out
 
 
 def _num(value: Any) -> str:
