@@ -337,6 +337,8 @@ class DebateScreen(Screen):
                     self._agenda(event.payload.get("after"), "edited by the moderator")
                 if event.kind in ("pause", "resume"):
                     self.paused = event.kind == "pause"
+                if event.kind == "resume" and self.phases:  # the status line says the phase again, not "paused"
+                    self.phase = self.phases[-1][1]
             case Notice():
                 transcript.note(f"⚠ notice: {event.text}")
             case AwaitingModerator():
