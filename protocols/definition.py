@@ -243,8 +243,9 @@ class Panel:
     agenda, Γ per round and the judges' tables) and none shows another's empty panels.
 
     Kinds: ``distributions`` (each agent's latest distribution as bars), ``metrics`` (a table
-    of ``columns`` per round, ``(heading, metric key)``, with ``round``, ``phase`` and ``kappa``
-    as the round's own; and ``curves`` drawn per round), ``judgements`` (the latest judgements,
+    of ``columns`` per round, ``(heading, key)``, the most telling first: a narrow panel cuts the
+    last off; ``round``, ``phase`` and ``kappa`` are the round's own keys, the others its metrics;
+    and ``curves`` drawn per round), ``judgements`` (the latest judgements,
     one line each), ``agenda`` (the latest agenda a turn or the moderator set: a turn's parsed
     ``subtopics``/``agreed``), ``judge_tables`` (each judge's scores per subtopic and side, in
     each role alignment, with totals and winners once the debate is over: Tables 6.5, 6.6).

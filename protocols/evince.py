@@ -906,7 +906,8 @@ DEMO_CASE = (
 #: The debate screen's side panels: the agents' distributions, Tables 7.2/7.3's metrics per round.
 PANELS = (
     Panel("distributions", "Distributions"),
-    Panel("metrics", "Metrics", columns=(("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd")),
+    Panel("metrics", "Metrics", columns=(("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"),
+                                        ("CRIT", "crit"), ("JSD", "jsd")),
           curves=(("JSD", "jsd"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("κ", "kappa"))),
     Panel("judgements", "Judgements"),
 )

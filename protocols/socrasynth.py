@@ -1114,7 +1114,8 @@ def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, cha
 #: the judges' tables per subtopic (Tables 6.5, 6.6); no distributions (SocraSynth has none).
 PANELS = (
     Panel("agenda", "Agenda"),
-    Panel("metrics", "Γ per round", columns=(("Δ", "delta"), ("Γ/10", "crit"), ("agreed", "agreement")),
+    Panel("metrics", "Γ per round", columns=(("round", "round"), ("Γ/10", "crit"), ("Δ", "kappa"), ("agreed", "agreement"),
+                                            ("phase", "phase")),
           curves=(("Γ/10", "crit"), ("Δ", "kappa"))),
     Panel("judge_tables", "Judges' scores"),
     Panel("judgements", "Judgements"),

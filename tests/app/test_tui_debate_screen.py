@@ -58,7 +58,7 @@ async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path,
         await pilot.pause()
         assert not debate.query(Distributions) and "Distributions" not in _headings(debate)
         assert _headings(debate) == [p.title for p in SOCRASYNTH.panels] + ["Analysis"]
-        assert _columns(debate) == ["round", "phase", "κ", "Δ", "Γ/10", "agreed"]
+        assert _columns(debate) == ["round", "Γ/10", "Δ", "phase"]  # "agreed" only with the agreement judge
         agenda = debate.query_one(AgendaPanel)
         assert agenda.items and agenda.step == "agreed"
         stored = Queries(app.journal).debate(debate.debate_id or "")

@@ -623,11 +623,15 @@ def _compact(roles: Iterable[str]) -> str:
 
 
 def _listing(value: Any, limit: int = 12) -> list[Content]:
-    """A joint proposal or recommendations (a dict of texts and lists) as short lines."""
+    """A joint proposal or recommendations (a dict of texts and lists) as short lines; the joint
+    text's head (proposal, recommendations) is already quoted by the outcome in words, and who
+    wrote it is in the transcript."""
     if not isinstance(value, dict):
         return []
     lines: list[Content] = []
     for key, item in value.items():
+        if key == "written_by" or (key in ("proposal", "recommendations") and isinstance(item, str)):
+            continue
         items = item if isinstance(item, list) else [item]
         for entry in items:
             if isinstance(entry, str | int | float) and str(entry).strip():

@@ -1,8 +1,9 @@
 """Per-round metrics: a table like Tables 7.2/7.3 and curves of JSD, WD, MI, CRIT and κ.
 
 Which columns and curves are shown is the protocol's choice (its ``Panel("metrics", …)`` in
-``protocols``): EVINCE's WD/MI/CRIT/JSD, SocraSynth's Δ and Γ. The round, its phase and κ are
-every table's first columns."""
+``protocols``): EVINCE's WD/MI/CRIT/JSD, SocraSynth's Γ and Δ, the most telling first so that
+a narrow side panel cuts the least telling off. A column no round has a value for (SocraSynth's
+``agreed`` without its agreement judge) is left out."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from tui.sanitize import plain, terminal_safe
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
-#: Every table's first columns: the round's own.
-ROUND_COLUMNS = (("round", "round"), ("phase", "phase"), ("κ", "kappa"))
 #: EVINCE's columns and curves, for a debate whose protocol declares none (a replay of an unknown one).
-COLUMNS = (*ROUND_COLUMNS, ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd"))
+COLUMNS = (("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd"))
+#: Columns shown even before any round has a value.
+ALWAYS = {"round", "phase"}
 CURVES = (("JSD", "jsd"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("κ", "kappa"))
 #: Each curve's colour, a theme variable (tui/app/theme.py): CRIT is the judge's, κ the moderator's.
 CURVE_COLOURS = {"jsd": "metric-jsd", "wd": "metric-wd", "mi": "metric-mi", "crit": "role-judge", "kappa": "role-moderator"}
@@ -34,14 +35,22 @@ def fmt(value: Any) -> str:
 class MetricsTable(DataTable):
     def __init__(self, columns: tuple[tuple[str, str], ...] = COLUMNS, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.columns_shown = columns
+        self.declared = columns
+        self.columns_shown: tuple[tuple[str, str], ...] = ()
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
-        for title, _ in self.columns_shown:
-            self.add_column(title, key=title)
+        self._columns(tuple(c for c in self.declared if c[1] in ALWAYS))
+
+    def _columns(self, wanted: tuple[tuple[str, str], ...]) -> None:
+        if wanted != self.columns_shown:
+            self.clear(columns=True)
+            self.columns_shown = wanted
+            for title, _ in wanted:
+                self.add_column(title, key=title)
 
     def show(self, rows: list[dict[str, Any]]) -> None:
+        self._columns(tuple(c for c in self.declared if c[1] in ALWAYS or any(r.get(c[1]) is not None for r in rows)))
         self.clear()
         for row in rows:
             self.add_row(*(plain(fmt(row.get(key))) for _, key in self.columns_shown), key=str(row["round"]))
@@ -94,12 +103,14 @@ class MetricsPanel(Vertical):
     def __init__(self, columns: tuple[tuple[str, str], ...] = (), curves: tuple[tuple[str, str], ...] = CURVES,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.columns_shown = (*ROUND_COLUMNS, *columns) if columns else COLUMNS
+        self.columns_shown = columns or COLUMNS
         self.curves = curves
 
     def compose(self):
         yield MetricsTable(self.columns_shown, id="metrics-table")
-        yield Static(id="compare-legend")
+        legend = Static(id="compare-legend")
+        legend.display = False  # shown only while a comparison is drawn
+        yield legend
         yield MetricsPlot(self.curves, id="metrics-plot")
 
     def show(self, rows: list[dict[str, Any]], compare: list[dict[str, Any]] | None = None,
@@ -111,5 +122,7 @@ class MetricsPanel(Vertical):
         key.display = compare is not None
         if compare is not None:
             this, other = legend or ("this debate", labels[1])
-            key.update(Content.assemble(("⣿ solid: ", "bold"), terminal_safe(this), "\n", ("· dotted: ", "bold"), terminal_safe(other)))
+            colours = [(f"■ {name}  ", f"${CURVE_COLOURS.get(k, 'foreground')}") for name, k in self.curves]
+            key.update(Content.assemble(("⣿ solid: ", "bold"), terminal_safe(this), "\n", ("• dotted: ", "bold"),
+                                        terminal_safe(other), "\n", *colours))
         self.query_one(MetricsPlot).show(rows, compare, labels)
