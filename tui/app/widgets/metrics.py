@@ -19,7 +19,7 @@ from textual_plotext import PlotextPlot
 
 #: EVINCE's columns and curves, for a debate whose protocol declares none (a replay of an unknown one).
 COLUMNS = (("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd"))
-#: Columns shown even before any round has a value.
+#: Columns shown even when no round has a value for them.
 ALWAYS = {"round", "phase"}
 CURVES = (("JSD", "jsd"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("κ", "kappa"))
 #: Each curve's colour, a theme variable (tui/app/theme.py): CRIT is the judge's, κ the moderator's.
@@ -40,7 +40,7 @@ class MetricsTable(DataTable):
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
-        self._columns(tuple(c for c in self.declared if c[1] in ALWAYS))
+        self._columns(self.declared)  # before any round: every heading, so the person sees what will come
 
     def _columns(self, wanted: tuple[tuple[str, str], ...]) -> None:
         if wanted != self.columns_shown:
@@ -50,7 +50,8 @@ class MetricsTable(DataTable):
                 self.add_column(title, key=title)
 
     def show(self, rows: list[dict[str, Any]]) -> None:
-        self._columns(tuple(c for c in self.declared if c[1] in ALWAYS or any(r.get(c[1]) is not None for r in rows)))
+        if rows:
+            self._columns(tuple(c for c in self.declared if c[1] in ALWAYS or any(r.get(c[1]) is not None for r in rows)))
         self.clear()
         for row in rows:
             self.add_row(*(plain(fmt(row.get(key))) for _, key in self.columns_shown), key=str(row["round"]))
