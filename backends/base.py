@@ -114,6 +114,26 @@ class BackendError(RuntimeError):
     """A model could not be loaded or called. The message says which model and what to do."""
 
 
+class ContextOverflow(BackendError):
+    """The prompt plus the reply would not fit in the model's context window: the caller can
+    fit the prompt and try again (``Agent.fit`` does), unlike other failures."""
+
+
+#: How servers and engines word "the prompt does not fit the context" (vLLM, llama-server,
+#: OpenAI-compatible servers, Ollama), lower-cased.
+_OVERFLOW_WORDS = ("maximum context length", "context_length_exceeded", "longer than the maximum model length",
+                   "exceeds the available context size", "exceed context window", "prompt is too long")
+
+
+def context_overflow(model_id: str, detail: str) -> ContextOverflow | None:
+    """A :class:`ContextOverflow` when ``detail`` (a server's or an engine's own words) says the
+    prompt did not fit, so that every backend raises the same error for the same cause."""
+    if not any(words in detail.lower() for words in _OVERFLOW_WORDS):
+        return None
+    return ContextOverflow(f"model {model_id!r}: the prompt does not fit the model's context ({detail}); "
+                           "raise context_length in models.toml (and the server's own context size) or shorten the transcript")
+
+
 class BackendUnavailable(BackendError):
     """The backend's runtime is missing here (no CUDA for vLLM, server down, file missing)."""
 

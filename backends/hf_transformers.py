@@ -31,8 +31,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from . import structured
-from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
-                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit, FinishReason,
+                    Generation, Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
+from .stops import ReplyText
 from .hf_prompt import Prompter
 from .llamacpp import default_threads
 from .registry import ModelEntry
@@ -216,7 +217,7 @@ class TransformersSession(Session):
 
     def _check_fits(self, n_prompt: int, max_new: int) -> None:
         if n_prompt + max_new > self.backend.n_ctx:
-            raise BackendError(f"model {self.backend.model_id!r}: a prompt of {n_prompt} tokens plus {max_new} new ones does not fit "
+            raise ContextOverflow(f"model {self.backend.model_id!r}: a prompt of {n_prompt} tokens plus {max_new} new ones does not fit "
                                f"its context of {self.backend.n_ctx} tokens; raise context_length in models.toml or shorten the transcript")
 
     def _reply_sync(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any] | None,
@@ -235,10 +236,8 @@ class TransformersSession(Session):
         opts, json_schema = gen.options, gen.schema
         prompt = be.prompter.prompt_ids(messages)
         self._check_fits(len(prompt), 1)
-        stops = tuple(opts.stop) + (() if json_schema or be.format is None else be.format.stop)
-        hold = max((len(s) for s in stops), default=1) - 1
+        reply = ReplyText(tuple(opts.stop) + (() if json_schema or be.format is None else be.format.stop), emit)
         out: list[int] = []
-        text, sent = "", 0
         finish: FinishReason = "length"
         with be.lock, torch.inference_mode():
             logits, evaluated = self._evaluate(prompt)
@@ -254,20 +253,12 @@ class TransformersSession(Session):
                     break
                 out.append(token)
                 gen.token()
-                text = str(be.tokenizer.decode(out, skip_special_tokens=True))  # one sequence: one string
-                cut = _first_stop(text, stops)
-                if cut is not None:
-                    text, finish = text[:cut], "stop"
+                if reply.update(str(be.tokenizer.decode(out, skip_special_tokens=True))):  # one sequence: one string
+                    finish = "stop"
                     break
-                safe = len(text.rstrip("\ufffd")) - hold
-                if safe > sent:
-                    emit(text[sent:safe])
-                    sent = safe
                 logits = self._forward([token])[-1]
                 self._cached.append(token)
-        if len(text) > sent:
-            emit(text[sent:])
-        return gen.finish(text, Usage(len(prompt), evaluated, len(out)), finish)
+        return gen.finish(reply.flush(), Usage(len(prompt), evaluated, len(out)), finish)
 
     def _score_sync(self, messages: list[Message], candidates: list[str], prefix: str) -> ScoreResult:
         be = self.backend
@@ -370,8 +361,3 @@ def _device(wanted: str, torch: Any) -> str:
     if torch.cuda.is_available():
         return "cuda"
     return "mps" if torch.backends.mps.is_available() else "cpu"
-
-
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
-    positions = [i for s in stops if s and (i := text.find(s)) >= 0]
-    return min(positions) if positions else None

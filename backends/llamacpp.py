@@ -24,7 +24,6 @@ thrash unless there are cores to spare (:meth:`LlamaCppBackend.set_parallel`).
 from __future__ import annotations
 
 import asyncio
-import codecs
 import ctypes
 import json
 import logging
@@ -41,10 +40,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
-                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit,
+                    Generation, Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
 from .chat_format import ChatFormat, get_format
 from .chat_template import AppendOnly, ChatTemplate, append_only, template_format, tokenize_pieces
+from .lockstep import FairLock, Lockstep, Reply
 from .registry import ModelEntry
 from .structured import bounded_ints_as_enums
 
@@ -87,10 +87,6 @@ def default_threads() -> int:
     Set ``threads`` on a model's entry to choose otherwise.
     """
     return max(1, (os.cpu_count() or 2) // 2)
-
-
-class ContextOverflow(BackendError):
-    """The prompt plus the reply would not fit in the model's context window."""
 
 
 class LlamaCppBackend(Backend):
@@ -144,7 +140,19 @@ class LlamaCppBackend(Backend):
         #: the sequential way's numbers bit for bit, and on CPU time is bound by the tokens
         #: evaluated, not by the number of batches (measured: 63 and 512 within noise).
         self.score_batch_tokens = EXACT_BATCH_ROWS
+        #: Replies decoded together in one step (``max_concurrency`` in models.toml; 1: one
+        #: reply at a time). At most EXACT_BATCH_ROWS, so that each row is computed as alone.
+        self.lockstep_width = min(entry.max_concurrency, EXACT_BATCH_ROWS)
+        #: Prompt tokens per llama_decode. On the CPU, EXACT_BATCH_ROWS: below 64 rows flash
+        #: attention walks each sequence's own cells in order and skips the others', so a prompt
+        #: gives the same numbers wherever its cells lie in the shared cache (alone, beside other
+        #: agents, or while replies decode in lockstep); from 64 rows its tiled path depends on
+        #: where the cells lie. On the CPU the time is bound by the tokens, not the batches, so
+        #: this costs nothing measurable; on a GPU (gpu_layers ≠ 0) big batches are what make
+        #: prompts fast, so there it is n_batch, and a greedy reply may differ in its last bits.
+        self.prompt_chunk = EXACT_BATCH_ROWS if entry.gpu_layers == 0 else self.n_batch
         self._pool: KvPool | None = None
+        self._pool_lock = threading.Lock()
         self._eot_tokens = self._end_of_turn_tokens()
         self._piece_buf = ctypes.create_string_buffer(64)
         #: Whether a debate's growing prompts keep this model's KV cache whole (checked at load).
@@ -224,17 +232,31 @@ class LlamaCppBackend(Backend):
     @contextmanager
     def computing(self, session: LlamaCppSession) -> Iterator[None]:
         """Hold ``session``'s context (the shared one, or its own) and a compute slot."""
-        with session.lock, self._slots, session.pool.lock:
+        with session.lock, self.slot(), session.pool.lock:
             session.last_used = time.monotonic()
             yield
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """One of the :meth:`set_parallel` compute slots (:meth:`aclose` takes them all)."""
+        with self._slots:
+            yield
+
+    def lockstep_for(self, session: LlamaCppSession) -> Lockstep | None:
+        """Where ``session``'s replies are decoded together with the other agents' (the shared
+        pool, when ``max_concurrency`` > 1), or None: one reply at a time, alone."""
+        if self.kv_layout != "shared" or self.parallel > 1 or self.lockstep_width < 2:
+            return None
+        return session.pool.lockstep
 
     def pool_for(self, session: LlamaCppSession) -> KvPool:
         """The KV pool ``session`` lives in: the model's shared one, or a context of its own."""
         if self.kv_layout == "per_agent":
             return KvPool(self, self.n_ctx, growable=False)
-        if self._pool is None:
-            self._pool = KvPool(self, self.n_ctx, growable=True)
-        return self._pool
+        with self._pool_lock:  # agents joining at once (a jury) must find one pool
+            if self._pool is None:
+                self._pool = KvPool(self, self.n_ctx, growable=True)
+            return self._pool
 
     def kv_stats(self) -> dict[str, Any]:
         """KV cells reserved and in use, over every context of this model (for benchmarks)."""
@@ -308,6 +330,15 @@ class LlamaCppBackend(Backend):
             ) from None
 
     async def aclose(self) -> None:
+        """Wait for the calls in flight, then free the contexts and the weights, in a worker
+        thread: freeing a multi-GB model takes long enough to freeze the app's screen."""
+        self._closed = True  # no new session meanwhile
+        await asyncio.to_thread(self._close)
+        await super().aclose()
+
+    def _close(self) -> None:
+        if self._pool is not None:  # the replies in flight end first
+            self._pool.lockstep.close()
         slots = self._slots
         for _ in range(self.parallel):  # wait until nothing computes
             slots.acquire()
@@ -323,7 +354,6 @@ class LlamaCppBackend(Backend):
         finally:
             for _ in range(self.parallel):
                 slots.release()
-        await super().aclose()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -379,6 +409,21 @@ class LlamaCppSession(Session):
         """Prompt length of ``messages`` in tokens (to keep debates inside the context)."""
         return len(self._prompt_tokens(messages))
 
+    # -- what the pool tells its owners (KvPool never writes a session's fields) ----------
+
+    @property
+    def cached(self) -> Sequence[int]:
+        """The tokens whose cells this agent's sequence holds, position by position."""
+        return self._cached
+
+    def evicted(self, *, sequence: bool) -> None:
+        """The pool dropped this agent's cells to make room (memory was short); with
+        ``sequence`` it also gave the sequence id to another agent. Either way the next call
+        evaluates the whole prompt again, and with ``sequence`` first rejoins the pool."""
+        self._cached = []
+        if sequence:
+            self._pool, self.seq = None, -1
+
     def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
@@ -421,11 +466,13 @@ class LlamaCppSession(Session):
     def _ctx(self) -> Any:
         return self.pool.ctx
 
-    def _decode(self, tokens: Sequence[int], start: int, *, all_logits: bool = False) -> None:
+    def _decode(self, tokens: Sequence[int], start: int, *, all_logits: bool = False, cache: bool = False) -> None:
         """Run ``tokens`` at positions ``start…`` of this session's sequence; logits are kept
-        for the last one (or all)."""
+        for the last one (or all). With ``cache`` each chunk joins :attr:`_cached` as soon as
+        its cells exist: a later chunk may grow the pool, which moves only the cells that
+        :attr:`_cached` accounts for."""
         pool = self.pool
-        n_batch = self.backend.n_batch
+        n_batch = self.backend.prompt_chunk
         for offset in range(0, len(tokens), n_batch):
             chunk = tokens[offset : offset + n_batch]
             last = len(chunk) - 1
@@ -433,6 +480,8 @@ class LlamaCppSession(Session):
                 [(t, start + offset + i, self.seq, all_logits or i == last) for i, t in enumerate(chunk)],
                 protect={self.seq},
             )
+            if cache:
+                self._cached.extend(chunk)
 
     def _evaluate_prompt(self, prompt: list[int]) -> int:
         """Bring the cache to exactly ``prompt`` and return how many tokens had to be run."""
@@ -443,13 +492,16 @@ class LlamaCppSession(Session):
                 if cached != new:
                     break
                 common += 1
+            shared = pool.share_prefix(self.seq, prompt, common)
+            if shared > common:
+                self._cached, common = prompt[:shared], shared
         if common == len(prompt):  # fully cached: re-run the last token to get fresh logits
             common -= 1
         if common < len(self._cached) and not pool.ctx.kv_cache_seq_rm(self.seq, common, -1):
             pool.forget(self.seq)
             common = 0
         self._cached = self._cached[:common]
-        self._decode(prompt[common:], common)
+        self._decode(prompt[common:], common, cache=True)
         self._cached = list(prompt)
         return len(prompt) - common
 
@@ -469,46 +521,22 @@ class LlamaCppSession(Session):
         prompt = self._prompt_tokens(messages)
         self._check_fits(len(prompt), 1)
         stops = tuple(opts.stop) + (() if json_schema else be.format.stop)
-        hold = max((len(s) for s in stops), default=1) - 1
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        out: list[int] = []
-        text = ""
-        sent = 0
-        finish: FinishReason = "length"
-        with be.computing(self):
-            evaluated = self._evaluate_prompt(prompt)
-            gen.prompt_done()
-            sampler = _Sampler(be, opts, grammar)
-            position = len(prompt)
-            while len(out) < opts.max_tokens and position < be.n_ctx:
-                if gen.cancelled:
-                    finish = "cancelled"
-                    break
-                token = sampler.sample(self._ctx)  # the pool may have grown
-                if be.is_end(token):
-                    finish = "stop"
-                    break
-                out.append(token)
-                gen.token()
-                text += decoder.decode(be.piece(token))
-                cut = _first_stop(text, stops)
-                if cut is not None:
-                    text = text[:cut]
-                    finish = "stop"
-                    break
-                safe = len(text) - hold if hold else len(text)
-                if safe > sent:
-                    emit(text[sent:safe])
-                    sent = safe
-                self._decode([token], position)
-                self._cached.append(token)
-                position += 1
-            sampler.close()
-        text += decoder.decode(b"", final=True) if finish != "stop" else ""
-        if len(text) > sent:
-            emit(text[sent:])
-        self._remember(text, out)
-        return gen.finish(text, Usage(len(prompt), evaluated, len(out)), finish)
+        reply = Reply(self, prompt, gen, emit, _Sampler(be, opts, grammar), stops)
+        try:
+            with self.lock:
+                lockstep = be.lockstep_for(self)
+                if lockstep is not None:
+                    return lockstep.generate(reply)
+            with be.computing(self):  # alone: the same cycle as a lockstep step, one row
+                reply.evaluated = self._evaluate_prompt(prompt)
+                gen.prompt_done()
+                goes_on = reply.first(self._ctx)
+                while goes_on:
+                    self._decode([reply.pending], reply.position)
+                    goes_on = reply.decoded() and reply.take(reply.sampler.sample(self._ctx))  # the pool may have grown
+            return reply.complete()
+        finally:
+            reply.sampler.close()
 
     def _remember(self, text: str, tokens: list[int]) -> None:
         key = text.strip()
@@ -570,6 +598,10 @@ POOL_SEQUENCES = 64
 #: (its tiled path starts at GGML_FA_TILE_Q = 64 query rows).
 EXACT_BATCH_ROWS = 63
 
+#: The fewest tokens a shared prefix must save (``KvPool.share_prefix``): below a step's worth
+#: of rows, evaluating them costs about one decode anyway, and an agent's cells stay its own.
+SHARE_MIN_TOKENS = 64
+
 _NO_KV_SLOT = 1  # llama_decode's return code when the KV cache has no room for the batch
 
 
@@ -593,7 +625,8 @@ class KvPool:
     def __init__(self, backend: LlamaCppBackend, cells: int, *, growable: bool) -> None:
         self.backend = backend
         #: Re-entrant: a session that lost its sequence while waiting rejoins under the lock.
-        self.lock = threading.RLock()
+        #: Fair: the lockstep thread's steps give way to other calls between two steps.
+        self.lock = FairLock()
         self.cells = cells
         self.growable = growable
         self.ctx = backend.new_context(cells, POOL_SEQUENCES)
@@ -606,6 +639,9 @@ class KvPool:
         self.evictions = 0
         #: Scratch sequences of a scoring batch in flight: which agent's first n cells they share.
         self._scratch: dict[int, tuple[int, int]] = {}
+        #: Sequences of replies decoding in lockstep: never evicted while they decode.
+        self.busy: set[int] = set()
+        self.lockstep = Lockstep(self, backend.lockstep_width)
 
     # -- sequences ------------------------------------------------------------------------
 
@@ -613,7 +649,7 @@ class KvPool:
         """A free sequence id; when none is left, the least recently used agent outside
         ``protect`` gives its sequence up (its cache is dropped; it rejoins on its next call)."""
         if not self._free:
-            idle = [s for s in self.owners if s not in protect]
+            idle = [s for s in self.owners if s not in protect and s not in self.busy]
             if not idle:
                 raise BackendError(
                     f"model {self.backend.model_id!r}: more than {POOL_SEQUENCES} sequences busy in one context; "
@@ -621,7 +657,7 @@ class KvPool:
                 )
             victim = self.owners[min(idle, key=lambda s: self.owners[s].last_used)]
             self.release(victim.seq)
-            victim._pool, victim.seq, victim._cached = None, -1, []
+            victim.evicted(sequence=True)
             self.evictions += 1
         seq = self._free.pop()
         if session is not None:
@@ -641,6 +677,36 @@ class KvPool:
 
     def _api(self) -> Any:
         return self.backend._llama_cpp
+
+    def share_prefix(self, seq: int, tokens: Sequence[int], have: int) -> int:
+        """Give ``seq`` the longest prefix of ``tokens`` that another agent's sequence holds,
+        when it is longer than the ``have`` tokens ``seq`` already holds, and return the new
+        count (``have`` when no other sequence does better).
+
+        Why: the judges of a panel, the jurors of D3 and the CRIT evaluations of one round read
+        the same transcript after the same instructions; its cells are computed once, by
+        whoever read it first, and the others' sequences are tagged onto them
+        (``llama_memory_seq_cp`` copies no data). Their numbers are the first reader's: the same
+        as evaluating the prefix anew, up to how the prefix was cut into batches (a prompt
+        evaluated in other chunks differs in the last bits, as it does for one agent's own
+        growing transcript)."""
+        best, donor = have + SHARE_MIN_TOKENS - 1, -1
+        wanted = np.asarray(tokens, dtype=np.int64)
+        for other, owner in self.owners.items():
+            cached = owner.cached
+            n = min(len(cached), len(wanted))
+            if other == seq or n <= best:
+                continue
+            differ = np.flatnonzero(np.asarray(cached[:n], dtype=np.int64) != wanted[:n])
+            common = int(differ[0]) if len(differ) else n
+            if common > best:
+                best, donor = common, other
+        if donor < 0:
+            return have
+        api = self._api()
+        api.llama_memory_seq_rm(self.ctx.memory, seq, -1, -1)
+        api.llama_memory_seq_cp(self.ctx.memory, donor, seq, 0, best)
+        return best
 
     # -- decoding -------------------------------------------------------------------------
 
@@ -684,12 +750,12 @@ class KvPool:
             step = max(256, self.backend.n_ctx // 2)
             self._grow(min(cap, self.cells + step))
             return True
-        victims = [s for s in self.owners if s not in protect and self.owners[s]._cached]
+        victims = [s for s in self.owners if s not in protect and s not in self.busy and self.owners[s].cached]
         if not victims:
             return False
         seq = min(victims, key=lambda s: self.owners[s].last_used)
         self.forget(seq)
-        self.owners[seq]._cached = []
+        self.owners[seq].evicted(sequence=False)
         self.evictions += 1
         return True
 
@@ -701,7 +767,7 @@ class KvPool:
         api = self._api()
         saved: list[tuple[int, Any, int]] = []
         for seq, owner in self.owners.items():
-            if not owner._cached:
+            if not owner.cached:
                 continue
             size = api.llama_state_seq_get_size(self.ctx.ctx, seq)
             buf = (ctypes.c_uint8 * size)()
@@ -713,12 +779,12 @@ class KvPool:
         except BackendError:  # no memory for more: back to the old size, every cache dropped
             self.ctx = self.backend.new_context(self.cells, POOL_SEQUENCES)
             for owner in self.owners.values():
-                owner._cached = []
+                owner.evicted(sequence=False)
             self._scratch.clear()
             raise
         for seq, buf, written in saved:
             if not written or not api.llama_state_seq_set_data(self.ctx.ctx, buf, written, seq):
-                self.owners[seq]._cached = []  # could not move it: that agent re-evaluates next turn
+                self.owners[seq].evicted(sequence=False)  # could not move it: that agent re-evaluates next turn
         for tmp, (src, n) in self._scratch.items():  # a scoring batch in flight: share again
             api.llama_memory_seq_cp(self.ctx.memory, src, tmp, 0, n)
         self.cells = cells
@@ -824,6 +890,7 @@ class KvPool:
         return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(rows, self.backend.n_vocab))
 
     def close(self) -> None:
+        self.lockstep.close()
         self.ctx.close()
         self.batch.close()
         if self._shared_batch is not None:
@@ -854,6 +921,7 @@ class _Sampler:
         self._one_array = self._api.llama_token_data_array(
             data=ctypes.pointer(self._one), size=1, selected=-1, sorted=False
         )
+        self._closed = False
 
     @staticmethod
     def _chain(backend: LlamaCppBackend, opts: SamplingOptions, grammar: Any, penalty: float, seed: int) -> Any:
@@ -874,8 +942,9 @@ class _Sampler:
         sampler.add_dist(seed)
         return sampler
 
-    def sample(self, ctx: Any) -> int:
-        token = self.free.sample(ctx, -1)
+    def sample(self, ctx: Any, row: int = -1) -> int:
+        """The next token from row ``row`` of the last batch's logits (-1: its last row)."""
+        token = self.free.sample(ctx, row)
         if self.constrained is None:
             return token
         grammar = self._api.llama_sampler_chain_get(self.constrained.sampler, 0)
@@ -885,17 +954,16 @@ class _Sampler:
         if self._one.logit != float("-inf"):
             self._api.llama_sampler_accept(self.constrained.sampler, token)
             return token
-        return self.constrained.sample(ctx, -1)  # applies the grammar to all tokens, accepts
+        return self.constrained.sample(ctx, row)  # applies the grammar to all tokens, accepts
 
     def close(self) -> None:
+        """Free llama.cpp's samplers (once: a second call does nothing)."""
+        if self._closed:
+            return
+        self._closed = True
         self.free.close()
         if self.constrained is not None:
             self.constrained.close()
-
-
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
-    positions = [i for s in stops if s and (i := text.find(s)) >= 0]
-    return min(positions) if positions else None
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -35,8 +35,8 @@ import httpx
 from pydantic import BaseModel
 
 from . import structured
-from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
-                    Message, NotSupported, SamplingOptions, ScoreResult, Session, Timing, Usage)
+from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit, FinishReason, Generation,
+                    Message, NotSupported, SamplingOptions, ScoreResult, Session, Timing, Usage, context_overflow)
 from .chat_format import ChatFormat, get_format
 from .loopback import check_server_url, is_loopback_host, url_host
 from .markers import defang
@@ -154,6 +154,9 @@ class OpenAIBackend(Backend):
 
     def refused(self, status: int, content: bytes, path: str) -> BackendError:
         detail = _error_detail(content)
+        overflow = context_overflow(self.model_id, detail) if status in (400, 413, 422) else None
+        if overflow is not None:
+            return overflow
         hint = {401: "set the API key (api_key_env in models.toml)", 403: "set the API key (api_key_env in models.toml)",
                 404: "check base_url (it should end in /v1) and source.model in models.toml"}.get(status, "see the server's log")
         return BackendError(f"model {self.model_id!r}: the server at {self.base_url} refused {path} (HTTP {status}: {detail}); {hint}")
@@ -349,8 +352,15 @@ class OpenAISession(Session):
             raise error
         if not gen.cancelled:
             be.reports_usage = reader.usage is not None
-        return gen.finish("".join(reader.pieces), self._usage(reader.usage, messages, len(reader.pieces)),
-                          "cancelled" if gen.cancelled else _finish(reader.finish))
+        usage = self._usage(reader.usage, messages, len(reader.pieces))
+        if not gen.cancelled and not "".join(reader.pieces) and usage.prompt_tokens >= be.context_length:
+            # Some servers (llama-cpp-python's) answer an overlong prompt with an empty reply
+            # instead of an error: say what happened rather than return a blank turn.
+            raise ContextOverflow(f"model {be.model_id!r}: the server was sent a prompt of about {usage.prompt_tokens} tokens, "
+                                  f"past its context of {be.context_length}, and answered nothing; "
+                                  "raise context_length in models.toml (and the server's own context size) "
+                                  "or shorten the transcript")
+        return gen.finish("".join(reader.pieces), usage, "cancelled" if gen.cancelled else _finish(reader.finish))
 
     async def _validated(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any],
                          json_schema: dict[str, Any]) -> Completion:

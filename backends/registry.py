@@ -173,7 +173,10 @@ class ModelEntry(_Strict):
     kv_cache_type: Literal["f16", "q8_0"] = "f16"
     #: Where the transformers backend runs the model ("auto": CUDA, else MPS, else CPU).
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
-    #: Requests an HTTP backend keeps in flight at once (judges and jurors side by side).
+    #: Requests served at once (judges and jurors side by side): an HTTP server's requests in
+    #: flight, or the replies llama.cpp decodes together in one step (backends/lockstep.py;
+    #: 1: one reply at a time). 4 suits 7–70B models on a laptop CPU or an Apple GPU (a step of
+    #: 4 rows costs about one row's time); on a CUDA card raise it to the panels and cases you run.
     max_concurrency: int = Field(4, ge=1, le=64)
     bundled: bool = False
     size_gb: float | None = None

@@ -15,7 +15,7 @@ As this module runs it::
       the debate record"). Pass A/B shows A first; the swap pass shows B first.
     MORE (section 2.2, appendix D.1):
       d_i^j = Advocate_i^j(q, answers)   i ∈ {1, 2}, j = 1..k: all 2k calls at once
-                                         (asyncio.gather; each advocate its own session)
+                                         (side_by_side; each advocate its own session)
       D_i   = Consolidate_i(d_i^1 … d_i^k)  -- "asking the LLM to consolidate the group's
                                              defenses into a single summary"
       (s_1, s_2, f_1, f_2) = Judge(q, answers, D_1, D_2)   -- "in a single round"
@@ -71,7 +71,6 @@ rate) are :mod:`protocols.d3_audit`, run over journalled evaluations by ``sympos
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -102,6 +101,7 @@ from .events import (
 from .fitting import Section, fit_sections
 from .moderation import CommandChannel, Honoured, Moderation
 from .params import from_description, CONFIG, Profile, param, token_limit
+from .replies import side_by_side
 from .untrusted import parse_as
 
 Variant = Literal["more", "samre"]
@@ -563,7 +563,7 @@ class D3:
         team = [(side, j) for side in self.sides for j in range(1, c.k + 1)]
         # What the moderator said to advocate-i reaches all k of side i's advocates, and its consolidation.
         heard = {side: self._heard(f"advocate-{side}") for side in self.sides}
-        replies = await asyncio.gather(*(self._defend(p, side, j, heard[side]) for side, j in team))
+        replies = await side_by_side(*(self._defend(p, side, j, heard[side]) for side, j in team))
         defenses: dict[int, list[str]] = {1: [], 2: []}
         for (side, _), (agent, completion, call, notes, request) in zip(team, replies, strict=True):
             defenses[side].append(completion.text.strip())
@@ -781,7 +781,7 @@ class D3:
                                                      max_tokens=c.vote_tokens, chars=c.vote_tokens - 20)
             return raw, [*fitted.notes, *notes], calls
 
-        replies = await asyncio.gather(*(vote(i, j) for i, j in enumerate(jurors)))
+        replies = await side_by_side(*(vote(i, j) for i, j in enumerate(jurors)))
         for index, (juror, (raw, notes, calls)) in enumerate(zip(jurors, replies, strict=True)):
             for extra in calls[:-1]:
                 yield ModelCalled(self.debate_id, extra, round_)

@@ -12,6 +12,7 @@ protocol passes them around.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -75,6 +76,32 @@ def record(reply: Reply) -> None:
     outbox = _OUTBOX.get()
     if outbox is not None:
         outbox.append(reply)
+
+
+async def side_by_side(*calls: Awaitable[T]) -> list[T]:
+    """Run calls that do not depend on each other at once, and return their results in order.
+
+    Why: on one llama.cpp model such calls are decoded together (``backends/lockstep.py``), on
+    a server they are in flight together, so a judge panel costs about one judgement. Their
+    replies reach the journal in the order of ``calls``, whatever order they finish in, so a
+    run's journal does not depend on timing; a reply that finished before the others were cut
+    off is still journalled."""
+    parent = _OUTBOX.get()
+    boxes: list[list[Reply]] = [[] for _ in calls]
+
+    async def one(box: list[Reply], call: Awaitable[T]) -> T:
+        token = _OUTBOX.set(box if parent is not None else None)  # this task's own context
+        try:
+            return await call
+        finally:
+            _OUTBOX.reset(token)
+
+    try:
+        return list(await asyncio.gather(*(one(box, call) for box, call in zip(boxes, calls, strict=True))))
+    finally:
+        if parent is not None:
+            for box in boxes:
+                parent.extend(box)
 
 
 def replayed(role: str, kind: ReplyKind, sha: str) -> Reply | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,3 +25,10 @@ def listed(items: Sequence[Any]) -> str:
     if len(words) <= 1:
         return "".join(words)
     return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+#: Characters never shown as they are, wherever untrusted text is shown (the terminal, the HTML
+#: report): C0 and C1 controls except tab and newline, and the bidi embeddings, overrides and
+#: isolates that reorder what a reader sees ("Trojan Source", CVE-2021-42574). One definition,
+#: so the app and the report cannot drift apart.
+UNSAFE_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

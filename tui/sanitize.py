@@ -17,10 +17,13 @@ import re
 
 from rich.text import Text
 
+from protocols.text import UNSAFE_CHARACTERS
+
 # CSI / OSC / other ESC sequences, then any remaining C0/C1 control except tab and newline,
-# and the bidi embeddings, overrides and isolates that reorder what is shown ("Trojan Source").
+# and the bidi embeddings, overrides and isolates that reorder what is shown ("Trojan Source";
+# :data:`protocols.text.UNSAFE_CHARACTERS`, which the HTML report neutralizes too).
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = UNSAFE_CHARACTERS
 
 
 def terminal_safe(text: str) -> str:

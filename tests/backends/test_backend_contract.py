@@ -16,6 +16,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from backends.base import Backend, Message, SamplingOptions, Session
+from backends.llamacpp import SHARE_MIN_TOKENS
 
 BACKENDS = ["llamacpp", "openai", "transformers", pytest.param("vllm", marks=pytest.mark.vllm)]
 GREEDY = SamplingOptions(max_tokens=16, temperature=0.0)
@@ -142,7 +143,8 @@ async def test_usage_numbers_are_consistent(backend: Backend) -> None:
     assert abs(session.count_tokens(turn2) - second.usage.prompt_tokens) <= max(8, second.usage.prompt_tokens // 4)
     if backend.kind not in IN_PROCESS:
         return
-    # Each agent's own cache: its growing transcript is evaluated once, another agent's is not shared.
+    # Each agent's own cache: its growing transcript is evaluated once. Another agent's is
+    # shared only on llama.cpp's shared pool (KvPool.share_prefix), past SHARE_MIN_TOKENS.
     assert first.usage.prompt_tokens_evaluated == first.usage.prompt_tokens
     assert second.usage.prompt_tokens == session.count_tokens(turn2)
     assert second.usage.prompt_tokens_evaluated < second.usage.prompt_tokens / 2
@@ -150,7 +152,11 @@ async def test_usage_numbers_are_consistent(backend: Backend) -> None:
         cached = first.usage.prompt_tokens + first.usage.completion_tokens
         assert second.usage.prompt_tokens_evaluated == second.usage.prompt_tokens - cached
     other = await fresh(backend).complete(turn2, GREEDY)
-    assert other.usage.prompt_tokens_evaluated == other.usage.prompt_tokens
+    if backend.kind == "llamacpp" and getattr(backend, "kv_layout", "") == "shared":
+        assert other.usage.prompt_tokens_evaluated <= other.usage.prompt_tokens - SHARE_MIN_TOKENS
+        assert other.text == second.text, "a shared prefix must give the reply its own cells give"
+    else:
+        assert other.usage.prompt_tokens_evaluated == other.usage.prompt_tokens
 
 
 async def test_completion_options_are_recorded(backend: Backend) -> None:

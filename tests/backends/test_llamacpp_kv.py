@@ -93,10 +93,13 @@ async def test_batched_scoring_equals_the_sequential_way(smollm: LlamaCppBackend
         smollm.score_mode = "batched"
     fed = sum(n - 1 for n in batched.token_counts)
     rows = distinct_prefixes(smollm, labels)
-    assert len(calls) - 1 <= -(-fed // 63) + 1, f"candidates were not batched: {len(calls)} decodes for {fed} tokens"
-    assert max(calls[1:]) > 8, "each batch should carry many candidates' tokens"
-    assert max(calls[1:]) <= 63, "a batch past 63 rows runs other kernels than the sequential way"
-    assert sum(calls[1:]) == rows, "each distinct candidate prefix is evaluated exactly once"
+    prompt_calls = -(-batched.usage.prompt_tokens // smollm.prompt_chunk)  # the prompt, in chunks of 63
+    assert sum(calls[:prompt_calls]) == batched.usage.prompt_tokens
+    scoring = calls[prompt_calls:]
+    assert len(scoring) <= -(-fed // 63) + 1, f"candidates were not batched: {len(scoring)} decodes for {fed} tokens"
+    assert max(scoring) > 8, "each batch should carry many candidates' tokens"
+    assert max(scoring) <= 63, "a batch past 63 rows runs other kernels than the sequential way"
+    assert sum(scoring) == rows, "each distinct candidate prefix is evaluated exactly once"
     assert batched.logprobs == pytest.approx(sequential.logprobs, abs=1e-4)
     assert batched.usage.prompt_tokens == sequential.usage.prompt_tokens
     assert sequential.usage.prompt_tokens_evaluated - batched.usage.prompt_tokens_evaluated == fed - rows

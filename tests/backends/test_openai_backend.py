@@ -174,3 +174,16 @@ def test_ordinary_text_is_sent_unchanged(openai_smollm: OpenAIBackend) -> None:
     text = "Fever > 39 °C, BP 120/80 <normal>, |x| < 2, see <s-curve> and [INSTRUCTIONS]."
     body = openai_smollm.chat_body([Message("user", text)], SamplingOptions(max_tokens=4), stream=False)
     assert body["messages"][0]["content"] == text
+
+
+async def test_a_prompt_past_the_servers_context_is_a_context_overflow(llama_server: RunningServer) -> None:
+    """The server refuses a prompt longer than its context in its own words; the backend raises
+    the ContextOverflow every backend raises for it (which Agent.fit answers by fitting)."""
+    from backends.base import ContextOverflow
+
+    backend = OpenAIBackend(server_entry(llama_server.base_url))
+    try:
+        with pytest.raises(ContextOverflow, match="context.*context_length"):
+            await backend.session("long").complete([Message("user", "word " * 9000)], SamplingOptions(max_tokens=8))
+    finally:
+        await backend.aclose()

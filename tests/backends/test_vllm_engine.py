@@ -28,7 +28,8 @@ import backends.vllm_engine as vllm_engine
 from backends.base import BackendError, BackendUnavailable, Message, SamplingOptions
 from backends.lifecycle import Engines, StillLoading
 from backends.registry import ModelEntry, VllmSettings
-from backends.vllm_engine import EngineSlot, VllmBackend, _structured, engine_arguments, last_error, serve_flags
+from backends.vllm_engine import VllmBackend, _structured
+from backends.vllm_process import EngineSlot, engine_arguments, last_error, serve_flags
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
           "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
@@ -348,6 +349,30 @@ def test_a_dead_engine_is_a_backend_error_naming_the_model_and_stays_dead() -> N
     assert engines[0].calls == 1, "the second request must not reach the dead engine"
     asyncio.run(be.aclose())
     assert engines[0].shut_down
+
+
+@dataclass
+class TooLongEngine(FakeEngine):
+    """Refuses every prompt with the words vLLM's input processor uses for one past max_model_len."""
+
+    def generate(self, prompt: dict[str, list[int]], params: dict[str, Any], request_id: str) -> AsyncIterator[RequestOutput]:
+        async def stream() -> AsyncIterator[RequestOutput]:
+            raise ValueError(f"The decoder prompt (length {len(prompt['prompt_token_ids'])}) is longer than the maximum "
+                             "model length of 32. Make sure that `max_model_len` is no smaller than the number of text tokens.")
+            yield  # pragma: no cover  (makes this an async generator)
+
+        return stream()
+
+
+def test_a_prompt_past_max_model_len_is_a_context_overflow() -> None:
+    """vLLM's refusal of an overlong prompt is the ContextOverflow every backend raises for it
+    (Agent.fit answers it by fitting), not a generic failure."""
+    from backends.base import ContextOverflow
+
+    be = backend(EngineSlot(lambda _e, _p: TooLongEngine()))
+    with pytest.raises(ContextOverflow, match=r"'tiny': the prompt does not fit.*longer than the maximum model length"):
+        asyncio.run(be.session("a").complete(QUESTION))
+    asyncio.run(be.aclose())
 
 
 @dataclass

@@ -62,7 +62,7 @@ def test_one_engine_serves_every_event_loop_and_answers(vllm_smollm: Backend) ->
 def test_the_cpu_default_is_float32_and_the_journal_says_so(vllm_smollm: Backend) -> None:
     """On vLLM's CPU build the default precision is float32 (bf16 without native bf16
     instructions decodes into repetition); the journal records the engine's arguments."""
-    from backends.vllm_engine import on_cpu
+    from backends.vllm_process import on_cpu
 
     described = vllm_smollm.describe()
     assert described["dtype"] == ("float32" if on_cpu() else "auto")
@@ -76,7 +76,8 @@ def own_engine(registry: Registry) -> Iterator[tuple[Engines, Backend, set[int]]
     """A second engine of its own (eager: no compile, a faster start), loaded through the
     lifecycle as the app and the CLI load theirs, with its processes."""
     require_vllm()
-    from backends.vllm_engine import EngineSlot, VllmBackend
+    from backends.vllm_engine import VllmBackend
+    from backends.vllm_process import EngineSlot
 
     slot = EngineSlot()
     engines = Engines(create=lambda entry, progress: VllmBackend(entry, slot=slot, progress=progress))

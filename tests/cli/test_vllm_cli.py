@@ -115,7 +115,7 @@ def test_models_test_on_a_model_vllm_cannot_run_prints_the_table_not_a_traceback
     """vLLM's CPU attention refuses head size 16 when the first request runs (its EngineCore
     dies): every check after the load fails with the model, the root cause read from vLLM's log
     and the log's path, in the table; no traceback reaches the terminal; no process is left."""
-    from backends.vllm_engine import on_cpu
+    from backends.vllm_process import on_cpu
 
     if not on_cpu():
         pytest.skip("head size 16 is refused by vLLM's CPU attention; a GPU's may run this model")

@@ -25,6 +25,8 @@ COMMANDS: dict[str, Command] = {
     "history": Command("tui.cli.journal", "recent debates, newest first"),
     "show": Command("tui.cli.journal", "one debate in full"),
     "export": Command("tui.cli.journal", "export a debate as Markdown or JSON"),
+    "report": Command("tui.cli.report", "one debate as a self-contained HTML report (plots, judges' tables, provenance, "
+                                        "seal) to keep, print or share"),
     "d3-report": Command("tui.cli.d3report", "accuracy, Cohen's kappa and self-enhancement of journalled D3 "
                                              "verdicts against reference verdicts (seed 003, section 4.3)"),
     "serve": Command("tui.cli.serve", "serve a model from the registry over HTTP on 127.0.0.1 (OpenAI-compatible)"),

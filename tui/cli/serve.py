@@ -17,7 +17,7 @@ from typing import Any
 from backends.registry import load_registry
 from backends.serve_llamacpp import LOOPBACK, entry_snippet, serve
 from backends.sources import resolve_path
-from backends.vllm_engine import serve_flags
+from backends.vllm_process import serve_flags
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
@@ -79,7 +79,7 @@ def serve_vllm(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("vllm") is None:
         raise UserError("vLLM is not installed here: pip install 'symposium-tui[vllm]' on a CUDA machine, or vLLM's "
                         f"CPU build (see the README); or serve a GGUF entry with `symposium serve llamacpp {entry.id}`")
-    from backends.vllm_engine import ENGINE_ENV, engine_arguments, engine_log_path, on_cpu
+    from backends.vllm_process import ENGINE_ENV, engine_arguments, engine_log_path, on_cpu
 
     path = resolve_path(entry)
     if path.suffix.lower() == ".gguf":

@@ -17,6 +17,7 @@ from protocols.text import clip
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
+from tui.app.report import save_report
 from tui.app.screens.typed import symposium
 from tui.sanitize import plain
 from tui.app.widgets.footer import SteadyFooter
@@ -41,6 +42,7 @@ class HomeScreen(Screen):
         Binding("r", "resume", "Resume", id="home.resume"),
         Binding("e", "export('md')", "Export .md", id="home.export-md"),
         Binding("j", "export('json')", "Export .json", id="home.export-json"),
+        Binding("h", "report", "Report", id="home.report"),
         Binding("delete", "delete", "Delete", id="home.delete"),
         Binding("slash", "search", "Search", id="home.search"),
         Binding("f5", "refresh", "Refresh", id="home.refresh", show=False),
@@ -142,6 +144,15 @@ class HomeScreen(Screen):
         path = folder / f"symposium-{debate_id}.{fmt}"
         write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
         self.app.notify(f"exported to {path} (readable by you only)")
+
+    def action_report(self) -> None:
+        debate_id = self.selected()
+        if not debate_id:
+            return
+        debate = self.queries.debate(debate_id)
+        assert debate is not None
+        path = save_report(Path(symposium(self).export_dir), debate)
+        self.app.notify(f"report written to {path} (readable by you only; open it in a browser, print it as PDF)")
 
     def action_delete(self) -> None:
         debate_id = self.selected()

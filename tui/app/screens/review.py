@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -15,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from store.queries import Queries
 
+from tui.app.report import save_report
 from tui.app.screens.typed import symposium
 from tui.app.replay import replay, rounds_of
 from tui.sanitize import plain, terminal_safe
@@ -31,6 +33,7 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         Binding("r", "resume", "Resume", id="review.resume"),
         Binding("v", "verdict", "Accept/reject", id="review.verdict"),
         Binding("c", "copy", "Copy turn", id="review.copy"),
+        Binding("h", "report", "Report", id="review.report"),
         Binding("escape", "app.pop_screen", "Back", id="review.back"),
     ]
 
@@ -78,6 +81,11 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
 
     def action_resume(self) -> None:
         symposium(self).resume(self.debate["id"])
+
+    def action_report(self) -> None:
+        """The whole debate as an HTML report (whatever round is shown: a report is the record)."""
+        path = save_report(Path(symposium(self).export_dir), self.debate)
+        self.app.notify(f"report written to {path} (readable by you only; open it in a browser, print it as PDF)")
 
     def action_compare(self) -> None:
         others = [d for d in Queries(symposium(self).journal).debates(limit=200)

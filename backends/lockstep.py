@@ -1,0 +1,285 @@
+"""Replies of several agents on one llama.cpp model, decoded together.
+
+Why: with one model serving several roles (the common laptop set-up) the calls that do not
+wait for each other — EVINCE's CRIT of A and of B, a judge panel, D3's jury, the benchmark's
+cases in flight — used to run one after another, each token of each reply its own
+``llama_decode``. On a CPU or a GPU a step that decodes one token for each of several
+sequences costs little more than a step for one: the weights are read once per step, and
+reading the weights is what a step costs (memory bandwidth, not arithmetic, for 7–70B models
+at a few rows). So the replies in flight advance in lockstep: one ``llama_decode`` per step
+over one token of each, every sequence in the model's shared :class:`KvPool`, as
+llama-server's slots do.
+
+How a reply goes (:meth:`Lockstep.generate`, in the caller's worker thread):
+
+1. its prompt is evaluated alone, under the pool's lock, exactly as a reply generated alone:
+   the prefix already in the agent's sequence is kept, or a longer one that another agent's
+   sequence holds is shared (``KvPool.share_prefix``), and the rest runs in chunks of
+   ``n_batch`` — between two steps of the replies already decoding (continuous batching: a
+   reply that arrives late joins the next step);
+2. its first token is sampled at once from the prompt's logits, and the reply joins the
+   lockstep;
+3. each step (the lockstep's own thread) decodes the pending token of every reply in one
+   batch, then samples each reply's next token from its own row of logits with its own sampler
+   (its own grammar, seed and penalties), streams its text, and retires the replies that ended
+   (end of turn, a stop string, ``max_tokens``, the context's end) or were cancelled — each on
+   its own; the others go on.
+
+Why prompts are not batched with the steps: a batch of 64 rows or more takes llama.cpp's tiled
+flash-attention path, whose accumulation differs from the one-row path (see
+``LlamaCppBackend.score_batch_tokens``), so a prompt evaluated inside a big mixed batch would
+not give the numbers it gives alone. Prompts therefore run exactly as they would alone, and a
+step holds at most :data:`~backends.llamacpp.EXACT_BATCH_ROWS` rows: under greedy sampling each
+reply is then the reply it would be alone, token for token (``tests/backends/test_lockstep.py``).
+
+:class:`Reply` is one reply's state, used the same way by a reply generated alone
+(``LlamaCppSession._generate_sync``), so both paths share one loop body.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from .base import BackendError, Completion, Emit, FinishReason, Generation, Usage
+from .stops import ReplyText
+
+if TYPE_CHECKING:
+    from .llamacpp import KvPool, LlamaCppSession, _Sampler
+
+log = logging.getLogger(__name__)
+
+
+class Reply:
+    """One reply in the making: its prompt, sampler, text, and where it stands in its sequence.
+
+    The cycle is :meth:`take` (a sampled token: does the reply go on?), then the caller decodes
+    :attr:`pending` at :attr:`position`, then :meth:`decoded` (is there room and reason for
+    another token?), until :attr:`finish` is set; :meth:`complete` makes the completion.
+    """
+
+    def __init__(self, session: LlamaCppSession, prompt: list[int], gen: Generation, emit: Emit,
+                 sampler: _Sampler, stops: tuple[str, ...]) -> None:
+        self.session = session
+        self.prompt = prompt
+        self.gen = gen
+        self.sampler = sampler
+        self.text = ReplyText(stops, emit)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._raw = ""
+        self.out: list[int] = []
+        #: Where the next token goes in the session's sequence.
+        self.position = len(prompt)
+        #: Prompt tokens that had to be run (the rest was cached or shared).
+        self.evaluated = 0
+        #: The token sampled and not yet decoded.
+        self.pending = -1
+        self.finish: FinishReason | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+    def can_continue(self) -> bool:
+        """Room for another token, and nobody cancelled: else :attr:`finish` says why not."""
+        if len(self.out) >= self.gen.options.max_tokens or self.position >= self.session.backend.n_ctx:
+            self.finish = "length"
+            return False
+        if self.gen.cancelled:
+            self.finish = "cancelled"
+            return False
+        return True
+
+    def take(self, token: int) -> bool:
+        """A sampled token: True when it belongs to the reply and must be decoded next; False
+        when the reply ended with it (end of turn, or a stop string completed)."""
+        backend = self.session.backend
+        if backend.is_end(token):
+            self.finish = "stop"
+            return False
+        self.out.append(token)
+        self.gen.token()
+        self._raw += self._decoder.decode(backend.piece(token))
+        if self.text.update(self._raw):
+            self.finish = "stop"
+            return False
+        self.pending = token
+        return True
+
+    def decoded(self) -> bool:
+        """The pending token is in the sequence's cache; True when another token may follow."""
+        self.session._cached.append(self.pending)
+        self.position += 1
+        return self.can_continue()
+
+    def first(self, ctx: Any) -> bool:
+        """The prompt is evaluated: sample the first token from its last logits. True when the
+        reply goes on."""
+        return self.can_continue() and self.take(self.sampler.sample(ctx))
+
+    def complete(self) -> Completion:
+        """The reply is over: release the sampler, stream the held-back text, and remember the
+        exact tokens (so the reply, fed back next turn, matches the cache)."""
+        self.sampler.close()
+        if self.error is not None:
+            raise self.error
+        finish = self.finish or "length"
+        text = self.text.flush(self._decoder.decode(b"", final=True) if finish != "stop" else "")
+        self.session._remember(text, self.out)
+        return self.gen.finish(text, Usage(len(self.prompt), self.evaluated, len(self.out)), finish)
+
+
+class FairLock:
+    """A re-entrant lock handed over in the order it was asked for.
+
+    Why: the lockstep thread takes the pool's lock for every step and gives it back at once; a
+    plain lock is not fair (the thread that just released it usually gets it again before a
+    waiter wakes), so a reply arriving, a scoring call or a new agent joining the pool would
+    wait for every reply in flight to end. Tickets make each step give way to whoever asked
+    meanwhile. Costs a few microseconds per acquire, against a step's milliseconds.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._owner: int | None = None
+        self._depth = 0
+        self._next = 0
+        self._serving = 0
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return
+            ticket = self._next
+            self._next += 1
+            while self._owner is not None or self._serving != ticket:
+                self._cond.wait()
+            self._owner, self._depth = me, 1
+            self._serving += 1
+
+    def release(self) -> None:
+        with self._cond:
+            if self._owner != threading.get_ident():
+                raise RuntimeError("FairLock released by a thread that does not hold it")
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._cond.notify_all()
+
+    def __enter__(self) -> FairLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class Lockstep:
+    """Decodes the replies in flight on one shared :class:`KvPool` together, at most ``width``
+    rows per ``llama_decode``.
+
+    One thread of its own does all of it: it takes one arriving reply's prompt, then one step
+    of the replies decoding, and again, so a long prompt delays the others by one prompt at
+    most, and no caller races another for the pool's lock (a lock is not fair: the thread that
+    just released it tends to get it back, which would serialize the replies). Callers wait on
+    their reply. Thread-safe."""
+
+    def __init__(self, pool: KvPool, width: int) -> None:
+        self.pool = pool
+        self.width = width
+        self._arrivals: list[Reply] = []
+        self._decoding: list[Reply] = []
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        #: Steps run and rows decoded in them (for benchmarks: rows / steps is the mean width).
+        self.steps = 0
+        self.rows = 0
+
+    def generate(self, reply: Reply) -> Completion:
+        """Run ``reply`` to its end: its prompt alone, then in lockstep with the others. The
+        caller holds the session's lock (one call per agent at a time)."""
+        backend = reply.session.backend
+        with self._cond:
+            if self._closed:
+                raise BackendError(f"model {backend.model_id!r} was closed")
+            self._arrivals.append(reply)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"lockstep-{backend.model_id}", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        reply.done.wait()
+        return reply.complete()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._arrivals and not self._decoding:
+                    if self._closed:
+                        self._thread = None
+                        return
+                    self._cond.wait()
+                arrival = self._arrivals.pop(0) if self._arrivals else None
+                decoding = list(self._decoding)
+            with self.pool.lock:  # no compute slot: lockstep runs only where there is one slot, this pool's lock
+                if arrival is not None and self._admit(arrival):
+                    decoding.append(arrival)
+                for start in range(0, len(decoding), self.width):
+                    self._step(decoding[start : start + self.width])
+            with self._cond:
+                self._decoding = [r for r in decoding if not r.done.is_set()]
+
+    def _admit(self, reply: Reply) -> bool:
+        """Evaluate the reply's prompt and sample its first token; True when it goes on."""
+        session = reply.session
+        session.last_used = time.monotonic()
+        try:
+            reply.evaluated = session._evaluate_prompt(reply.prompt)
+            reply.gen.prompt_done()
+            if reply.first(self.pool.ctx):
+                self.pool.busy.add(session.seq)  # from here no other call may evict this sequence
+                return True
+        except Exception as exc:  # handed to the reply's caller, who raises it
+            reply.error = exc
+        self._retire(reply)
+        return False
+
+    def _step(self, replies: list[Reply]) -> None:
+        """One llama_decode of each reply's pending token; then each reply samples its next one
+        from its own row (the rows are valid only until the next decode, hence under the lock)."""
+        pool = self.pool
+        try:
+            pool.decode([(r.pending, r.position, r.session.seq, True) for r in replies], protect=frozenset())
+        except BackendError as exc:
+            for reply in replies:
+                reply.error = exc
+                self._retire(reply)
+            return
+        self.steps += 1
+        self.rows += len(replies)
+        now = time.monotonic()
+        for row, reply in enumerate(replies):
+            reply.session.last_used = now
+            try:
+                goes_on = reply.decoded() and reply.take(reply.sampler.sample(pool.ctx, row))
+            except Exception as exc:  # handed to the reply's caller, who raises it; the others go on
+                reply.error, goes_on = exc, False
+            if not goes_on:
+                self._retire(reply)
+
+    def _retire(self, reply: Reply) -> None:
+        self.pool.busy.discard(reply.session.seq)
+        reply.done.set()
+
+    def close(self) -> None:
+        """Let the replies in flight end (a consumer that walked away cancels its own), then
+        stop the thread; later calls are refused."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
