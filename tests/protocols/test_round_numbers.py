@@ -93,3 +93,34 @@ async def test_a_command_heard_after_the_last_turn_is_not_journalled_and_is_left
     assert not [e for e in seen if isinstance(e, ModeratorActed) and e.kind == "interject"]
     assert stored["left_in_channel"] == [Interject("too late", to="both"), SetContentiousness(0.8)]
     assert [t["kappa"] for t in stored["turns"] if t["round"] == 1 and t["role"] == "agent-a"] == [0.4]
+
+
+async def test_socrasynth_skipped_to_its_closing_numbers_every_later_stage_without_a_gap(tmp_path: Path) -> None:
+    """SocraSynth: a skip heard before refutation round 2 makes round 2 the closing round; the
+    evaluation, conciliatory and Q&A stages are 3, 4, 5. Every number from 0 to the last is used."""
+    from protocols import socrasynth as ss
+    from protocols.agents import Agent
+    from tests.helpers.scripted import fits
+    from backends.base import SamplingOptions
+
+    def agent(role: str) -> Agent:
+        return Agent(role, ScriptedBackend(role, [], answer=fits), SamplingOptions(max_tokens=64))
+
+    team = ss.SocraSynthAgents(agent("agent-a"), agent("agent-b"), [agent("judge-1")], qa=agent("qa"))
+    cfg = ss.SocraSynthConfig(subject="Should towns ban cars from their centres?", max_rounds=5, subtopics=1,
+                              qa_baseline=True, case_check=False)
+    channel = CommandChannel()
+
+    def skip_after_round_1(event: Event) -> None:
+        if isinstance(event, MetricsComputed) and event.round == 1:
+            channel.send(SkipToConclusion())
+
+    with Journal(tmp_path / "j.db") as journal:
+        await drive(ss.run(cfg, team, debate_id="s", channel=channel), journal, skip_after_round_1)
+        stored = Queries(journal).debate("s")
+    assert stored is not None
+    used = {t["round"] for t in stored["turns"]} | {j["round"] for j in stored["judgements"] if j["round"] is not None}
+    assert used == set(range(max(used) + 1)), sorted(used)
+    phases = {p["name"]: p["round"] for p in stored["phases"]}
+    assert (phases["closing"], phases["evaluation"], phases["conciliatory"], phases["qa"]) == (2, 3, 4, 5)
+    assert [r["round"] for r in stored["outcome"]["rounds"]] == [0, 1, 2]
