@@ -239,3 +239,49 @@ async def test_homes_outcome_column_says_a_debate_settled_without_agreement(tmp_
         assert str(table.get_cell("apart0001", "outcome")) == "no agreement (leaning Dengue)"
         assert str(table.get_cell("socra0001ab", "outcome")) == "Agent A stronger"
     app.journal.close()
+
+
+async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_path: Path, registry, monkeypatch) -> None:
+    """Item 5 on the live path: EVINCE from the form, with an analyzer model that is slow to write
+    (scripted), so the screen still runs its last analysis after the protocol finished. κ and
+    Interject are refused with the reason; the journal holds no moderator event."""
+    from backends.registry import ModelEntry
+    from tests.app.test_tui_moderation import answer
+    from tests.helpers.scripted import ScriptedBackend
+    from textual.widgets import Input, Select, TextArea
+    from tui.app.screens.new_debate import NewDebateScreen
+    from protocols.roles import SIDE_PANEL
+
+    def create(entry: ModelEntry, progress) -> ScriptedBackend:
+        slow = entry.id == "gemma3-270m"  # the analyzer's model only
+        backend = ScriptedBackend(entry.id, [], delay=0.3 if slow else 0.0, chunk=4 if slow else 64, answer=answer)
+        backend.entry = entry  # type: ignore[attr-defined]
+        return backend
+
+    monkeypatch.setattr("backends.lifecycle.create_backend", create)
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(NewDebateScreen("evince"))
+        form = app.screen
+        for name, value in {"max_rounds": "1", "turn_tokens": "40", "crit_tokens": "40"}.items():
+            form.query_one(f"#field-{name}", Input).value = value
+        form.query_one("#field-case", TextArea).text = "Fever, chills and a rash after a trip."
+        for role in ("agent-a", "agent-b", "judge"):
+            form.query_one(f"#field-{role}", Select).value = "smollm2-135m"
+        form.query_one(f"#field-{SIDE_PANEL}", Select).value = "gemma3-270m"
+        await pilot.press("ctrl+s")
+        debate = next(s for s in app.screen_stack if isinstance(s, DebateScreen))
+        await wait_for(pilot, lambda: debate.finished is not None, 120, "the protocol to finish")
+        assert debate.running, "the last analysis ended before the keys could be pressed"
+        await pilot.press("k")
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.screen is debate
+        said = [n.message for n in app._notifications]
+        assert "The debate has finished: contentiousness can no longer change anything." in said
+        assert "The debate has finished: an interjection can no longer reach anyone." in said
+        debate_id = debate.debate_id
+        await wait_for(pilot, lambda: not debate.running, 120, "the last analysis")
+    stored = Queries(app.journal).debate(debate_id or "")
+    app.journal.close()
+    assert stored is not None and stored["moderator_events"] == []
