@@ -30,6 +30,7 @@ from protocols.events import (
     TurnFinished,
     TurnStarted,
 )
+from protocols.outcome import moderator_action, outcome_in_words
 from protocols.roles import AGENT_A, AGENT_B
 
 from tui.sanitize import terminal_safe
@@ -46,6 +47,7 @@ class EventPrinter:
         self._streaming = False
         self._metric_rows: list[dict[str, Any]] = []
         self._phase = ""
+        self._protocol = ""
 
     def __call__(self, event: Event) -> None:
         c = self.console
@@ -53,6 +55,7 @@ class EventPrinter:
             case DebateResumed():
                 c.print(Text(f"resuming debate {terminal_safe(event.debate_id)} at round {event.from_round}", style="bold"))
             case DebateStarted():
+                self._protocol = event.protocol
                 if self.show_headers:
                     c.print(Text(f"{terminal_safe(event.protocol)} · {terminal_safe(event.title)} · debate {terminal_safe(event.debate_id)}", style="bold"))
             case PhaseChanged():
@@ -87,7 +90,7 @@ class EventPrinter:
                 c.print(Text(f"  ⚖ {terminal_safe(event.judge_role)} ({terminal_safe(event.judge_model)}) {terminal_safe(event.kind)}{about}: "
                              f"{terminal_safe(event.target or '')}{score}{verdict}", style="blue"))
             case ModeratorActed():
-                c.print(Text(f"  ✋ moderator {terminal_safe(event.kind)}: {terminal_safe(str(event.payload))}", style="yellow"))
+                c.print(Text(f"  ✋ {terminal_safe(moderator_action(event.kind, event.payload, event.round))}", style="yellow"))
             case Notice():
                 c.print(Text(f"  ⚠ notice: {terminal_safe(event.text)}", style="bold yellow"))
             case AwaitingModerator():
@@ -101,7 +104,11 @@ class EventPrinter:
                 for part in socrasynth_report(event.outcome):
                     c.print(part)
                 if self.show_headers:
-                    c.print(Text(f"\n{terminal_safe(event.status)}: {terminal_safe(event.stop_reason)}", style="bold"))
+                    said = outcome_in_words({"protocol": self._protocol, "status": event.status,
+                                             "stop_reason": event.stop_reason, "outcome": event.outcome})
+                    c.print(Text(f"\n{terminal_safe(said.ending)}", style="bold"))
+                    if said.conclusion:
+                        c.print(Text(terminal_safe(said.conclusion)))
 
 
 def metrics_table(rows: list[dict[str, Any]]) -> Table:
