@@ -53,9 +53,7 @@ def outcome_in_words(debate: Mapping[str, Any]) -> OutcomeInWords:
     said = _STATUS.get(status, status.capitalize() or "Unknown")
     ending = f"{said}: {reason}." if reason else f"{said}."
     ending = ending.replace("..", ".")
-    short = conclusion.short
-    if not short:
-        short = {"running": "running", "interrupted": "interrupted (resumable)", "failed": "failed"}.get(status, "")
+    short = conclusion.short  # nothing concluded (failed, interrupted, a chat): the stop reason, as the status column sits beside it
     if status == "stopped" and short and "stopped" not in short:
         short = f"stopped; {short}"
     moderator = tuple(moderator_action(m["kind"], m.get("payload") or {}, m.get("round"))

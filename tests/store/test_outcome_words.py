@@ -91,3 +91,31 @@ async def test_symposium_show_prints_the_outcome_in_words(tmp_path: Path) -> Non
 ])
 def test_each_moderator_action_reads_as_a_sentence(kind: str, payload: dict, expected: str) -> None:
     assert moderator_action(kind, payload, 2) == expected
+
+
+@pytest.mark.parametrize(("protocol", "outcome", "short", "words"), [
+    ("agreement", {"stages": [{"name": "criteria", "rounds": 2, "agreed": True}, {"name": "options", "rounds": 3, "agreed": False}]},
+     "1 of 2 stages agreed", "reached agreement in 1 of 2 stages (criteria). Still open: options."),
+    ("deliberation", {"turns": 7, "selections": {"rule": 5, "moderator": 2, "fallback": 0}},
+     "7 turns, no verdict", "Speakers were chosen 5 by rule and 2 by moderator."),
+    ("humanloop", {"decision": None}, "no majority", "without a majority"),
+    ("d3", {"verdict": "B", "passes": [{"tally": {"A": 1, "B": 2}, "decided_by": "majority"}],
+            "swap_audit": {"held": False}}, "answer B", "did not hold"),
+    ("evince", {"ending": "cap", "top": "Zika", "final_distribution": {"Zika": 0.4}, "refutation_rounds": 3},
+     "not converged (leaning Zika)", "round cap ended the debate before it converged after the opening round and 3 refutation rounds"),
+    ("socrasynth", {"stances": {"agent-a": "for", "agent-b": "against"}, "evaluation": {"winner": "tie"}, "rounds": [{}, {}]},
+     "judges: a tie", "both sides equally strong after 2 rounds"),
+])
+def test_each_protocol_says_what_it_concluded(protocol: str, outcome: dict, short: str, words: str) -> None:
+    said = outcome_in_words({"protocol": protocol, "status": "finished", "stop_reason": "done", "outcome": outcome})
+    assert said.short == short and words in said.conclusion, said
+
+
+def test_a_debate_that_concluded_nothing_says_how_it_ended() -> None:
+    failed = outcome_in_words({"protocol": "evince", "status": "failed", "stop_reason": "server at 127.0.0.1 answered 503",
+                               "outcome": {}})
+    assert failed.conclusion == "" and failed.ending == "Failed: server at 127.0.0.1 answered 503."
+    assert failed.short == "server at 127.0.0.1 answered 503"  # Home: the status column says "failed" beside it
+    stopped = outcome_in_words({"protocol": "d3", "status": "stopped", "stop_reason": "stopped by the moderator",
+                                "outcome": {"verdict": "A", "passes": []}})
+    assert stopped.short == "stopped; answer A"
