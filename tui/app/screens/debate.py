@@ -107,7 +107,12 @@ class DebateScreen(Screen):
     The moderator's keys follow the running protocol's ``HONOURED``: a command it does not
     honour has no key and is not in the footer (``check_action``), so nothing is offered that
     would be confirmed and then ignored. They also follow the debate's state (reactives with
-    ``bindings=True``): pause or resume, and nothing to command once the debate has ended.
+    ``bindings=True``): pause or resume, and nothing to command once the debate has ended;
+    a moderator key pressed after the protocol finished says why nothing was sent.
+
+    The side column shows the panels the protocol's definition declares (``Panel``): EVINCE's
+    distributions and metrics, SocraSynth's agenda, Γ per round and judges' tables; the outcome
+    is said in words (``protocols.outcome``), as ``show`` and the export say it.
     """
 
     BINDINGS = [
