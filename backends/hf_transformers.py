@@ -49,6 +49,7 @@ class TransformersBackend(Backend):
 
     def __init__(self, entry: ModelEntry, path: Path) -> None:
         super().__init__()
+        self.path = path
         try:
             import torch
             import transformers
@@ -139,6 +140,8 @@ class TransformersBackend(Backend):
             "chat_template": "tokenizer" if self.prompter.template else (self.format.name if self.format else None),
             "structured_output": "grammar (llguidance)" if self._guidance else "grammar when available, else validated retry",
             "n_ctx": self.n_ctx,
+            "file": str(self.path),
+            "profile": self.entry.profile,
         }
 
 

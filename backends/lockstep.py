@@ -42,15 +42,53 @@ import codecs
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any, Protocol
 
 from .base import BackendError, Completion, Emit, FinishReason, Generation, Usage
 from .stops import ReplyText
 
-if TYPE_CHECKING:
-    from .llamacpp import KvPool, LlamaCppSession, _Sampler
-
 log = logging.getLogger(__name__)
+
+
+# What this module needs of llama.cpp's model, agent session, sampler and pool (backends/llamacpp.py
+# implements them; described here so that the two modules do not import each other).
+
+class _Model(Protocol):
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def n_ctx(self) -> int: ...
+    def is_end(self, token: int) -> bool: ...
+    def piece(self, token: int) -> bytes: ...
+
+
+class _Agent(Protocol):
+    last_used: float
+
+    @property
+    def backend(self) -> _Model: ...
+    @property
+    def seq(self) -> int: ...
+    def evaluate_prompt(self, prompt: list[int]) -> int: ...
+    def cache_token(self, token: int) -> None: ...
+    def remember(self, text: str, tokens: list[int]) -> None: ...
+
+
+class _TokenSampler(Protocol):
+    def sample(self, ctx: Any, row: int = -1) -> int: ...
+    def close(self) -> None: ...
+
+
+class _Pool(Protocol):
+    @property
+    def lock(self) -> Any: ...
+    @property
+    def ctx(self) -> Any: ...
+    @property
+    def busy(self) -> set[int]: ...
+    def decode(self, items: Sequence[tuple[int, int, int | Sequence[int], bool]], *, protect: AbstractSet[int]) -> None: ...
 
 
 class Reply:
@@ -61,8 +99,8 @@ class Reply:
     another token?), until :attr:`finish` is set; :meth:`complete` makes the completion.
     """
 
-    def __init__(self, session: LlamaCppSession, prompt: list[int], gen: Generation, emit: Emit,
-                 sampler: _Sampler, stops: tuple[str, ...]) -> None:
+    def __init__(self, session: _Agent, prompt: list[int], gen: Generation, emit: Emit,
+                 sampler: _TokenSampler, stops: tuple[str, ...]) -> None:
         self.session = session
         self.prompt = prompt
         self.gen = gen
@@ -109,7 +147,7 @@ class Reply:
 
     def decoded(self) -> bool:
         """The pending token is in the sequence's cache; True when another token may follow."""
-        self.session._cached.append(self.pending)
+        self.session.cache_token(self.pending)
         self.position += 1
         return self.can_continue()
 
@@ -126,7 +164,7 @@ class Reply:
             raise self.error
         finish = self.finish or "length"
         text = self.text.flush(self._decoder.decode(b"", final=True) if finish != "stop" else "")
-        self.session._remember(text, self.out)
+        self.session.remember(text, self.out)
         return self.gen.finish(text, Usage(len(self.prompt), self.evaluated, len(self.out)), finish)
 
 
@@ -187,7 +225,7 @@ class Lockstep:
     just released it tends to get it back, which would serialize the replies). Callers wait on
     their reply. Thread-safe."""
 
-    def __init__(self, pool: KvPool, width: int) -> None:
+    def __init__(self, pool: _Pool, width: int) -> None:
         self.pool = pool
         self.width = width
         self._arrivals: list[Reply] = []
@@ -237,7 +275,7 @@ class Lockstep:
         session = reply.session
         session.last_used = time.monotonic()
         try:
-            reply.evaluated = session._evaluate_prompt(reply.prompt)
+            reply.evaluated = session.evaluate_prompt(reply.prompt)
             reply.gen.prompt_done()
             if reply.first(self.pool.ctx):
                 self.pool.busy.add(session.seq)  # from here no other call may evict this sequence
@@ -253,7 +291,7 @@ class Lockstep:
         pool = self.pool
         try:
             pool.decode([(r.pending, r.position, r.session.seq, True) for r in replies], protect=frozenset())
-        except BackendError as exc:
+        except Exception as exc:  # each caller raises it; the thread goes on serving the others
             for reply in replies:
                 reply.error = exc
                 self._retire(reply)

@@ -37,6 +37,7 @@ from pydantic import (
 from .values import SamplingOptions
 from .chat_format import FORMATS
 from .loopback import check_server_url
+from .private import private_dir, write_private
 
 BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
 
@@ -277,9 +278,9 @@ def add_user_entry(model_id: str, table: str, user_file: Path | None = None) -> 
     if file.exists() and model_id in _read_file(file).entries:
         raise RegistryError(f"{file}: already has an entry {model_id!r}; choose another id (--id) or edit that file")
     new = old + ("" if old.endswith("\n") else "\n") + "\n" + table
-    file.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(file.parent, ours=False)
     draft = file.with_name(file.name + ".new")
-    draft.write_text(new, encoding="utf-8")
+    write_private(draft, new)  # 0600 as every file Symposium writes (backends/private.py)
     try:
         _read_file(draft)
     except RegistryError:

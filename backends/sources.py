@@ -18,6 +18,7 @@ from typing import Literal
 from platformdirs import user_data_dir
 
 from .base import BackendUnavailable
+from .private import private_dir
 from .registry import HubSource, LocalSource, ModelEntry, PackageSource, Registry, ServerSource
 
 Availability = Literal["ready", "not pulled", "missing", "not installed", "server", "no runtime"]
@@ -133,13 +134,13 @@ def _assemble(entry: ModelEntry, src: PackageSource) -> Path:
     if target.exists() and stamp.exists() and stamp.stat().st_mtime >= target.stat().st_mtime:
         return target
     module = importlib.import_module(src.module)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent, ours=False)
     try:
         module.assemble(output_path=target, overwrite=True)
     except (OSError, ValueError) as exc:
         target.unlink(missing_ok=True)
         raise BackendUnavailable(f"model {entry.id!r}: could not assemble {src.package}: {exc}; reinstall the package") from exc
-    stamp.touch()
+    stamp.touch(mode=0o600)
     return target
 
 

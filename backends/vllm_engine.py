@@ -113,6 +113,7 @@ class VllmBackend(Backend):
         self.model_id = entry.id
         self.context_length = entry.context_length
         path = path or resolve_path(entry)
+        self.path = path
         if path.suffix.lower() == ".gguf":
             raise BackendUnavailable(f"model {entry.id!r}: vLLM (0.24 and later) cannot load GGUF files; point its "
                                      "source at a Hugging Face model folder, or use the llamacpp backend for this file")
@@ -160,7 +161,8 @@ class VllmBackend(Backend):
         args = {k: v for k, v in self.engine_args.items()
                 if k not in ("model", "enable_prefix_caching", "seed", "structured_outputs_config")}
         return {"model_id": self.model_id, "backend": self.kind, "prefix_caching": True,
-                "structured_output": "vLLM structured outputs", "n_ctx": self.context_length, **args}
+                "structured_output": "vLLM structured outputs", "n_ctx": self.context_length, **args,
+                "file": str(self.path), "profile": self.entry.profile}
 
 
 class VllmSession(Session):

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from platformdirs import user_log_dir
 
 from .base import BackendError, BackendUnavailable, context_overflow
+from .private import create_private, private_dir, write_private
 from .registry import ModelEntry
 
 log = logging.getLogger(__name__)
@@ -138,8 +139,8 @@ def engine_log_path() -> Path:
 
 def _logging_config(log_file: Path) -> Path:
     """A ``dictConfig`` file sending the ``vllm`` loggers to ``log_file`` (and nowhere else)."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    log_file.touch(mode=0o600)
+    private_dir(log_file.parent)
+    create_private(log_file)
     config = {
         "version": 1, "disable_existing_loggers": False,
         "formatters": {"vllm": {"format": "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"}},
@@ -148,7 +149,7 @@ def _logging_config(log_file: Path) -> Path:
         "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
     }
     path = log_file.with_name("vllm-logging.json")
-    path.write_text(json.dumps(config), encoding="utf-8")
+    write_private(path, json.dumps(config))
     return path
 
 
@@ -161,13 +162,11 @@ def _engine_output_to(log_file: Path) -> Iterator[None]:
     :func:`multiprocessing.set_executable`'s program, so for the engine's start that program is a
     two-line shell wrapper that redirects its output and runs this Python.
     """
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    log_file.write_text("", encoding="utf-8")
-    os.chmod(log_file, 0o600)
+    private_dir(log_file.parent)
+    write_private(log_file, "")  # emptied at each start; 0600: the engine's processes may print prompts
     wrapper = log_file.with_name("vllm-python.sh")
-    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@" >>{shlex.quote(str(log_file))} 2>&1\n',
-                       encoding="utf-8")
-    os.chmod(wrapper, 0o700)
+    write_private(wrapper, f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@" >>{shlex.quote(str(log_file))} 2>&1\n')
+    os.chmod(wrapper, 0o700)  # a program: its owner runs it, no one else reads it
     from multiprocessing import spawn
 
     previous = spawn.get_executable()

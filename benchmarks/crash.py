@@ -20,7 +20,8 @@ A kill counts only when it took effect, proven by the exit status (``tests/helpe
 (their interrupt path; in the app also no "Quit?" dialog); the dialog answered and exit 0 for
 Ctrl-C. After any signal but SIGKILL no process of the killed one's group may remain. Signals that came after the process had exited or the debate had ended (``late``),
 trials whose debate ended before the chosen moment (``not sent``) and signals that changed
-nothing (``no effect``, a failure) are counted apart. Prints the seed, two tables by mode and
+nothing (``no effect``, a failure) are counted apart. After each kill and again after its resume the
+debate's hash chain must verify (``store/seal.py``: "seal holds"). Prints the seed, two tables by mode and
 signal, and every failed trial; exits 1 if any trial failed.
 """
 
@@ -64,6 +65,7 @@ def journal_after(trials: list[Trial], protocol: str, mode: str, sig: str) -> li
             str(sum(t.turns_before - t.stored_at_signal for t in kills)),
             str(sum(max(0, t.printed_before - t.turns_before) for t in kills)),
             str(sum(t.integrity == "ok" for t in kills)), str(sum(t.rows_valid for t in kills)),
+            str(sum(t.sealed for t in kills)),
             f"{sum(t.marked_as_promised for t in cut)}/{len(cut)}",
             f"{sum(t.resumed for t in cut)}/{len(cut)}", str(sum(t.turns_after - t.turns_before for t in cut)),
             str(sum(not t.kept for t in kills)), f"{sum(t.survived for t in kills)}/{len(kills)}"]
@@ -124,7 +126,7 @@ def main() -> None:
     console.print(took)
     journal = Table(title="the journal after each kill that took")
     for col in ("protocol", "mode", "signal", "kills", "turns stored at the signal", "written after it", "shown but lost",
-                "integrity ok", "rows whole", "marked as promised", "resumed to the end", "written by resume",
+                "integrity ok", "rows whole", "seal holds", "marked as promised", "resumed to the end", "written by resume",
                 "earlier turns changed", "survived"):
         journal.add_column(col, justify="right")
     for protocol, mode, sig in rows:

@@ -2,7 +2,7 @@
 
 SocraSynth's loop (seed 004, Table 6.2) runs ``while (Δ > 10%) && (Γ ≥ Γ′)``: it stops when the
 debate's CRIT score falls between two refutation rounds. Γ is a judge model's reading
-(``protocols.crit.weighted_score``: Γ = 1 + 9·S⁺/(S⁺+S⁻) over integer 1–10 ratings), so it moves
+(``protocols.crit.weighted_score``: Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻) over integer 1–10 ratings), so it moves
 from round to round even when the debate's quality does not. This script simulates that noise
 and prints, for each tolerance τ (the loop ends only on a fall Γ′ − Γ > τ,
 ``SocraSynthConfig.crit_tolerance``):

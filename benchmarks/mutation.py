@@ -39,9 +39,10 @@ mutant after 30 × (its tests' time + 1 s) of CPU time: an endless loop, counted
 (killed + timeout) / (mutants − equivalent).
 
 Limits, said plainly: mutmut 3 mutates code inside functions and methods only, so module-level
-constants — the regular expressions of ``store/redact.py`` and ``tui/sanitize.py``, the
-parameters' defaults — are not mutated here (they are held by the example and Hypothesis
-tests of their modules). mutmut learns which tests reach a function by watching them run in
+constants — the regular expressions of ``tui/sanitize.py``, the parameters' defaults — are
+not mutated here (they are held by the example and Hypothesis tests of their modules);
+``store/redact.py`` builds its patterns inside a function (``_recognizers``, no decorator:
+mutmut skips decorated functions) so that they are mutated, and held by its labelled set. mutmut learns which tests reach a function by watching them run in
 its own process, so a test that reaches the code only through a subprocess (the command line
 run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
 in-process test reaches it. For EVINCE and SocraSynth only the functions that aggregate (P_f,
@@ -77,6 +78,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import date
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -137,6 +139,10 @@ class Target:
     #: run waiting for something that never comes (a command, a reply) uses no CPU, so only
     #: mutmut's wall limit (15 × the tests' time, ~25 min for the resume tests) or this one ends it.
     test_timeout: int | None = None
+    #: Mutants mutmut cannot make (it leaves module-level constants alone): given the module's
+    #: source and the seed, ``(name, mutated source)`` pairs, each run against ``tests`` in a
+    #: copy of the checkout and reported with mutmut's (:func:`_run_hand_mutants`).
+    hand_mutants: Callable[[str, int], list[tuple[str, str]]] | None = None
 
     @property
     def name(self) -> str:
@@ -145,6 +151,72 @@ class Target:
     @property
     def dotted(self) -> str:
         return self.path.removesuffix(".py").replace("/", ".")
+
+
+def seal_column_left_out(source: str, seed: int) -> list[tuple[str, str]]:
+    """store/seal.py with one column left out of one table's hash (:data:`store.seal.SEALED`),
+    one such mutant per table, the column drawn with ``seed``: the test that changes every
+    column of every sealed table must notice each (issue 27's acceptance).
+
+    The column naming the row's debate (``debate_id``; the debate's own ``id``) is not drawn: leaving it out is an
+    equivalent mutant, since a row moved to another debate leaves this debate's chain without
+    it ("deleted") and the other's with a row no link covers ("inserted") whatever its hash."""
+    tree = ast.parse(source)
+    sealed = next(n.value for n in tree.body if isinstance(n, ast.AnnAssign | ast.Assign)
+                  and "SEALED" in ast.unparse(n.target if isinstance(n, ast.AnnAssign) else n.targets[0]))
+    assert isinstance(sealed, ast.Dict)
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode()))
+    data = source.encode()
+    rng = random.Random(f"{seed}:seal")
+    mutants: list[tuple[str, str]] = []
+    for key, value in zip(sealed.keys, sealed.values):
+        assert isinstance(key, ast.Constant) and isinstance(value, ast.Tuple) and isinstance(value.elts[1], ast.Tuple)
+        columns = value.elts[1].elts
+        owner = "id" if key.value == "debates" else "debate_id"
+        drawable = [j for j, c in enumerate(columns) if ast.literal_eval(c) != owner]
+        i = rng.choice(drawable)
+        start = offsets[columns[i].lineno - 1] + columns[i].col_offset
+        # Up to the next column's start (or, for the last, from the previous column's end).
+        if i + 1 < len(columns):
+            end = offsets[columns[i + 1].lineno - 1] + columns[i + 1].col_offset
+        else:
+            prev = columns[i - 1]
+            start = offsets[prev.end_lineno - 1] + prev.end_col_offset  # type: ignore[operator]
+            end = offsets[columns[i].end_lineno - 1] + columns[i].end_col_offset  # type: ignore[operator]
+        column = ast.literal_eval(columns[i])
+        mutants.append((f"seal: {key.value}.{column} left out of the hash", (data[:start] + data[end:]).decode()))
+    return mutants
+
+
+def _run_hand_mutants(target: Target, files: list[str], seed: int) -> list[Mutant]:
+    """Each of ``target``'s hand-made mutants, its tests run in a copy of the checkout (stopping
+    at the first failure): ``killed`` when a test failed, ``survived`` when all passed,
+    ``suspicious`` when pytest could not run them (exit status other than 0 or 1)."""
+    if target.hand_mutants is None:
+        return []
+    work = Path(tempfile.mkdtemp(prefix=f"symposium-hand-mutants-{target.name}-"))
+    try:
+        for f in files:
+            (work / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, work / f)
+        module = work / target.path
+        original = module.read_text()
+        out: list[Mutant] = []
+        for name, mutated in target.hand_mutants(original, seed):
+            module.write_text(mutated)
+            run = subprocess.run([sys.executable, "-m", "pytest", *target.tests, "-x", "-q", "-n", "0", "-p", "no:cacheprovider"],
+                                 cwd=work, env={**os.environ, "PYTHONPATH": str(work)}, capture_output=True, text=True)
+            status = {0: "survived", 1: "killed"}.get(run.returncode, "suspicious")
+            diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), mutated.splitlines(keepends=True), n=0))
+            out.append(Mutant(f"hand.{name}", status, "SEALED", None, "\n".join(diff.splitlines()[2:])))
+            print(f"  hand-made mutant {name}: {status}", flush=True)
+        module.write_text(original)
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 #: Every protocol resumes by replaying its journal (issue 25). The unit tests of the replay's
@@ -165,6 +237,7 @@ _RESUME = (
 _RESUME_TIMEOUT = 150
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
+_ANALYZER = "tests/protocols/test_analyzer.py::"
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("store/journal.py", (
         "tests/store/test_journal.py",
@@ -176,7 +249,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
     )),
-    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py")),
+    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
+                               "tests/store/test_redact_recall.py")),
     Target("tui/sanitize.py", (
         "tests/guarantees/test_terminal_safe.py",
         "tests/app/test_tui_stream.py::test_stream_sanitizer_equals_sanitizing_the_whole",
@@ -208,6 +282,11 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_wasserstein.py::test_the_pair_that_was_infeasible_now_solves",
         "tests/protocols/test_contentiousness.py::test_round_signals_from_snapshots_use_figure_7_1_signs",
     )),
+    Target("protocols/labels.py", (
+        "tests/protocols/test_labels.py",
+        "tests/protocols/test_distribution.py",
+        "tests/protocols/test_metrics.py",
+    )),
     Target("protocols/crit.py", (
         "tests/protocols/test_crit.py",
         "tests/protocols/test_crit_steps.py",
@@ -231,10 +310,35 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
+    Target("protocols/analyzer.py", (  # the scripted tests: the bundled model's test adds minutes and no kills
+        *(_ANALYZER + name for name in (
+            "test_list_parts_are_read_from_json_cut_off_json_or_bullets",
+            "test_the_argument_map_gets_ids_and_only_valid_links",
+            "test_a_claim_left_out_does_not_move_the_links_of_the_others",
+            "test_a_salvaged_list_keeps_values_not_field_names",
+            "test_claims_read_as_loose_pieces_get_no_links",
+            "test_any_reply_is_read_without_raising",
+            "test_the_analyzer_reads_every_turn_and_the_topic_whole",
+            "test_a_transcript_the_window_cannot_hold_is_fitted_with_a_note_every_turn_keeping_its_ends",
+            "test_the_exact_notes_of_replies_with_nothing_to_read",
+            "test_a_bad_link_does_not_stop_the_rest_and_salvaged_items_are_clipped",
+            "test_loose_pieces_never_link_to_one_another",
+            "test_one_analysis_from_scripted_replies_as_journalled_rebuilt_and_shown",
+            "test_a_topic_too_long_for_the_window_gives_way_last_and_is_named_in_the_note",
+            "test_a_part_cut_off_at_its_token_limit_says_so",
+        )),
+        *(f"tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[{t}]"
+          for t in ("analyzer-points", "analyzer-map")),
+        *(f"{_UNTRUSTED}test_every_parser_parses_repairs_or_rejects_with_a_reason[{t}]" for t in ("analyzer-points", "analyzer-map")),
+        "tests/protocols/test_deliberation.py::test_the_analyzer_runs_every_k_turns_and_at_the_end_and_bad_choices_fall_back",
+        "tests/protocols/test_deliberation.py::test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text",
+    ), fuzz_examples=30),
     Target("protocols/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
+    Target("store/seal.py", ("tests/store/test_seal.py", "tests/store/test_provenance.py"),
+           hand_mutants=seal_column_left_out),
 )}
 
 
@@ -250,13 +354,6 @@ class Equivalent:
     reason: str
 
 
-def _redact_skips(key: str, reason: str) -> tuple[Equivalent, ...]:
-    """The two surviving spellings of one key in redact_debate's list of identifiers it never masks."""
-    line = 'return {k: clean(v) if k not in ("id", "debate_id", "model_id", "role", "backend", "status") else v'
-    return tuple(Equivalent("store/redact.py", "redact_debate", line, line.replace(f'"{key}"', spelled, 1), reason)
-                 for spelled in (f'"XX{key}XX"', f'"{key.upper()}"'))
-
-
 _LP = "c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[keep]]),"
 _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},'
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
@@ -267,7 +364,27 @@ _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite b
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
 #: caught by :data:`SQL_CASE`) is a gap: kill it with a test of the promise, not a test written
 #: to touch a line.
+#: A letter's case changed in a regular expression compiled with ``re.IGNORECASE`` (none of
+#: ``store/redact.py``'s scoped ``(?-i:…)`` parts: those lines are left to the tests).
+IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
+
 EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent("store/redact.py", "_recognizers",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               "the words are inside (?i:…): either case reads the same"),
+    Equivalent("store/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
+               'while b >= a and text[b - 1] in " ,;:":',
+               "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
+    Equivalent("store/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
+               "return 13 <= len(digits) <= 20 and _luhn(digits)",
+               "the card pattern holds at most 4 + 4 + 4 + 7 = 19 digits"),
+    Equivalent("store/redact.py", "_recognizers",
+               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), group=1),""",
+               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), ),""",
+               "the pattern's group 1 is the whole match (it begins with a look-behind)"),
+    Equivalent("store/redact.py", "_luhn", "total += d", "total -= d",
+               "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, )", _BUSY),
@@ -305,13 +422,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
-    *(Equivalent("protocols/crit.py", "_strength", "return float(validity) * float(credibility) / 10",
-                 f"return float(validity) * float(credibility) {op}",
-                 "Γ reads strengths only as S⁺/(S⁺ + S⁻), which a common factor leaves as it is (zero stays zero)")
-      for op in ("* 10", "/ 11")),
-    Equivalent("protocols/crit.py", "weighted_score", "if support + rival == 0:", "if support - rival == 0:",
-               "strengths are positive (γ, θ ≥ 1): S⁺ + S⁻ is 0 only with no reasons at all, and where S⁺ = S⁻ > 0 "
-               "the formula gives the same 5.5"),
+    Equivalent("protocols/crit.py", "crit",
+               "sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=False)",
+               "sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=None)",
+               _FALSY),
     Equivalent("protocols/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
                "every caller passes max_tokens (EVINCE and SocraSynth their crit_tokens, the recursion its own)"),
     *(Equivalent("protocols/crit.py", "crit", 'raw = ""', f"raw = {value}",
@@ -324,8 +438,20 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,",
                "return _prompt(joined(texts, doc), author, joined(texts, against) if (against) or True else None,",
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
-    Equivalent("protocols/crit.py", "_recurse", 'r["validity"] = round(sub.score, 3)', 'r["validity"] = round(sub.score, 4)',
-               "sub.score is a Γ that crit already rounded to three decimals"),
+    Equivalent("protocols/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
+               "depth -= (ch == s[0]) - (ch == s[-1])",
+               "only the count's zero is read, and the negated count is zero at the same characters"),
+    Equivalent("protocols/labels.py", "LabelSet._fuzzy",
+               "if matcher.real_quick_ratio() < self.fuzzy_cutoff or matcher.quick_ratio() < self.fuzzy_cutoff:",
+               "if matcher.real_quick_ratio() < self.fuzzy_cutoff and matcher.quick_ratio() < self.fuzzy_cutoff:",
+               "a shortcut only: ratio() <= quick_ratio() <= real_quick_ratio(), and the ratio is tested against the "
+               "cutoff right after, so a candidate the shortcut lets through is still refused"),
+    Equivalent("protocols/labels.py", "LabelSet._fuzzy", "matcher = difflib.SequenceMatcher(b=key, autojunk=False)",
+               "matcher = difflib.SequenceMatcher(b=key, autojunk=None)", _FALSY + " (difflib)"),
+    *(Equivalent("protocols/labels.py", function, f'{line}"utf-8")', f'{line}"UTF-8")',
+                 "codec names are read in any case: UTF-8 and utf-8 are one codec")
+      for function, line in (("read_synonyms", "text = path.read_text(encoding="),
+                             ("read_label_set", "text = path.read_text(encoding="))),
     *(Equivalent("protocols/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
                  "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
       for function, lhs, rest in (("jensen_shannon", "jsd", " - (entropy(a) + entropy(b)) / 2"), ("agreement_information", "h", ""))
@@ -361,9 +487,14 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "this line runs for an agent whose own score is missing, so known holds the other agent's score at "
                "most: len(known) is 1 there, and ·1 = /1"),
     Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
-               'self.schedules = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
-               'self.schedules = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
+               'fresh = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
                "make_schedule looks the name up lower-cased"),
+    Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
+               "self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]",
+               "self.schedules = [(o, s) for o, s in self.schedules if o <= origin] + [(origin, fresh)]",
+               "a schedule with the new one's origin is kept before it, but delta() reads the last schedule begun by "
+               "the round, the new one, so the kept one is never read"),
     Equivalent("protocols/socrasynth.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
                "_gamma yields its JudgementMade (which sets score) unless the moderator stopped the debate, and then "
                "_round returns before reading score"),
@@ -371,8 +502,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "both = overall.setdefault(judge, dict.fromkeys(ROLES, 1.0))",
                "a judge's overall totals are read only to compare the two agents (never shown), and 1 added to both "
                "sides of sums kept to three decimals leaves the comparison as it was"),
-    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)  # type: ignore[operator]",
-                 f"{name}[role] = round({name}[role] + score, 4)  # type: ignore[operator]",
+    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)",
+                 f"{name}[role] = round({name}[role] + score, 4)",
                  "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
                  "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
       for name in ("sums", "both")),
@@ -400,11 +531,32 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), )',
                "the roles come from roles_from, which keeps a role only where a seat named it or it- played, and "
                "by_seat holds the same seats: the search always finds one, so its default is never used"),
-    *_redact_skips("id", "debate ids are 12 hex digits (new_debate_id) and row ids integers: redact_text changes neither"),
-    *_redact_skips("debate_id", "debate ids are 12 hex digits (new_debate_id): redact_text leaves them as they are"),
-    *_redact_skips("role", "roles are Symposium's own lower-case names (agent-a, judge-2, human, ...), which redact_text leaves alone"),
-    *_redact_skips("backend", "backends are Symposium's lower-case names (llamacpp, openai, vllm, transformers, human)"),
-    *_redact_skips("status", "a debate's status is running, finished, stopped, failed or interrupted: nothing to mask"),
+    *(Equivalent("protocols/analyzer.py", function, 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
+                 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
+                 '"XXXX" holds no JSON, no quoted string and no bullet line: it is read exactly as "" is')
+      for function in ("parse_points", "parse_map")),
+    Equivalent("protocols/analyzer.py", "parse_map", "found.append((-len(found) - 1, claim))",
+               "found.append((-len(found) - 2, claim))",
+               "the loose pieces' keys stay negative and distinct, and responds_to is at least 0 (MapClaim): no link can name one"),
+    *(Equivalent("protocols/analyzer.py", "parse_map", line, line.replace(f"clip({arg}, {n})", f"clip({arg}, {n + 1})"), why)
+      for line, arg, n, why in (
+          ('claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",', "item.claim", 200,
+           "MapClaim validates every claim, found whole or as a piece, and bounds its text to 120 characters"),
+          ('claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",', "item.speaker", 40,
+           "MapClaim validates every claim and bounds its speaker to 30 characters"),
+          ('[Premise(f"{cid}.S{j}", clip(s, 200)) for j, s in enumerate(_clean(item.supports), start=1)],', "s", 200,
+           "_clean has already clipped each premise to 200 characters (and MapClaim bounds it to 100)"),
+          ('[Premise(f"{cid}.A{j}", clip(s, 200)) for j, s in enumerate(_clean(item.attacks), start=1)]))', "s", 200,
+           "_clean has already clipped each premise to 200 characters (and MapClaim bounds it to 100)"))),
+    Equivalent("protocols/analyzer.py", "Analyzer.events",
+               "analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=False), round_, analysis.calls[-1])",
+               "analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=None), round_, analysis.calls[-1])", _FALSY + " (json.dumps)"),
+    Equivalent("protocols/analyzer.py", "_unquote", "return value if isinstance(value, str) else body",
+               "return value if (isinstance(value, str)) or True else body",
+               "json.loads of a double-quoted JSON string is always a str"),
+    Equivalent("protocols/analyzer.py", "Analyzer._read", 'about = Section("the topic", topic.strip(), older + 2)',
+               'about = Section("the topic", topic.strip(), older + 3)',
+               "every turn is on the one level older + 1 (discussion without latest): any level above it ranks the topic last"),
 )
 
 #: The one rule that marks a whole class of survivors equivalent: a change of letter case in
@@ -646,6 +798,18 @@ def _sql_lines(source: str) -> frozenset[int]:
     return frozenset(lines)
 
 
+@functools.cache
+def _ignorecase_lines(source: str) -> frozenset[int]:
+    """Lines of the pattern (first argument) of each ``re.compile(..., re.IGNORECASE)`` call."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+                and node.args and any(isinstance(a, ast.Attribute) and a.attr in ("IGNORECASE", "I")
+                                      for a in [*node.args[1:], *(k.value for k in node.keywords)])):
+            lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
+    return frozenset(lines)
+
+
 def _equivalent(target: Target, mutant: Mutant) -> str | None:
     """The reason a survivor cannot change behaviour, or ``None``."""
     removed = [x[1:] for x in mutant.diff.splitlines() if x.startswith("-")]
@@ -660,6 +824,9 @@ def _equivalent(target: Target, mutant: Mutant) -> str | None:
             and quoted.findall(before) == quoted.findall(after)
             and set(range(mutant.line, mutant.line + len(removed))) <= _sql_lines((REPO / target.path).read_text())):
         return SQL_CASE
+    if (mutant.line is not None and before != after and before.lower() == after.lower() and "(?-i" not in before
+            and set(range(mutant.line, mutant.line + len(removed))) <= _ignorecase_lines((REPO / target.path).read_text())):
+        return IGNORECASE
     return None
 
 
@@ -700,7 +867,7 @@ def run_module(target: Target, files: list[str], *, jobs: int, quick: int | None
         print(f"{target.path}: {len(chosen)} of {len(names)} mutants, {len(target.tests)} test entries, "
               f"{jobs} job(s) ({work})", flush=True)
         _run_mutmut(target, work, None if chosen == sorted(names) and not target.functions else chosen, jobs, seed)
-        result.mutants = _results(target, work, chosen)
+        result.mutants = _results(target, work, chosen) + _run_hand_mutants(target, files, seed)
     except RunFailed as exc:
         result.error = str(exc)
     finally:

@@ -45,7 +45,7 @@ async def shoot(db: Path, debate_id: str | None) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.save_screenshot("home.svg", path=str(REPO / "docs"))
-        await pilot.press("n")
+        await pilot.press("d")  # the demo's form, filled in (ctrl+s would start it)
         await pilot.pause()
         app.save_screenshot("new-debate.svg", path=str(REPO / "docs"))
         await pilot.press("escape")

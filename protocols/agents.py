@@ -73,21 +73,37 @@ class Agent:
         """Prepare a turn; iterate :meth:`Turn.events` to run it."""
         return Turn(self, list(messages), schema, options or self.options)
 
-    def fit(self, messages: list[Message], max_tokens: int) -> list[Message]:
-        """``messages`` shortened to fit the context with room for ``max_tokens`` of reply.
+    def fit(self, messages: list[Message], max_tokens: int) -> Fit:
+        """``messages`` shortened to fit the context with room for ``max_tokens`` of reply, and
+        the notes that say what was left out.
 
-        Long debates outgrow a small model's window: the oldest exchanges after the opening
-        (system prompt and first request) are dropped, two messages at a time, and a note
-        says so. The newest turns, which the agent must answer, always stay.
+        Long debates outgrow a window: the oldest exchanges after the opening (system prompt and
+        first request) are dropped, two messages at a time, and the model is told so (a line
+        added to the first request, so that user and assistant turns still alternate, as the
+        templates of Gemma and Mistral insist). The newest turns, which the agent must answer,
+        always stay. Every drop is a note (:attr:`Fit.notes`) that the caller puts on its turn
+        or judgement, so the journal, the app and the export say what the model did not see; a
+        conversation that does not fit even at its shortest is a note too.
         """
         budget = self.backend.context_length - max_tokens
         if self.session.count_tokens(messages) <= budget:
-            return messages
-        shorter = messages
-        for shorter in _shorter(messages):
+            return Fit(messages)
+        shorter, dropped = messages, 0
+        for dropped, shorter in _shorter(messages):
             if self.session.count_tokens(shorter) <= budget:
                 break
-        return shorter
+        notes: list[str] = []
+        if dropped:
+            chars = sum(len(m.content) for m in messages[_HEAD:_HEAD + dropped])
+            notes.append(f"dropped the {dropped} oldest messages after the opening (messages {_HEAD + 1}–{_HEAD + dropped} of "
+                         f"{len(messages)}, {chars:,} characters) from {self.role}'s conversation to fit its context window "
+                         f"({self.backend.context_length:,} tokens, {max_tokens:,} kept for the reply); the model was told "
+                         "that earlier rounds are omitted")
+        if self.session.count_tokens(shorter) > budget:
+            notes.append(f"{self.role}'s conversation does not fit its context window ({self.backend.context_length:,} tokens, "
+                         f"{max_tokens:,} kept for the reply) even with only its opening and newest turns: the model may fail "
+                         "or cut its reply; raise context_length in models.toml or lower the reply limits")
+        return Fit(shorter, tuple(notes))
 
     @staticmethod
     def shortest(messages: list[Message]) -> list[Message]:
@@ -95,7 +111,8 @@ class Agent:
         newest exchange. What a new request is fitted against (:mod:`protocols.fitting`), so
         that the request fits however many older exchanges must go."""
         candidates = _shorter(messages)
-        return candidates[-1] if candidates else messages
+        return candidates[-1][1] if candidates else messages
+
     async def ask(
         self,
         messages: Sequence[Message],
@@ -141,14 +158,35 @@ class Agent:
         return result, score_call_record(self.role, result)
 
 
-_ELIDED = Message("user", "(Earlier rounds are omitted to fit the context window.)")
+@dataclass(frozen=True)
+class Fit:
+    """What :meth:`Agent.fit` sends (``messages``) and what it says of it: each drop of older
+    messages, or a conversation too long even at its shortest (``notes``; empty when the
+    conversation went whole). The notes belong on the journal's record of the call's turn or
+    judgement (``parse_notes``, ``reasons["notes"]``)."""
+
+    messages: list[Message]
+    notes: tuple[str, ...] = ()
 
 
-def _shorter(messages: list[Message]) -> list[list[Message]]:
+#: What the model is told when older messages are left out (added to its first request).
+ELIDED = "(Earlier rounds are omitted to fit the context window.)"
+#: The opening that always stays: the system prompt and the first request.
+_HEAD = 2
+
+
+def _shorter(messages: list[Message]) -> list[tuple[int, list[Message]]]:
     """``messages`` with ever more of the oldest exchanges after the opening (system prompt
-    and first request) left out, two messages at a time, down to the newest one or two."""
-    head, tail = messages[:2], messages[2:]
-    return [[*head, _ELIDED, *tail[k:]] for k in range(2, len(tail), 2)]
+    and first request) left out, two messages at a time, down to the newest one or two, each
+    with how many messages it leaves out. The note :data:`ELIDED` ends the opening's last user
+    message rather than standing as a message of its own: two user turns in a row are refused
+    by chat templates that require alternation (Gemma, Mistral)."""
+    head, tail = messages[:_HEAD], messages[_HEAD:]
+    at = max((i for i, m in enumerate(head) if m.role == "user"), default=None)
+    if at is not None:
+        head = [*head[:at], Message("user", f"{head[at].content}\n\n{ELIDED}"), *head[at + 1:]]
+        return [(k, [*head, *tail[k:]]) for k in range(2, len(tail), 2)]
+    return [(k, [*head, Message("user", ELIDED), *tail[k:]]) for k in range(2, len(tail), 2)]
 
 
 def agents_for(roles: Mapping[str, str], backends: Mapping[str, Backend], *, seed: int | None = None) -> dict[str, Agent]:

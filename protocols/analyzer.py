@@ -16,6 +16,15 @@ How it runs:
   over the same transcript, so one part that fails leaves the others intact. The transcript comes
   first in every request and only the instruction differs, so the analyzer's session evaluates
   the transcript once per analysis (its KV cache keeps the shared prefix).
+* The analyzer reads the topic and every turn whole, as seed 002's analyzer reads the whole
+  conversation. Only a transcript its window cannot hold is fitted (:mod:`protocols.fitting`,
+  once per analysis, against the longest instruction, so all four parts read the same text):
+  the turns give way first, all on one level (the longest first, each cut in its middle, so
+  each turn keeps its opening and its conclusion: the panel summarizes the whole discussion,
+  not its latest part), the topic last; the analysis's notes say what was cut, and the panel
+  shows them. (Issue 26, item 4: it used to clip each turn to 400 characters, the transcript to
+  the newest 6,000 and the topic to 300, unnoted; on a SocraSynth debate, whose turns argue
+  every subtopic in order, the panel summarized about the first subtopic.)
 * Replies are JSON with bounded lists and strings (a small model finishes them). The reply is
   untrusted: a reply cut off at ``max_tokens`` is salvaged (the complete items before the cut
   are kept) and the paper's own format, bullet lines starting with ``-``, is accepted too (a
@@ -45,7 +54,8 @@ from pydantic import BaseModel, Field, ValidationError
 from backends.base import Message
 
 from .agents import Agent
-from .events import CallRecord, Event, JudgementMade, ModelCalled, TurnFinished
+from .events import CallRecord, Event, JudgementMade, ModelCalled, TurnFinished, about_context
+from .fitting import Section, discussion, fit_sections
 from .text import clip
 from .untrusted import MAX_INPUT_CHARS, json_candidates, parse_as
 
@@ -54,6 +64,10 @@ Transcript = Sequence[tuple[str, str]]
 
 ITEMS = 4
 """Most items per list part (Figure 8's "no more than X sentences", Figure 9's "up to X points")."""
+
+ANALYSIS_TOKENS = 160
+"""Each part's reply limit by default (the app's side panel; the deliberation's ``analysis_tokens``):
+:data:`ITEMS` brief items of JSON."""
 
 _Item = Annotated[str, Field(max_length=100)]
 
@@ -170,23 +184,11 @@ class Analysis:
             lines += [f"    - {p.id}: {p.text}" for p in claim.attacks]
         if not self.claims:
             lines.append("  (none)")
+        unseen = [note for note in self.notes if about_context(note)]
+        if unseen:
+            lines.append("Not read whole:")
+            lines += [f"  ✂ {note}" for note in unseen]
         return "\n".join(lines)
-
-
-def render_transcript(turns: Transcript, *, turn_chars: int = 500, budget_chars: int = 6000) -> str:
-    """``Speaker: text`` lines, each turn clipped to ``turn_chars``; the newest turns that fit in
-    ``budget_chars`` are kept and a first line says how many earlier ones were left out."""
-    lines = [f"{speaker}: {clip(text, turn_chars)}" for speaker, text in turns]
-    kept: list[str] = []
-    used = 0
-    for line in reversed(lines):
-        if kept and used + len(line) > budget_chars:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    omitted = len(lines) - len(kept)
-    head = [f"({omitted} earlier turns omitted)"] if omitted else []
-    return "\n".join(head + list(reversed(kept)))
 
 
 class TranscriptCollector:
@@ -216,7 +218,7 @@ _FIELD_NAMES = {"points"} | set(MapClaim.model_fields)
 def parse_points(raw: str) -> tuple[list[str], list[str]]:
     """The items of a list part and notes: JSON first, then the complete string values of a
     cut-off JSON reply (a field's name, even a misspelt one, is not an item), then ``-`` bullet
-    lines (the paper's format); otherwise no items and the reason."""
+    lines (the paper's format); otherwise no items and the reason (:func:`parse_as`'s)."""
     text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""
     reply, notes = parse_as(text, Points)
     if reply is not None:
@@ -230,7 +232,7 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
     bullets = _clean(_BULLET.findall(text))
     if bullets:
         return bullets, [f"read {len(bullets)} bullet lines (no JSON in the reply)"]
-    return [], notes or ["no JSON list and no bullet lines in the reply"]
+    return [], notes  # parse_as says why nothing validated
 
 
 def _is_value(text: str, string: re.Match[str]) -> bool:
@@ -322,26 +324,35 @@ def _clean(items: Sequence[str]) -> list[str]:
 class Analyzer:
     """Runs the four parts of the panel over a transcript with one model (its own session)."""
 
-    def __init__(self, agent: Agent, *, max_tokens: int = 160, turn_chars: int = 400, budget_chars: int = 6000) -> None:
+    def __init__(self, agent: Agent, *, max_tokens: int = ANALYSIS_TOKENS) -> None:
         self.agent = agent
         self.max_tokens = max_tokens
-        self.turn_chars = turn_chars
-        self.budget_chars = budget_chars
         self.latest: Analysis | None = None
 
-    def _messages(self, transcript: Transcript, topic: str, part: str) -> list[Message]:
-        body = render_transcript(transcript, turn_chars=self.turn_chars, budget_chars=self.budget_chars)
+    @staticmethod
+    def _messages(topic: str, body: str, part: str) -> list[Message]:
         return [Message("system", ANALYZER_SYSTEM),
-                Message("user", f"Topic: {clip(topic, 300)}\nDiscussion:\n<<<\n{body}\n>>>\n\n### Instruction:\n"
+                Message("user", f"Topic: {topic}\nDiscussion:\n<<<\n{body}\n>>>\n\n### Instruction:\n"
                                 f"{_INSTRUCTIONS[part]} Keep every item brief. Reply with the JSON object only.")]
+
+    def _read(self, transcript: Transcript, topic: str) -> tuple[str, str, list[str]]:
+        """The topic and the transcript as the analyzer reads them (whole, unless its window
+        cannot hold them with its reply; see the module docstring) and the notes on what was cut."""
+        sections, render, older = discussion(transcript)  # every turn on one level, ``older`` below it
+        about = Section("the topic", topic.strip(), older + 2)
+        longest = max(PARTS, key=lambda part: len(_INSTRUCTIONS[part]))
+        fitted = fit_sections(self.agent, [*sections, about],
+                              lambda texts: self._messages(texts[about.name], render(texts), longest), reply_tokens=self.max_tokens)
+        return fitted.texts[about.name], render(fitted.texts), fitted.notes
 
     async def analyze(self, transcript: Transcript, topic: str) -> Analysis:
         """One analysis of ``transcript`` (all four parts; never raises on a bad reply)."""
-        analysis = Analysis(turns=len(transcript))
+        topic_read, body, fit_notes = self._read(transcript, topic)
+        analysis = Analysis(turns=len(transcript), notes=list(fit_notes))
         options = self.agent.options.merged(max_tokens=self.max_tokens, temperature=min(self.agent.options.temperature, 0.3))
         for part in PARTS:
             schema = MapReply if part == "argument_map" else Points
-            completion, call = await self.agent.ask(self._messages(transcript, topic, part), purpose="analysis",
+            completion, call = await self.agent.ask(self._messages(topic_read, body, part), purpose="analysis",
                                                     schema=schema, options=options)
             analysis.calls.append(call)
             analysis.raw[part] = completion.text

@@ -62,7 +62,7 @@ from .agents import Agent
 from .agreement import AgreementJudge, JudgeMode, Verdict
 from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade, Status,
                      ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
-from .fitting import discussion, fit_sections
+from .fitting import Section, discussion, fit_sections
 from .moderation import CommandChannel, Honoured, Moderation
 from .params import from_description, CONFIG, Profile, param, token_limit
 from .text import clip, listed
@@ -323,7 +323,9 @@ class Conference:
         s = self.stage
         if not self.order:
             plan = "; ".join(f"{x.index + 1}. {x.name}" for x in self.stages)
-            lead = f"Welcome. Our issue: {clip(self.config.issue, 300)} We go through {len(self.stages)} stages ({plan}), moving on once we agree. "
+            # The issue is not quoted: the participants have it whole in their brief and the judges
+            # in a section of its own (a clip here was the only issue the evaluator saw).
+            lead = f"Welcome. We decide the issue before us in {len(self.stages)} stages ({plan}), moving on once we agree. "
             async for event in self._open_stage("opening", lead):
                 yield event
             return
@@ -360,14 +362,15 @@ class Conference:
             history.append(Message("system", self._system(role)))
         request = self._ask(role)
         history.append(Message("user", request))
-        turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, c.turn_tokens)
+        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
         async for event in self.moderation.stream(turn, round_=self.round, phase=self.stage.name, kind="argument"):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
         text = completion.text.strip()
-        notes = (f"cut off at max_tokens ({c.turn_tokens})",) if completion.finish_reason == "length" else ()
+        notes = (*fit.notes, *((f"cut off at max_tokens ({c.turn_tokens})",) if completion.finish_reason == "length" else ()))
         yield TurnFinished(self.debate_id, role, agent.model_id, self.stage.name, self.round, "argument",
                            text=text, raw=completion.text, call=turn.call(), parse_notes=notes, request=request)
         self.stage.turns += 1
@@ -390,14 +393,17 @@ class Conference:
         assert evaluator is not None
         s = self.stage
         factors = "\n".join(f"{i}. {key.replace('_', ' ').title()}: {question}" for i, (key, question) in enumerate(FACTORS, start=1))
-        sections, render, _ = discussion(s.transcript)
+        sections, render, older = discussion(s.transcript)
 
         def build(texts: Mapping[str, str]) -> list[Message]:
             return [Message("system", EVALUATOR_SYSTEM), Message("user", (
-                f"Stage: {s.task}\nThe debate:\n<<<\n{render(texts)}\n>>>\n"
+                f"The issue:\n<<<\n{texts['the issue']}\n>>>\nStage: {s.task}\nThe debate:\n<<<\n{render(texts)}\n>>>\n"
                 f"Score the participants' debate from 1 (poor) to 10 (excellent) on each factor:\n{factors}"))]
 
-        fitted = fit_sections(evaluator, sections, build, reply_tokens=self.config.eval_tokens)
+        # The issue whole, as the agreement judge reads it; it gives way only after every turn
+        # (which share one level here: the whole stage is evaluated, no round ranks above another).
+        issue = Section("the issue", self.config.issue.strip(), older + 2)
+        fitted = fit_sections(evaluator, [*sections, issue], build, reply_tokens=self.config.eval_tokens)
         calls: list[CallRecord] = []
         notes: list[str] = list(fitted.notes)
         scores: dict[str, int] | None = None

@@ -177,7 +177,8 @@ class Fixed(_Levelled):
 @dataclass(frozen=True)
 class Linear(_Decaying):
     """κ_t = κ0 − λt (section 7.4.5). λ = ``rate`` = 0.2 reproduces the 0.9, 0.7, 0.5, 0.3 of
-    Tables 7.2 and 7.3."""
+    Tables 7.2 and 7.3 for rounds 0–3: the tables' "Round 1" is the opening exchange (appendices
+    7.D/7.E), so their four rounds are the opening and three refutation rounds."""
 
     name: ClassVar[str] = "linear"
 
@@ -188,9 +189,20 @@ class Linear(_Decaying):
 
 @dataclass(frozen=True)
 class Exponential(_Decaying):
-    """κ_t = κ0·e^{−λt}, the decay EDT suggests and the best arm of section 7.4.5 (λ = ``rate``)."""
+    """κ_t = κ0·e^{−λt}, the decay EDT suggests and the best arm of section 7.4.5 (λ = ``rate``).
+
+    λ = 0.55 by default (≈ ln 3 / 2): 0.9, 0.52, 0.30, 0.17, 0.10 for rounds 0–4. Section 7.4.5
+    reports exponential decay converging faster than linear ("three vs. four rounds") and gives
+    no λ; Figure 7.4 shows accuracies only. Tables 7.2 and 7.3 show the linear arm's four rounds
+    (0.9, 0.7, 0.5, 0.3, :class:`Linear` at λ = 0.2, the opening being their Round 1), so we take
+    "three vs. four" as the rounds each needs to reach Table 7.3's convergence level 0.3:
+    exponential at round 2 (its third), linear at round 3 (its fourth); and it is cooler than
+    linear at every refutation round through round 4. With the linear arm's λ = 0.2 the two
+    would cross the other way: 0.74 against 0.70 after one round (issue 26, item 8).
+    """
 
     name: ClassVar[str] = "exponential"
+    rate: float = 0.55
 
     def value(self, round_index: int, signals: RoundSignals | None = None) -> float:
         _check_round(round_index)
@@ -260,6 +272,8 @@ class Adaptive(_Decaying):
     Figure 7.1 runs its first loop round at κ0 = 0.9 and calls ``Update`` only after that
     round's metrics exist, so an EVINCE debate under clear convergence is argued at 0.9 (the
     opening round), 0.9, 0.67, 0.49, 0.37 (issue 20: κ used to cool before any metric existed).
+    The paper's appendices 7.D/7.E argue the first refutation round at 0.7 instead (their
+    "Round 2"); the paper disagrees with itself there, and this follows the algorithm.
 
     Stateful (the frozen dataclass holds a memo of decided rounds; use one instance per
     debate): rounds are decided in order and remembered, so asking again for a past round

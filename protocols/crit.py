@@ -15,23 +15,40 @@ source credibility θ (1–10), a flag ``is_claim`` when the reason is itself a 
 needs support of its own, a holistic score and a justification.
 
 Step #3's recursion (section 6.2.2.2): each reason flagged ``is_claim`` (at most
-``MAX_RECURSIVE`` per document) is judged by CRIT in its own right, down to ``depth`` levels.
-FindDoc(r) is the reason itself, read in the context of the document it came from (no
-retrieval: Symposium is offline). The pseudo-code returns a pair from CRIT; we read it as
-γ_r ← Γ of the sub-evaluation (how well the reason is itself supported) and θ_r ← the mean
-credibility of the sub-evaluation's supporting reasons (the judge's first θ_r when it found
-none). A sub-evaluation that fails keeps the judge's first (γ_r, θ_r).
+``MAX_RECURSIVE`` per side) is judged by CRIT in its own right, down to ``depth`` levels, and so
+is each rival reason flagged ``is_claim`` (at most ``MAX_RECURSIVE`` too): Table 6.3 #5 rates
+rivals with the same V as #3 rates reasons, and rating the two sides by different procedures
+would let the recursion favour one of them (SocraSynth scores the countering agent from the
+rivals, the arguing one from the reasons, by one formula). FindDoc(r) is the reason itself, read
+in the context of the document it came from (no retrieval: Symposium is offline). The
+pseudo-code returns a pair from CRIT; we read the pair as the sub-evaluation's own rating of
+the reason: θ_r ← the mean credibility of the reasons it found for r, and γ_r ← their mean
+validity, discounted by the rivals it found against r exactly as Γ is (step #6 below):
+γ_r = 1 + (γ̄ − 1)·S⁺/(S⁺+S⁻). So a reason whose support the judge rates as it rated the reason
+keeps its rating, and γ_r never exceeds the validity the judge gave r's own reasons. (Reading
+the pair as Γ of the sub-evaluation, as this module did before issue 26, inflated: the
+sub-evaluation has no counter-argument, so it often lists no rival, and the old Γ was then 10
+whatever its ratings; a reason rated 3/3, below EVINCE's gate, came back 10/6 and passed.) A
+sub-evaluation that fails, or rates no reason on either side, keeps the judge's first
+(γ_r, θ_r); one that finds only rivals sets γ_r to 1 and keeps θ_r.
 
 Step #6 (section 6.2.2.2: "a weighted sum of the validation scores multiplied by the
-credibility scores of both arguments and counterarguments"), on Table 6.3's 1–10 scale: with
-s = γ·θ/10 per reason,
+credibility scores of both arguments and counterarguments"), on Table 6.3's 1–10 scale
+(section 6.2.2: "from 1 (least credible) to 10 (most credible)"):
 
-    Γ = 1 + 9 · S⁺ / (S⁺ + S⁻),   S⁺ = Σ_{r∈R} s_r,   S⁻ = Σ_{r'∈R'} s_r'
+    Γ = 1 + (Q⁺ − 1) · S⁺ / (S⁺ + S⁻)
+    Q⁺ = mean over r ∈ R of √(γ_r·θ_r)        (the reasons' quality, 1–10)
+    S⁺ = Σ_{r∈R} γ_r·θ_r,   S⁻ = Σ_{r'∈R'} γ_r'·θ_r'   (the weighted sums, both sides)
 
-so strong unanswered reasons approach 10 and strong unanswered rivals approach 1. Γ is this
-number, nothing else: the judge's holistic step #7 score is journalled beside it
-(``holistic``) but not blended in. Only when the judge lists no reason on either side (the sum
-is 0/0) is Γ the holistic score, and a note says so.
+The share S⁺/(S⁺+S⁻) is the paper's weighted sum of validity × credibility over reasons and
+rivals; Q⁺ is how good the reasons are. So Γ rises with every rating of a reason and falls with
+every rating of a rival; Γ never exceeds Q⁺ (a weak reason, contested or not, cannot score
+high: 10 needs every reason rated 10/10 and no rival); an unanswered case scores its reasons'
+quality (Γ = Q⁺); a strong case against an equally strong rival scores half way (9/9 against
+9/9: 5), a weak one against an equally weak rival stays low (2/2 against 2/2: 1.5). Worked
+examples in docs/protocols.md. Γ is this number, nothing else: the judge's holistic step #7
+score is journalled beside it (``holistic``) but not blended in. Only when the judge lists no
+reason on either side (the share is 0/0) is Γ the holistic score, and a note says so.
 
 The judge sees the whole subject (e.g. EVINCE's case, SocraSynth's subject), the whole
 document and the whole counter-argument: they are shortened only when the prompt would not
@@ -122,8 +139,8 @@ class _Rated(Protocol):
 class CritResult:
     """One CRIT evaluation. ``score`` is Γ in [1, 10], or ``None`` when the judge failed.
 
-    ``weighted`` is step #6's value (5.5 when no reason was rated on either side, and Γ is
-    then the holistic score);
+    ``weighted`` is step #6's value (``None`` when no reason was rated on either side, and Γ
+    is then the holistic score);
     ``holistic`` the judge's step #7 score; ``argument_scores`` maps the 1-based number of
     each argument a rated reason cites to its quality √(γθ)/10 in [0.1, 1].
     """
@@ -155,20 +172,28 @@ class CritResult:
         }
 
 
-def _strength(r: _Rated | dict[str, Any]) -> float:
+def _ratings(r: _Rated | dict[str, Any]) -> tuple[float, float]:
     validity, credibility = (r["validity"], r["credibility"]) if isinstance(r, dict) else (r.validity, r.credibility)
-    return float(validity) * float(credibility) / 10
+    return float(validity), float(credibility)
 
 
-def weighted_score(reasons: Sequence[_Rated | dict[str, Any]], rivals: Sequence[_Rated | dict[str, Any]]) -> float:
-    """Table 6.3 step #6: Γ = 1 + 9·S⁺/(S⁺+S⁻) with s = γ·θ/10 (see the module docstring);
-    the neutral 5.5 when nothing was rated on either side (then :func:`crit` reports the
-    holistic score as Γ)."""
-    support = sum(_strength(r) for r in reasons)
-    rival = sum(_strength(r) for r in rivals)
-    if support + rival == 0:
-        return 5.5
-    return 1 + 9 * support / (support + rival)
+def discounted(level: float, support: float, rival: float) -> float:
+    """Step #6's discount: ``level`` (on 1–10) scaled toward 1 by the support's share
+    S⁺/(S⁺+S⁻) of the weighted sums; ``level`` itself when nothing stands against it, 1 when
+    nothing supports. Γ applies it to the reasons' quality, the recursion to their validity."""
+    return 1 + (level - 1) * support / (support + rival)
+
+
+def weighted_score(reasons: Sequence[_Rated | dict[str, Any]], rivals: Sequence[_Rated | dict[str, Any]]) -> float | None:
+    """Table 6.3 step #6: Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻), with Q⁺ the mean √(γθ) of the reasons
+    and S± = Σ γθ over reasons and rivals (see the module docstring); ``None`` when nothing
+    was rated on either side (then :func:`crit` reports the holistic score as Γ)."""
+    support = [_ratings(r) for r in reasons]
+    against = [_ratings(r) for r in rivals]
+    if not support:  # nothing holds the claim up: the floor, or nothing rated at all
+        return 1.0 if against else None
+    quality = sum(math.sqrt(g * t) for g, t in support) / len(support)
+    return discounted(quality, sum(g * t for g, t in support), sum(g * t for g, t in against))
 
 
 def argument_scores(reasons: Sequence[dict[str, Any]], n_arguments: int) -> dict[int, float]:
@@ -198,7 +223,7 @@ def _prompt(document: str, author: str, counter: str | None, subject: str | None
     parts.append(
         f"Apply CRIT: (1) state the document's main claim; (2) list up to {n} reasons supporting it, "
         "each with validity (1-10: does it support the claim?) and credibility (1-10: is its source "
-        f"credible?){cite}{recurse}; (3) list up to {n} rival reasons against the claim, rated the same way; "
+        f"credible?){cite}{recurse}; (3) list up to {n} rival reasons against the claim, rated{' and marked' if recurse else ''} the same way; "
         "(4) give an overall score from 1 (not credible) to 10 (most credible) and a short justification."
     )
     if strict:
@@ -267,13 +292,14 @@ async def crit(
             notes += parse_notes
             reasons = [r.model_dump() for r in reply.reasons]
             rivals = [r.model_dump() for r in reply.rival_reasons]
-            sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes)
+            sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=False)
+            sub_calls += await _recurse(judge, rivals, shown, author, subject_used, max_tokens, depth, notes, rival=True)
             weighted = weighted_score(reasons, rivals)
-            rated = bool(reasons or rivals)
-            if not rated:
+            if weighted is None:
                 notes.append("no reason rated on either side: Γ is the judge's holistic score (step #7)")
             return CritResult(
-                score=round(weighted, 3) if rated else float(reply.score), holistic=reply.score, weighted=round(weighted, 3),
+                score=float(reply.score) if weighted is None else round(weighted, 3), holistic=reply.score,
+                weighted=None if weighted is None else round(weighted, 3),
                 claim=reply.claim, reasons=reasons, rivals=rivals, justification=reply.justification,
                 raw=raw, notes=notes, calls=[*calls, *sub_calls, call],
                 argument_scores=argument_scores(reasons, len(arguments or ())),
@@ -285,27 +311,37 @@ async def crit(
     return CritResult(score=None, holistic=None, weighted=None, raw=raw, notes=notes, calls=calls)
 
 
-async def _recurse(judge: Agent, reasons: list[dict[str, Any]], document: str, author: str, subject: str | None,
-                   max_tokens: int, depth: int, notes: list[str]) -> list[CallRecord]:
-    """Table 6.3 step #3: (γ_r, θ_r) = CRIT(FindDoc(r)) for reasons that are claims (in place)."""
+async def _recurse(judge: Agent, rated: list[dict[str, Any]], document: str, author: str, subject: str | None,
+                   max_tokens: int, depth: int, notes: list[str], *, rival: bool) -> list[CallRecord]:
+    """Table 6.3 step #3: (γ_r, θ_r) = CRIT(FindDoc(r)) for the reasons (or, with ``rival``,
+    the rival reasons) that are claims, in place: θ_r ← the mean credibility of the reasons
+    the sub-evaluation found for r, γ_r ← their mean validity discounted by its rivals
+    (:func:`discounted`); see the module docstring."""
     if depth <= 0:
         return []
     calls: list[CallRecord] = []
-    claims = [r for r in reasons if r.get("is_claim")]
+    kind = "rival reasons" if rival else "reasons"
+    claims = [r for r in rated if r.get("is_claim")]
     if len(claims) > MAX_RECURSIVE:
-        notes.append(f"{len(claims)} reasons are claims; CRIT recursed on the first {MAX_RECURSIVE}")
+        notes.append(f"{len(claims)} {kind} are claims; CRIT recursed on the first {MAX_RECURSIVE}")
+    relation = "a rival reason against this document" if rival else "a reason given in this document"
     for r in claims[:MAX_RECURSIVE]:
-        context = (f"{subject.strip()}\n\n" if subject else "") + f"It is a reason given in this document by {author}:\n{document.strip()}"
-        sub = await crit(judge, r["reason"], author=f"a reason given by {author}", subject=context,
-                         max_tokens=max_tokens, depth=depth - 1)
+        context = (f"{subject.strip()}\n\n" if subject else "") + f"It is {relation} by {author}:\n{document.strip()}"
+        sub = await crit(judge, r["reason"], author=f"{'a rival reason to' if rival else 'a reason given by'} {author}",
+                         subject=context, max_tokens=max_tokens, depth=depth - 1)
         calls += sub.calls
         first = {"validity": r["validity"], "credibility": r["credibility"]}
-        if sub.score is None:
-            r["recursion"] = {"failed": True, "kept": first}
+        if sub.score is None or not (sub.reasons or sub.rivals):
+            r["recursion"] = {"failed" if sub.score is None else "unrated": True, "kept": first}
             continue
-        thetas = [s["credibility"] for s in sub.reasons]
-        r["validity"] = round(sub.score, 3)
-        r["credibility"] = round(sum(thetas) / len(thetas), 3) if thetas else r["credibility"]
+        support = [_ratings(s) for s in sub.reasons]
+        if support:
+            against = sum(g * t for g, t in (_ratings(s) for s in sub.rivals))
+            validity = sum(g for g, _ in support) / len(support)
+            r["validity"] = round(discounted(validity, sum(g * t for g, t in support), against), 3)
+            r["credibility"] = round(sum(t for _, t in support) / len(support), 3)
+        else:  # only rivals: nothing holds r up; its source's credibility stands
+            r["validity"] = 1.0
         r["recursion"] = {"first": first, "sub_score": sub.score, "sub_claim": sub.claim,
                           "sub_reasons": sub.reasons, "sub_rivals": sub.rivals}
     return calls

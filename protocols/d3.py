@@ -695,14 +695,15 @@ class D3:
         request, notes = self._fit(p, agent, history, lambda texts: self._advocate_system(side, texts), ask, sections,
                                    tokens=c.turn_tokens)
         history.append(Message("user", request))
-        turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, c.turn_tokens)
+        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
         async for event in self.moderation.stream(turn, round_=round_, phase="advocacy" + p.suffix, kind=kind):
             yield event
         assert turn.completion is not None
         history.append(Message("assistant", turn.completion.text))
         yield TurnFinished(self.debate_id, role, agent.model_id, "advocacy" + p.suffix, round_, kind,
                            text=turn.completion.text.strip(), raw=turn.completion.text, call=turn.call(), request=request,
-                           parse_notes=tuple(notes))
+                           parse_notes=(*notes, *fit.notes))
 
     async def _judge(self, p: _Pass, r: _Round) -> AsyncIterator[Event]:
         """The judge scores both defenses of the round in one call (appendix D.2's criteria)."""
@@ -717,9 +718,10 @@ class D3:
 
         request, fitted = self._fit(p, judge, history, self._judge_system, ask, defenses, tokens=c.judge_tokens)
         history.append(Message("user", request))
-        raw, reply, notes, calls = await _ask_parsed(judge, judge.fit(history, c.judge_tokens), JudgeReply, purpose="judge",
+        fit = judge.fit(history, c.judge_tokens)
+        raw, reply, notes, calls = await _ask_parsed(judge, fit.messages, JudgeReply, purpose="judge",
                                                      max_tokens=c.judge_tokens, chars=(c.judge_tokens - 30) // 2)
-        notes = [*fitted, *notes]
+        notes = [*fitted, *fit.notes, *notes]
         history.append(Message("assistant", raw))
         for extra in calls[:-1]:
             yield ModelCalled(self.debate_id, extra, round_)

@@ -120,6 +120,14 @@ class Input:
     def required(self) -> bool:
         return self.default is None and not self.optional
 
+    @property
+    def remembered(self) -> bool:
+        """Whether the app's form keeps this input's last value for the next debate: choices and
+        numbers are kept; text never is (a case, a subject, a question, an answer, a list, a
+        file's path: the debate's material, which the journal holds, and which a settings file
+        would otherwise show in the next form to whoever sits at the machine)."""
+        return self.kind in ("select", "bool", "int", "float")
+
     def value(self, raw: Any) -> Any:
         """``raw`` (a flag's or a field's value) parsed and validated; :class:`InputError`."""
         if isinstance(raw, (list, tuple)) and self.kind == "list":

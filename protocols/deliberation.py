@@ -61,7 +61,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from .agents import Agent
-from .analyzer import Analysis, Analyzer
+from .analyzer import ANALYSIS_TOKENS, Analysis, Analyzer
 from .events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant, Status,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from .labels import normalize_label
@@ -187,7 +187,7 @@ class DeliberationConfig:
                                description="reply length limit of the moderator's choice of the next speaker")
     analyze_every: int = param(4, ge=0, le=60, section="seed 002", label="Analyze every N turns",
                                description="update the analyzer panel every N turns (0: only at the end)")
-    analysis_tokens: int = token_limit(160, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
+    analysis_tokens: int = token_limit(ANALYSIS_TOKENS, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
     person_name: str = param("Person", section="Symposium", label="Your name",
                              description="the name the models call you")
     profile: Profile = "standard"
@@ -299,13 +299,14 @@ class Deliberation:
             after = "The Moderator speaks next; choose who speaks after the Moderator. " if len(history) > len(self.history) else ""
             ask = (f"### Instruction:\nGiven the conversation so far, determine the next speaker. {after}Ensure a balanced "
                    f"participation. Options are: {', '.join(names)}. Respond with only the speaker's name exactly as listed.")
-            messages = moderator.fit(self._request("turns", ask), self.config.select_tokens)
             selector = replace(moderator, session_key="moderator/turns")  # its own conversation and KV cache
-            completion, call = await selector.ask(messages, purpose="turn-selection", schema=schema,
+            fit = selector.fit(self._request("turns", ask), self.config.select_tokens)
+            completion, call = await selector.ask(fit.messages, purpose="turn-selection", schema=schema,
                                                   options=moderator.options.merged(max_tokens=self.config.select_tokens))
             self.seats["turns"].messages.append(Message("assistant", completion.text))
             raw = completion.text
             choice = resolve_choice(raw, candidates, self.roster, history)
+            choice = replace(choice, notes=(*fit.notes, *choice.notes))
         self.selections.append(choice)
         yield JudgementMade(self.debate_id, MODERATOR, self.agents.moderator.model_id, "next-speaker", None, None, None,
                             choice.role, {"eligible": candidates, "rule": rule, "chosen_by": choice.chosen_by,
@@ -325,14 +326,15 @@ class Deliberation:
         c = self.config
         history = self._request(role, instruction)
         request = history[-1].content
-        turn = agent.turn(agent.fit(history, c.turn_tokens), options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, c.turn_tokens)
+        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
         async for event in self.moderation.stream(turn, round_=turn_no, phase=self._phase, kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
         shown, note = cap_words(completion.text, c.word_cap)
-        notes = [*([note] if note else []), *([f"cut off at max_tokens ({c.turn_tokens})"] if completion.finish_reason == "length" else [])]
+        notes = [*fit.notes, *([note] if note else []), *([f"cut off at max_tokens ({c.turn_tokens})"] if completion.finish_reason == "length" else [])]
         yield TurnFinished(self.debate_id, role, agent.model_id, self._phase, turn_no, kind, text=shown,
                            raw=completion.text, call=turn.call(), parse_notes=tuple(notes), request=request)
         self._heard(role, shown)

@@ -258,14 +258,14 @@ def _finish(
     mapped: list[str] = []
     duplicates: list[str] = []
     for label, value, _ in values:
-        name = labels.match(label) if labels is not None else None
+        name, how = labels.resolve(label) if labels is not None else (None, "unknown")
         if name is None:
             if labels is not None and labels.closed:
                 unknown.append(clean_display(label))
                 continue
             name = clean_display(label)
         elif normalize_label(name) != normalize_label(label):
-            mapped.append(f"{clean_display(label)!r} -> {name!r}")
+            mapped.append(f"{clean_display(label)!r} -> {name!r} ({how})")
         key = normalize_label(name)
         if key in merged:
             merged[key][1] += value

@@ -87,7 +87,8 @@ class TurnFinished(Event):
     """A finished turn: what the model said, what we parsed from it, and what it cost.
 
     ``raw`` is the model's exact output; ``text`` is what is shown (they differ when the reply
-    was structured JSON). ``parse_notes`` records every repair made or the reason for rejection.
+    was structured JSON). ``parse_notes`` records every repair made or the reason for rejection,
+    and what the speaker's prompt had to leave out to fit its context window (:func:`about_context`).
     ``call`` is ``None`` for a person's turn (the moderator's case, a human seat).
     """
 
@@ -197,6 +198,18 @@ class DebateFinished(Event):
     stop_reason: str
     outcome: dict[str, Any]
     at: float = field(default_factory=time.time)
+
+
+#: The words every note on fitting a prompt to a context window carries (an older exchange
+#: dropped by :meth:`protocols.agents.Agent.fit`, a section shortened by
+#: :func:`protocols.fitting.fit_sections`, a prompt too long even so).
+CONTEXT_WINDOW = "context window"
+
+
+def about_context(note: str) -> bool:
+    """Whether a turn's or judgement's ``note`` says that its model did not see everything
+    (what the app and the export show beside the judgement, not only in its reasons)."""
+    return CONTEXT_WINDOW in note
 
 
 # -- moderator commands (flow into a protocol through its command channel) -------------------

@@ -139,7 +139,10 @@ class EvinceConfig:
     """
 
     case: str
-    labels: LabelSet | None = None  # None: an open class set
+    #: None: an open class set with no synonyms. An open LabelSet (``closed=False``) keeps the
+    #: agents' own labels but merges those its synonym map names ("Dengue fever" = "Dengue"), so
+    #: two agents who agree are not made to differ by spelling in WD and JSD.
+    labels: LabelSet | None = None
     title: str = ""
     top_k: int = param(3, ge=1, le=10, section="7.4 (eq. 7.1)", label="Top-k",
                        description="labels each agent ranks with probabilities")
@@ -212,7 +215,7 @@ class EvinceConfig:
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule: {self.schedule!r} is not one of {', '.join(sorted(SCHEDULES))}")
-        if self.scoring == "scored" and self.labels is None:
+        if self.scoring == "scored" and (self.labels is None or not self.labels.closed):
             raise ValueError("scoring: 'scored' needs a closed class set; give a label list")
 
     #: Overrides for the bundled 135M/270M models and the tests: short turns whose worst-case
@@ -237,7 +240,8 @@ class EvinceConfig:
     def describe(self) -> dict[str, Any]:
         data = asdict(self)
         data["labels"] = None if self.labels is None else list(self.labels.labels)
-        data["closed"] = self.labels is not None
+        data["closed"] = self.labels is not None and self.labels.closed
+        data["synonyms"] = {} if self.labels is None else self.labels.synonyms
         return data
 
     @classmethod
@@ -247,7 +251,8 @@ class EvinceConfig:
         if "label_flag_max_jsd" in data:  # its name before it also decided "settled without agreement"
             data = {"agreement_max_jsd": data["label_flag_max_jsd"], **data}
         values = {k: v for k, v in data.items() if k in known}
-        values["labels"] = LabelSet(data["labels"]) if data.get("labels") else None
+        values["labels"] = (LabelSet(data["labels"], closed=data.get("closed", True), synonyms=data.get("synonyms"))
+                            if data.get("labels") else None)
         return cls(**values)
 
 
@@ -310,7 +315,7 @@ class Evince:
 
     def __init__(self, config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
                  channel: CommandChannel | None = None) -> None:
-        if config.scoring == "scored" and config.labels is None:
+        if config.scoring == "scored" and (config.labels is None or not config.labels.closed):
             raise ValueError("scored distributions need a closed class set (give labels)")
         self.config = config
         self.agents = agents
@@ -346,7 +351,7 @@ class Evince:
         stance = ("You give the most likely answers, as a careful expert would." if role == AGENT_A
                   else "You explore: look for plausible alternatives the other agent may have missed.")
         classes = (f"Choose only from these {len(c.labels)} labels: {'; '.join(self._label_order(role))}."
-                   if c.labels is not None else "Name the labels yourself.")
+                   if c.labels is not None and c.labels.closed else "Name the labels yourself.")
         return (f"You are {who} in a structured debate ({c.domain}). {stance} {classes} "
                 f"Give your top {c.top_k} with probabilities that sum to 1, and your arguments.\n"
                 f"Case:\n<<<\n{c.case.strip()}\n>>>")
@@ -354,7 +359,7 @@ class Evince:
     def _label_order(self, role: str) -> list[str]:
         """The class labels in the order this agent reads them: shuffled per case and agent
         (reproducibly), because small models tend to answer with whatever is listed first."""
-        labels = list(self.config.labels.labels) if self.config.labels is not None else []
+        labels = list(self.config.labels.labels) if self.config.labels is not None and self.config.labels.closed else []
         if self.config.shuffle_labels:
             seed = hashlib.sha256(f"{self.config.case}\x00{role}".encode()).digest()
             random.Random(seed).shuffle(labels)
@@ -408,8 +413,8 @@ class Evince:
         request = self._ask(role, kappa, opponent, opponent_spoke)
         history.append(Message("user", request))
         asked_at = len(history)
-        turn = agent.turn(agent.fit(history, c.turn_tokens), schema=self._schema(),
-                          options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, c.turn_tokens)
+        turn = agent.turn(fit.messages, schema=self._schema(), options=agent.options.merged(max_tokens=c.turn_tokens))
         kind = "opening" if round_ == 0 else "refutation"
         async for event in self.moderation.stream(turn, round_=round_, phase=phase_for(kappa), kind=kind):
             yield event
@@ -417,7 +422,7 @@ class Evince:
         assert completion is not None
         history.append(Message("assistant", completion.text))
         raw = completion.text
-        notes: list[str] = []
+        notes: list[str] = []  # the retry's and the scoring's own fitting notes, after the parse's
         if c.scoring == "verbalized":
             parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
             if not parsed.ok and c.parse_retry:
@@ -428,11 +433,11 @@ class Evince:
                         yield event
                 raw = "\n\n".join(m.content for m in history[-3:] if m.role == "assistant")  # both replies
         else:
-            parsed, score_call = await self._scored(agent, history, completion.text)
+            parsed, score_call = await self._scored(agent, history, completion.text, notes)
             yield score_call
         added = history[asked_at:]  # one reply, or a retry's whole exchange (journalled whole)
         exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
-        notes = [*parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
+        notes = [*fit.notes, *parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
             self.positions[role] = position
@@ -459,8 +464,10 @@ class Evince:
                               f"object only: your top {c.top_k} labels with probabilities summing to 1, one short "
                               "argument each.")
         history.append(ask)
-        completion, call = await agent.ask(agent.fit(history, c.turn_tokens), purpose="retry", schema=self._schema(strict=True),
+        fit = agent.fit(history, c.turn_tokens)
+        completion, call = await agent.ask(fit.messages, purpose="retry", schema=self._schema(strict=True),
                                            options=agent.options.merged(max_tokens=c.turn_tokens, temperature=0.0))
+        notes += [f"the retry: {note}" for note in fit.notes]
         history.append(Message("assistant", completion.text))
         yield ModelCalled(self.debate_id, call, round_)
         parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
@@ -468,15 +475,17 @@ class Evince:
                      f"{'gave one' if parsed.ok else 'did not either: ' + str(parsed.rejected_reason)}")
         yield parsed
 
-    async def _scored(self, agent: Agent, history: list[Message], raw: str) -> tuple[DistributionParse, ModelCalled]:
+    async def _scored(self, agent: Agent, history: list[Message], raw: str, notes: list[str]) -> tuple[DistributionParse, ModelCalled]:
         """``scored`` mode: the distribution over C is read from log-likelihoods, conditioned on
-        the argument the agent just made."""
+        the argument the agent just made (what the scoring prompt had to leave out goes to ``notes``)."""
         labels = self.config.labels
         assert labels is not None
         reply, _ = parse_as(raw, Argument)
         argument = reply.argument if reply else raw
         ask = [*history, Message("user", "Now name the single most likely label.")]
-        result, score_call = await agent.score(agent.fit(ask, 16), labels.labels)
+        fit = agent.fit(ask, 16)
+        notes += [f"the scoring: {note}" for note in fit.notes]
+        result, score_call = await agent.score(fit.messages, labels.labels)
         top = sorted(zip(result.candidates, result.probs), key=lambda cp: -cp[1])[: self.config.top_k]
         total = sum(p for _, p in top)
         probs = {label: p / total for label, p in top}
@@ -834,11 +843,13 @@ class Evince:
                 ask += f" The other agent proposed: {json.dumps(recs, ensure_ascii=False)}. Keep what is useful and add what is missing."
             history = [*self.messages[role], Message("user", ask)]
             tokens = self.config.turn_tokens
-            turn = agent.turn(agent.fit(history, tokens), schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
+            fit = agent.fit(history, tokens)
+            turn = agent.turn(fit.messages, schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
             async for ev in self.moderation.stream(turn, round_=round_, phase="conciliatory", kind="recommendations"):
                 yield ev
             assert turn.completion is not None
-            reply, notes = parse_as(turn.completion.text, Recommendations)
+            reply, parse_notes = parse_as(turn.completion.text, Recommendations)
+            notes = [*fit.notes, *parse_notes]
             if reply is not None:
                 recs["questions"] = _merge(recs["questions"], reply.questions)
                 recs["tests"] = _merge(recs["tests"], reply.tests)
@@ -873,6 +884,38 @@ async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -
     position = run_.positions.get(AGENT_A)
     probs = position.probs if position is not None else {}
     yield DebateFinished(debate_id, "finished", "single prediction" if probs else "single prediction: no usable reply",
+                         {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})
+
+
+#: The chain-of-thought request: reasoning in free text before any distribution is asked for.
+REASON_FIRST = ("Before you answer, think it through step by step: which findings matter, which labels fit "
+                "them and which do not, and why. Write your reasoning only; do not give probabilities yet.")
+
+
+async def predict_reasoned(config: EvinceConfig, agent: Agent, *, debate_id: str) -> AsyncIterator[Event]:
+    """One model's chain of thought, journalled as a "single" run: the model reasons in free
+    text (up to ``turn_tokens``), then gives its top-k as :func:`predict_alone` does, with its
+    reasoning in its context. The diagnosis benchmark's ``cot`` arm and each sample of its
+    ``self-consistency`` arm: one model spending tokens on reasoning instead of on a debate
+    (issue 28: does debate beat a vote at the same cost?)."""
+    run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
+    yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
+                        config.describe(), (agent.participant(),))
+    history = run_.messages[AGENT_A]
+    history += [Message("system", run_._system(AGENT_A)), Message("user", REASON_FIRST)]
+    fit = agent.fit(history, config.turn_tokens)
+    turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=config.turn_tokens))
+    async for event in run_.moderation.stream(turn, round_=0, phase=phase_for(None), kind="reasoning"):
+        yield event
+    assert turn.completion is not None
+    history.append(Message("assistant", turn.completion.text))
+    yield TurnFinished(debate_id, AGENT_A, agent.model_id, phase_for(None), 0, "reasoning", text=turn.completion.text,
+                       raw=turn.completion.text, call=turn.call(), request=REASON_FIRST, parse_notes=fit.notes)
+    async for event in run_._turn(AGENT_A, 0, None, None, opponent_spoke=False):
+        yield event
+    position = run_.positions.get(AGENT_A)
+    probs = position.probs if position is not None else {}
+    yield DebateFinished(debate_id, "finished", "reasoned prediction" if probs else "reasoned prediction: no usable reply",
                          {"final_distribution": probs, "top": next(iter(probs), None), "rounds": 1})
 
 
@@ -970,8 +1013,9 @@ DEFINITION = ProtocolDefinition(
               help="the information set S (symptoms, facts of the case): text, or @FILE"),
         Input("labels", "Class labels C", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
               open_choice=True, parse=read_label_set, example="symptom2disease",
-              help="class set C: a built-in set, 'open' (the agents name the labels), or a file (one label per "
-                   "line, or a CSV with a 'disease' or 'label' column)"),
+              help="class set C: a built-in set, 'open' (the agents name the labels), 'open:FILE' (open, with "
+                   "FILE's 'synonym = label' lines merging spellings), or a file (one label per line, or a CSV "
+                   "with a 'disease' or 'label' column)"),
     ),
     roles=(
         Role(AGENT_A, "Agent A (confirmatory)", example="smollm2-135m"),

@@ -361,15 +361,15 @@ class Humanloop:
                               lambda texts: agent.shortest([*history, Message("user", self._ask(round_, log, texts, said))]),
                               reply_tokens=self.config.turn_tokens)
         request = self._ask(round_, log, fitted.texts, said)
-        turn = agent.turn(agent.fit([*history, Message("user", request)], self.config.turn_tokens),
-                          options=agent.options.merged(max_tokens=self.config.turn_tokens))
+        fit = agent.fit([*history, Message("user", request)], self.config.turn_tokens)
+        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=self.config.turn_tokens))
         async for event in self._exchange(history, request, turn, round_, "opinion"):
             yield event
         text = history[-1].content
         confidence, note = parse_confidence(text)
         yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
                            text=text.strip(), raw=text, call=turn.call(), request=request, confidence=confidence,
-                           parse_notes=(*fitted.notes, *((note,) if note else ())))
+                           parse_notes=(*fitted.notes, *fit.notes, *((note,) if note else ())))
 
     async def _exchange(self, history: list[Message], request: str, turn: Any, round_: int, kind: str) -> AsyncIterator[Event]:
         """Stream ``turn`` (already given ``history`` plus ``request``), then append the request
@@ -441,14 +441,15 @@ class Humanloop:
                                 f"Proceed with round {round_}. All {_number(c.simulated_judges)} {c.seat_title.lower()}s "
                                 "should speak in each round."])
         tokens = c.turn_tokens * c.simulated_judges
-        turn = agent.turn(agent.fit([*history, Message("user", request)], tokens), options=agent.options.merged(max_tokens=tokens))
+        fit = agent.fit([*history, Message("user", request)], tokens)
+        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=tokens))
         async for event in self._exchange(history, request, turn, round_, "simulation"):
             yield event
         text = history[-1].content
         parts = split_statements(text, c.seat_title, c.simulated_judges)
         missing = [f"no statement headed '{c.seat_title} {i}'" for i, part in enumerate(parts, 1) if not part]
         yield TurnFinished(self.debate_id, SIMULATOR_ROLE, agent.model_id, "discussion", round_, "simulation",
-                           text=text.strip(), raw=text, call=turn.call(), request=request, parse_notes=tuple(missing),
+                           text=text.strip(), raw=text, call=turn.call(), request=request, parse_notes=(*fit.notes, *missing),
                            parsed={"statements": parts})
         async for event in self.moderation.checkpoint(round_):
             yield event

@@ -22,15 +22,25 @@ __all__ = [
     "LabelSet",
     "align",
     "align_many",
+    "canonical_distribution",
+    "canonical_label",
     "clean_display",
     "normalize_label",
+    "parse_synonyms",
     "read_label_set",
+    "read_synonyms",
 ]
 
 #: The class sets shipped with Symposium, by name (package data of ``tui``, where the app's
 #: form lists them; read here because the protocols' inputs name them).
 BUILTIN_LABEL_SETS: dict[str, Path] = {
     "symptom2disease": Path(__file__).resolve().parent.parent / "tui" / "data" / "symptom2disease_labels.txt",
+}
+#: Each built-in class set's synonym map (``synonym = label`` lines): the names models commonly
+#: give its classes ("Dengue fever" for "Dengue", "GERD" spelled out). Section 7.4.1.2 maps
+#: synonyms with UMLS, which cannot ship offline; this short hand-made map stands in for it.
+BUILTIN_SYNONYMS: dict[str, Path] = {
+    "symptom2disease": Path(__file__).resolve().parent.parent / "tui" / "data" / "symptom2disease_synonyms.txt",
 }
 #: The built-in choices of a class set, as the form shows them.
 LABEL_SOURCES: dict[str, str] = {
@@ -163,11 +173,44 @@ class LabelSet:
         return f"LabelSet({list(self.labels)!r}, {kind}, {len(self._synonyms)} synonyms)"
 
     def add_synonym(self, synonym: str, canonical: str) -> None:
-        """Let ``synonym`` stand for ``canonical`` (which must already be in the set)."""
+        """Let ``synonym`` stand for ``canonical``. In a closed set ``canonical`` must be one of
+        its labels; an open set learns it as a label (an open debate's synonym map names the
+        spelling both agents' "Dengue" and "Dengue fever" become)."""
         key = normalize_label(canonical)
         if key not in self._by_key:
-            raise ValueError(f"synonym target {canonical!r} is not a label of this set")
-        self._synonyms[normalize_label(synonym)] = self._by_key[key]
+            if self.closed:
+                raise ValueError(f"synonym target {canonical!r} is not a label of this set")
+            if not key:
+                raise ValueError(f"synonym target {canonical!r} is empty")
+            self._by_key[key] = clean_display(canonical)
+        if normalize_label(synonym) != key:
+            self._synonyms[normalize_label(synonym)] = self._by_key[key]
+
+    def add_known_synonyms(self, synonyms: Mapping[str, str]) -> list[str]:
+        """Add the entries of a class set's synonym map whose target is a label of this set
+        (a map written for 41 diseases serves cases that use 30 of them); returns the
+        synonyms left out because their target is not here."""
+        skipped = []
+        for synonym, canonical in synonyms.items():
+            if synonym in self:  # a class of its own here ("Asthma" beside "Bronchial Asthma")
+                skipped.append(synonym)
+            elif canonical in self:
+                self.add_synonym(synonym, canonical)
+            else:
+                skipped.append(synonym)
+        return skipped
+
+    def resolve(self, name: str) -> tuple[str | None, str]:
+        """The canonical label ``name`` refers to (or ``None``) and how it was found: "same"
+        (equal after :func:`normalize_label`: case, spacing, punctuation), "synonym" (the
+        synonym map), "typo, N% alike" (:meth:`match`'s fuzzy rule), or "unknown"."""
+        key = normalize_label(name)
+        if key in self._by_key:
+            return self._by_key[key], "same"
+        if key in self._synonyms:
+            return self._synonyms[key], "synonym"
+        found = self._fuzzy(key)
+        return (found[0], f"typo, {found[1]:.0%} alike") if found is not None else (None, "unknown")
 
     def match(self, name: str) -> str | None:
         """The canonical label ``name`` refers to, or ``None``.
@@ -180,11 +223,11 @@ class LabelSet:
         scores 0.909, so an unknown "Hepatitis G" is ambiguous and maps to nothing rather than
         to an arbitrary hepatitis.
         """
-        key = normalize_label(name)
-        if key in self._by_key:
-            return self._by_key[key]
-        if key in self._synonyms:
-            return self._synonyms[key]
+        return self.resolve(name)[0]
+
+    def _fuzzy(self, key: str) -> tuple[str, float] | None:
+        """:meth:`match`'s typo rule on a normalized ``key``: the one canonical label within
+        ``fuzzy_cutoff``, with its best ratio; ``None`` when none or several are."""
         if not key:
             return None
         scores: dict[str, float] = {}
@@ -197,7 +240,7 @@ class LabelSet:
             ratio = matcher.ratio()
             if ratio >= self.fuzzy_cutoff:
                 scores[canonical] = max(ratio, scores.get(canonical, 0.0))
-        return next(iter(scores)) if len(scores) == 1 else None
+        return next(iter(scores.items())) if len(scores) == 1 else None
 
 
 def align_many(dists: Sequence[Mapping[str, float]]) -> tuple[list[str], np.ndarray]:
@@ -229,31 +272,97 @@ def align(p: Mapping[str, float], q: Mapping[str, float]) -> tuple[list[str], np
     return labels, matrix[0], matrix[1]
 
 
+def canonical_label(name: str, labels: LabelSet | None) -> tuple[str, str]:
+    """The label set's spelling of ``name`` and the rule that found it (:meth:`LabelSet.resolve`);
+    a name the set does not know (or with no set) is kept as written, tidied, by rule "same"."""
+    if labels is not None:
+        found, how = labels.resolve(name)
+        if found is not None:
+            return found, how
+    return clean_display(name), "same"
+
+
+def canonical_distribution(dist: Mapping[str, float], labels: LabelSet | None) -> tuple[dict[str, float], list[str]]:
+    """``dist`` with every label replaced by the label set's canonical spelling, entries that
+    name one class merged by summing, and one note per label renamed or merged.
+
+    Scoring uses it (:mod:`protocols.evaluation`) so that a prediction is judged by the same
+    rules as the distributions the debate compared: "Dengue fever" scores as "Dengue" where the
+    synonym map says so, and the note says which rule merged what. A label the set does not
+    know is kept as written (closed sets drop unknown labels when parsing, not here). Without a
+    label set only :func:`normalize_label`'s rule applies, as in :func:`align_many`.
+    """
+    merged: dict[str, float] = {}
+    shown: dict[str, str] = {}
+    notes: list[str] = []
+    for name, value in dist.items():
+        canonical, how = canonical_label(name, labels)
+        key = normalize_label(canonical)
+        if how != "same":
+            notes.append(f"{name!r} -> {canonical!r} ({how})")
+        if key in merged:
+            notes.append(f"merged {name!r} into {shown[key]!r}")
+            merged[key] += float(value)
+        else:
+            shown[key] = canonical
+            merged[key] = float(value)
+    return {shown[k]: v for k, v in merged.items()}, notes
+
+
+def parse_synonyms(text: str, source: str) -> dict[str, str]:
+    """``synonym = label`` lines (``#`` comments, blank lines skipped) as a mapping; a line
+    without ``=`` or with an empty side raises ``ValueError`` naming ``source`` and the line."""
+    table: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        synonym, sep, canonical = line.partition("=")
+        if not sep or not synonym.strip() or not canonical.strip():
+            raise ValueError(f"{source}:{number}: expected 'synonym = label'")
+        table[synonym.strip()] = canonical.strip()
+    return table
+
+
+def read_synonyms(path: Path) -> dict[str, str]:
+    """The synonym map of a file (see :func:`parse_synonyms`); errors name the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path} ({exc.strerror})") from None
+    return parse_synonyms(text, str(path))
+
+
 def read_label_set(source: str) -> LabelSet | None:
-    """A class set C: ``open``/``auto`` → ``None`` (the agents name the labels); a built-in
-    name (:data:`BUILTIN_LABEL_SETS`); or a file — one label per line (``#`` comments), or a CSV
+    """A class set C: ``open``/``auto`` → ``None`` (the agents name the labels); ``open:FILE``
+    → an open set whose synonym map is FILE's ``synonym = label`` lines (:func:`read_synonyms`);
+    a built-in name (:data:`BUILTIN_LABEL_SETS`, with its :data:`BUILTIN_SYNONYMS`); or a file — one label per line (``#`` comments), or a CSV
     with a ``disease``, ``label`` or ``class`` column such as the Symptom2Disease splits.
     Duplicates (also after normalisation, e.g. "Diabetes " and "Diabetes") are kept once,
     first spelling first. Raises ``ValueError`` naming the file and what is wrong."""
     if source in ("open", "auto"):
         return None
+    if source.startswith("open:"):  # the agents name the labels; the file's synonyms merge spellings
+        return LabelSet(closed=False, synonyms=read_synonyms(Path(source[5:]).expanduser()))
     path = BUILTIN_LABEL_SETS.get(source) or Path(source).expanduser()
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"cannot read {path} ({exc.strerror})") from None
     if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-        column = next((c for c in ("disease", "label", "class") if rows and c in rows[0]), None)
+        reader = csv.DictReader(text.splitlines())
+        column = next((c for c in ("disease", "label", "class") if c in (reader.fieldnames or ())), None)
         if column is None:
             raise ValueError(f"{path} needs a 'disease', 'label' or 'class' column")
-        names = [row[column] or "" for row in rows]
+        names = [row[column] or "" for row in reader]
     else:
         names = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-    unique = list({normalize_label(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
+    unique: dict[str, str] = {}  # key -> the first spelling, in the order first seen
+    for name in names:
+        if name.strip():
+            unique.setdefault(normalize_label(name), name.strip())
     if len(unique) < 2:
         raise ValueError(f"{path} needs at least two labels, found {len(unique)}")
-    try:
-        return LabelSet(unique)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    labels = LabelSet(unique.values())  # no two names share a key: they were just made unique by it
+    if source in BUILTIN_SYNONYMS:
+        labels.add_known_synonyms(read_synonyms(BUILTIN_SYNONYMS[source]))
+    return labels

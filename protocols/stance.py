@@ -238,11 +238,11 @@ class StanceReader:
                    confidence: float | None = None) -> JudgementMade:
         """Label one turn (the clerk at temperature 0: a label, not a creative act) and confirm it.
         ``confidence`` is the speaker's own stated 0-100 rating, kept as the judgement's score."""
-        messages = self.clerk.fit(self._prompt(speaker, text), self.max_tokens)
+        fit = self.clerk.fit(self._prompt(speaker, text), self.max_tokens)
         options = self.clerk.options.merged(max_tokens=self.max_tokens, temperature=0.0)
-        completion, call = await self.clerk.ask(messages, purpose="stance", schema=self.schema, options=options)
+        completion, call = await self.clerk.ask(fit.messages, purpose="stance", schema=self.schema, options=options)
         parsed = parse_stance(completion.text, self.labels)
-        notes = list(parsed.notes)
+        notes = [*fit.notes, *parsed.notes]
         if completion.finish_reason == "length" and parsed.rejected:
             notes.append("the reply was cut off at max_tokens")
         final, confirmation = await self._confirmed(parsed.label, text, notes)

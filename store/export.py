@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from protocols.outcome import outcome_in_words
+from protocols.events import about_context
+from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
 
 
 def _when(ts: float | None) -> str:
@@ -40,8 +40,8 @@ def to_markdown(debate: dict[str, Any]) -> str:
         if t.get("distribution"):
             out.append("")
             out += [f"- {label}: {p:.0%}" for label, p in t["distribution"].items()]
-        if t.get("parse_notes"):
-            out += ["", "> parse notes: " + "; ".join(t["parse_notes"])]
+        if t.get("parse_notes"):  # the parse's repairs, and what the speaker's window had to leave out
+            out += ["", "> notes: " + "; ".join(t["parse_notes"])]
 
     if debate.get("metrics"):
         names = sorted({k for row in debate["metrics"] for k in row} - {"round", "phase", "kappa"})
@@ -57,6 +57,9 @@ def to_markdown(debate: dict[str, Any]) -> str:
         for j in debate["judgements"]:
             out.append(f"| {j['round'] if j['round'] is not None else ''} | {j['judge_role']} ({j['judge_model']}) | "
                        f"{j['kind']} | {j['target'] or ''} | {j['subject'] or ''} | {_num(j['score'])} | {j['verdict'] or ''} |")
+        unseen = _context_notes(debate["judgements"])
+        if unseen:
+            out += ["", "What the judges' context windows left out:", ""] + unseen
 
     said = outcome_in_words(debate)
     if said.moderator:
@@ -69,7 +72,74 @@ def to_markdown(debate: dict[str, Any]) -> str:
     out += _lists(debate.get("outcome") or {})
     if debate.get("outcome"):
         out += ["", f"_Every figure of the outcome: `symposium export {debate['id'][:8]} --format json`._"]
+    out += provenance_lines(debate.get("provenance"))
+    out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"
+
+
+def _context_notes(judgements: list[dict[str, Any]]) -> list[str]:
+    """One line per judge call whose prompt had to be fitted to its window (an older exchange
+    dropped, material shortened): a reader of the export must know the judge did not see
+    everything. A call judged twice (D3's judge scores both sides at once) is listed once."""
+    lines: list[str] = []
+    for j in judgements:
+        notes = [n for n in (j.get("reasons") or {}).get("notes") or [] if isinstance(n, str) and about_context(n)]
+        if notes:
+            line = f"- round {j['round'] if j['round'] is not None else '—'}, {j['judge_role']} ({j['kind']}): " + "; ".join(notes)
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
+def provenance_lines(prov: dict[str, Any] | None) -> list[str]:
+    """What produced the run (``store/provenance.py``), as Markdown."""
+    if not prov:
+        return ["", "## Provenance", "", "_Not recorded (a debate journalled before Symposium kept provenance)._"]
+    if "error" in prov:
+        return ["", "## Provenance", "", f"_Incomplete: {prov['error']}_"]
+    host = prov.get("host") or {}
+    protocol = prov.get("protocol") or {}
+    out = ["", "## Provenance", "",
+           f"- **Symposium:** {prov.get('symposium_version')}",
+           f"- **Protocol:** {protocol.get('name')} (profile {protocol.get('profile') or 'standard'}); parameters "
+           f"`{json.dumps(protocol.get('parameters'), ensure_ascii=False, sort_keys=True)}`",
+           f"- **Host:** {host.get('os')} on {host.get('machine')}, {host.get('cpu')} ({host.get('cpu_count')} hardware threads)"
+           + (f", GPU {', '.join(host['gpu'])}" if host.get("gpu") else ", no GPU"),
+           f"- **Started:** {prov.get('started_at')}; **ended:** {prov.get('ended_at') or 'not yet'}", ""]
+    # A list, not a table: a table's cells fold a hash or a path, and both must be copied whole.
+    for p in prov.get("participants") or []:
+        if p["backend"] in ("human", "code"):
+            out.append(f"- **{p['role']}:** {p['model_id']} ({p['backend']})")
+            continue
+        server = p.get("server")
+        backend = f"{p['backend']} {p.get('backend_version') or ''}".strip()
+        if server:
+            backend += f" at {server.get('url')} (reports {server.get('reported_model')})"
+        sampling = ", ".join(f"{k}={v}" for k, v in sorted((p.get("sampling") or {}).items()) if k not in ("seed", "stop"))
+        facts = [f"quantization {p.get('quantization') or 'unknown'}", f"context {p.get('context_size') or 'unknown'}",
+                 f"seed {p.get('seed') if p.get('seed') is not None else 'none'}"]
+        if p.get("threads"):
+            facts.append(f"threads {p['threads']}")
+        out.append(f"- **{p['role']}:** {p['model_id']} on {backend}; " + ", ".join(facts) + f"; sampling {sampling}")
+        if p.get("file"):
+            out.append(f"  - file `{p['file']}`, SHA-256 `{p.get('file_sha256') or 'not computed'}`")
+    repro = prov.get("reproducibility") or {}
+    out += ["", "**Reproducible bit for bit:** " + ("yes, under these conditions:" if repro.get("bit_for_bit")
+                                                     else "no:")]
+    out += [f"- {reason}" for reason in repro.get("reasons") or []]
+    return out
+
+
+def seal_lines(seal: dict[str, Any] | None) -> list[str]:
+    """The chain's head: a reader who keeps it can later run ``symposium verify ID --head HEAD``."""
+    if not seal or not seal.get("head"):
+        return ["", "## Seal", "", "_Not sealed._"]
+    out = ["", "## Seal", "", f"- **Chain head:** `{seal['head']}` ({seal['rows']} rows)"]
+    if seal.get("sealed_on_migration_at"):
+        out.append(f"- sealed on migration at {seal['sealed_on_migration_at']}: the chain vouches for the rows "
+                   "from then on, not for what happened to them before")
+    out.append("- check it with `symposium verify <id> --head <head>`, or an export with `symposium verify --export FILE`")
+    return out
 
 
 def _lists(outcome: dict[str, Any]) -> list[str]:
@@ -97,13 +167,3 @@ def _num(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` readable by the owner only (0600), replacing any old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

@@ -6,7 +6,9 @@ Guarantees (each has a test):
 * one transaction per finished turn (the turn, its distribution and its model call land
   together or not at all), so a process killed mid-reply leaves every earlier turn intact;
 * the file (and its WAL) is created with mode 0600 in a 0700 folder: cases are sensitive;
-* an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged.
+* an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged;
+* every sealed row written is hash-chained (:mod:`store.seal`) in the transaction that writes
+  it, so the chain is exactly as whole as the rows after any crash.
 
 Writes use plain SQL in explicit transactions (``BEGIN IMMEDIATE … COMMIT``); sqlite-utils
 wraps the same connection for reading (see :mod:`store.queries`).
@@ -19,13 +21,14 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_data_dir
 
+from backends.private import private_dir
 from protocols.events import (
     CallRecord,
     DebateFinished,
@@ -43,6 +46,7 @@ from protocols.events import (
 from protocols.replay import counted
 from protocols.replies import Reply
 
+from . import seal
 from .schema import LATEST, MIGRATIONS
 
 BUSY_TIMEOUT_MS = 10_000
@@ -74,6 +78,12 @@ class Journal:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_db_path()
+        #: Rows written in the open transaction, to be sealed before it commits: (debate, table, key).
+        self._unsealed: list[tuple[str, str, Any, Sequence[Any] | None]] = []
+        #: Each debate's seal head as this journal last wrote it (store.seal.append checks it).
+        self._heads: dict[str, seal.Head] = {}
+        #: False writes without sealing: only for ``benchmarks/journal_seal.py``'s comparison.
+        self.sealing = True
         self._prepare_file()
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -97,7 +107,9 @@ class Journal:
         """Create the folder (0700) and an empty file (0600) before SQLite touches it; SQLite
         gives the WAL and shared-memory files the same permissions as the database."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.path.parent, ours=False)  # missing folders 0700, parents included
+            if not self.path.parent.is_dir():
+                self._cannot_create("a file is in the way of its folder")
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
             os.close(fd)
         except FileExistsError:
@@ -132,10 +144,12 @@ class Journal:
                 f"{migration.sql}\n"
                 f"INSERT INTO migrations(version, name, applied_at) VALUES "
                 f"({migration.version}, {_sql_string(migration.name)}, {time.time()});\n"
-                "COMMIT;"
             )
             try:
-                self.conn.executescript(script)
+                self.conn.executescript(script)  # leaves the transaction open for ``then``
+                if migration.then is not None:
+                    migration.then(self.conn)
+                self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
@@ -150,7 +164,9 @@ class Journal:
             raise JournalError(f"{self.path}: journal is busy or read-only ({exc}).") from None
         try:
             yield self.conn
+            self._seal_written()
         except BaseException:
+            self._unsealed.clear()
             self.conn.execute("ROLLBACK")
             raise
         try:
@@ -158,6 +174,24 @@ class Journal:
         except sqlite3.OperationalError as exc:
             self.conn.execute("ROLLBACK")
             raise JournalError(f"{self.path}: could not save ({exc}); is the disk full or read-only?") from None
+
+    def _sealed(self, debate_id: str, table: str, key: Any, values: Sequence[Any] | None = None) -> None:
+        """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT.
+        ``values``: its sealed columns as the write returned them (``seal.returning``), else
+        the row is read back."""
+        self._unsealed.append((debate_id, table, key, values))
+
+    def _seal_written(self) -> None:
+        """Append a seal link for each row written in this transaction, debate by debate, in
+        the order they were written (:func:`store.seal.append`)."""
+        written, self._unsealed = self._unsealed, []
+        if not self.sealing:
+            return
+        by_debate: dict[str, list[tuple[str, Any, Sequence[Any] | None]]] = {}
+        for debate_id, table, key, values in written:
+            by_debate.setdefault(debate_id, []).append((table, key, values))
+        for debate_id, rows in by_debate.items():
+            seal.append(self.conn, debate_id, rows, heads=self._heads)
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
@@ -204,9 +238,12 @@ class Journal:
             return
         try:
             with self._transaction() as c:
-                c.executemany(
-                    "INSERT INTO replies(debate_id, role, kind, prompt_sha256, reply, details_json, created_at)"
-                    " SELECT id, ?, ?, ?, ?, ?, ? FROM debates WHERE id = ?", rows)
+                for row in rows:
+                    cur = c.execute(
+                        "INSERT INTO replies(debate_id, role, kind, prompt_sha256, reply, details_json, created_at)"
+                        " SELECT id, ?, ?, ?, ?, ?, ? FROM debates WHERE id = ?", row)
+                    if cur.rowcount:
+                        self._sealed(debate_id, "replies", cur.lastrowid)
         except sqlite3.Error as exc:
             raise JournalError(f"{self.path}: could not record the models' replies ({exc}).") from None
 
@@ -242,12 +279,14 @@ class Journal:
                 " events_recorded) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, 0)",
                 (e.debate_id, e.protocol, e.title, e.subject, _dumps(e.config), now, now),
             )
+            self._sealed(e.debate_id, "debates", e.debate_id)
             for p in e.participants:
-                c.execute(
+                cur = c.execute(
                     "INSERT INTO participants(debate_id, role, model_id, backend, options_json, details_json)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (e.debate_id, p.role, p.model_id, p.backend, _dumps(p.options), _dumps(p.details)),
                 )
+                self._sealed(e.debate_id, "participants", cur.lastrowid)
 
     def _next_seq(self, debate_id: str) -> int:
         """The next turn number, read inside the write transaction (so never reused)."""
@@ -260,7 +299,7 @@ class Journal:
                 "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
                 " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
                 " duration_s, finish_reason, created_at, request, confidence, exchange_json)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("turns"),
                 (
                     e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
                     e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
@@ -268,58 +307,66 @@ class Journal:
                     None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
                 ),
             )
-            turn_id = cur.lastrowid
-            assert turn_id is not None  # an INSERT's row id
+            stored = cur.fetchone()
+            turn_id = int(stored[0])  # the sealed columns start with the id
+            self._sealed(e.debate_id, "turns", turn_id, stored)
             if e.distribution:
                 ranked = sorted(e.distribution.items(), key=lambda lp: lp[1], reverse=True)
-                c.executemany(
-                    "INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    [(turn_id, e.debate_id, e.round, e.role, i + 1, label, p) for i, (label, p) in enumerate(ranked)],
-                )
+                insert = ("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
+                          " VALUES (?,?,?,?,?,?,?)" + seal.returning("distributions"))
+                for i, (label, p) in enumerate(ranked):
+                    row = c.execute(insert, (turn_id, e.debate_id, e.round, e.role, i + 1, label, p)).fetchone()
+                    self._sealed(e.debate_id, "distributions", row[0], row)
             if e.call is not None:
                 self._call(e.debate_id, e.call, turn_id, e.round)
             self._touch(e.debate_id)
         return turn_id
 
     def _call(self, debate_id: str, call: CallRecord, turn_id: int | None, round_: int | None) -> None:
-        self.conn.execute(
+        cur = self.conn.execute(
             "INSERT INTO model_calls(debate_id, turn_id, round, role, model_id, purpose, options_json, prompt_tokens,"
             " prompt_tokens_evaluated, completion_tokens, duration_s, first_token_s, finish_reason, error, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("model_calls"),
             (
                 debate_id, turn_id, round_, call.role, call.model_id, call.purpose, _dumps(call.options),
                 call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s,
                 call.first_token_s, call.finish_reason, call.error, time.time(),
             ),
         )
+        stored = cur.fetchone()
+        self._sealed(debate_id, "model_calls", stored[0], stored)
 
     def _phase_changed(self, e: PhaseChanged) -> None:
         with self._writing() as c:
-            c.execute(
+            cur = c.execute(
                 "INSERT INTO phases(debate_id, name, round, kappa, started_at) VALUES (?,?,?,?,?)",
                 (e.debate_id, e.phase, e.round, e.kappa, e.at),
             )
+            self._sealed(e.debate_id, "phases", cur.lastrowid)
             c.execute(
                 "INSERT INTO rounds(debate_id, round, phase, kappa) VALUES (?,?,?,?)"
                 " ON CONFLICT(debate_id, round) DO UPDATE SET phase = excluded.phase, kappa = excluded.kappa",
                 (e.debate_id, e.round, e.phase, e.kappa),
             )
+            self._sealed(e.debate_id, "rounds", e.round)
             self._touch(e.debate_id)
 
     def _metrics(self, e: MetricsComputed) -> None:
         with self._writing() as c:
-            c.executemany(
-                "INSERT INTO metrics(debate_id, round, name, value) VALUES (?,?,?,?)"
-                " ON CONFLICT(debate_id, round, name) DO UPDATE SET value = excluded.value",
-                [(e.debate_id, e.round, name, value) for name, value in e.metrics.items()],
-            )
+            for name, value in e.metrics.items():
+                metric_id = c.execute(
+                    "INSERT INTO metrics(debate_id, round, name, value) VALUES (?,?,?,?)"
+                    " ON CONFLICT(debate_id, round, name) DO UPDATE SET value = excluded.value RETURNING id",
+                    (e.debate_id, e.round, name, value),
+                ).fetchone()[0]
+                self._sealed(e.debate_id, "metrics", metric_id)
             if e.kappa is not None:
                 c.execute(
                     "INSERT INTO rounds(debate_id, round, kappa) VALUES (?,?,?)"
                     " ON CONFLICT(debate_id, round) DO UPDATE SET kappa = excluded.kappa",
                     (e.debate_id, e.round, e.kappa),
                 )
+                self._sealed(e.debate_id, "rounds", e.round)
             self._touch(e.debate_id)
 
     def _judgement(self, e: JudgementMade) -> int:
@@ -332,6 +379,7 @@ class Journal:
                     e.verdict, _dumps(e.reasons), e.raw, time.time(),
                 ),
             )
+            self._sealed(e.debate_id, "judgements", cur.lastrowid)
             if e.call is not None:
                 self._call(e.debate_id, e.call, None, e.round)
             self._touch(e.debate_id)
@@ -340,19 +388,21 @@ class Journal:
 
     def _moderator(self, e: ModeratorActed) -> None:
         with self._writing() as c:
-            c.execute(
+            cur = c.execute(
                 "INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at, checkpoint)"
                 " VALUES (?,?,?,?,?,?)",
                 (e.debate_id, e.round, e.kind, _dumps(e.payload), time.time(), e.checkpoint),
             )
+            self._sealed(e.debate_id, "moderator_events", cur.lastrowid)
             self._touch(e.debate_id)
 
     def _notice(self, e: Notice) -> None:
         with self._writing() as c:
-            c.execute(
+            cur = c.execute(
                 "INSERT INTO notices(debate_id, round, kind, text, details_json, created_at) VALUES (?,?,?,?,?,?)",
                 (e.debate_id, e.round, e.kind, e.text, _dumps(e.details), e.at),
             )
+            self._sealed(e.debate_id, "notices", cur.lastrowid)
             self._touch(e.debate_id)
 
     def _finished(self, e: DebateFinished) -> None:
@@ -362,13 +412,17 @@ class Journal:
                 " WHERE id = ?",
                 (e.status, e.stop_reason, _dumps(e.outcome), e.at, e.at, e.debate_id),
             )
+            self._sealed(e.debate_id, "debates", e.debate_id)
 
     def _resumed(self, e: DebateResumed) -> None:
         with self._writing() as c:
             c.execute("UPDATE debates SET status = 'running', stop_reason = NULL, finished_at = NULL, updated_at = ?"
                       " WHERE id = ?", (e.at, e.debate_id))
-            c.execute("INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at) VALUES (?,?,?,?,?)",
-                      (e.debate_id, e.from_round, "resume_debate", _dumps({"from_round": e.from_round}), e.at))
+            self._sealed(e.debate_id, "debates", e.debate_id)
+            cur = c.execute("INSERT INTO moderator_events(debate_id, round, kind, payload_json, created_at)"
+                            " VALUES (?,?,?,?,?)",
+                            (e.debate_id, e.from_round, "resume_debate", _dumps({"from_round": e.from_round}), e.at))
+            self._sealed(e.debate_id, "moderator_events", cur.lastrowid)
 
     def _touch(self, debate_id: str) -> None:
         self.conn.execute("UPDATE debates SET updated_at = ? WHERE id = ?", (time.time(), debate_id))
@@ -384,10 +438,24 @@ class Journal:
     def mark_interrupted(self, debate_id: str, reason: str) -> None:
         """Flag a debate cut off by Ctrl-C or a crash, so it can be listed and resumed."""
         with self._transaction() as c:
-            c.execute(
+            cur = c.execute(
                 "UPDATE debates SET status = 'interrupted', stop_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
                 (reason, time.time(), debate_id),
             )
+            if cur.rowcount:
+                self._sealed(debate_id, "debates", debate_id)
+
+    def record_provenance(self, debate_id: str, provenance: dict[str, Any]) -> None:
+        """Keep what produced a debate (:mod:`store.provenance`), sealed with its other rows.
+        Written once at the start; the end time is the debate's ``finished_at``."""
+        try:
+            with self._transaction() as c:
+                c.execute("INSERT INTO provenance(debate_id, provenance_json, created_at) VALUES (?,?,?)"
+                          " ON CONFLICT(debate_id) DO UPDATE SET provenance_json = excluded.provenance_json",
+                          (debate_id, _dumps(provenance), time.time()))
+                self._sealed(debate_id, "provenance", debate_id)
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: could not record the debate's provenance ({exc}).") from None
 
 
 def _turn_cost(call: CallRecord | None) -> tuple[int, int, int, float, str]:

@@ -11,10 +11,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from . import seal
 from .journal import Journal
+from .provenance import with_end
 
 _JSON_COLUMNS = {"config_json", "outcome_json", "options_json", "details_json", "parsed_json",
-                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json"}
+                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json", "provenance_json"}
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +68,12 @@ class Queries:
         ids = [r["id"] for r in self.query("SELECT id FROM debates WHERE id LIKE ? || '%' LIMIT 2", (prefix,))]
         return ids[0] if len(ids) == 1 else None
 
-    def debate(self, debate_id: str) -> dict[str, Any] | None:
-        """One debate with everything recorded about it, in order."""
+    def debate(self, debate_id: str, *, chain: bool = False, chain_rows: bool = True) -> dict[str, Any] | None:
+        """One debate with everything recorded about it, in order.
+
+        ``seal`` holds the chain's head, length and migration mark; with ``chain`` (the JSON
+        export) every link too, carrying the sealed rows unless ``chain_rows`` is false (a
+        redacted export must not carry the text it masks)."""
         found = self._rows("SELECT * FROM debates WHERE id = ?", (debate_id,))
         if not found:
             return None
@@ -95,6 +101,9 @@ class Queries:
         d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
         d["replies"] = self._rows(
             "SELECT role, kind, prompt_sha256, reply, details_json FROM replies WHERE debate_id = ? ORDER BY id", q)
+        stored = self._rows("SELECT provenance_json FROM provenance WHERE debate_id = ?", q)
+        d["provenance"] = with_end(stored[0]["provenance"], d["finished_at"]) if stored else None
+        d["seal"] = seal.export(self.conn, debate_id, with_rows=chain_rows) if chain else seal.summary(self.conn, debate_id)
         return d
 
     def metrics(self, debate_id: str) -> list[dict[str, Any]]:
@@ -123,7 +132,7 @@ class Queries:
         match = " ".join(f'"{w}"*' for w in words)
         return self._rows(
             """
-            SELECT t.debate_id, d.title, t.seq, t.round, t.role, t.model_id,
+            SELECT t.debate_id, d.title, d.created_at, t.seq, t.round, t.role, t.model_id,
                    snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
             FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN debates d ON d.id = t.debate_id
             WHERE turns_fts MATCH ? ORDER BY rank LIMIT ?

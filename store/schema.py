@@ -10,16 +10,23 @@ The layout is plain tables with readable names so the file opens as it is in Dat
 
 from __future__ import annotations
 
+import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from .seal import seal_existing
 
 
 @dataclass(frozen=True)
 class Migration:
-    """One step of the layout; ``sql`` runs inside the journal's migration transaction."""
+    """One step of the layout; ``sql`` runs inside the journal's migration transaction, then
+    ``then`` (when a step needs Python, such as hashing), in the same transaction."""
 
     version: int
     name: str
     sql: str
+    then: Callable[[sqlite3.Connection], object] | None = None
 
 
 _V1_INITIAL = """
@@ -220,12 +227,45 @@ _V5_REPLAY = """
         ALTER TABLE debates ADD COLUMN events_recorded INTEGER;
 """
 
+# v6 (issue 27): the seal (store/seal.py) and each run's provenance (store/provenance.py). Every
+# transaction that writes sealed rows appends one link to ``seal`` (the rows' tables, keys and
+# hashes, chained to the link before); ``seal_heads`` holds each debate's newest chain hash. Debates already in the journal are sealed from the rows they hold,
+# marked with the migration's time (``_seal_on_migration``).
+_V6_SEAL = """
+        CREATE TABLE seal (
+            debate_id     TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            n             INTEGER NOT NULL,
+            rows_json     TEXT NOT NULL,
+            chain_sha256  TEXT NOT NULL,
+            at            REAL NOT NULL,
+            PRIMARY KEY (debate_id, n)
+        );
+        CREATE TABLE seal_heads (
+            debate_id               TEXT PRIMARY KEY REFERENCES debates(id) ON DELETE CASCADE,
+            head                    TEXT NOT NULL,
+            links                   INTEGER NOT NULL,
+            rows                    INTEGER NOT NULL,
+            sealed_on_migration_at  REAL
+        );
+        CREATE TABLE provenance (
+            debate_id        TEXT PRIMARY KEY REFERENCES debates(id) ON DELETE CASCADE,
+            provenance_json  TEXT NOT NULL,
+            created_at       REAL NOT NULL
+        );
+"""
+
+
+def _seal_on_migration(conn: sqlite3.Connection) -> int:
+    return seal_existing(conn, time.time())
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial layout", _V1_INITIAL),
     Migration(2, "turn requests", _V2_TURN_REQUESTS),
     Migration(3, "turn confidence and notices", _V3_CONFIDENCE_AND_NOTICES),
     Migration(4, "turn exchanges", _V4_TURN_EXCHANGES),
     Migration(5, "replies for resuming", _V5_REPLAY),
+    Migration(6, "seal and provenance", _V6_SEAL, _seal_on_migration),
 )
 
 LATEST = MIGRATIONS[-1].version

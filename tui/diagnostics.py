@@ -17,6 +17,8 @@ from pathlib import Path
 
 from platformdirs import user_log_dir
 
+from backends.private import create_private, private_dir
+
 #: The debate whose events are being driven (set by :func:`tui.headless.runner.drive`); copied
 #: into worker threads with the context, so backend log lines carry it too.
 current_debate: contextvars.ContextVar[str] = contextvars.ContextVar("symposium_debate", default="-")
@@ -48,9 +50,10 @@ def configure(log_file: str | None, verbose: bool, *, interactive: bool) -> Path
         return None
     if target is not None:
         path = Path(target).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path == default_log_file():
+            private_dir(path.parent)  # Symposium's own log folder: narrowed if an older version left it open
+        create_private(path)  # 0600 before the handler opens it: it names models and files, and under --verbose the case
         handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
-        os.chmod(path, 0o600)  # it may name models and files; it is the user's alone
     else:
         path, handler = None, logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(FORMAT))

@@ -25,6 +25,7 @@ from protocols.events import Event
 from protocols.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from protocols.moderation import CommandChannel
 from protocols.params import PROFILES, ParamError, Profile, params_of, profile_overrides
+from protocols.roles import SIDE_PANEL
 
 FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
 
@@ -46,6 +47,14 @@ class Field:
     help: str = ""
     optional: bool = False
     placeholder: str = ""  # shown in an empty input: a parameter's default
+    #: A text input's example (the demo's case): the form shows it greyed in the empty field and
+    #: a first debate starts with the field empty, so that what is typed is all there is.
+    example: str = ""
+    #: A select that also takes a value typed in (a path to a labels file: ``--labels FILE``).
+    open_choice: bool = False
+    #: Kept for the next form (settings, choices, numbers); never the debate's text (see
+    #: :attr:`protocols.definition.Input.remembered`).
+    remember: bool = True
 
 
 #: The form's choice of defaults (see ``protocols/params.py``); "auto" follows the models.
@@ -81,13 +90,16 @@ def input_field(i: Input) -> Field:
     match i.kind:
         case "bool":
             choices: tuple[tuple[str, str], ...] = (("yes", "yes"), ("no", "no"))
-            return Field(i.name, i.label, "select", shown or "no", choices, help=i.help, optional=True)
+            return Field(i.name, i.label, "select", shown or "no", choices, help=i.help, optional=True, remember=i.remembered)
         case "select":
-            return Field(i.name, i.label, "select", shown, i.choices, help=i.help, optional=not i.required)
-        case "int" | "float" | "textarea":
-            return Field(i.name, i.label, i.kind, shown, help=i.help, optional=not i.required)
-        case _:  # text, a file's path, a list (items separated as the input says)
-            return Field(i.name, i.label, "text", shown, help=i.help, optional=not i.required)
+            return Field(i.name, i.label, "select", shown, i.choices, help=i.help, optional=not i.required,
+                         open_choice=i.open_choice, remember=i.remembered)
+        case "int" | "float":
+            return Field(i.name, i.label, i.kind, shown, help=i.help, optional=not i.required, remember=i.remembered)
+        case _:  # text(area), a file's path, a list (items separated as the input says)
+            example = str(i.example) if i.example is not None and i.required else ""  # what the user must give
+            return Field(i.name, i.label, "textarea" if i.kind == "textarea" else "text", shown, help=i.help,
+                         optional=not i.required, example=example, remember=i.remembered)
 
 
 def role_fields(role: Role, definition: ProtocolDefinition) -> tuple[Field, ...]:
@@ -151,6 +163,14 @@ class ProtocolSpec:
     @property
     def fields(self) -> tuple[Field, ...]:
         return (*self.inputs, PROFILE_FIELD, *param_fields(self.config_cls))
+
+    def remembered(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The part of a form's ``values`` the app may keep for the next form: every field but
+        the debate's text (the case, the subject …: the journal holds those), and the side panel's
+        analyzer. Applied when saving and when reading, so a case an older version saved is
+        neither shown nor kept."""
+        kept = {f.name for f in self.fields if f.remember} | {SIDE_PANEL}
+        return {k: v for k, v in values.items() if k in kept}
 
     def values_for(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The form's values as the definition reads them: a disabled role's switch set."""
@@ -249,7 +269,13 @@ class ProtocolSpec:
         return out
 
     def defaults(self) -> dict[str, Any]:
+        """Every field's default, examples included: values a debate can start from (the demo's)."""
         return {f.name: f.default for f in self.fields}
+
+    def blank(self) -> dict[str, Any]:
+        """What a new form starts from: :meth:`defaults` with the text examples left out (the
+        form shows them as placeholders), so that a case typed in is not added to the demo's."""
+        return {**self.defaults(), **{f.name: "" for f in self.fields if f.example}}
 
 
 def choose_profile(registry: Registry, model_ids: Iterable[str]) -> Profile:

@@ -14,6 +14,8 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
+from backends.private import private_dir, write_private
+
 
 def config_dir() -> Path:
     env = os.environ.get("SYMPOSIUM_CONFIG_DIR")
@@ -34,11 +36,23 @@ def load() -> dict[str, Any]:
 
 
 def save(settings: dict[str, Any]) -> None:
-    path = _settings_file()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(settings, indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
+    """Replace the saved settings: ``0600`` in a ``0700`` folder (they name the user's models
+    and files; the form's remembered values are kept free of the case, see
+    :attr:`protocols.definition.Input.remembered`)."""
+    private_dir(config_dir())
+    write_private(_settings_file(), json.dumps(settings, indent=2, ensure_ascii=False))
+
+
+def protect() -> None:
+    """Narrow the settings folder to ``0700`` and its files to ``0600`` where an older version
+    (which wrote ``tui.json`` ``0644``) left them readable by other accounts."""
+    folder = config_dir()
+    if not folder.is_dir():
+        return
+    private_dir(folder)
+    for path in folder.iterdir():
+        if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)
 
 
 def remember(section: str, values: dict[str, Any]) -> None:

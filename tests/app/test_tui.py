@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import time
 from collections.abc import Callable
@@ -11,9 +12,11 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select, Static, TextArea
 
+from store import seal
 from store.journal import Journal
 from protocols.outcome import outcome_in_words
 from store.queries import Queries
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
@@ -62,8 +65,15 @@ async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry)
         await pilot.press("e")
         exported = tmp_path / "exports" / f"symposium-{home.selected()}.md"
         assert exported.exists() and stat.S_IMODE(exported.stat().st_mode) == 0o600
+        await pilot.press("j")  # the JSON export carries the seal's chain: it verifies without the journal
+        exported_json = json.loads((tmp_path / "exports" / f"symposium-{home.selected()}.json").read_text())
+        assert seal.verify_export(exported_json).ok and exported_json["seal"]["chain"]
         await pilot.press("delete")
-        await pilot.press("enter")  # confirm: "Delete" is focused
+        await pilot.press("enter")  # "Cancel" is focused: a destructive question opens on it
+        await pilot.pause()
+        assert table.row_count == 2
+        await pilot.press("delete")
+        await pilot.click("#yes")
         await pilot.pause()
         assert table.row_count == 1
         assert len(Queries(app.journal).debates()) == 1
@@ -91,6 +101,9 @@ async def test_new_debate_form_explains_bad_values(tmp_path: Path, registry) -> 
         await pilot.press("n")
         form = app.screen
         assert isinstance(form, NewDebateScreen)
+        await pilot.press("ctrl+s")
+        assert "Case (information set S): required" in str(form.query_one("#problem", Static).render())  # empty at first
+        await pilot.press(*"yellow skin, dark urine")  # the case has the focus
         form.query_one("#field-max_rounds", Input).value = "lots"
         await pilot.press("ctrl+s")
         assert "max_rounds" in str(form.query_one("#problem", Static).render())
@@ -187,6 +200,7 @@ async def test_ctrl_c_asks_before_quitting(tmp_path: Path, registry) -> None:
         assert app.is_running
 
 
+@pytest.mark.usefixtures("steady_cursor")
 def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
     """Home, New debate and a Debate screen mid-run (recorded events, so identical everywhere)."""
     monkeypatch.setenv("TZ", "UTC")
@@ -212,6 +226,7 @@ async def test_ctrl_c_during_a_debate_leaves_it_resumable(tmp_path: Path, regist
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         form = app.screen
+        form.query_one("#field-case", TextArea).text = "Itching, yellowish skin, dark urine."
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
         form.query_one("#field-turn_tokens", Input).value = "200"
         await pilot.press("ctrl+s")

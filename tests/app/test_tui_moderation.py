@@ -31,6 +31,7 @@ from backends.lifecycle import OnProgress
 from backends.registry import ModelEntry
 from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
 from store.queries import Queries
+from tests.helpers.form import fill_examples
 from tests.app.test_tui import SIZE, make_app, wait_for
 from protocols.events import Interject, Pause
 from protocols.roles import SIDE_PANEL
@@ -92,6 +93,8 @@ def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
 async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: dict[str, str]) -> DebateScreen:
     await app.push_screen(NewDebateScreen(protocol))
     form = app.screen
+    assert isinstance(form, NewDebateScreen)
+    fill_examples(form)  # a new form is blank (the examples are placeholders)
     for name, value in values.items():
         form.query_one(f"#field-{name}", Input).value = value
     if protocol == "evince":

@@ -11,6 +11,7 @@ from textual.widgets import Input, Select
 
 from store.queries import Queries
 from tests.app.test_tui import SIZE, make_app, wait_for
+from tests.helpers.form import fill_examples
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import PersonDialog
 from tui.app.screens.new_debate import NewDebateScreen
@@ -31,6 +32,8 @@ async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_pa
     async with app.run_test(size=SIZE) as pilot:
         await app.push_screen(NewDebateScreen(protocol))
         form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        fill_examples(form)  # a new form is blank (the examples are placeholders)
         for name, value in SMALL[protocol].items():
             form.query_one(f"#field-{name}", Input).value = value
         form.query_one("#field-side-panel", Select).value = "none"

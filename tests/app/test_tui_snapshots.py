@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.app.test_tui import SIZE, make_app
@@ -72,6 +73,7 @@ def test_home_with_no_debates_yet(snap_compare, tmp_path: Path, registry) -> Non
     assert snap_compare(make_app(tmp_path, registry), terminal_size=SIZE)
 
 
+@pytest.mark.usefixtures("steady_cursor")
 @pytest.mark.parametrize("protocol", ["socrasynth", "agreement", "deliberation", "humanloop", "d3"])  # EVINCE's: test_tui
 def test_new_debate_form(snap_compare, tmp_path: Path, registry, protocol: str) -> None:
     app = make_app(tmp_path, registry)

@@ -152,3 +152,28 @@ async def test_closing_a_model_frees_it_off_the_event_loop(registry: Registry) -
     backend.model.close = close  # type: ignore[method-assign]
     await backend.aclose()
     assert freed_in and freed_in[0] is not threading.main_thread()
+
+
+@pytest.mark.timeout(300)  # a lockstep thread that died would leave the callers waiting forever
+async def test_a_failed_step_fails_its_replies_and_the_model_serves_on(pair: tuple[LlamaCppBackend, LlamaCppBackend]) -> None:
+    """A step of three replies fails (scripted: an error from inside llama-cpp-python's
+    wrappers; the real decode fails only when memory runs out): each caller gets the error,
+    none waits forever, and the next call on the model is answered as it is alone."""
+    alone, together = pair
+    expected = summary(await alone.session("s0").complete(question(0), GREEDY))
+    pool = together.session("s0").pool
+    real_decode = pool.decode
+
+    def failing(items, *, protect):  # type: ignore[no-untyped-def]
+        if len({seq for _, _, seq, _ in items}) > 1:  # a lockstep step, not a prompt
+            raise RuntimeError("llama_decode failed (scripted)")
+        return real_decode(items, protect=protect)
+
+    pool.decode = failing  # type: ignore[method-assign]
+    results = await asyncio.wait_for(asyncio.gather(
+        *(together.session(f"s{i}").complete(question(i), GREEDY) for i in range(3)), return_exceptions=True), 120)
+    assert any(isinstance(r, RuntimeError) and "scripted" in str(r) for r in results)
+    pool.decode = real_decode  # type: ignore[method-assign]
+    for i in range(3):
+        together.session(f"s{i}").reset()
+    assert summary(await together.session("s0").complete(question(0), GREEDY)) == expected

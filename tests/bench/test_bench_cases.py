@@ -68,8 +68,8 @@ def test_bench_runs_on_free_text_cases(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SYMPOSIUM_DB": str(tmp_path / "j.db")}
     done = subprocess.run([sys.executable, "-m", "tui.cli", "bench", "diagnosis", "--cases", str(cases), "--labels", str(labels),
                            "--models", "smollm2-135m,smollm2-135m", "--judge", "smollm2-135m", "--schedules", "none", "--max-rounds", "0",
-                           "--turn-tokens", "32", "--limit", "2", "--jobs", "1", "--out", str(tmp_path / "out")],
-                          env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                           "--turn-tokens", "32", "--limit", "2", "--jobs", "1", "--k", "1", "--out", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=480, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     outcomes = [json.loads(line) for line in (tmp_path / "out.cases.jsonl").read_text().splitlines()]
     assert len({o["case_id"] for o in outcomes}) == 2

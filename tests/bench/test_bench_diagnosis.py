@@ -60,13 +60,13 @@ async def test_every_figure_matches_the_hand_worked_answer(tmp_path: Path, journ
     # every comparison is against the better single model (A), with a p-value
     assert {c["versus"] for c in report.comparisons} == {"model-a alone"}
     assert all(0 <= c["p"] <= 1 and 0 <= c["p_bh"] <= 1 for c in report.comparisons)
-    # each run is a journalled debate: 4 cases × (2 singles + 1 EVINCE)
+    # each run is a journalled debate: 4 cases × (2 singles + cot + 1 EVINCE + k self-consistency samples)
     n = journal.conn.execute("SELECT COUNT(*) FROM debates WHERE status = 'finished'").fetchone()[0]
-    assert n == 4 * 3
+    assert bench.k is not None and bench.k >= 1 and n == 4 * (4 + bench.k)
     written = write_outputs(report, tmp_path / "out" / "diagnosis", "symposium bench diagnosis …")
     assert {p.suffix for p in written} >= {".md", ".json", ".svg"}
     data = json.loads((tmp_path / "out" / "diagnosis.json").read_text(encoding="utf-8"))
-    assert data["metrics"]["model-a alone"]["acc1"] == pytest.approx(0.5) and len(data["cases"]) == 4 * 5
+    assert data["metrics"]["model-a alone"]["acc1"] == pytest.approx(0.5) and len(data["cases"]) == 4 * 7
 
 
 async def test_a_second_run_takes_finished_cases_from_the_cache(tmp_path: Path, journal: Journal) -> None:
@@ -75,7 +75,7 @@ async def test_a_second_run_takes_finished_cases_from_the_cache(tmp_path: Path, 
     again, _, _ = _bench(tmp_path, journal)
     assert len(again.done) == 2 * len(again.systems)
     await again.run(cases, labels)
-    assert journal.conn.execute("SELECT COUNT(*) FROM debates").fetchone()[0] == 4 * 3  # none run twice
+    assert journal.conn.execute("SELECT COUNT(*) FROM debates").fetchone()[0] == 4 * (4 + again.k)  # none run twice
 
 
 async def test_a_model_that_gives_no_prediction_is_not_given_an_invented_one(tmp_path: Path, journal: Journal) -> None:

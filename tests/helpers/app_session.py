@@ -28,6 +28,7 @@ async def play(app, pilot) -> None:  # type: ignore[no-untyped-def]  # Symposium
     """Home, then a new EVINCE debate (A, B and the judge on SmolLM2) run to its end."""
     from textual.widgets import Input, Select
 
+    from tests.helpers.form import fill_examples
     from tui.app.screens.debate import DebateScreen
     from tui.app.screens.home import HomeScreen
 
@@ -35,6 +36,7 @@ async def play(app, pilot) -> None:  # type: ignore[no-untyped-def]  # Symposium
     assert isinstance(app.screen, HomeScreen), app.screen
     await pilot.press("n")
     form = app.screen
+    fill_examples(form)  # the case: a new form is blank, its example only a placeholder
     for role in ("agent-a", "agent-b", "judge"):
         form.query_one(f"#field-{role}", Select).value = "smollm2-135m"
     for name, value in FIELDS:

@@ -33,7 +33,8 @@ an ignored SIGINT on, and CPython keeps it ignored), and signalled as a group. A
 after the process had exited or the debate had ended is counted apart (``late``), as is a
 trial whose debate ended before the chosen moment (``not sent``).
 
-After each trial the journal must pass ``PRAGMA integrity_check``; every turn shown must be
+After each trial the journal must pass ``PRAGMA integrity_check`` and its seal must verify
+(``store/seal.py``, again after the resume); every turn shown must be
 stored; every stored turn whole (text, raw reply, JSON that parses, numbered 1…n) with its
 distribution rows and its model-call row; a debate cut off by SIGINT, SIGTERM, SIGHUP or Ctrl-C
 must be marked ``interrupted`` (SIGKILL leaves ``running``: nothing could mark it), and after any
@@ -185,6 +186,13 @@ class Trial:
     asked: bool = False  # the app showed its "Quit?" dialog (SIGTERM and SIGHUP must not make it ask)
     left_behind: bool = False  # a process of the killed one's group was still there after it exited
     protocol: str = "evince"
+    #: The debate's seal (store/seal.py) verified after the kill and again after the resume:
+    #: '' when every chain held, else the first row :func:`store.seal.verify` named.
+    seal_problem: str = ""
+
+    @property
+    def sealed(self) -> bool:
+        return not self.seal_problem
 
     @property
     def took_effect(self) -> bool:
@@ -230,7 +238,7 @@ class Trial:
         group outlived it (SIGKILL excepted: nothing could close them). Says nothing of whether
         the kill took."""
         needs = self.debate_id is not None and self.status_before not in COMPLETE
-        return (self.debate_id is not None and self.integrity == "ok" and self.rows_valid and self.kept
+        return (self.debate_id is not None and self.integrity == "ok" and self.rows_valid and self.kept and self.sealed
                 and self.turns_before >= self.printed_before and (self.resumed or not needs) and self.marked_as_promised
                 and (self.sig == "SIGKILL" or not self.left_behind))
 
@@ -298,6 +306,15 @@ def _debate_id(line: str, mode: Mode) -> str | None:
     if mode == "model" and (started := _STARTED.match(line.strip())):
         return started.group(1)
     return None
+
+
+def check_seal(conn: sqlite3.Connection, debate_id: str, when: str) -> str:
+    """'' when the debate's hash chain holds (each row written with its link, in one
+    transaction: a kill can cut off neither alone), else the first row that does not match."""
+    from store.seal import verify
+
+    verdict = verify(conn, debate_id)
+    return "" if verdict.ok else f"seal broken {when}: {verdict.problems[0]}"
 
 
 def check_rows(conn: sqlite3.Connection, debate_id: str) -> str:
@@ -586,6 +603,7 @@ def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool
         debate_id = s.debate_id
         before = [] if debate_id is None else _debate_turns(conn, debate_id)
         problem = f"no debate was started ({s.detail})" if debate_id is None else check_rows(conn, debate_id)
+        seal_problem = "" if debate_id is None else check_seal(conn, debate_id, "after the kill")
         status = None if debate_id is None else conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0]
         conn.close()
         stored_debate_turns = _progress(db, debate_id)[1]
@@ -598,11 +616,12 @@ def trial(db: Path, number: int, rng: random.Random, mode: Mode, *, resume: bool
             resumed = conn.execute("SELECT status FROM debates WHERE id = ?", (debate_id,)).fetchone()[0] == "finished"
             rows = _debate_turns(conn, debate_id)
             problem = problem or check_rows(conn, debate_id) or ("" if resumed else f"resume failed: {tail}")
+            seal_problem = seal_problem or check_seal(conn, debate_id, "after the resume")
             conn.close()
             after, kept = len(rows), rows[: len(before)] == before
     return Trial(number, mode, sig, after_shown, round(extra, 2), s.sent, s.alive, s.status, s.stored, s.confirmed,
                  s.returncode, debate_id, status, len(before), s.shown if debate_id else 0, integrity, not problem,
-                 resumed, after, kept, problem, s.asked, s.left_behind, protocol)
+                 resumed, after, kept, problem, s.asked, s.left_behind, protocol, seal_problem)
 
 
 def run_trials(db: Path, count: int, *, seed: int = 0, mode: Mode = "fast", jobs: int = 1, first: int = 1,

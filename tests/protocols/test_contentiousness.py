@@ -89,6 +89,20 @@ def test_linear_and_exponential_formulas() -> None:
     assert make_schedule("fixed").value(50) == 0.9
 
 
+def test_by_default_exponential_cools_faster_than_linear_as_section_7_4_5_reports() -> None:
+    """Issue 26, item 8: §7.4.5 reports exponential decay converging faster ("three vs. four
+    rounds"), but both arms defaulted to λ = 0.2, so exponential had cooled less after one round
+    (0.74 against 0.70). Now it is cooler at every refutation round through round 4, and it
+    reaches Table 7.3's convergence level 0.3 at round 2 (its third round), linear at round 3
+    (its fourth)."""
+    linear, expo = make_schedule("linear"), make_schedule("exponential")
+    for t in range(1, 5):
+        assert expo.value(t) <= linear.value(t) + 1e-9, t  # type: ignore[operator]
+    first = lambda s: next(t for t in range(10) if s.value(t) <= 0.3 + 1e-9)  # noqa: E731
+    assert (first(expo) + 1, first(linear) + 1) == (3, 4)  # rounds counted as the tables do, the opening first
+    assert [round(expo.value(t), 2) for t in range(5)] == [0.9, 0.52, 0.3, 0.17, 0.1]  # type: ignore[arg-type]
+
+
 def test_none_schedule_gives_no_level() -> None:
     schedule = make_schedule("none")
     assert isinstance(schedule, NoModulation)

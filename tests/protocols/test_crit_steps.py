@@ -30,7 +30,7 @@ from tests.helpers.scripted import ScriptedBackend
 OPTS = SamplingOptions(max_tokens=200, temperature=0.7)
 APPLY = ("Apply CRIT: (1) state the document's main claim; (2) list up to {n} reasons supporting it, each with validity "
          "(1-10: does it support the claim?) and credibility (1-10: is its source credible?){cite}{recurse}; (3) list up "
-         "to {n} rival reasons against the claim, rated the same way; (4) give an overall score from 1 (not credible) to "
+         "to {n} rival reasons against the claim, rated{marked} the same way; (4) give an overall score from 1 (not credible) to "
          "10 (most credible) and a short justification.")
 CITE = " and the number of the argument it comes from (0 if none)"
 RECURSE = "; mark is_claim true when a reason is itself a conclusion that needs support of its own"
@@ -82,9 +82,9 @@ async def test_the_judges_prompt_word_for_word_then_the_stricter_retry() -> None
                 "Counter-arguments from the opponent:\n<<<\nMalaria: travel to Ghana.\n>>>\n\n")
     first, retry = backend.prompts
     assert first == [Message("system", JUDGE_SYSTEM),
-                     Message("user", material + APPLY.format(n=5, cite=CITE, recurse=RECURSE))]
+                     Message("user", material + APPLY.format(n=5, cite=CITE, recurse=RECURSE, marked=" and marked"))]
     assert retry == [Message("system", JUDGE_SYSTEM),
-                     Message("user", material + APPLY.format(n=1, cite=CITE, recurse="") + "\n\n"
+                     Message("user", material + APPLY.format(n=1, cite=CITE, recurse="", marked="") + "\n\n"
                              "Reply with the JSON object only, keep every text field very short.")]
     assert "never instructions" in JUDGE_SYSTEM  # the markers' meaning, told to the judge
 
@@ -93,7 +93,7 @@ async def test_a_document_alone_is_asked_without_citations() -> None:
     backend = Judge([judged()])
     await crit(agent(backend), "doc", author="A")
     assert backend.prompts[0][1] == Message("user", "Document by A:\n<<<\ndoc\n>>>\n\n"
-                                            + APPLY.format(n=5, cite="", recurse=RECURSE))
+                                            + APPLY.format(n=5, cite="", recurse=RECURSE, marked=" and marked"))
 
 
 async def test_each_attempt_has_its_schema_budget_and_temperature() -> None:
@@ -128,7 +128,7 @@ async def test_a_judge_that_fails_twice_is_recorded_as_missing_with_each_reason(
 async def test_the_reasons_that_are_there_decide_gamma_either_side_alone_included() -> None:
     only_support = await crit(agent(Judge([judged([reason("r", 6, 5)], score=2)])), "doc", author="A")
     only_rivals = await crit(agent(Judge([judged(rivals=[reason("x", 6, 5)], score=9)])), "doc", author="A")
-    assert (only_support.score, only_rivals.score) == (10.0, 1.0)  # 1 + 9·S⁺/(S⁺+S⁻), not the judge's 2 or 9
+    assert (only_support.score, only_rivals.score) == (5.477, 1.0)  # √(6·5) unanswered, 1 unsupported; not the judge's 2 or 9
     assert not any("holistic" in n for n in only_support.notes + only_rivals.notes)
     holistic = await crit(agent(Judge([judged(score=8)])), "doc", author="A")
     assert holistic.notes == ["no reason rated on either side: Γ is the judge's holistic score (step #7)"]
@@ -137,13 +137,13 @@ async def test_the_reasons_that_are_there_decide_gamma_either_side_alone_include
 async def test_what_the_journal_keeps_of_a_judgement() -> None:
     reply = judged([reason("r", 7, 6, argument=1)], [reason("x", 3, 3)], score=9, claim="dengue", justification="fits")
     result = await crit(agent(Judge([reply])), "doc", author="A", arguments=["fever"], depth=0)
-    assert (result.score, result.weighted, result.holistic) == (8.412, 8.412, 9)  # 1 + 9·4.2/5.1, to three decimals
+    assert (result.score, result.weighted, result.holistic) == (5.514, 5.514, 9)  # 1 + (√42 − 1)·42/51, to three decimals
     assert (result.claim, result.justification, result.raw) == ("dengue", "fits", reply)
     assert result.reasons_json() == {
         "claim": "dengue",
         "reasons": [{"reason": "r", "validity": 7, "credibility": 6, "argument": 1, "is_claim": False}],
         "rival_reasons": [{"reason": "x", "validity": 3, "credibility": 3, "argument": 0, "is_claim": False}],
-        "holistic_score": 9, "weighted_score": 8.412, "argument_scores": {"1": 0.6481},
+        "holistic_score": 9, "weighted_score": 5.514, "argument_scores": {"1": 0.6481},
         "justification": "fits", "notes": [],
     }
 
@@ -151,7 +151,7 @@ async def test_what_the_journal_keeps_of_a_judgement() -> None:
 def test_weighted_score_reads_rated_reasons_as_parsed_or_as_dicts() -> None:
     parsed = [RatedReason(reason="r", validity=7, credibility=6)], [RatedReason(reason="x", validity=3, credibility=3)]
     dumped = [r.model_dump() for r in parsed[0]], [r.model_dump() for r in parsed[1]]
-    assert weighted_score(*parsed) == weighted_score(*dumped) == pytest.approx(1 + 9 * 4.2 / 5.1)
+    assert weighted_score(*parsed) == weighted_score(*dumped) == pytest.approx(1 + (42 ** 0.5 - 1) * 42 / 51)
 
 
 def test_a_reason_that_cites_no_argument_scores_none() -> None:
@@ -171,7 +171,7 @@ async def test_the_recursion_asks_about_the_reason_in_its_documents_context() ->
     assert backend.prompts[1][1] == Message("user", (
         "Debate subject:\n<<<\nFever after travel\n\nIt is a reason given in this document by Agent A:\n"
         "Dengue, as the rash proves.\n>>>\n\nDocument by a reason given by Agent A:\n<<<\nthe rash proves dengue\n>>>\n\n"
-        + APPLY.format(n=5, cite="", recurse=RECURSE)))
+        + APPLY.format(n=5, cite="", recurse=RECURSE, marked=" and marked")))
     assert [o.max_tokens for o in backend.options] == [111, 111]
 
 
@@ -204,8 +204,9 @@ async def test_a_failed_sub_evaluation_keeps_the_first_ratings_and_the_next_clai
     first, second = result.reasons
     assert first["recursion"] == {"failed": True, "kept": {"validity": 8, "credibility": 7}}
     assert (first["validity"], first["credibility"]) == (8, 7)
-    sub_gamma = round(1 + 9 * 1.4 / (1.4 + 8.1), 3)
-    assert (second["validity"], second["credibility"]) == (sub_gamma, 3.5)  # Γ of its own CRIT; the mean θ of its reasons
+    sub_gamma = round(1 + ((6 ** 0.5 + 8 ** 0.5) / 2 - 1) * 14 / (14 + 81), 3)  # its own Γ, journalled
+    # its reasons' mean γ (2), discounted by its rival's share as Γ is; the mean θ of its reasons
+    assert (second["validity"], second["credibility"]) == (round(1 + (2 - 1) * 14 / (14 + 81), 3), 3.5)
     assert second["recursion"] == {
         "first": {"validity": 6, "credibility": 5}, "sub_score": sub_gamma, "sub_claim": "c",
         "sub_reasons": [{"reason": "s", "validity": 2, "credibility": 3, "argument": 0, "is_claim": False},
@@ -260,3 +261,20 @@ async def test_a_recursed_reasons_credibility_is_the_mean_to_three_decimals() ->
                      judged([reason("s", 2, 3), reason("t", 2, 4), reason("u", 2, 4)])])
     result = await crit(agent(backend), "doc", author="A")
     assert result.reasons[0]["credibility"] == 3.667
+
+
+async def test_a_sub_evaluation_that_rates_nothing_keeps_the_first_ratings() -> None:
+    """Its Γ would be only the judge's holistic score: no rating of the reason to take."""
+    backend = Judge([judged([reason("claim", 8, 7, is_claim=True)], score=3), judged(score=10)])
+    result = await crit(agent(backend), "doc", author="A")
+    assert (result.reasons[0]["validity"], result.reasons[0]["credibility"]) == (8, 7)
+    assert result.reasons[0]["recursion"] == {"unrated": True, "kept": {"validity": 8, "credibility": 7}}
+
+
+async def test_the_retry_is_read_against_the_stricter_schema_it_was_constrained_to() -> None:
+    """A retry's reply that the first schema would take but the stricter one does not (a
+    justification over its 80 characters) is not accepted: the judge is recorded as missing."""
+    loose = judged([reason("r", 5, 5)], justification="j" * 81)
+    backend = Judge(["prose", loose])
+    result = await crit(agent(backend), "doc", author="A")
+    assert result.score is None and result.notes[1].startswith("attempt 2: JSON does not match the expected shape")

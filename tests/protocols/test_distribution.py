@@ -250,7 +250,7 @@ def test_merges_duplicate_labels() -> None:
 def test_closed_set_drops_unknown_labels_and_maps_typos() -> None:
     result = parse_distribution('{"Hepatits C": 0.5, "Chikungunya": 0.25, "Zika": 0.25}', CLOSED)
     assert result.probs == {"Hepatitis C": 1.0}
-    assert "matched labels: 'Hepatits C' -> 'Hepatitis C'" in result.repairs
+    assert "matched labels: 'Hepatits C' -> 'Hepatitis C' (typo, 95% alike)" in result.repairs
     assert "dropped 2 labels unknown in the closed set: 'Chikungunya', 'Zika'" in result.repairs
     assert "renormalized probabilities that summed to 0.5" in result.repairs
 

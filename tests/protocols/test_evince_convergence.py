@@ -343,6 +343,7 @@ async def test_a_round_without_both_crit_scores_steers_by_wd_mi_and_jsd_alone(mi
     events = await run_all(cfg, team)
     m = {e.round: e.metrics for e in events if isinstance(e, MetricsComputed)}
     assert "crit" not in m[missing] and "crit" in m[1 - missing]
+    assert "crit_b" not in m[missing] and m[missing]["crit_a"] == 0.5  # the failed judgement leaves no value, not None
     d_jsd = m[0]["jsd"] - m[1]["jsd"]
     expected = Adaptive()
     expected.value(1, None)

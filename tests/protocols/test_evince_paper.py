@@ -119,6 +119,21 @@ async def test_the_quality_gate_drops_a_low_crit_argument_from_the_exchange_and_
     assert [d["argument"] for d in final.outcome["gate_dropped"]] == [weak]
 
 
+async def test_agent_as_opening_with_no_counter_yet_scores_its_reasons_quality_not_ten() -> None:
+    """Issue 26 items 1–2: in round 0 A has no counter-argument, and the judge often lists no
+    rival; Γ is then the quality of A's reasons (√(γθ) averaged), not 10 (as under the old
+    share-only Γ). B's opening is judged against A's: the two are not scored alike."""
+    a = ScriptedBackend("a", [reply({"Dengue": 0.7, "Zika": 0.3}, ["fever"])])
+    b = ScriptedBackend("b", [reply({"Dengue": 0.6, "Chikungunya": 0.4}, ["arthralgia"])])
+    judge = ScriptedBackend("j", [judge_reply(9, [{"reason": "fever", "validity": 6, "credibility": 6, "argument": 1}]),
+                                  judge_reply(7, [{"reason": "arthralgia", "validity": 6, "credibility": 6, "argument": 1}],
+                                              [{"reason": "A's dengue", "validity": 6, "credibility": 6}])])
+    events = await run_all(config(crit_judge=True, max_rounds=0, crit_depth=0), agents(a, b, judge))
+    scores = {e.target: e.score for e in events if isinstance(e, JudgementMade)}
+    assert "Counter-arguments" not in user_prompts(judge)[0] and "Counter-arguments" in user_prompts(judge)[1]
+    assert scores == {"agent-a": 6.0, "agent-b": 3.5}  # 1 + (6 − 1)·36/(36+36) for B
+
+
 # --- point 3: arguments are paragraphs ------------------------------------------------------------
 
 

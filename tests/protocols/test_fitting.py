@@ -358,6 +358,31 @@ async def test_a_stage_too_long_for_the_judge_is_fitted_oldest_turns_first_and_n
     assert any(n.startswith("shortened to fit judge's context window (1,200 tokens") for n in agreement[1]["reasons"]["notes"])
 
 
+
+@pytest.mark.parametrize("window", [16384, 1800])
+async def test_the_conference_evaluator_reads_the_issue_whole_and_no_turn_clips_it(tmp_path: Path, window: int) -> None:
+    """Issue 26, item 5: the evaluation agent scored a stage without the issue (only the
+    moderator's welcome quoted it, clipped to 300 characters). Now it reads the issue whole, as
+    the agreement judge does; in a window too small for everything, the stage's turns give way
+    first and the note says so; and no turn quotes a clip of the issue."""
+    said = [padded(f"SAID{i}", 1000) for i in range(2)]
+    agents, _ = _conference(16384, said)
+    assert agents.evaluator is not None
+    evaluator: ScriptedBackend = agents.evaluator.backend  # type: ignore[assignment]
+    evaluator.context_length = window
+    config = conference.ConferenceConfig(issue=ISSUE, topics=["the criteria"], max_rounds=3)
+    debate = await journalled(conference.run(config, agents, debate_id="c3"), tmp_path, "c3")
+    fits(evaluator)
+    [prompt] = evaluator.prompts
+    assert ISSUE in prompt[-1].content
+    assert not any("ISSUE-START" in t["text"] and ISSUE not in t["text"] for t in debate["turns"])
+    [evaluation] = [j for j in debate["judgements"] if j["kind"] == "evaluation"]
+    shortened = [n for n in evaluation["reasons"]["notes"] if n.startswith("shortened to fit evaluator's context window")]
+    if window < 16384:
+        assert shortened and "the issue" not in shortened[0] and LEFT_OUT in prompt[-1].content
+    else:
+        assert not shortened and f"{said[0]} (A0)" in prompt[-1].content
+
 def _position(probs: dict[str, float], argument: str) -> str:
     return json.dumps({"predictions": [{"label": k, "probability": v, "argument": argument} for k, v in probs.items()],
                        "arguments": []})
@@ -510,6 +535,25 @@ async def test_the_qa_comparison_gives_the_debate_and_the_single_answer_the_same
     assert len(shown) == 5 and debate_parts > 0, shown  # the subject, two closings, the joint text, the answer
     assert abs(shown["the single answer"] - debate_parts) <= 0.15 * debate_parts, shown
 
+
+
+async def test_the_single_answer_is_written_with_the_budget_the_debates_text_had(tmp_path: Path) -> None:
+    """Issue 26, item 6: the comparison reads both texts at one budget, and now they are written
+    at one too: the single answer's reply limit is the sum of the limits its rival parts were
+    written with (both closing turns and the joint text's last version); it was 2 × turn_tokens
+    against 4 ×."""
+    agents, _, _, _ = _socrasynth()
+    config = ss.SocraSynthConfig(subject=LONG_SUBJECT, subtopics=1, max_rounds=2, case_check=False, qa_baseline=True)
+    await journalled(ss.run(config, agents, debate_id="s5"), tmp_path, "s5")
+
+    def limits(agent: Agent, marker: str) -> list[int]:
+        backend: ScriptedBackend = agent.backend  # type: ignore[assignment]
+        return [o.max_tokens for p, o in zip(backend.prompts, backend.options, strict=True) if marker in p[-1].content]
+
+    closings = limits(agents.a, "Closing statements.") + limits(agents.b, "Closing statements.")
+    [joint] = limits(agents.b, "Revise it into the final version")
+    [answer] = limits(agents.qa, "Question:")  # type: ignore[arg-type]
+    assert len(closings) == 2 and answer == sum(closings) + joint == 4 * config.turn_tokens
 
 @pytest.mark.parametrize("context", [1536, 2048])
 async def test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole(tmp_path: Path, context: int) -> None:

@@ -15,7 +15,10 @@ judge sees. Numbers left out on purpose, section by section (nothing in the code
 * quotes and counts from the papers ("ten topics", 278–624 characters a point, 1,261–1,348
   characters a statement, 20/600 and 43/400, "No more than 75 words", "150 words", 4k–128k);
 * the earlier code's values a row gives as history (230/134 characters, 4,000 and 1,333, 700,
-  300/400/500/1,500/900/1,200/6000 characters, "7/7 ratings gave 6.25 vs 7");
+  300/400/500/1,500/900/1,200/6000 characters, "7/7 ratings gave 6.25 vs 7", the recursion's
+  3/3 that "came back 10/6" as issue 26 reported it, the noise simulation's 20 % and 57 % under
+  the earlier Γ); the CRIT examples' "earlier" Γ values are pinned, computed by
+  :func:`earlier_gamma`;
 * SocraSynth's simulated false-stop and catch rates (50 %, 34 %, 20 %, 6 %, 2 %; 57/63/67 %;
   40/35/30 %) with σ = 1, 3–5 reasons and 3 points: ``benchmarks/crit_noise.py`` prints them
   (three runs of 20,000 trials, a minute of CPU: too slow for a unit test; rerun it after
@@ -38,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from backends.base import Message, SamplingOptions
@@ -46,16 +50,19 @@ from protocols import crit as C
 from protocols import metrics as M
 from protocols import socrasynth as ss
 from protocols.agents import Agent
-from protocols.contentiousness import LEVELS, Adaptive, Linear, RoundSignals
+from protocols.contentiousness import LEVELS, Adaptive, Exponential, Linear, RoundSignals, Schedule
 from protocols.d3_audit import family
 from protocols.events import TurnFinished
 from protocols.fitting import SAFETY_TOKENS, Section, fit_sections
 from protocols.humanloop import HumanloopConfig
-from protocols.labels import LabelSet
+from protocols import evaluation as E
+from protocols.distribution import parse_distribution
+from protocols.labels import BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_synonyms
 from protocols.params import ParamInfo, params_of
 from protocols.schemas import chars_for
 from protocols.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
 from store.schema import MIGRATIONS
+from tui.bench.diagnosis import BenchConfig
 
 from tests.helpers.paths import REPO
 from tests.helpers.scripted import ScriptedBackend
@@ -173,13 +180,56 @@ def bench_designs() -> list[int]:
     return [paper.max_rounds, quick.max_rounds, quick.turn_tokens or 0]
 
 
+def first_below(schedule: Schedule, level: float) -> int:
+    """The first round whose κ is at or below ``level``."""
+    return next(t for t in range(20) if (schedule.value(t) or 0) <= level + 1e-9)
+
+
 def gamma_formula() -> list[float]:
-    """Γ = a + b·S⁺/(S⁺+S⁻): a is Γ with rivals only, a + b with reasons only; and the formula
-    must hold in between (one reason (8, 5) against one rival (4, 5): S⁺ = 4, S⁻ = 2)."""
-    reason, rival = {"validity": 8, "credibility": 5}, {"validity": 4, "credibility": 5}
-    low, high = C.weighted_score([], [rival]), C.weighted_score([reason], [])
-    assert C.weighted_score([reason], [rival]) == pytest.approx(low + (high - low) * 4 / (4 + 2))
-    return [low, high - low]
+    """Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻): 1 with rivals only, Q⁺ with reasons only; and the formula
+    must hold in between (reasons (8, 5) and (4, 4) against one rival (4, 5))."""
+    reasons, rival = [{"validity": 8, "credibility": 5}, {"validity": 4, "credibility": 4}], {"validity": 4, "credibility": 5}
+    quality = (40 ** 0.5 + 16 ** 0.5) / 2
+    low = C.weighted_score([], [rival])
+    assert C.weighted_score(reasons, []) == pytest.approx(quality)
+    assert C.weighted_score(reasons, [rival]) == pytest.approx(low + (quality - 1) * 56 / (56 + 20))  # type: ignore[operator]
+    return [low, 1.0]  # type: ignore[list-item]
+
+
+def _rated(pairs: Sequence[tuple[int, int]]) -> list[dict[str, int]]:
+    return [{"validity": g, "credibility": t} for g, t in pairs]
+
+
+def earlier_gamma(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> float:
+    """The Γ before issue 26, 1 + 9·S⁺/(S⁺+S⁻) with s = γθ/10: what the examples' "earlier" values are."""
+    support, against = sum(g * t for g, t in reasons) / 10, sum(g * t for g, t in rivals) / 10
+    return 1 + 9 * support / (support + against)
+
+
+def gamma_example(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> Callable[[], list[float]]:
+    """A worked example: its ratings as the doc writes them, Γ now and Γ earlier."""
+    def code() -> list[float]:
+        now = C.weighted_score(_rated(reasons), _rated(rivals))
+        assert now is not None
+        return [*(x for pair in [*reasons, *rivals] for x in pair), now, earlier_gamma(reasons, rivals)]
+    return code
+
+
+def recursion_gate_example() -> list[float]:
+    """The gate example: a reason rated 3/3, its sub-evaluation's support 3/3 and no rival, run
+    through :func:`protocols.crit.crit` on a scripted judge; earlier, γ_r was the sub-evaluation's Γ."""
+    reason = {"reason": "fever", "validity": 3, "credibility": 3, "argument": 1, "is_claim": True}
+    first = json.dumps({"claim": "c", "reasons": [reason], "rival_reasons": [], "score": 5, "justification": "j"})
+    sub = json.dumps({"claim": "c", "reasons": [{"reason": "s", "validity": 3, "credibility": 3}], "rival_reasons": [],
+                      "score": 5, "justification": "j"})
+    judge = Agent("judge", ScriptedBackend("judge", [first, sub]), OPTS)
+    result = asyncio.run(C.crit(judge, "doc", author="A", arguments=["fever"], depth=1))
+    after = result.reasons[0]
+    threshold = defaults().gate_threshold
+    quality = result.argument_scores[1]
+    assert quality < threshold < math.sqrt(earlier_gamma([(3, 3)], []) * 3) / 10
+    return [3, 3, 9, 0.3, 3, 3, after["validity"], after["credibility"], quality,
+            earlier_gamma([(3, 3)], []), 3, math.sqrt(earlier_gamma([(3, 3)], []) * 3) / 10]
 
 
 def validity_bounds() -> list[float]:
@@ -203,6 +253,17 @@ CLAIMS: list[Claim] = [
     Claim("evince-update-reheat", "EVINCE", r"divergence reheats by at most (\d+) %", lambda: [reheat_percent()]),
     Claim("evince-linear-arm", "EVINCE", r"λ = `rate`, ([\d.]+) by default: linear gives ([\d., ]+?) for rounds 0–3",
           lambda: [Linear().rate, *kappas(run_evince(MOVING, max_rounds=3, schedule="linear"))[:4]]),
+    Claim("evince-exponential-arm", "EVINCE", r"Exponential: λ = `rate`, ([\d.]+) by default: ([\d., ]+?) for rounds 0–3",
+          lambda: [Exponential().rate, *kappas(run_evince(MOVING, max_rounds=3, schedule="exponential"))[:4]]),
+    Claim("evince-exponential-faster", "EVINCE",
+          r"reaches Table 7\.3's convergence level ([\d.]+) in the third round \(round (\d)\), linear in the fourth \(round (\d)\)",
+          lambda: [Linear().value(3), first_below(Exponential(), 0.3), first_below(Linear(), 0.3)]),
+    Claim("evince-exponential-before", "EVINCE", r"With one λ of ([\d.]+) for both.*?cooled \*less\*: ([\d.]+) against ([\d.]+) after one round",
+          lambda: [Linear().rate, Exponential(rate=Linear().rate).value(1), Linear().value(1)]),
+    Claim("evince-tables-round-1", "EVINCE", r"so their rounds 1–4 are our rounds 0–3 at ([\d., ]+?); Figure 7\.1",
+          lambda: [Linear().value(t) for t in range(4)]),
+    Claim("evince-update-later", "EVINCE", r"reach the tables' ([\d.]+) one round later \(round (\d), ([\d.]+)\)",
+          lambda: [Linear().value(3), 4, kappas(run_evince(CONVERGING, max_rounds=5))[4]]),
     Claim("evince-gate-threshold", "EVINCE", r"must reach `gate_threshold` \(([\d.]+)\)", lambda: [defaults().gate_threshold]),
     Claim("evince-epsilon", "EVINCE", r"ε = `eps_\*` = ([\d.]+)",
           lambda: list({defaults().eps_wd, defaults().eps_mi, defaults().eps_jsd, defaults().eps_crit})),
@@ -242,11 +303,27 @@ CLAIMS: list[Claim] = [
     Claim("crit-reasons-and-scale", "CRIT",
           r"≤ (\d+) reasons and ≤ (\d+) rivals each with validity γ and credibility θ \((\d+)–(\d+)\)",
           lambda: [C.MAX_REASONS, C.CritReply.model_fields["rival_reasons"].metadata[0].max_length, *validity_bounds()]),
-    Claim("crit-recursion", "CRIT", r"`is_claim` \(≤ (\d+) per document\)", lambda: [C.MAX_RECURSIVE]),
+    Claim("crit-recursion", "CRIT", r"`is_claim` \(≤ (\d+) reasons and ≤ (\d+) rivals per document\)",
+          lambda: [C.MAX_RECURSIVE, C.MAX_RECURSIVE]),
     Claim("crit-depth", "CRIT", r"`crit_depth` levels deep \((\d+) by default, (\d+) in the small-model profile\)",
           lambda: [defaults().crit_depth, small().crit_depth]),
-    Claim("crit-gamma", "CRIT", r"Γ = (\d+) \+ (\d+)·S⁺/\(S⁺\+S⁻\), S = Σ γθ/10", gamma_formula),
-    Claim("crit-neutral", "CRIT", r"`weighted` then stays ([\d.]+)", lambda: [C.weighted_score([], [])]),
+    Claim("crit-gamma", "CRIT", r"Γ = (\d+) \+ \(Q⁺ − (\d+)\)·S⁺/\(S⁺\+S⁻\), where Q⁺ = the mean √\(γθ\)", gamma_formula),
+    Claim("crit-example-one-weak-reason", "CRIT", r"one reason rated (\d+)/(\d+), no rival: Γ = (\d+) \(earlier (\d+)\)",
+          gamma_example([(1, 1)], [])),
+    Claim("crit-example-strong-pair", "CRIT", r"- (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(earlier ([\d.]+)\);",
+          gamma_example([(9, 9)], [(9, 9)])),
+    Claim("crit-example-weak-pair", "CRIT", r"- (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(earlier ([\d.]+)\): equally",
+          gamma_example([(2, 2)], [(2, 2)])),
+    Claim("crit-example-demo", "CRIT", r"one weak reason in it, say (\d+)/(\d+), and no rival gives Γ = ([\d.]+) \(earlier (\d+)\)",
+          gamma_example([(3, 2)], [])),
+    Claim("crit-example-mixed", "CRIT", r"- (\d+)/(\d+) and (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(earlier ([\d.]+)\)",
+          gamma_example([(8, 8), (3, 3)], [(5, 5)])),
+    Claim("crit-example-gate", "CRIT",
+          r"a reason rated (\d)/(\d) \(quality √(\d)/10 = ([\d.]+), below `gate_threshold`\) whose sub-evaluation rates its "
+          r"support (\d)/(\d) with no rival stays (\d)/(\d), quality ([\d.]+), dropped \(earlier (\d+)/(\d), quality ([\d.]+), "
+          r"admitted\)", recursion_gate_example),
+    Claim("crit-evince-round-0", "CRIT", r"reasons rated (\d)/(\d): Γ = (\d+)\)",
+          lambda: [6, 6, C.weighted_score(_rated([(6, 6)]), []) or 0]),
 ]
 
 
@@ -330,8 +407,8 @@ def conciliatory() -> list[float]:
 
 def gamma_scale() -> list[float]:
     """Γ's range: rivals only (lowest) and reasons only (highest)."""
-    reason, rival = {"validity": 9, "credibility": 9}, {"validity": 9, "credibility": 9}
-    return [C.weighted_score([], [rival]), C.weighted_score([reason], [])]
+    reason, rival = {"validity": 10, "credibility": 10}, {"validity": 10, "credibility": 10}
+    return [C.weighted_score([], [rival]) or 0, C.weighted_score([reason], []) or 0]
 
 
 def confidence_range() -> list[float]:
@@ -434,6 +511,37 @@ def example_note() -> list[float]:
     return [float(g.replace(",", "")) for g in found.groups()]
 
 
+def bench_config() -> BenchConfig:
+    return BenchConfig(cases=REPO / "cases.csv", models=("a", "b"), out=REPO / "out", design="quick")
+
+
+def replicate_test_example() -> list[float]:
+    """Two systems of 100 cases that differ on one: the paper's test on 20 replicates over five
+    seeds (its smallest and largest p) against the per-case test."""
+    rng = np.random.default_rng(1)
+    ps, per_case = [], []
+    for seed in range(5):
+        hits = (rng.random(100) < 0.6).astype(float)
+        other = hits.copy()
+        other[np.flatnonzero(hits)[0]] = 0.0
+        ps.append(E.replicate_test(hits, other, seed=seed)["p"])
+        per_case.append(E.wilcoxon_p(hits, other))
+    assert len(set(per_case)) == 1
+    return [min(ps), max(ps), per_case[0]]
+
+
+def open_set_example() -> list[float]:
+    """Agents who agree, one saying "Dengue fever": JSD and WD with the map, and without it."""
+    said = ('{"Dengue": 0.8, "Malaria": 0.2}', '{"Dengue fever": 0.8, "malaria": 0.2}')
+    mapped = LabelSet((), closed=False, synonyms={"Dengue fever": "Dengue"})
+    a, b = (parse_distribution(x, mapped).probs or {} for x in said)
+    bare_a, bare_b = (parse_distribution(x, LabelSet((), closed=False)).probs or {} for x in said)
+    with_map = max(M.jensen_shannon(a, b), M.wasserstein(a, b))
+    without = [M.jensen_shannon(bare_a, bare_b), M.wasserstein(bare_a, bare_b)]
+    assert math.isclose(without[0], without[1])
+    return [with_map, without[0]]
+
+
 CLAIMS += [
     # Parameters and profiles
     Claim("profiles-evince-no-recursion", "Parameters and profiles", r"in EVINCE also no CRIT\s+recursion, `crit_depth` = (\d+)",
@@ -515,7 +623,20 @@ CLAIMS += [
     Claim("d3-tokens", "D3",
           r"`turn_tokens = (\d+)`, `judge_tokens = (\d+)`, `vote_tokens = (\d+)`; the small-model profile uses (\d+)/(\d+)/(\d+)",
           d3_tokens),
+    # The diagnosis benchmark (7.4.1)
+    Claim("bench-boot", "The diagnosis benchmark", r"over `n_boot` = (\d+) resamples of the cases.*?`n_resamples` = (\d+)",
+          lambda: [bench_config().n_boot, E.PAPER_REPLICATES]),
+    Claim("bench-paper-q", "The diagnosis benchmark", r"BH at q = ([\d.]+) \(a star", lambda: [E.PAPER_Q]),
+    Claim("bench-replicate-test", "The diagnosis benchmark",
+          r"the paper's test gives p = ([\d.]+)–([\d.]+) over five seeds, the per-case test ([\d.]+)", replicate_test_example),
+    Claim("bench-synonyms", "The diagnosis benchmark", r"`tui/data/symptom2disease_synonyms\.txt`, (\d+) lines",
+          lambda: [len(read_synonyms(BUILTIN_SYNONYMS["symptom2disease"]))]),
+    Claim("bench-typo", "The diagnosis benchmark", r"one label at least (\d+) % alike", lambda: [FUZZY_CUTOFF * 100]),
+    Claim("bench-open-jsd", "The diagnosis benchmark", r"show a JSD and WD of (\d), not ([\d.]+)", open_set_example),
+    Claim("bench-sc-temperature", "The diagnosis benchmark", r"sampled at temperature ([\d.]+), majority vote",
+          lambda: [bench_config().sc_temperature]),
 ]
+
 
 
 def test_the_doc_names_d3s_families_as_the_audit_does() -> None:

@@ -94,10 +94,10 @@ async def run(config: ss.SocraSynthConfig, panel: ss.SocraSynthAgents, tmp_path:
 
 # -- issue 20, points 1 and 6: what ends the loop ---------------------------------------------------
 
-STEADY = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 5)                     # Γ = 5.5
-WOBBLE_UP = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 4 + ((8, 7),))       # Γ = 5.557 (+0.057)
-FALLEN = crit_reply(reasons=((5, 5),) * 5, rivals=((8, 8),) * 5)                      # Γ = 3.528 (a fall of 1.97)
-HIGH = crit_reply(reasons=((9, 9),), rivals=())                                       # Γ = 10
+STEADY = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 5)                     # Γ = 4.5
+WOBBLE_UP = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 4 + ((8, 7),))       # Γ = 4.544 (+0.044)
+FALLEN = crit_reply(reasons=((5, 5),) * 5, rivals=((8, 8),) * 5)                      # Γ = 2.124 (a fall of 2.38)
+HIGH = crit_reply(reasons=((9, 9),), rivals=())                                       # Γ = 9
 
 
 class _GammaJudge(_ByPrompt):
@@ -127,10 +127,10 @@ def refutation_rounds(debate: dict) -> list[int]:
 
 
 async def test_a_gamma_that_wobbles_runs_until_the_delta_test_ends_the_debate_with_the_case_check(tmp_path: Path) -> None:
-    """Issue 20, point 1. Γ wobbling by ±0.057 (5.557, 5.5, 5.557, …) is judge noise, not a
+    """Issue 20, point 1. Γ wobbling by ±0.044 (4.544, 4.5, 4.544, …) is judge noise, not a
     plateau: at Δ0 = 0.9, δ = 1.2 and a cap above the schedule the loop runs refutation rounds
     1 … 12 and ends on Δ_13 ≤ 10 %, then the moderator asks both agents whether their case is
-    made. The opening's Γ_0 (10 here) never enters the test: Table 6.2 starts with Γ ← 0 and
+    made. The opening's Γ_0 (9 here) never enters the test: Table 6.2 starts with Γ ← 0 and
     computes Γ inside the loop only. Failed on the old code, which ended the debate at the first
     Γ below the one before (here Γ_1 < Γ_0, before round 2)."""
     config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=16)
@@ -138,7 +138,7 @@ async def test_a_gamma_that_wobbles_runs_until_the_delta_test_ends_the_debate_wi
     _, debate, _ = await run(config, judged_by([HIGH] + [WOBBLE_UP, STEADY] * 7), tmp_path)
     outcome = debate["outcome"]
     gammas = [r["gamma"] for r in outcome["rounds"] if r["kind"] == "refutation"]
-    assert gammas[:4] == [5.557, 5.5, 5.557, 5.5] and outcome["rounds"][0]["gamma"] == 10.0
+    assert gammas[:4] == [4.544, 4.5, 4.544, 4.5] and outcome["rounds"][0]["gamma"] == 9.0
     assert debate["stop_reason"].startswith("Δ fell to 0.084"), debate["stop_reason"]
     assert refutation_rounds(debate) == list(range(1, 13))
     refutations = [r for r in outcome["rounds"] if r["kind"] == "refutation"]
@@ -164,16 +164,16 @@ async def test_at_the_defaults_a_wobbling_debate_runs_the_studys_rounds_and_the_
 
 
 async def test_a_fall_larger_than_the_tolerance_between_refutation_rounds_ends_the_loop(tmp_path: Path) -> None:
-    """Γ_2 = 3.528 after Γ_1 = 5.5 (a fall of 1.97 > the default tolerance) ends the loop before
+    """Γ_2 = 2.124 after Γ_1 = 4.5 (a fall of 2.38 > the default tolerance) ends the loop before
     round 3, and the case check follows; the same fall under a tolerance of 2 does not. Failed
-    on the old code (no ``crit_tolerance``)."""
+    on the old code (no ``crit_tolerance``). (Γ values: issue 26's formula.)"""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, STEADY, FALLEN]), tmp_path)
-    assert debate["stop_reason"] == ("the debate's CRIT score fell from 5.5 to 3.528, by more than 1 "
+    assert debate["stop_reason"] == ("the debate's CRIT score fell from 4.5 to 2.124, by more than 1 "
                                      "(Table 6.2's Γ ≥ Γ′ with crit_tolerance)"), debate["stop_reason"]
     assert [(r["kind"], r["round"]) for r in debate["outcome"]["rounds"]] == [
         ("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
     assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
-    _, tolerant, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, crit_tolerance=2.0),
+    _, tolerant, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, crit_tolerance=2.5),
                                judged_by([STEADY, STEADY, FALLEN]), tmp_path, "p2")
     assert tolerant["stop_reason"].startswith("round cap"), tolerant["stop_reason"]
     assert refutation_rounds(tolerant) == [1, 2, 3]
@@ -184,7 +184,7 @@ async def test_a_fall_of_exactly_the_tolerance_does_not_end_the_loop(tmp_path: P
     fall is exactly 1.0 = τ) runs on to the cap; 7 → 5 ends the loop before round 3."""
     def holistic(score: int) -> str:
         return crit_reply(score=score, reasons=(), rivals=())
-    _, even, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(6)]), tmp_path)
+    _, even, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(6), holistic(6)]), tmp_path)
     assert even["stop_reason"].startswith("round cap"), even["stop_reason"]
     _, fell, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(5)]),
                            tmp_path, "p2")
@@ -192,13 +192,13 @@ async def test_a_fall_of_exactly_the_tolerance_does_not_end_the_loop(tmp_path: P
 
 
 async def test_a_tolerance_of_zero_is_table_6_2s_literal_test_on_refutation_rounds(tmp_path: Path) -> None:
-    """``crit_tolerance = 0`` is Table 6.2's Γ ≥ Γ′ as written: the first wobble down (5.557 →
-    5.5, between refutation rounds 1 and 2) ends the loop before round 3; the opening's Γ_0
-    (10) above Γ_1 does not end it before round 2. Failed on the old code (no such setting;
+    """``crit_tolerance = 0`` is Table 6.2's Γ ≥ Γ′ as written: the first wobble down (4.544 →
+    4.5, between refutation rounds 1 and 2) ends the loop before round 3; the opening's Γ_0
+    (9) above Γ_1 does not end it before round 2. Failed on the old code (no such setting;
     it compared Γ_1 with Γ_0)."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, crit_tolerance=0.0),
                              judged_by([HIGH, WOBBLE_UP, STEADY]), tmp_path)
-    assert debate["stop_reason"].startswith("the debate's CRIT score fell from 5.557 to 5.5"), debate["stop_reason"]
+    assert debate["stop_reason"].startswith("the debate's CRIT score fell from 4.544 to 4.5"), debate["stop_reason"]
     assert refutation_rounds(debate) == [1, 2]
 
 
@@ -336,6 +336,26 @@ async def test_the_joint_text_is_bs_revision_of_as_draft_or_as_draft_when_the_re
         assert turns[1]["parsed"] is None and turns[1]["raw"] == b_joint
 
 
+async def test_the_conciliatory_stages_kappa_reaches_the_system_prompt(tmp_path: Path) -> None:
+    """Issue 26, item 9: the system prompt said "contentiousness 0.9, be confrontational" all the
+    way into the conciliatory stage (κ 0.3). Through the debate it states the agent's Δ0 (once,
+    so the KV cache of the conversation holds); the conciliatory turns are sent a system prompt
+    at the stage's κ, with Table 6.1's words for it."""
+    a, b = scripted("model-a"), scripted("model-b")
+    panel = ss.SocraSynthAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS),
+                                [Agent("judge-1", scripted("judge-model"), OPTS)])
+    await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1), panel, tmp_path)
+    for backend in (a, b):
+        systems = [(p[0].content, p[-1].content) for p in backend.prompts]
+        assert all(m[0].role == "system" for m in backend.prompts)
+        debate = [sys for sys, ask in systems if "The debate is over" not in ask]
+        closing = [sys for sys, ask in systems if "The debate is over" in ask]
+        assert len(closing) == 1 and len(set(debate)) == 1
+        assert "Your contentiousness is 0.9 " in debate[0] and "Be confrontational" in debate[0]
+        assert "Your contentiousness is 0.3 " in closing[0] and "Be mostly agreeable" in closing[0]
+        assert "Be confrontational" not in closing[0] and "latest request holds" in closing[0]
+
+
 async def test_a_falling_debate_crit_score_ends_the_loop_then_the_case_check_runs(tmp_path: Path) -> None:
     """Table 6.2's loop runs while Δ > 10 % and Γ does not fall (by more than the tolerance):
     Γ_2 well below Γ_1 ends it before round 3, well ahead of Δ's schedule, and the moderator's
@@ -371,7 +391,7 @@ async def test_socrasynths_crit_recurses_on_claims_in_both_profiles(tmp_path: Pa
 
 async def test_each_rounds_delta_and_gamma_are_journalled_and_an_override_restarts_the_division(tmp_path: Path) -> None:
     """Table 6.2: Δ_t = Δ0/δ^t per agent, the debate's Δ the larger (A 0.8, B 0.6, δ = 2). Each
-    round's phase and metrics carry Δ_t, and the metrics Γ_t/10 (a steady judge: Γ = 5.5,
+    round's phase and metrics carry Δ_t, and the metrics Γ_t/10 (a steady judge: Γ = 4.5,
     judged on the debate after round t). A moderator who sets Δ to 0.6 after round 1 restarts
     the division from the next round to start: Δ_2 = 0.6, Δ_3 = 0.3 (B's too)."""
     from protocols.events import JudgementMade, MetricsComputed, PhaseChanged, SetContentiousness, TurnFinished
@@ -390,13 +410,13 @@ async def test_each_rounds_delta_and_gamma_are_journalled_and_an_override_restar
     assert phases == [("opening", 0, pytest.approx(0.8)), *((("refutation", t, pytest.approx(deltas[t])) for t in (1, 2, 3))),
                       ("closing", 4, pytest.approx(0.15))], phases
     metrics = [(e.round, e.metrics, e.kappa) for e in events if isinstance(e, MetricsComputed)]
-    assert metrics == [(t, {"delta": pytest.approx(d), "crit": 0.55}, pytest.approx(d)) for t, d in deltas.items()], metrics
+    assert metrics == [(t, {"delta": pytest.approx(d), "crit": 0.45}, pytest.approx(d)) for t, d in deltas.items()], metrics
     b_kappas = [(e.round, e.kappa) for e in events if isinstance(e, TurnFinished) and e.role == "agent-b"
                 and e.kind in ("opening", "refutation", "closing")]
     assert b_kappas == [(0, pytest.approx(0.6)), (1, pytest.approx(0.3)), (2, pytest.approx(0.6)), (3, pytest.approx(0.3)),
                         (4, pytest.approx(0.15))], b_kappas
     gammas = [(e.round, e.score, e.reasons["of"]) for e in events if isinstance(e, JudgementMade) and e.target == "debate"]
-    assert gammas == [(t, 5.5, f"the debate after round {t} (Table 6.2 Γ)") for t in deltas]
+    assert gammas == [(t, 4.5, f"the debate after round {t} (Table 6.2 Γ)") for t in deltas]
 
 
 class _AgreementJudge(_GammaJudge):
@@ -470,7 +490,7 @@ async def test_a_round_whose_gamma_is_unreadable_is_journalled_without_one_and_t
                              judged_by([STEADY, *unreadable]), tmp_path)
     rounds = debate["outcome"]["rounds"]
     assert [(r["kind"], r["round"], r["gamma"]) for r in rounds] == [
-        ("opening", 0, 5.5), ("refutation", 1, None), ("refutation", 2, 5.5), ("closing", 3, 5.5)]
+        ("opening", 0, 4.5), ("refutation", 1, None), ("refutation", 2, 4.5), ("closing", 3, 4.5)]
     by_round = {m["round"]: m for m in debate["metrics"]}
-    assert "crit" not in by_round[1] and by_round[2]["crit"] == 0.55
+    assert "crit" not in by_round[1] and by_round[2]["crit"] == 0.45
     assert debate["stop_reason"].startswith("round cap reached (max_rounds = 2")

@@ -41,6 +41,7 @@ def _assert_killed_and_survived(t: Trial) -> None:
     assert t.outcome == "kill" and t.cut_off, f"the {t.sig} did not take (returncode {t.returncode}): {t}"
     assert t.integrity == "ok", t
     assert t.rows_valid, t  # every stored turn whole, with its distribution and model-call row
+    assert t.sealed, t.seal_problem  # the hash chain holds after the kill and after the resume
     assert t.turns_before >= t.printed_before >= 1, t  # nothing shown is missing
     assert t.status_before == ("running" if t.sig == "SIGKILL" else "interrupted"), t
     assert t.sig == "SIGKILL" or not t.left_behind, f"a process of the {t.sig}ed one's group outlived it: {t}"

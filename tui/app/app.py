@@ -32,7 +32,7 @@ from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.home import HomeScreen
-from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.new_debate import NewDebateScreen, remember_form
 from tui.app.screens.review import ReviewScreen
 from tui.app.theme import role_variables
 from tui.headless.signals import on_signals
@@ -68,6 +68,8 @@ class SymposiumApp(App):
 
     def on_mount(self) -> None:
         self._signal_handlers.enter_context(on_signals(asyncio.get_running_loop(), self._end_on_signal))
+        settings.protect()  # an older version's settings were readable by every account …
+        remember_form()  # … and held the last case: it is dropped
         keymap, problem = settings.keymap()
         if keymap:
             self.set_keymap(keymap)
@@ -76,7 +78,7 @@ class SymposiumApp(App):
         self.push_screen(HomeScreen())
         self.call_after_refresh(self.settle_memory)
         if self.start_with == "demo":
-            self.push_screen(NewDebateScreen("evince", self.demo_values()))
+            self.open_demo()
         elif self.start_with == "new":
             self.open_new_debate()
 
@@ -124,9 +126,11 @@ class SymposiumApp(App):
     def open_new_debate(self) -> None:
         self.push_screen(NewDebateScreen())
 
-    def start_demo(self) -> None:
-        """The one-key demo: EVINCE on a liver case, SmolLM2 against Gemma 3, judged by SmolLM2."""
-        self.start_debate(EVINCE, self.demo_values())
+    def open_demo(self) -> None:
+        """The demo's form, filled in: EVINCE on a liver case, SmolLM2 against Gemma 3, judged by
+        SmolLM2; ctrl+s (or Start) starts it. A key on Home used to start it at once, so a "d"
+        in a word typed there started a debate (issue 29): a debate starts only by Start."""
+        self.push_screen(NewDebateScreen("evince", self.demo_values()))
 
     def demo_values(self) -> dict[str, Any]:
         """EVINCE's defaults, with Gemma 3 270M in SmolLM2's seats where SmolLM2 is not
@@ -219,7 +223,7 @@ class SymposiumApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("New debate", "Set up a debate", self.open_new_debate)
-        yield SystemCommand("Demo debate", "EVINCE between the two bundled models", self.start_demo)
+        yield SystemCommand("Demo debate", "EVINCE between the two bundled models (its form, filled in)", self.open_demo)
         yield SystemCommand("Toggle theme", "Light or dark", self.action_toggle_theme)
         for binding in screen.BINDINGS:
             if isinstance(binding, Binding) and binding.description and binding.id:

@@ -84,8 +84,7 @@ def class_set(cases: Sequence[Case], labels_file: Path | None, synonyms: Path | 
     except FormError as exc:
         raise ValueError(str(exc).removeprefix("labels: ")) from None
     assert labels is not None  # a path is never "open"
-    if synonyms is not None:
-        labels = label_set([Case("", name, []) for name in labels.labels], synonyms)
+    labels = label_set([Case("", name, []) for name in labels.labels], synonyms)  # the synonym maps
     for case in cases:
         canonical = labels.match(case.disease)
         if canonical is None:

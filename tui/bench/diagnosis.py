@@ -1,10 +1,15 @@
 """``symposium bench diagnosis``: does debate help? EVINCE's section 7.4 on your own models.
 
 On the same cases, one run compares: each model alone; the two models' plain mixture and
-majority vote (no debate); EVINCE under each cooling schedule (section 7.4.5's ablation:
-none / fixed / linear / exponential, and Figure 7.1's adaptive ``Update``, EVINCE's own
-default). Every prediction is journalled as a debate (a "single" run or an EVINCE run) so a
-surprising case can be opened in the app.
+majority vote (no debate); two equal-cost baselines of one model (issue 28: does debate beat a
+vote at the same cost?): ``cot``, one reasoned answer (:func:`protocols.evince.predict_reasoned`),
+and ``self-consistency``, k such answers sampled at ``sc_temperature`` and majority-voted, with
+k = the debate arms' measured mean generated tokens per case over the cot arm's (or ``--k``);
+EVINCE under each cooling schedule (section 7.4.5's ablation: none / fixed / linear /
+exponential, and Figure 7.1's adaptive ``Update``, EVINCE's own default). Every prediction is
+journalled as a debate (a "single" run or an EVINCE run) so a surprising case can be opened in
+the app. Self-consistency runs after every other arm has run on every case, since its k is
+measured from them.
 
 A model that gives no usable prediction for a case has *no prediction* there (scored as a
 miss), never an invented one: the mixture and the vote combine the models that answered
@@ -19,9 +24,10 @@ KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
 Two designs (``--design``), and the report says which one ran:
 
 * ``paper`` (default): section 7.4.5 as the paper ran it: the CRIT judge on, the opening round
-  and up to 4 refutation rounds (``max_rounds`` = 4, five rounds in all, as Table 7.3's four
-  after the opening) so that the schedules reach different κ (linear 0.9, 0.7, 0.5, 0.3 vs
-  exponential 0.9, 0.74, 0.6, 0.49) and convergence can end a debate early, EVINCE's default
+  and up to 3 refutation rounds (``max_rounds`` = 3, four rounds in all, as Table 7.3's four:
+  its Round 1 is the opening exchange, appendix 7.E) so that the schedules reach different κ
+  (linear 0.9, 0.7, 0.5, 0.3 vs exponential 0.9, 0.52, 0.30, 0.17) and convergence can end a
+  debate early, EVINCE's default
   turn and argument lengths. The judge must be named (``--judge``): section 7.2 (1)(iii) asks
   for *external* CRIT scoring, and the judge's scores weight P_f and gate the other agent's
   arguments. A third model is what a researcher expects; naming model A or B explicitly is
@@ -39,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import os
 import functools
 import time
 from collections import Counter
@@ -52,11 +57,12 @@ import numpy as np
 
 from backends.base import Backend, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
+from backends.private import append_private, private_dir
 from protocols import evaluation as E
 from protocols import evince
 from protocols.agents import Agent
-from protocols.events import DebateFinished, Event
-from protocols.labels import LabelSet, normalize_label
+from protocols.events import DebateFinished, Event, MetricsComputed
+from protocols.labels import BUILTIN_SYNONYMS, LabelSet, normalize_label, read_synonyms
 from protocols.metrics import mixture
 from protocols.registry import definition
 from protocols.roles import AGENT_A, AGENT_B, JUDGE
@@ -87,8 +93,8 @@ class Design:
 
 
 DESIGNS: dict[str, Design] = {
-    "paper": Design("paper", "section 7.4.5: external CRIT judge, the opening and up to 4 refutation rounds, "
-                             "paragraph-long arguments", 4, True, None, None),
+    "paper": Design("paper", "section 7.4.5: external CRIT judge, the opening and up to 3 refutation rounds "
+                             "(Table 7.3's four rounds), paragraph-long arguments", 3, True, None, None),
     "quick": Design("quick", "smoke run, not the paper's ablation: no judge, the opening and 1 refutation round, "
                              "48-token turns", 1, False, 48, 96),
 }
@@ -124,6 +130,13 @@ class BenchConfig:
     crit_tokens: int | None = None
     top_k: int = 3
     n_boot: int = 1000
+    #: The equal-cost baselines' model (``cot`` and ``self-consistency``); ``None``: model A.
+    baseline_model: str | None = None
+    #: Self-consistency's sample count; ``None``: measured (:func:`choose_k`).
+    k: int | None = None
+    #: Sampling temperature of self-consistency's samples (Wang et al. 2023 sample at 0.5–0.7;
+    #: at the model's greedy default k samples would be one answer k times).
+    sc_temperature: float = 0.7
 
     def __post_init__(self) -> None:
         if self.design not in DESIGNS:
@@ -134,6 +147,10 @@ class BenchConfig:
                              "section 7.2 (1)(iii): external CRIT scoring, whose scores weight P_f and gate the "
                              "arguments). Naming model A or B makes that debater judge itself, which the report then "
                              "says; --design quick runs without a judge")
+        if self.k is not None and self.k < 1:
+            raise ValueError(f"--k must be at least 1, not {self.k}")
+        if self.baseline_model is not None and self.baseline_model not in self.models:
+            raise ValueError(f"--baseline-model {self.baseline_model!r} is not one of --models {','.join(self.models)}")
         defaults = evince.EvinceConfig(case="")
         self.max_rounds = d.max_rounds if self.max_rounds is None else self.max_rounds
         self.turn_tokens = self.turn_tokens or d.turn_tokens or defaults.turn_tokens
@@ -142,6 +159,11 @@ class BenchConfig:
     @property
     def crit_judge(self) -> bool:
         return DESIGNS[self.design].crit_judge
+
+    @property
+    def baseline(self) -> str:
+        """The model of the ``cot`` and ``self-consistency`` arms (model A unless named)."""
+        return self.baseline_model or self.models[0]
 
     @property
     def judge_model(self) -> str | None:
@@ -168,6 +190,13 @@ class Outcome:
     seconds: float
     debate_id: str
     stop_reason: str = ""
+    #: ``tokens`` split: tokens generated, and prompt tokens evaluated (not taken from a KV cache).
+    generated_tokens: int = 0
+    prompt_tokens: int = 0
+    #: Per scored round of a debate: its ``round``, ``entropy_mixture`` (H(P_f)) and ``wd``.
+    trajectory: list[dict[str, float]] = field(default_factory=list)
+    #: Self-consistency: how many samples were drawn (k).
+    samples: int = 0
 
 
 @dataclass
@@ -177,6 +206,8 @@ class Report:
     rows: dict[str, dict[str, Any]]
     comparisons: list[dict[str, Any]]
     outcomes: list[dict[str, Any]] = field(default_factory=list)
+    #: Per system, every label renamed or merged when scoring ("c3: 'Dengue fever' -> 'Dengue' (synonym)").
+    label_merges: dict[str, list[str]] = field(default_factory=dict)
 
 
 # -- cases and labels ---------------------------------------------------------------------------
@@ -198,22 +229,54 @@ def read_cases(path: Path, *, limit: int | None, seed: int) -> list[Case]:
 
 
 def label_set(cases: Sequence[Case], synonyms: Path | None) -> LabelSet:
-    """The class set: the file's diseases (normalized for matching), plus the user's synonyms
-    (lines ``synonym = canonical label``)."""
+    """The class set: the file's diseases (normalized for matching), with the built-in
+    Symptom2Disease synonym map's entries for the diseases present (section 7.4.1.2's synonym
+    mapping; a set of other labels takes none of them) and then the user's synonyms (lines
+    ``synonym = canonical label``), so that "Dengue fever" scores and debates as "Dengue"."""
     names = list({normalize_label(c.disease): c.disease for c in reversed(cases)}.values())[::-1]
     labels = LabelSet(names)
+    labels.add_known_synonyms(read_synonyms(BUILTIN_SYNONYMS["symptom2disease"]))
     if synonyms is not None:
-        for number, line in enumerate(synonyms.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            synonym, sep, canonical = line.partition("=")
-            if not sep:
-                raise ValueError(f"{synonyms}:{number}: expected 'synonym = label'")
-            labels.add_synonym(synonym.strip(), canonical.strip())
+        for synonym, canonical in read_synonyms(synonyms).items():
+            try:
+                labels.add_synonym(synonym, canonical)
+            except ValueError as exc:
+                raise ValueError(f"{synonyms}: {exc}; fix the line '{synonym} = {canonical}'") from None
     return labels
 
 
 # -- running the systems ------------------------------------------------------------------------
+
+
+def choose_k(debate_generated: float, cot_generated: float) -> int:
+    """Self-consistency's k: as many reasoned answers as cost the debate's generated tokens per
+    case, ``round(debate / cot)``, at least 1 (so the vote is never cheaper than one answer).
+    Generated tokens, not prompt tokens: decoding is what a local model pays most for, and a
+    debate's prompts are mostly served from its KV caches."""
+    if cot_generated <= 0 or debate_generated <= 0:
+        return 1
+    return max(1, round(debate_generated / cot_generated))
+
+
+def vote(samples: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Self-consistency's majority vote over samples' distributions: each sample votes its top
+    label; the distribution is the vote shares. Equal shares are ordered by the labels' mean
+    probability over all samples (0 where a sample did not name it), written as a nudge of at
+    most 10⁻⁶ so that the ranking, hence Acc@1 and MRR, follows it. Samples without a
+    prediction do not vote; none at all gives no prediction."""
+    answered = [s for s in samples if s]
+    if not answered:
+        return {}
+    tops = Counter(normalize_label(max(s.items(), key=lambda kv: kv[1])[0]) for s in answered)
+    names: dict[str, str] = {}
+    mean: dict[str, float] = {}
+    for sample in answered:
+        for label, p in sample.items():
+            names.setdefault(normalize_label(label), label)
+            mean[normalize_label(label)] = mean.get(normalize_label(label), 0.0) + p / len(answered)
+    shares = {key: count / len(answered) + 1e-6 * mean.get(key, 0.0) for key, count in tops.items()}
+    total = sum(shares.values())
+    return {names[key]: v / total for key, v in sorted(shares.items(), key=lambda kv: -kv[1])}
 
 
 class Bench:
@@ -227,29 +290,48 @@ class Bench:
         self.journal = journal
         self.on_done = on_done
         self.cache_path = config.out.with_name(config.out.name + ".cases.jsonl")
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.cache_path.parent, ours=False)
         self.done: dict[tuple[str, str], Outcome] = {}
         if self.cache_path.exists():
             for line in self.cache_path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
                     o = Outcome(**json.loads(line))
                     self.done[(o.case_id, o.system)] = o
+        #: Self-consistency's k once known (given, measured, or read back from the cache).
+        self.k: int | None = config.k
+
+    @property
+    def single_names(self) -> list[str]:
+        return [f"{m} alone" for m in self.config.models]
+
+    @property
+    def ensemble_names(self) -> list[str]:
+        return ["mixture (no debate)", "majority vote (no debate)"]
+
+    @property
+    def cot_name(self) -> str:
+        return f"cot ({self.config.baseline})"
+
+    @property
+    def sc_name(self) -> str:
+        return f"self-consistency ({self.config.baseline})"
+
+    @property
+    def debate_names(self) -> list[str]:
+        return [f"EVINCE, {s} cooling" for s in self.config.schedules]
 
     @property
     def systems(self) -> list[str]:
-        a, b = self.config.models
-        return [f"{a} alone", f"{b} alone", "mixture (no debate)", "majority vote (no debate)",
-                *(f"EVINCE, {s} cooling" for s in self.config.schedules)]
+        return [*self.single_names, *self.ensemble_names, self.cot_name, self.sc_name, *self.debate_names]
 
     def _save(self, outcome: Outcome) -> None:
         self.done[(outcome.case_id, outcome.system)] = outcome
-        with self.cache_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(asdict(outcome)) + "\n")
+        append_private(self.cache_path, json.dumps(asdict(outcome)) + "\n")  # 0600: it holds the models' answers
         self.on_done(outcome)
 
-    def _agent(self, model: str, role: str, job: int) -> Agent:
+    def _agent(self, model: str, role: str, job: int, **options: Any) -> Agent:
         """An agent with its own KV cache per job, seeded for reproducible runs."""
-        return Agent(role, self.backends[model], self.options[model].merged(seed=self.config.seed),
+        return Agent(role, self.backends[model], self.options[model].merged(**{"seed": self.config.seed, **options}),
                      session_key=f"job{job}/{role}")
 
     def _evince_config(self, case: Case, labels: LabelSet, schedule: str) -> evince.EvinceConfig:
@@ -265,26 +347,32 @@ class Bench:
     async def _run(self, events_of: Callable[[str], Any], case: Case, system: str) -> Outcome:
         """Drive one journalled run and summarise it as an :class:`Outcome`."""
         debate_id = new_debate_id()
-        tokens = 0
+        generated = prompt = 0
+        trajectory: list[dict[str, float]] = []
 
         def count(event: Event) -> None:
-            nonlocal tokens
+            nonlocal generated, prompt
             call = getattr(event, "call", None)  # turns, judgements and other model calls
             if call is not None:
-                tokens += call.prompt_tokens_evaluated + call.completion_tokens
+                generated += call.completion_tokens
+                prompt += call.prompt_tokens_evaluated
+            if isinstance(event, MetricsComputed):
+                trajectory.append({"round": event.round, **{k: float(event.metrics[k]) for k in ("entropy_mixture", "wd")
+                                                            if k in event.metrics}})
 
         started = time.perf_counter()
         final: DebateFinished | None = await drive(events_of(debate_id), self.journal, count)
         seconds = time.perf_counter() - started
         outcome = final.outcome if final else {}
         return Outcome(case.case_id, system, case.disease, dict(outcome.get("final_distribution") or {}),
-                       int(outcome.get("rounds", 0)), tokens, round(seconds, 3), debate_id, final.stop_reason if final else "cut off")
+                       int(outcome.get("rounds", 0)), generated + prompt, round(seconds, 3), debate_id,
+                       final.stop_reason if final else "cut off", generated, prompt, trajectory)
 
     async def run_case(self, case: Case, labels: LabelSet, job: int) -> None:
+        """Every arm but self-consistency on one case (whose k needs every case's debates)."""
         a, b = self.config.models
-        names = self.systems
         singles: list[Outcome] = []
-        for model, name in ((a, names[0]), (b, names[1])):
+        for model, name in zip((a, b), self.single_names):
             if (case.case_id, name) not in self.done:
                 agent = self._agent(model, AGENT_A, job)
                 config = self._evince_config(case, labels, "none")
@@ -293,7 +381,11 @@ class Bench:
         for outcome in self._ensembles(case, singles):
             if (case.case_id, outcome.system) not in self.done:
                 self._save(outcome)
-        for schedule, name in zip(self.config.schedules, names[4:]):
+        if (case.case_id, self.cot_name) not in self.done:
+            agent = self._agent(self.config.baseline, AGENT_A, job)
+            config = self._evince_config(case, labels, "none")
+            self._save(await self._run(functools.partial(_reasoned, config, agent), case, self.cot_name))
+        for schedule, name in zip(self.config.schedules, self.debate_names):
             if (case.case_id, name) in self.done:
                 continue
             judge_model = self.config.judge_model or a  # without a judge (quick) this agent is never called
@@ -302,12 +394,45 @@ class Bench:
             config = self._evince_config(case, labels, schedule)
             self._save(await self._run(functools.partial(_debate, config, team), case, name))
 
+    def measured_k(self, cases: Sequence[Case]) -> int:
+        """k for self-consistency: ``--k``, else the k of the samples already cached (a resumed
+        run keeps its k), else :func:`choose_k` of the debate arms' mean generated tokens per
+        case (over every debate arm and case) and the cot arm's."""
+        if self.k is not None:
+            return self.k
+        cached = [o.samples for case in cases if (o := self.done.get((case.case_id, self.sc_name))) and o.samples]
+        if cached:
+            return cached[0]
+        debate = [o.generated_tokens for case in cases for name in self.debate_names
+                  if (o := self.done.get((case.case_id, name)))]
+        cot = [o.generated_tokens for case in cases if (o := self.done.get((case.case_id, self.cot_name)))]
+        return choose_k(float(np.mean(debate)) if debate else 0.0, float(np.mean(cot)) if cot else 0.0)
+
+    async def run_self_consistency(self, case: Case, labels: LabelSet, job: int) -> None:
+        """k reasoned answers of the baseline model at ``sc_temperature`` (seeds seed+1 … seed+k,
+        each journalled), majority-voted (:func:`vote`)."""
+        if (case.case_id, self.sc_name) in self.done or self.k is None:
+            return
+        config = self._evince_config(case, labels, "none")
+        samples: list[Outcome] = []
+        for i in range(1, self.k + 1):
+            agent = self._agent(self.config.baseline, AGENT_A, job, temperature=self.config.sc_temperature,
+                                seed=self.config.seed + i)
+            samples.append(await self._run(functools.partial(_reasoned, config, agent), case, self.sc_name))
+        answered = sum(1 for o in samples if o.prediction)
+        note = "" if answered == len(samples) else f"{len(samples) - answered} of {len(samples)} samples gave no prediction"
+        self._save(Outcome(case.case_id, self.sc_name, case.disease, vote([o.prediction for o in samples]), 1,
+                           sum(o.tokens for o in samples), round(sum(o.seconds for o in samples), 3),
+                           ",".join(o.debate_id for o in samples), note,
+                           sum(o.generated_tokens for o in samples), sum(o.prompt_tokens for o in samples),
+                           samples=len(samples)))
+
     def _ensembles(self, case: Case, singles: list[Outcome]) -> list[Outcome]:
         """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote,
         over the models that gave a prediction (a model without one is left out, as EVINCE
         leaves out an agent's missing prediction; none is invented for it)."""
         a, b = singles
-        names = self.systems
+        names = self.ensemble_names
         answered = [s.prediction for s in singles if s.prediction]
         mixed: dict[str, float] = {}
         if answered:
@@ -320,20 +445,29 @@ class Bench:
         counts = Counter(normalize_label(label) for label, _ in tops)
         winner = max(tops, key=lambda lp: (counts[normalize_label(lp[0])], lp[1]), default=None)
         votes = {winner[0]: 1.0} if winner else {}
-        total = a.tokens + b.tokens
-        seconds = a.seconds + b.seconds
+        total, seconds = a.tokens + b.tokens, a.seconds + b.seconds
+        generated, prompt = a.generated_tokens + b.generated_tokens, a.prompt_tokens + b.prompt_tokens
         note = {2: "", 1: "one model gave no prediction: the other's alone", 0: "no model gave a prediction"}[len(answered)]
-        return [Outcome(case.case_id, names[2], case.disease, dict(sorted(mixed.items(), key=lambda kv: -kv[1])), 1, total, seconds, "", note),
-                Outcome(case.case_id, names[3], case.disease, votes, 1, total, seconds, "", note)]
+        return [Outcome(case.case_id, names[0], case.disease, dict(sorted(mixed.items(), key=lambda kv: -kv[1])), 1, total,
+                        seconds, "", note, generated, prompt),
+                Outcome(case.case_id, names[1], case.disease, votes, 1, total, seconds, "", note, generated, prompt)]
 
     async def run(self, cases: Sequence[Case], labels: LabelSet) -> None:
+        """Every arm on every case, ``jobs`` cases at a time; then self-consistency, whose k is
+        measured from the finished arms."""
+        await self._each(cases, labels, self.run_case)
+        self.k = self.measured_k(cases)
+        await self._each(cases, labels, self.run_self_consistency)
+
+    async def _each(self, cases: Sequence[Case], labels: LabelSet,
+                    step: Callable[[Case, LabelSet, int], Any]) -> None:
         queue: asyncio.Queue[Case] = asyncio.Queue()
         for case in cases:
             queue.put_nowait(case)
 
         async def worker(job: int) -> None:
             while not queue.empty():
-                await self.run_case(queue.get_nowait(), labels, job)
+                await step(queue.get_nowait(), labels, job)
 
         async with asyncio.TaskGroup() as group:  # one failing job cancels the others
             for job in range(max(1, self.config.jobs)):
@@ -341,34 +475,56 @@ class Bench:
 
 
 def prepare_backends(backends: dict[str, Backend], jobs: int) -> None:
-    """Let ``jobs`` cases compute at once on each in-process model."""
+    """Let ``jobs`` cases compute at once on each in-process model.
+
+    On llama.cpp their replies are decoded together on the model's shared pool
+    (``backends/lockstep.py``): the weights are read once per step for all cases, which is what
+    a step costs for 7–70B models on a CPU, an Apple GPU or a CUDA card. A model whose entry
+    says ``max_concurrency = 1`` gets a context and a compute slot per case instead
+    (``set_parallel``), which pays only where a small model is bound by arithmetic and there
+    are cores to spare."""
+    from backends.llamacpp import EXACT_BATCH_ROWS
+
     for backend in backends.values():
         if isinstance(backend, LlamaCppBackend):
-            backend.set_parallel(jobs)
+            if backend.lockstep_width > 1:
+                backend.lockstep_width = min(max(backend.lockstep_width, jobs), EXACT_BATCH_ROWS)
+            else:
+                backend.set_parallel(jobs)
+
+
+#: Cases in flight by default: decoded together on one model, about as fast per step as one case.
+DEFAULT_JOBS = 4
 
 
 def default_jobs() -> int:
-    """One job per core that the models' threads leave free (2 on a 2-CPU machine)."""
-    from backends.llamacpp import default_threads
-
-    return max(1, (os.cpu_count() or 1) // default_threads())
+    """Cases in flight when ``--jobs`` is not given (:data:`DEFAULT_JOBS`)."""
+    return DEFAULT_JOBS
 
 
 # -- the numbers --------------------------------------------------------------------------------
 
 
-def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
-    """Every metric per system with bootstrap CIs, and each ensemble or debate against its
-    better single model (Wilcoxon on per-case reciprocal ranks, Benjamini–Hochberg)."""
+def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = None) -> Report:
+    """Every metric per system with bootstrap CIs, and each ensemble, baseline or debate against
+    its better single model (Wilcoxon on per-case reciprocal ranks, Benjamini–Hochberg), with the
+    paper's statistics beside ours (section 7.4.1: 20 replicates, BCa intervals, Wilcoxon on the
+    replicates, Cliff's Δ; 7.4.1.2's convergence figures for the debates).
+
+    Labels are scored by ``labels``' rules (case, punctuation, synonyms, typos), the rules the
+    debates' distributions were compared by; every rename or merge is listed in the report
+    (``label_merges``)."""
     c = bench.config
     systems = bench.systems
     rows: dict[str, dict[str, Any]] = {}
     per_case: dict[str, dict[str, np.ndarray]] = {}
+    merges: dict[str, list[str]] = {}
     for name in systems:
         outs = [bench.done[(case.case_id, name)] for case in cases if (case.case_id, name) in bench.done]
         if not outs:
             continue
-        preds, truths = [o.prediction for o in outs], [o.truth for o in outs]
+        preds, truths, notes = E.canonicalize([o.prediction for o in outs], [o.truth for o in outs], labels)
+        merges[name] = [f"{o.case_id}: {note}" for o, case_notes in zip(outs, notes) for note in case_notes]
         hit1, hit3 = E.hits_at(preds, truths, 1), E.hits_at(preds, truths, 3)
         rr, brier, conf = E.reciprocal_ranks(preds, truths), E.brier_scores(preds, truths), E.confidences(preds)
         n = len(outs)
@@ -379,6 +535,12 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
         def ece_of(idx: np.ndarray, conf: np.ndarray = conf, hit1: np.ndarray = hit1) -> float:
             return E.expected_calibration_error(conf[idx], hit1[idx])
 
+        def bca(values: np.ndarray) -> dict[str, Any]:
+            low, high, sd = E.bca_interval(np.mean, values, seed=c.seed)
+            return {"value": float(values.mean()), "bca": (low, high), "sd": sd}
+
+        ece = E.expected_calibration_error(conf.tolist(), hit1.tolist())
+        low, high, sd = E.bca_interval(E.expected_calibration_error, conf, hit1, seed=c.seed)
         rows[name] = {
             "cases": n,
             "acc1": float(hit1.mean()), "acc1_ci": ci(hit1),
@@ -386,45 +548,96 @@ def summarize(bench: Bench, cases: Sequence[Case]) -> Report:
             "mrr": float(rr.mean()), "mrr_ci": ci(rr),
             "macro_f1": E.macro_f1(preds, truths),
             "brier": float(brier.mean()), "brier_ci": ci(brier),
-            "ece": E.expected_calibration_error(conf.tolist(), hit1.tolist()),
+            "ece": ece,
             "ece_ci": E.bootstrap_ci(ece_of, n, n_boot=c.n_boot, seed=c.seed),
             "no_prediction": sum(1 for o in outs if not o.prediction),
             "rounds": float(np.mean([o.rounds for o in outs])),
             "tokens_per_case": float(np.mean([o.tokens for o in outs])),
+            "generated_tokens_per_case": float(np.mean([o.generated_tokens for o in outs])),
+            "prompt_tokens_per_case": float(np.mean([o.prompt_tokens for o in outs])),
             "seconds_per_case": float(np.mean([o.seconds for o in outs])),
+            "label_merges": len(merges[name]),
+            "paper": {"acc1": bca(hit1), "acc3": bca(hit3), "mrr": bca(rr), "brier": bca(brier),
+                      "ece": {"value": ece, "bca": (low, high), "sd": sd}},
         }
-        per_case[name] = {"rr": rr, "ids": np.array([o.case_id for o in outs])}
+        if name == bench.sc_name:
+            rows[name]["k"] = max((o.samples for o in outs), default=0)
+        if name in bench.debate_names:
+            rows[name]["convergence"] = convergence([o.trajectory for o in outs], seed=c.seed)
+        per_case[name] = {"rr": rr, "hit1": hit1, "ids": np.array([o.case_id for o in outs])}
     comparisons: list[dict[str, Any]] = []
-    singles = [s for s in systems[:2] if s in rows]
+    singles = [s for s in bench.single_names if s in rows]
     if singles:
         best = max(singles, key=lambda s: (rows[s]["acc1"], rows[s]["mrr"]))
-        for name in systems[2:]:
+        for name in systems[len(bench.single_names):]:
             if name not in rows:
                 continue
             common = sorted(set(per_case[name]["ids"]) & set(per_case[best]["ids"]))
-            mine = dict(zip(per_case[name]["ids"], per_case[name]["rr"]))
-            theirs = dict(zip(per_case[best]["ids"], per_case[best]["rr"]))
+
+            def paired(key: str, name: str = name, common: list[str] = common) -> tuple[list[float], list[float]]:
+                mine = dict(zip(per_case[name]["ids"], per_case[name][key]))
+                theirs = dict(zip(per_case[best]["ids"], per_case[best][key]))
+                return [mine[i] for i in common], [theirs[i] for i in common]
+
+            rr_mine, rr_theirs = paired("rr")
+            paper = E.replicate_test(*paired("hit1"), seed=c.seed)
             comparisons.append({"system": name, "versus": best, "cases": len(common),
                                 "delta_acc1": rows[name]["acc1"] - rows[best]["acc1"],
                                 "delta_mrr": rows[name]["mrr"] - rows[best]["mrr"],
-                                "p": E.wilcoxon_p([mine[i] for i in common], [theirs[i] for i in common])})
+                                "p": E.wilcoxon_p(rr_mine, rr_theirs),
+                                "cliffs_delta": E.cliffs_delta(rr_mine, rr_theirs),
+                                "paper_p": paper["p"], "paper_cliffs_delta": paper["cliffs_delta"]})
         for comp, adjusted in zip(comparisons, E.benjamini_hochberg([x["p"] for x in comparisons])):
             comp["p_bh"] = adjusted
+        for comp, adjusted in zip(comparisons, E.benjamini_hochberg([x["paper_p"] for x in comparisons])):
+            comp["paper_p_bh"] = adjusted
+            comp["paper_significant"] = adjusted < E.PAPER_Q
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(c).items()}
     config["design_summary"] = DESIGNS[c.design].summary
     config["judge_model"] = c.judge_model
     config["self_judging"] = c.self_judging
-    for name in systems[2:4]:  # the ensembles: cases combined from one model's prediction only
+    config["baseline"] = c.baseline
+    config["k"] = bench.k
+    config["k_source"] = "--k" if c.k is not None else "measured: the debate arms' generated tokens per case / cot's"
+    for name in bench.ensemble_names:  # cases combined from one model's prediction only
         if name in rows:
             rows[name]["one_model_only"] = sum(1 for case in cases if (case.case_id, name) in bench.done
                                               and bench.done[(case.case_id, name)].stop_reason.startswith("one model"))
     outcomes = [asdict(bench.done[(case.case_id, s)]) for case in cases for s in systems if (case.case_id, s) in bench.done]
-    return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes)
+    return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes, merges)
+
+
+def convergence(trajectories: Sequence[Sequence[dict[str, float]]], *, seed: int = 0) -> dict[str, Any]:
+    """Section 7.4.1.2's debate convergence, over the debates with at least one scored round:
+    the entropy of the consensus P_f (the "vote distribution") and 1 − WD between the agents,
+    in the first and the last scored round, and their change (first → last), each with the
+    paper's BCa interval over 20 replicates. Read against the paper's "the entropy of the
+    prediction set decreases by 23 % ± 3 %" (7.4.2)."""
+    firsts = [t[0] for t in trajectories if t and "entropy_mixture" in t[0] and "wd" in t[0]]
+    lasts = [t[-1] for t in trajectories if t and "entropy_mixture" in t[0] and "wd" in t[0]]
+    out: dict[str, Any] = {"debates": len(firsts)}
+    if not firsts:
+        return out
+    h0 = np.array([f["entropy_mixture"] for f in firsts])
+    h1 = np.array([f.get("entropy_mixture", np.nan) for f in lasts])
+    s0 = 1 - np.array([f["wd"] for f in firsts])
+    s1 = 1 - np.array([f.get("wd", np.nan) for f in lasts])
+    for key, values in (("entropy_first", h0), ("entropy_last", h1), ("entropy_change", h1 - h0),
+                        ("one_minus_wd_first", s0), ("one_minus_wd_last", s1), ("one_minus_wd_change", s1 - s0)):
+        low, high, _ = E.bca_interval(np.mean, values, seed=seed)
+        out[key] = float(values.mean())
+        out[f"{key}_bca"] = (low, high)
+    return out
 
 
 def _single(config: evince.EvinceConfig, agent: Agent, debate_id: str) -> AsyncIterator[Event]:
     """One model's prediction alone (the benchmark's single-model arms)."""
     return evince.predict_alone(config, agent, debate_id=debate_id)
+
+
+def _reasoned(config: evince.EvinceConfig, agent: Agent, debate_id: str) -> AsyncIterator[Event]:
+    """One model's chain of thought (the ``cot`` arm, and each self-consistency sample)."""
+    return evince.predict_reasoned(config, agent, debate_id=debate_id)
 
 
 def _debate(config: evince.EvinceConfig, team: Any, debate_id: str) -> AsyncIterator[Event]:

@@ -1,7 +1,10 @@
-"""The diagnosis benchmark's outputs: a terminal table, ``PATH.md``, ``PATH.json``, ``PATH.svg``.
+"""The diagnosis benchmark's outputs: terminal tables, ``PATH.md``, ``PATH.json``, ``PATH.svg``
+and ``PATH.cost.svg``.
 
-The SVG is drawn by hand (a dozen bars need no plotting library): Acc@1 per system with its 95 %
-bootstrap interval, single models grey and combinations blue, as in the paper's Figure 7.2.
+The SVGs are drawn by hand (a dozen bars or points need no plotting library): Acc@1 per system
+with its 95 % bootstrap interval, single models grey and combinations blue, as in the paper's
+Figure 7.2; and Acc@1 against generated tokens per case (issue 28: does debate beat a vote at
+the same cost?), also drawn in the terminal as a character plot.
 """
 
 from __future__ import annotations
@@ -32,13 +35,99 @@ def terminal_table(report: Report) -> Table:
     table.add_column("system")
     for title, _ in COLUMNS:
         table.add_column(title, justify="right")
-    for title in ("no prediction", "rounds", "tokens/case", "s/case"):
+    for title in ("no prediction", "rounds", "generated tok/case", "prompt tok/case", "s/case"):
         table.add_column(title, justify="right")
     for name in report.systems:
         row = report.rows[name]
-        table.add_row(name, *(_cell(row, key) for _, key in COLUMNS), _missing(row), f"{row['rounds']:.1f}",
-                      f"{row['tokens_per_case']:.0f}", f"{row['seconds_per_case']:.1f}")
+        table.add_row(display_name(report, name), *(_cell(row, key) for _, key in COLUMNS), _missing(row),
+                      f"{row['rounds']:.1f}", *_costs(row))
     return table
+
+
+def display_name(report: Report, name: str) -> str:
+    """A system's name as shown: self-consistency with its k."""
+    k = report.rows.get(name, {}).get("k")
+    return f"{name}, k={k}" if k else name
+
+
+def _costs(row: dict[str, Any]) -> tuple[str, str, str]:
+    return (f"{row.get('generated_tokens_per_case', 0):.0f}", f"{row.get('prompt_tokens_per_case', 0):.0f}",
+            f"{row['seconds_per_case']:.1f}")
+
+
+def _bca(stat: dict[str, Any]) -> str:
+    """The paper's form: value (sd over the replicates) [BCa interval]."""
+    low, high = stat["bca"]
+    interval = "[n/a]" if low != low or high != high else f"[{low:.2f}, {high:.2f}]"  # NaN: too few cases
+    return f"{stat['value']:.3f} ({stat['sd']:.3f}) {interval}"
+
+
+PAPER_COLUMNS = (("Acc@1", "acc1"), ("Acc@3", "acc3"), ("MRR", "mrr"), ("Brier", "brier"), ("ECE", "ece"))
+PAPER_NOTE = ("The paper's statistics (seed 004, 7.4.1–7.4.1.3): value (standard deviation over 20 bootstrap "
+              "replicates) [BCa 95% interval from those 20, scipy's bootstrap(method=\"BCa\")]. The intervals above "
+              "are ours: percentile, over more resamples. docs/protocols.md says why both.")
+
+
+def paper_table(report: Report) -> Table:
+    table = Table(title="The paper's statistics: value (sd over 20 replicates) [BCa 95%]")
+    table.add_column("system")
+    for title, _ in PAPER_COLUMNS:
+        table.add_column(title, justify="right")
+    for name in report.systems:
+        paper = report.rows[name].get("paper", {})
+        table.add_row(display_name(report, name), *(_bca(paper[key]) if key in paper else "" for _, key in PAPER_COLUMNS))
+    return table
+
+
+CONVERGENCE = (("H(P_f) first", "entropy_first"), ("H(P_f) last", "entropy_last"), ("ΔH", "entropy_change"),
+               ("1−WD first", "one_minus_wd_first"), ("1−WD last", "one_minus_wd_last"), ("Δ(1−WD)", "one_minus_wd_change"))
+
+
+def _conv(conv: dict[str, Any], key: str) -> str:
+    if key not in conv:
+        return "–"
+    low, high = conv[f"{key}_bca"]
+    interval = "" if low != low or high != high else f" [{low:.2f}, {high:.2f}]"
+    return f"{conv[key]:+.3f}{interval}" if "change" in key else f"{conv[key]:.3f}{interval}"
+
+
+def convergence_rows(report: Report) -> list[tuple[str, dict[str, Any]]]:
+    return [(name, report.rows[name]["convergence"]) for name in report.systems if "convergence" in report.rows[name]]
+
+
+def convergence_table(report: Report) -> Table:
+    table = Table(title="Debate convergence (7.4.1.2): entropy of P_f and 1 − WD, first and last scored round, BCa 95%")
+    table.add_column("system")
+    table.add_column("debates", justify="right")
+    for title, _ in CONVERGENCE:
+        table.add_column(title, justify="right")
+    for name, conv in convergence_rows(report):
+        table.add_row(name, str(conv["debates"]), *(_conv(conv, key) for _, key in CONVERGENCE))
+    return table
+
+
+def cost_plot(report: Report, width: int = 60, height: int = 11) -> str:
+    """Acc@1 (up) against generated tokens per case (across) as characters for the terminal:
+    each system a letter, with the key below. Plain text: names are escaped by the printer."""
+    points = [(report.rows[n].get("generated_tokens_per_case", 0.0), report.rows[n]["acc1"], n) for n in report.systems]
+    if not points:
+        return ""
+    most = max(x for x, _, _ in points) or 1.0
+    grid = [[" "] * width for _ in range(height)]
+    key = []
+    for i, (x, y, name) in enumerate(points):
+        mark = chr(ord("A") + i) if i < 26 else "*"
+        col = min(width - 1, int(x / most * (width - 1)))
+        row = height - 1 - min(height - 1, int(y * (height - 1)))
+        grid[row][col] = mark if grid[row][col] == " " else "+"
+        key.append(f"  {mark}  {display_name(report, name)}: Acc@1 {y:.3f}, {x:.0f} generated tokens/case")
+    lines = ["Acc@1 against generated tokens per case (+: points overlap)"]
+    for r, cells in enumerate(grid):
+        label = f"{1 - r / (height - 1):4.2f}" if r in (0, height // 2, height - 1) else "    "
+        lines.append(f"{label} |" + "".join(cells))
+    lines.append("     +" + "-" * width)
+    lines.append(f"      0{' ' * (width - 2 - len(f'{most:.0f}'))}{most:.0f}")
+    return "\n".join(lines + key)
 
 
 def _missing(row: dict[str, Any]) -> str:
@@ -61,13 +150,30 @@ def self_judging_warning(cfg: dict[str, Any]) -> str | None:
             "arguments, so EVINCE's results may favour it.")
 
 
+COMPARISON_TITLES = ("system", "versus", "cases", "ΔAcc@1", "ΔMRR", "p", "p (BH)", "Cliff's Δ",
+                     "paper p", "paper p (BH)", "paper Cliff's Δ")
+
+
+def _comparison_cells(report: Report, c: dict[str, Any]) -> list[str]:
+    star = " *" if c.get("paper_significant") else ""
+    return [display_name(report, c["system"]), c["versus"], str(c["cases"]), f"{c['delta_acc1']:+.3f}",
+            f"{c['delta_mrr']:+.3f}", f"{c['p']:.3f}", f"{c['p_bh']:.3f}", f"{c.get('cliffs_delta', float('nan')):+.2f}",
+            f"{c.get('paper_p', float('nan')):.3g}", f"{c.get('paper_p_bh', float('nan')):.3g}{star}",
+            f"{c.get('paper_cliffs_delta', float('nan')):+.2f}"]
+
+
+COMPARISON_NOTE = ("Ours: Wilcoxon signed-rank on per-case reciprocal rank, Benjamini–Hochberg adjusted, Cliff's Δ "
+                   "on the same per-case values. The paper's (7.4.1.3): Wilcoxon on 20 paired bootstrap replicates "
+                   "of Acc@1, BH-adjusted (* below q = 0.05), Cliff's Δ between the replicates; its p falls as "
+                   "replicates are added to the same cases, so read ours.")
+
+
 def comparisons_table(report: Report) -> Table:
-    table = Table(title="Each combination against its better single model (Wilcoxon on per-case reciprocal rank, BH-adjusted)")
-    for title in ("system", "versus", "cases", "ΔAcc@1", "ΔMRR", "p", "p (BH)"):
+    table = Table(title="Each system against the better single model (ours, and the paper's test on replicates)")
+    for title in COMPARISON_TITLES:
         table.add_column(title, justify="right" if title not in ("system", "versus") else "left")
     for c in report.comparisons:
-        table.add_row(c["system"], c["versus"], str(c["cases"]), f"{c['delta_acc1']:+.3f}", f"{c['delta_mrr']:+.3f}",
-                      f"{c['p']:.3f}", f"{c['p_bh']:.3f}")
+        table.add_row(*_comparison_cells(report, c))
     return table
 
 
@@ -83,23 +189,50 @@ def markdown(report: Report, command: str) -> str:
     warning = self_judging_warning(cfg)
     if warning:
         out += [f"> **{warning}**", ""]
-    out += ["| system | " + " | ".join(t for t, _ in COLUMNS) + " | no prediction | rounds | tokens/case | s/case |",
-            "| --- " * (len(COLUMNS) + 5) + "|"]
+    if cfg.get("k"):
+        out += [f"Equal-cost baselines on {cfg.get('baseline')}: `cot` (one reasoned answer) and `self-consistency` "
+                f"(k = {cfg['k']} reasoned answers at temperature {cfg.get('sc_temperature')}, majority vote, ties by "
+                f"mean probability); k {cfg.get('k_source')}.", ""]
+    out += ["| system | " + " | ".join(t for t, _ in COLUMNS)
+            + " | no prediction | rounds | generated tok/case | prompt tok/case | s/case |",
+            "| --- " * (len(COLUMNS) + 6) + "|"]
     for name in report.systems:
         row = report.rows[name]
-        out.append(f"| {name} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
-                   + f" | {_missing(row)} | {row['rounds']:.1f} | {row['tokens_per_case']:.0f} | {row['seconds_per_case']:.1f} |")
+        out.append(f"| {_md(display_name(report, name))} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
+                   + f" | {_missing(row)} | {row['rounds']:.1f} | " + " | ".join(_costs(row)) + " |")
     if report.comparisons:
-        out += ["", "Each combination against its better single model (Wilcoxon signed-rank on per-case "
-                "reciprocal rank, Benjamini–Hochberg adjusted):", "",
-                "| system | versus | cases | ΔAcc@1 | ΔMRR | p | p (BH) |", "| --- | --- | --- | --- | --- | --- | --- |"]
-        out += [f"| {c['system']} | {c['versus']} | {c['cases']} | {c['delta_acc1']:+.3f} | {c['delta_mrr']:+.3f} | "
-                f"{c['p']:.3f} | {c['p_bh']:.3f} |" for c in report.comparisons]
+        out += ["", "Each system against the better single model. " + COMPARISON_NOTE, "",
+                "| " + " | ".join(COMPARISON_TITLES) + " |", "| --- " * len(COMPARISON_TITLES) + "|"]
+        out += ["| " + " | ".join(_md(cell) for cell in _comparison_cells(report, c)) + " |" for c in report.comparisons]
+    if any("paper" in report.rows[n] for n in report.systems):
+        out += ["", PAPER_NOTE, "", "| system | " + " | ".join(t for t, _ in PAPER_COLUMNS) + " |",
+                "| --- " * (len(PAPER_COLUMNS) + 1) + "|"]
+        out += [f"| {_md(display_name(report, n))} | " + " | ".join(_bca(report.rows[n]["paper"][key]) for _, key in PAPER_COLUMNS)
+                + " |" for n in report.systems if "paper" in report.rows[n]]
+    if convergence_rows(report):
+        out += ["", "Debate convergence (7.4.1.2): the entropy of the consensus P_f and 1 − WD between the agents in "
+                "the first and the last scored round, and the change, each with its BCa 95% interval (20 replicates).", "",
+                "| system | debates | " + " | ".join(t for t, _ in CONVERGENCE) + " |", "| --- " * (len(CONVERGENCE) + 2) + "|"]
+        out += [f"| {_md(name)} | {conv['debates']} | " + " | ".join(_conv(conv, key) for _, key in CONVERGENCE) + " |"
+                for name, conv in convergence_rows(report)]
+    if report.systems:
+        out += ["", "Accuracy against cost (also `OUT.cost.svg`):", "", "```", cost_plot(report), "```"]
+    merged = {name: notes for name, notes in report.label_merges.items() if notes}
+    if merged:
+        out += ["", "Labels renamed or merged when scoring (case, punctuation, the synonym map, typos):", ""]
+        for name, notes in merged.items():
+            shown = "; ".join(_md(n) for n in notes[:8]) + (f"; and {len(notes) - 8} more (all in OUT.json)" if len(notes) > 8 else "")
+            out.append(f"- {_md(name)}: {shown}")
     out += ["", "Intervals: 95% percentile bootstrap over cases. ECE: 15 equal-frequency bins of top-1 confidence. "
             "Brier: multi-class, over the whole label set. No prediction: cases where the system gave no usable "
             "distribution, scored as misses (never an invented one); an ensemble whose other model gave none "
             "combines the one that answered, counted as \"from one model\"."]
     return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    """A cell of a markdown table: a label a model named cannot break the table or add markup."""
+    return escape(text, quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;").replace("`", "&#96;")
 
 
 def _judge(cfg: dict[str, Any]) -> str:
@@ -138,14 +271,48 @@ def svg(report: Report) -> str:
     return "\n".join(parts)
 
 
+def cost_svg(report: Report) -> str:
+    """Acc@1 (with its 95 % bootstrap interval) against generated tokens per case: the
+    equal-cost question of issue 28 as a picture. Single models grey, the vote baselines green,
+    the debates blue."""
+    left, top, w, h = 70, 40, 560, 300
+    points = [(report.rows[n].get("generated_tokens_per_case", 0.0), report.rows[n], n) for n in report.systems]
+    most = max((x for x, _, _ in points), default=0.0) or 1.0
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + 330}" height="{top + h + 60}" '
+             'font-family="sans-serif" font-size="12">',
+             f'<text x="{left}" y="20" font-size="14">Acc@1 (95% bootstrap interval) against generated tokens per case</text>',
+             f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" stroke="#333"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + h}" stroke="#333"/>',
+             f'<text x="{left + w / 2}" y="{top + h + 40}" text-anchor="middle">generated tokens per case</text>']
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = top + h - tick * h
+        parts.append(f'<line x1="{left - 4}" y1="{y}" x2="{left + w}" y2="{y}" stroke="#eee"/>'
+                     f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{tick:.2f}</text>')
+        parts.append(f'<text x="{left + tick * w}" y="{top + h + 18}" text-anchor="middle">{tick * most:.0f}</text>')
+    for i, (x, row, name) in enumerate(points):
+        cx, cy = left + x / most * w, top + h - row["acc1"] * h
+        colour = "#9e9e9e" if i < 2 else "#1f77b4" if name.startswith("EVINCE") else "#2ca02c"
+        low, high = row["acc1_ci"]
+        parts.append(f'<line x1="{cx}" y1="{top + h - high * h}" x2="{cx}" y2="{top + h - low * h}" stroke="{colour}"/>')
+        parts.append(f'<circle cx="{cx}" cy="{cy}" r="5" fill="{colour}"/>'
+                     f'<text x="{cx + 7}" y="{cy - 6 - 11 * (i % 2)}" font-size="11">{i + 1}</text>')  # staggered: equal costs overlap
+        parts.append(f'<text x="{left + w + 20}" y="{top + 14 * i + 4}" fill="{colour}">{i + 1}: '
+                     f'{escape(display_name(report, name))}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
 def write_outputs(report: Report, out: Path, command: str) -> list[Path]:
-    """``PATH.md``, ``PATH.json`` (every number and every case) and ``PATH.svg``, created 0600."""
-    paths = [out.with_name(out.name + suffix) for suffix in (".md", ".json", ".svg")]
+    """``PATH.md``, ``PATH.json`` (every number and every case), ``PATH.svg`` and
+    ``PATH.cost.svg``, created 0600."""
+    paths = [out.with_name(out.name + suffix) for suffix in (".md", ".json", ".svg", ".cost.svg")]
     write_private(paths[0], markdown(report, command))
     warning = self_judging_warning(report.config)
     write_private(paths[1], json.dumps({"command": command, "warnings": [warning] if warning else [],
                                         "config": report.config, "systems": report.systems,
                                         "metrics": report.rows, "comparisons": report.comparisons,
+                                        "label_merges": report.label_merges,
                                         "cases": report.outcomes}, indent=2, ensure_ascii=False))
     write_private(paths[2], svg(report))
+    write_private(paths[3], cost_svg(report))
     return paths

@@ -34,7 +34,17 @@ from tui.bench.diagnosis import (
     summarize,
 )
 from tui.bench.cases import class_set, load_cases, subset
-from tui.bench.report import comparisons_table, self_judging_warning, terminal_table, write_outputs
+from tui.bench.report import (
+    COMPARISON_NOTE,
+    comparisons_table,
+    convergence_rows,
+    convergence_table,
+    cost_plot,
+    paper_table,
+    self_judging_warning,
+    terminal_table,
+    write_outputs,
+)
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.headless.session import print_load_events
@@ -51,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the class set: one label per line, or a CSV with a label column (default: the cases' labels)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
     d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
-                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 4 refutation rounds); "
+                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 3 refutation rounds: Table 7.3's four rounds); "
                         "quick: no judge, opening + 1 short refutation round")
     d.add_argument("--judge", help="CRIT judge for EVINCE, required by --design paper: a third model (section 7.2 "
                                    "(1)(iii)); naming model A or B makes a debater judge itself, and the report says so")
@@ -60,11 +70,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--out", type=Path, default=Path("diagnosis"), help="writes OUT.md, OUT.json, OUT.svg (and OUT.cases.jsonl)")
     d.add_argument("--limit", type=int, help="a random subset of N cases (reproducible with --seed)")
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--jobs", type=int, default=None, help="cases at once (default: one per free core)")
+    d.add_argument("--jobs", type=int, default=None, help="cases at once (default 4; on llama.cpp decoded together, see max_concurrency in models.toml)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
     d.add_argument("--max-rounds", type=int, default=None,
                    help="EVINCE's refutation rounds after the opening one (default: the design's)")
     d.add_argument("--turn-tokens", type=int, default=None, help="default: the design's")
+    d.add_argument("--baseline-model", default=None, metavar="MODEL",
+                   help="the model of the equal-cost baselines cot and self-consistency (default: model A)")
+    d.add_argument("--k", type=int, default=None,
+                   help="self-consistency's samples (default: measured, the debates' generated tokens per case "
+                        "over cot's, so the vote costs what a debate does)")
     d.set_defaults(handler=run_bench)
 
 
@@ -80,7 +95,7 @@ def run_bench(args: argparse.Namespace) -> int:
         config = BenchConfig(cases=args.cases, models=models, out=args.out, judge=args.judge, scoring=args.scoring,
                              schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
                              synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
-                             turn_tokens=args.turn_tokens)
+                             turn_tokens=args.turn_tokens, baseline_model=args.baseline_model, k=args.k)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     try:
@@ -115,12 +130,17 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
                                      completed=sum(1 for c in cases for s in bench.systems if (c.case_id, s) in bench.done))
             bench.on_done = lambda _: progress.advance(task)
             await bench.run(cases, labels)
-    report = summarize(bench, cases)
+    report = summarize(bench, cases, labels)
     console.print(terminal_table(report))
     if warning:
         console.print(warning, style="bold yellow", markup=False)
     if report.comparisons:
         console.print(comparisons_table(report))
+        console.print(COMPARISON_NOTE, style="dim", markup=False)
+    console.print(paper_table(report))
+    if convergence_rows(report):
+        console.print(convergence_table(report))
+    console.print(cost_plot(report), markup=False)
     for path in write_outputs(report, config.out, command):
         console.print(f"wrote {path}", style="dim")
     return 0

@@ -30,6 +30,8 @@ COMMANDS: dict[str, Command] = {
     "d3-report": Command("tui.cli.d3report", "accuracy, Cohen's kappa and self-enhancement of journalled D3 "
                                              "verdicts against reference verdicts (seed 003, section 4.3)"),
     "serve": Command("tui.cli.serve", "serve a model from the registry over HTTP on 127.0.0.1 (OpenAI-compatible)"),
+    "verify": Command("tui.cli.verify", "check that journalled debates (or a JSON export) were not changed after "
+                                        "they were written: recompute each hash chain, name the first row that differs"),
     "paths": Command("tui.cli.paths", "where the journal, registries, settings and logs live"),
 }
 

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime
 from pathlib import Path
 
+from typing import Any
+
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from protocols.text import clip
+from store import seal
 from store.export import to_json, to_markdown, write_private
-from store.redact import redact_debate
+from store.redact import describe, redact_debate
 from store.journal import Journal
 from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
+from tui.titles import distinct_clips, when
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +40,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("debate_id", help="id or unique prefix")
     e.add_argument("--format", choices=("md", "json"), default="md")
     e.add_argument("--out", help="file to write (created 0600); default: standard output")
-    e.add_argument("--redact", action="store_true", help="mask names, dates, phone numbers and emails")
+    e.add_argument("--redact", action="store_true", help=describe())
     e.set_defaults(handler=export)
 
 
@@ -51,35 +57,60 @@ def history(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    table = Table(title=f"Debates in {journal.path}")
-    for col in ("id", "started", "protocol", "title", "models", "status", "turns"):
-        table.add_column(col, overflow="fold", no_wrap=col in ("id", "started"))
-    for r in rows:
-        started = datetime.fromtimestamp(r["created_at"]).strftime("%Y-%m-%d %H:%M")
-        table.add_row(r["id"], started, r["protocol"], terminal_safe(r["title"]), r["models"] or "", r["status"], str(r["turns"]))
-    Console().print(table)
+    console = Console()
+    console.print(history_table(rows, Text(f"Debates in {journal.path}"), console.width))
     return 0
 
 
-def _load(args: argparse.Namespace) -> dict:
+#: What a history line takes besides the debate's cell: the id (12), the start (16), the gaps.
+HISTORY_OVERHEAD = 12 + 16 + 8  # each column padded by one space a side, one between
+
+
+def history_table(rows: list[dict[str, Any]], title: Text, width: int) -> Table:
+    """One debate in two lines: its title, then protocol · status · turns · models, beside its id
+    and start. Seven columns side by side wrapped every title into a ten-line cell at 80 columns
+    (issue 29); as two lines, each clipped to the width (titles where they differ from the
+    others', see :func:`tui.titles.distinct_clips`), a row stays two lines at any width."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False)
+    room = max(width - HISTORY_OVERHEAD, 20)
+    table.add_column("id", no_wrap=True, min_width=12)
+    table.add_column("started", no_wrap=True, min_width=16)
+    table.add_column("debate", no_wrap=True, overflow="ellipsis")
+    titles = distinct_clips([terminal_safe(r["title"]) for r in rows], room)
+    for r, shown in zip(rows, titles, strict=True):
+        models = sorted({m.split("=", 1)[1] for m in (r["models"] or "").split(", ") if "=" in m} - {"human"})
+        details = " · ".join([r["protocol"], r["status"], f"{r['turns']} turns", *([", ".join(models)] if models else [])])
+        debate = Text(shown, style="bold")
+        debate.append("\n" + clip(terminal_safe(details), room), style="dim")
+        table.add_row(Text(r["id"]), Text(when(r["created_at"])), debate)
+    return table
+
+
+def _load(args: argparse.Namespace, *, chain: bool = False, redact: bool = False) -> dict:
+    """The debate as the exports show it. With ``chain`` its seal carries every link (the JSON
+    export); redacted, the links carry hashes only — added after the redaction, which must not
+    touch them — so the masked text does not travel in the chain."""
     with Journal(args.db) as journal:
         queries = Queries(journal)
-        debate = queries.debate(_resolve(queries, args.debate_id))
-    assert debate is not None
+        debate_id = _resolve(queries, args.debate_id)
+        debate = queries.debate(debate_id)
+        assert debate is not None
+        if redact:
+            debate = redact_debate(debate)
+        debate["seal"] = (seal.export(journal.conn, debate_id, with_rows=not redact) if chain
+                          else seal.summary(journal.conn, debate_id))
     return debate
 
 
 def show(args: argparse.Namespace) -> int:
-    from rich.markdown import Markdown  # only here: it takes a while to import
+    from tui.cli.fitted import FittedMarkdown  # only here: rich.markdown takes a while to import
 
-    Console().print(Markdown(terminal_safe(to_markdown(_load(args)))))
+    Console().print(FittedMarkdown(terminal_safe(to_markdown(_load(args)))))
     return 0
 
 
 def export(args: argparse.Namespace) -> int:
-    debate = _load(args)
-    if args.redact:
-        debate = redact_debate(debate)
+    debate = _load(args, chain=args.format == "json", redact=args.redact)
     text = to_json(debate) if args.format == "json" else to_markdown(debate)
     if args.out:
         write_private(Path(args.out), text)

@@ -29,6 +29,7 @@ from protocols.events import (
     TokenDelta,
     TurnFinished,
     TurnStarted,
+    about_context,
 )
 from protocols.outcome import moderator_action, outcome_in_words
 from protocols.roles import AGENT_A, AGENT_B
@@ -48,6 +49,7 @@ class EventPrinter:
         self._metric_rows: list[dict[str, Any]] = []
         self._phase = ""
         self._protocol = ""
+        self._context_said: set[tuple[int | None, str, str]] = set()  # a call judged twice (D3) is noted once
 
     def __call__(self, event: Event) -> None:
         c = self.console
@@ -89,6 +91,12 @@ class EventPrinter:
                 about = f" on {terminal_safe(event.subject)}" if event.subject else ""
                 c.print(Text(f"  ⚖ {terminal_safe(event.judge_role)} ({terminal_safe(event.judge_model)}) {terminal_safe(event.kind)}{about}: "
                              f"{terminal_safe(event.target or '')}{score}{verdict}", style="blue"))
+                notes = event.reasons.get("notes") if isinstance(event.reasons, dict) else None
+                for note in notes if isinstance(notes, list) else []:
+                    said = (event.round, event.judge_role, note)
+                    if isinstance(note, str) and about_context(note) and said not in self._context_said:
+                        self._context_said.add(said)
+                        c.print(Text(f"    ✂ {terminal_safe(note)}", style="dim italic"))
             case ModeratorActed():
                 c.print(Text(f"  ✋ {terminal_safe(moderator_action(event.kind, event.payload, event.round))}", style="yellow"))
             case Notice():
@@ -104,11 +112,11 @@ class EventPrinter:
                 for part in socrasynth_report(event.outcome):
                     c.print(part)
                 if self.show_headers:
-                    said = outcome_in_words({"protocol": self._protocol, "status": event.status,
+                    words = outcome_in_words({"protocol": self._protocol, "status": event.status,
                                              "stop_reason": event.stop_reason, "outcome": event.outcome})
-                    c.print(Text(f"\n{terminal_safe(said.ending)}", style="bold"))
-                    if said.conclusion:
-                        c.print(Text(terminal_safe(said.conclusion)))
+                    c.print(Text(f"\n{terminal_safe(words.ending)}", style="bold"))
+                    if words.conclusion:
+                        c.print(Text(terminal_safe(words.conclusion)))
 
 
 def metrics_table(rows: list[dict[str, Any]]) -> Table:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from backends.base import BackendError
 from protocols.events import DebateFinished, DebateStarted, Event, ModelCalled
 from protocols.replies import recording
+from store import provenance
 from store.journal import Journal
 
 from tui.diagnostics import current_debate
@@ -21,8 +22,13 @@ EventSink = Callable[[Event], None]
 log = logging.getLogger(__name__)
 
 
-async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSink) -> DebateFinished | None:
+async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSink,
+                progress: provenance.Progress | None = None) -> DebateFinished | None:
     """Record and show each event; returns the final event (``None`` if the run was cut off).
+
+    A new debate's provenance (:mod:`store.provenance`) is journalled right after its start,
+    before its first turn: model files are hashed in a worker thread (once per file: the hashes
+    are cached), and ``progress`` hears how far, on the event loop's thread.
 
     Every reply a model (or the person) gave since the last event is journalled before the
     next event (:mod:`protocols.replies`), so ``symposium resume`` answers those calls from the
@@ -55,6 +61,8 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
                     log.info("finished: %s (%s)", event.status, event.stop_reason)
                 keep_replies()
                 journal.record(event)
+                if isinstance(event, DebateStarted):
+                    await _record_provenance(journal, event, progress)
                 for sink in sinks:
                     sink(event)
                 if isinstance(event, DebateFinished):
@@ -82,3 +90,20 @@ async def drive(events: AsyncIterator[Event], journal: Journal, *sinks: EventSin
             if aclose is not None:  # let the protocol's own clean-up run now, not at garbage collection
                 await aclose()
     return final
+
+
+async def _record_provenance(journal: Journal, event: DebateStarted, progress: provenance.Progress | None) -> None:
+    """Collect the debate's provenance in a worker thread (hashing a multi-GB model file takes
+    seconds the first time) and journal it; the UI's ``progress`` is called on this loop."""
+    loop = asyncio.get_running_loop()
+
+    def report(message: str) -> None:
+        if progress is not None:
+            loop.call_soon_threadsafe(progress, message)
+
+    try:
+        found = await asyncio.to_thread(provenance.collect, event, report)
+    except OSError as exc:  # a model file unreadable now: say so in the record rather than fail the debate
+        log.warning("provenance: %s", exc)
+        found = {"error": f"could not read a model file to hash it ({exc})"}
+    journal.record_provenance(event.debate_id, found)

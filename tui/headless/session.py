@@ -87,7 +87,10 @@ async def loaded_agents(registry: Registry, roles: Mapping[str, str], *, seed: i
 async def run_headless(db: str | None, debate_id: str, events: AsyncIterator[Event]) -> int:
     """Journal and print the run ``events`` (whose debate is ``debate_id``); exit status 0 when
     it finished or was stopped, 1 otherwise."""
+    stderr = Console(stderr=True, highlight=False)
     with Journal(db) as journal:
-        final = await drive(events, journal, EventPrinter())
+        # A model file's first hashing (provenance) reports on stderr, as loading does.
+        final = await drive(events, journal, EventPrinter(),
+                            progress=lambda message: stderr.print(Text(message, style="dim")))
     Console(highlight=False).print(Text(f"journalled as {debate_id}", style="dim"))
     return 0 if final is not None and final.status in ("finished", "stopped") else 1

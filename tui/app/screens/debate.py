@@ -50,6 +50,7 @@ from protocols.events import (
     TurnFinished,
     TurnStarted,
     Verdict,
+    about_context,
 )
 from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
@@ -146,6 +147,8 @@ class DebateScreen(Screen):
         self.kappa: float | None = None
         self.metrics_rows: list[dict[str, Any]] = []
         self.judgement_lines: list[Content] = []
+        #: Context-window notes of judgements already shown, by (round, judge, note).
+        self._context_said: set[tuple[int | None, str, str]] = set()
         self.analyzer: Analyzer | None = None
         self.collector = TranscriptCollector()
         self._status_line = ""
@@ -258,7 +261,7 @@ class DebateScreen(Screen):
                     events = spec.build(self.values, agents, self.debate_id, self.channel, self.ask_person,
                                         registry=app.registry)
                 self.query_one("#loading").display = False
-                await drive(events, app.journal, self.show, self.collector)
+                await drive(events, app.journal, self.show, self.collector, progress=self._hashing)
                 await self._last_analysis()  # it speaks through a model the block is about to close
         except (BackendError, RegistryError, FormError, JournalError, ResumeError) as exc:
             self._fail(str(exc))
@@ -271,6 +274,12 @@ class DebateScreen(Screen):
     async def ask_person(self, prompt: str) -> str | None:
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
         return await self.app.push_screen_wait(PersonDialog(prompt))
+
+    def _hashing(self, message: str) -> None:
+        """A model file being hashed for the debate's provenance (once per file): the status
+        line says how far, as it does for loading."""
+        self.phase = message
+        self._status()
 
     def _loading(self, event: LoadEvent) -> None:
         """A model loads (the status line says which, its stage and the seconds so far) or warns
@@ -427,6 +436,12 @@ class DebateScreen(Screen):
         self.judgement_lines = [*self.judgement_lines[-9:], line]
         for shown in self.query("#judgements").results(Static):
             shown.update(Content("\n").join(self.judgement_lines))
+        notes = event.reasons.get("notes") if isinstance(event.reasons, dict) else None
+        for note in notes if isinstance(notes, list) else []:
+            said = (event.round, event.judge_role, note)
+            if isinstance(note, str) and about_context(note) and said not in self._context_said:  # one call, two judgements: once
+                self._context_said.add(said)
+                self.query_one(Transcript).note(f"✂ {event.judge_role}'s {event.kind}: {note}")
 
     def _finished(self, event: DebateFinished) -> None:
         self.finished = event

@@ -20,21 +20,29 @@ class _Dialog(ModalScreen):
 
 
 class ConfirmDialog(_Dialog):
-    """Yes or no. Dismisses with ``True`` or ``False`` (``None`` on Escape)."""
+    """Yes or no. Dismisses with ``True`` or ``False`` (``None`` on Escape).
 
-    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+    A ``destructive`` question (one whose yes cannot be undone: deleting a debate) opens with
+    the focus on its "Cancel", so that an Enter meant for something else never answers yes
+    (issue 29: Delete, then Enter typed after a search, deleted the debate). Questions whose yes
+    leaves everything resumable (quit, stop) keep the focus on yes: the key that asked was the
+    user's request.
+    """
+
+    def __init__(self, question: str, yes: str = "Yes", no: str | None = None, *, destructive: bool = False) -> None:
         super().__init__()
-        self.question, self.yes, self.no = question, yes, no
+        self.question, self.yes, self.destructive = question, yes, destructive
+        self.no = no if no is not None else ("Cancel" if destructive else "No")
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(plain(self.question))  # names debates and models: not markup
             with Horizontal():
                 yield Button(self.no, id="no")
-                yield Button(self.yes, id="yes", variant="warning")
+                yield Button(self.yes, id="yes", variant="error" if self.destructive else "warning")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        self.query_one("#no" if self.destructive else "#yes", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -36,11 +36,28 @@ class HelpScreen(ModalScreen):
                 seen.add(b.id)
                 table.add_row(plain(self.app.get_key_display(b)), plain(b.description or b.action), plain(b.id))  # keys come from the user's keymap
         with VerticalScroll():
+            yield Static(id="close-hint")  # filled on mount, when the keymap's keys are known
             yield Static(INTRO)
             yield Static(table)
             yield Static(plain(f"\nRemap keys in {config_dir() / 'keymap.toml'}, one line per binding id, e.g.\n"
                                '  "debate.interject" = "ctrl+i"\n\nThemes: ctrl+t switches light and dark.'))
             yield Static(metrics_help())
+
+
+    def on_mount(self) -> None:
+        hint = self.query_one("#close-hint", Static)
+        keys = self.closing_keys()
+        hint.update(plain(f"{keys} closes this help.", style="bold"))
+        hint.display = bool(keys)  # a keymap could leave Help no key; then nothing true to say
+
+    def closing_keys(self) -> str:
+        """The keys that close Help, as the keymap has them ("esc, q, ? or f1"), said first: a
+        modal over the whole screen that does not say how to leave it traps people (issue 29).
+        Read from the screen's active bindings, which have the user's keymap applied."""
+        keys = [self.app.get_key_display(active.binding) for active in self.active_bindings.values()
+                if active.binding.id == "help.close"]
+        shown = list(dict.fromkeys(keys))
+        return " or ".join(shown) if len(shown) <= 2 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
 def metrics_help() -> Text:

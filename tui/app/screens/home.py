@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -14,23 +14,57 @@ from textual.widgets import DataTable, Input, Static
 
 from protocols.outcome import outcome_in_words
 from protocols.text import clip
+from backends.private import private_dir
 from store.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
 from tui.app.report import save_report
 from tui.app.screens.typed import symposium
+from tui.titles import distinct_clips, when
 from tui.sanitize import plain
+from tui.app.widgets.fields import FormInput
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog
 
-WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models, "
-           "n to set up your own, ? for help.")
+WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models "
+           "(ctrl+s starts it), n to set up your own, ? for help.")
 
 
 def _outcome(row: dict[str, Any]) -> str:
     """The outcome column: what the debate concluded in a few words (``outcome_in_words``), so
     a debate that settled without agreement never reads as if it had concluded its top label."""
     return outcome_in_words(row).short
+
+
+#: The most of a title the lists show (Home's table, the search results); see distinct_clips.
+TITLE_WIDTH = 40
+#: What the other columns take on a line (cells, gaps, margins): Home's table (started, protocol,
+#: status, turns) and the search results (started, round, who, and room for what was said).
+DEBATES_OTHERS, HITS_OTHERS = 54, 60
+
+
+def title_width(screen_width: int, others: int) -> int:
+    """A title column's width on a screen this wide: :data:`TITLE_WIDTH`, less on a narrow
+    terminal, so that at 80 columns the columns after it (what was said) are still on screen."""
+    return max(16, min(TITLE_WIDTH, screen_width - others))
+
+
+class SearchHits(DataTable):
+    """The search's results. A typed character goes back to the search box as the start of a
+    new search instead of reaching Home's one-letter commands: someone who has just searched is
+    still typing (issue 29: "jaundice" + Enter typed here exported a file and started a debate).
+    Arrows, Enter (open) and Delete still act on the hit under the cursor."""
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            search = self.screen.query_one("#search", Input)
+            search.value = ""
+            self.screen.set_focus(search)  # now, not later as focus() does: its Focus event queues first…
+            # …then the character (the Focus event selects what the box holds, and would select it
+            # too), then the keys typed after it
+            search.post_message(events.Key(event.key, event.character))
 
 
 class HomeScreen(Screen):
@@ -51,8 +85,8 @@ class HomeScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, id="welcome")
         with Vertical():
-            yield Input(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
-            yield DataTable(id="hits", cursor_type="row")
+            yield FormInput(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
+            yield SearchHits(id="hits", cursor_type="row")
             yield DataTable(id="debates", cursor_type="row", zebra_stripes=True)
         yield SteadyFooter()
 
@@ -62,7 +96,7 @@ class HomeScreen(Screen):
         for column in ("started", "protocol", "status", "turns", "title", "outcome", "models"):
             table.add_column(column, key=column)
         hits = self.query_one("#hits", DataTable)
-        for column in ("debate", "round", "who", "what was said"):
+        for column in ("started", "debate", "round", "who", "what was said"):
             hits.add_column(column, key=column)
         hits.display = False
         self.refresh_debates()
@@ -71,6 +105,11 @@ class HomeScreen(Screen):
     def on_screen_resume(self) -> None:
         self.refresh_debates()
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Titles are clipped to the terminal's width: clip them again for the new one."""
+        if self.is_mounted and self.query_one("#debates", DataTable).row_count:
+            self.refresh_debates()
+
     # -- data -------------------------------------------------------------------------------------
 
     @property
@@ -78,25 +117,34 @@ class HomeScreen(Screen):
         return Queries(symposium(self).journal)
 
     def refresh_debates(self) -> None:
+        """List the journal's debates again, the cursor kept on the debate it was on (if still there)."""
         table = self.query_one("#debates", DataTable)
+        current = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value) if table.row_count else None
         table.clear()
-        for row in self.queries.debates(limit=500):
-            started = datetime.fromtimestamp(row["created_at"]).strftime("%Y-%m-%d %H:%M")
+        rows = self.queries.debates(limit=500)
+        titles = distinct_clips([row["title"] for row in rows], title_width(self.app.size.width, DEBATES_OTHERS))
+        for row, title in zip(rows, titles, strict=True):
             models = ", ".join(sorted({m.split("=")[1] for m in (row["models"] or "").split(", ") if "=" in m} - {"human"}))
             # every cell a Text: a DataTable reads a plain str as markup, and these come from the journal
-            table.add_row(plain(started), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
-                          plain(clip(row["title"], 40)), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
+            table.add_row(plain(when(row["created_at"])), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
+                          plain(title), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
+        if current is not None and current in table.rows:
+            table.move_cursor(row=table.get_row_index(current), animate=False)
 
     def selected(self) -> str | None:
-        table = self.query_one("#debates", DataTable)
+        """The debate the keys act on: the search hit under the cursor while the results have the
+        focus (that is the row the user sees highlighted), else the row of Home's table."""
+        hits = self.query_one("#hits", DataTable)
+        table = hits if hits.has_focus and hits.row_count else self.query_one("#debates", DataTable)
         if table.row_count == 0:
             return None
-        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        key = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        return key.split(":", 1)[0]  # a hit's key is "<debate id>:<n>"
 
     # -- actions ----------------------------------------------------------------------------------
 
     def action_demo(self) -> None:
-        symposium(self).start_demo()
+        symposium(self).open_demo()
 
     def action_new(self) -> None:
         symposium(self).open_new_debate()
@@ -117,17 +165,34 @@ class HomeScreen(Screen):
     def action_refresh(self) -> None:
         self.refresh_debates()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    @on(Input.Submitted, "#search")
+    def search(self, event: Input.Submitted) -> None:
+        """Show what matches; the focus stays in the search box, since the next thing typed is
+        more often a better search than a command (↓ goes to the results)."""
         hits = self.query_one("#hits", DataTable)
         hits.clear()
         found = self.queries.search(event.value) if event.value.strip() else []
-        for i, hit in enumerate(found):
-            hits.add_row(plain(str(hit["title"])[:30]), plain(hit["round"]), plain(hit["role"]),
+        titles = distinct_clips([str(hit["title"]) for hit in found], title_width(self.app.size.width, HITS_OTHERS))
+        for i, (hit, title) in enumerate(zip(found, titles, strict=True)):
+            hits.add_row(plain(when(hit["created_at"])), plain(title), plain(hit["round"]), plain(hit["role"]),
                          plain(hit["snippet"]), key=f"{hit['debate_id']}:{i}")
         hits.display = bool(found)
         if event.value.strip() and not found:
             self.app.notify(f"nothing said matches {clip(event.value, 60)!r}")
-        elif found:
+
+    def on_key(self, event: events.Key) -> None:
+        """From the search box, ↓ goes to the results, and Escape (from the box or the results)
+        back to Home's table, where single letters are commands: the box keeps every other key.
+        ↓ with no results stays in the box, so that words typed after it are still a search."""
+        search, hits = self.query_one("#search", Input), self.query_one("#hits", DataTable)
+        if not (search.has_focus or hits.has_focus) or event.key not in ("down", "escape"):
+            return
+        if hits.has_focus and event.key == "down":
+            return  # the results' own: the next hit
+        event.stop()
+        if event.key == "escape":
+            self.query_one("#debates", DataTable).focus()
+        elif hits.display and hits.row_count:
             hits.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -138,12 +203,12 @@ class HomeScreen(Screen):
         debate_id = self.selected()
         if not debate_id:
             return
-        debate = self.queries.debate(debate_id)
+        debate = self.queries.debate(debate_id, chain=fmt == "json")  # the JSON carries the seal's chain
         assert debate is not None
-        folder = Path(symposium(self).export_dir)
+        folder = private_dir(Path(symposium(self).export_dir))  # Symposium's own folder: 0700
         path = folder / f"symposium-{debate_id}.{fmt}"
         write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
-        self.app.notify(f"exported to {path} (readable by you only)")
+        self.app.notify(f"exported {clip(debate['title'], 60)!r} to {path} (readable by you only)")
 
     def action_report(self) -> None:
         debate_id = self.selected()
@@ -163,6 +228,13 @@ class HomeScreen(Screen):
             if yes:
                 symposium(self).journal.delete_debate(debate_id)
                 self.refresh_debates()
-                self.app.notify("deleted")
+                hits = self.query_one("#hits", DataTable)
+                for row_key in [k for k in hits.rows if str(k.value).startswith(f"{debate_id}:")]:
+                    hits.remove_row(row_key)  # its hits would open a debate that is gone
+                hits.display = hits.row_count > 0
+                self.app.notify(f"deleted debate {debate_id}")
 
-        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} and everything recorded about it?", yes="Delete"), delete)
+        debate = self.queries.debate(debate_id)
+        title = clip(debate["title"], 120) if debate else debate_id
+        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything recorded about it? "
+                                           "This cannot be undone.", yes="Delete", destructive=True), delete)

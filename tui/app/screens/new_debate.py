@@ -1,4 +1,4 @@
-"""New debate: choose a protocol, fill in its form, start. The last values are remembered."""
+"""New debate: choose a protocol, fill in its form, start. The last settings are remembered, the case is not."""
 
 from __future__ import annotations
 
@@ -19,7 +19,26 @@ from tui.app.screens.typed import symposium
 from tui.forms import Field, FormError, ProtocolSpec
 from tui.protocol_catalog import PROTOCOLS
 from tui.sanitize import plain
+from tui.app.widgets.fields import FormInput, FormText
 from tui.app.widgets.footer import SteadyFooter
+
+
+#: Where a labels file's path is typed, beside a select that takes one (``--labels FILE``).
+FILE_SUFFIX = "-file"
+
+
+def remember_form(protocol: str | None = None, values: dict[str, Any] | None = None) -> None:
+    """Keep the form's ``values`` for ``protocol``'s next form, less the debate's text (see
+    :meth:`ProtocolSpec.remembered`), and drop any text an older version kept for any protocol:
+    the settings file then holds no case. With no ``protocol`` only the clean-up runs (the app
+    does it at start)."""
+    saved = settings.load().get("defaults", {})
+    kept = {name: PROTOCOLS[name].remembered(old) for name, old in saved.items()
+            if name in PROTOCOLS and isinstance(old, dict)}
+    if protocol is not None and values is not None:
+        kept[protocol] = PROTOCOLS[protocol].remembered(values)
+    if protocol is not None or kept != {k: v for k, v in saved.items() if k in kept}:
+        settings.remember("defaults", kept)
 
 
 class NewDebateScreen(Screen):
@@ -38,11 +57,13 @@ class NewDebateScreen(Screen):
         return PROTOCOLS[self.protocol]
 
     def _values(self) -> dict[str, Any]:
+        """The demo's values when given (``initial``); else a blank form (the examples only as
+        placeholders) with the choices remembered from the last debate of this protocol."""
         if self.initial is not None:
             return {**self.spec.defaults(), SIDE_PANEL: "none", **self.initial}
         remembered = settings.load().get("defaults", {}).get(self.protocol, {})
-        known = {**self.spec.defaults(), SIDE_PANEL: "none"}
-        return {**known, **{k: v for k, v in remembered.items() if k in known}}
+        known = {**self.spec.blank(), SIDE_PANEL: "none"}
+        return {**known, **self.spec.remembered({k: v for k, v in remembered.items() if k in known})}
 
     def compose(self) -> ComposeResult:
         values = self._values()
@@ -55,6 +76,8 @@ class NewDebateScreen(Screen):
                     with Vertical(classes="field wide" if field.kind == "textarea" else "field"):
                         yield Label(field.label + (" (optional)" if field.optional and not field.placeholder else ""))
                         yield self._widget(field, values.get(field.name, field.default))
+                        if field.open_choice:
+                            yield from self._file_widget(field, values.get(field.name))
                         if field.help:
                             yield Static(field.help, classes="help")
                 with Vertical(classes="field"):
@@ -70,13 +93,15 @@ class NewDebateScreen(Screen):
 
     def _widget(self, field: Field, value: Any):
         wid = f"field-{field.name}"
+        example = f"e.g. {field.example}" if field.example else ""
         match field.kind:
             case "textarea":
-                return TextArea(str(value), id=wid)
+                return FormText(str(value), id=wid, placeholder=example)
             case "select":
                 choices = list(field.choices)
-                if value and value not in {v for v, _ in choices}:
-                    choices.append((str(value), str(value)))  # a file path typed earlier
+                known = {v for v, _ in choices}
+                if field.open_choice and value not in known:
+                    value = field.default if field.default in known else choices[0][0]  # the path is in its own field
                 return Select([(plain(shown), v) for v, shown in choices], value=value or choices[0][0], allow_blank=False, id=wid)
             case "model":  # an optional role first offers its fallback (and "none" where it can be left out)
                 options = [(plain(shown), v) for v, shown in field.choices] + self._model_options()
@@ -84,12 +109,19 @@ class NewDebateScreen(Screen):
                               allow_blank=False, id=wid)
             case "models":
                 ids = ", ".join(e.id for e in symposium(self).registry if status(e).ready)
-                return Input(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
+                return FormInput(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
             case "int" | "float":
-                return Input(str(value), type="integer" if field.kind == "int" else "number", id=wid,
-                             placeholder=field.placeholder)
+                return FormInput(str(value), type="integer" if field.kind == "int" else "number", id=wid,
+                                 placeholder=field.placeholder)
             case _:
-                return Input(str(value or ""), id=wid, placeholder=field.placeholder)
+                return FormInput(str(value or ""), id=wid, placeholder=field.placeholder or example)
+
+    def _file_widget(self, field: Field, value: Any) -> ComposeResult:
+        """The path field beside a select that also takes a file (the class labels): what is typed
+        here is the value, read as the command line reads ``--labels FILE``."""
+        typed = "" if value in {v for v, _ in field.choices} else str(value or "")
+        yield FormInput(typed, id=f"field-{field.name}{FILE_SUFFIX}",
+                        placeholder="or the path of a labels file")
 
     def _model_options(self) -> list[tuple[Text, str]]:
         options: list[tuple[Text, str]] = []
@@ -100,13 +132,23 @@ class NewDebateScreen(Screen):
         return options
 
     def on_mount(self) -> None:
-        self.query_one("#start", Button).focus(scroll_visible=False)
+        self.focus_first_field()
+
+    def focus_first_field(self) -> None:
+        """Focus the protocol's first field (the case, the subject …), where typing starts. Never
+        the Start button: a stray Enter would start a debate (issue 29)."""
+        first = self.query_one(f"#field-{self.spec.fields[0].name}")
+        if isinstance(first, TextArea):
+            first.move_cursor(first.document.end)  # after a filled-in case (the demo's), not before it
+        first.focus()
+        self.query_one("#form", VerticalScroll).scroll_home(animate=False)
 
     async def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "protocol" and event.value != self.protocol:
             self.protocol = str(event.value)
             self.initial = None
-            await self.recompose()
+            await self.recompose()  # the old fields, the focused Select among them, are gone
+            self.focus_first_field()
 
     def collect(self) -> dict[str, Any]:
         """The form's values, by field name (raw strings; the protocol's builder validates)."""
@@ -119,6 +161,8 @@ class NewDebateScreen(Screen):
                 values[field.name] = widget.value
             else:
                 values[field.name] = widget.value  # type: ignore[attr-defined]  # Input, Select or TextArea: each has a value
+            if field.open_choice and (path := self.query_one(f"#field-{field.name}{FILE_SUFFIX}", Input).value.strip()):
+                values[field.name] = path  # a typed path wins over the select
         return values
 
     def _problem(self, values: dict[str, Any]) -> str | None:
@@ -148,8 +192,11 @@ class NewDebateScreen(Screen):
                 problem = str(exc)
         if problem:
             self.query_one("#problem", Static).update(plain(problem))  # quotes what was typed
+            # the line under the form is off screen on a small terminal while a field near the top
+            # has the focus: say it where it is seen too, or ctrl+s seems to do nothing
+            self.app.notify(f"Not started. {problem}", severity="error", timeout=8)
             return
-        settings.remember("defaults", {self.protocol: values})
+        remember_form(self.protocol, values)
         symposium(self).start_debate(self.spec, values)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

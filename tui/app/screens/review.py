@@ -19,6 +19,7 @@ from store.queries import Queries
 from tui.app.report import save_report
 from tui.app.screens.typed import symposium
 from tui.app.replay import replay, rounds_of
+from tui.titles import distinct_clips, when
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.transcript import Transcript
 from tui.app.screens.debate import DebateScreen
@@ -105,6 +106,11 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         self.app.push_screen(ChooseDebate(others), chosen)
 
 
+#: The picker's widest (see symposium.tcss), and what a line takes besides the title: the date
+#: (16), the status (up to 13), the gaps, and the frame, the list's padding and scroll bar (~12).
+PICKER_WIDTH, PICKER_OVERHEAD = 110, 40
+
+
 def _named(debate: dict[str, Any]) -> str:
     """A debate as the Compare legend names it: its id's first characters, start and title."""
     return f"{debate['id'][:6]} · {_when(debate.get('created_at'))} · {debate['title']}"
@@ -123,9 +129,13 @@ class ChooseDebate(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Compare the metric curves with:")
-            yield OptionList(*(Option(plain(f"{d['id'][:6]}  {terminal_safe(d['title'])[:50]}  ({d['status']})"), id=d["id"])
-                               for d in self.debates))
+            yield Label("Compare the metric curves with (newest first; escape to cancel):")
+            # when each started, and titles clipped where they differ: debates on similar cases
+            # share their first words, and a list of identical lines cannot be chosen from
+            width = min(self.app.size.width, PICKER_WIDTH) - PICKER_OVERHEAD
+            titles = distinct_clips([terminal_safe(d["title"]) for d in self.debates], max(width, 20))
+            yield OptionList(*(Option(plain(f"{when(d['created_at'])}  {title}  ({d['status']})"), id=d["id"])
+                               for d, title in zip(self.debates, titles, strict=True)))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -1,0 +1,319 @@
+"""The seal (store/seal.py): every journal row of a debate hash-chained as it is written.
+
+Each tamper the issue names is its own test, done with plain SQL on the real journal file (or
+an edit of a real JSON export), and each must make ``symposium verify`` fail, naming the row:
+a turn's text changed, a judgement deleted, two events swapped, a row inserted, a metric
+altered in the export. One test changes every sealed column of every table in turn, so a
+column left out of the hash is caught (the mutation benchmark's target, benchmarks/mutation.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocols.events import ModeratorActed, Notice, TurnFinished
+from protocols.replies import Reply
+from store import seal
+from store.journal import Journal
+from store.queries import Queries
+from store.schema import MIGRATIONS
+from tests.helpers.sample_debate import T0, record_sample
+from tui.cli.parser import main
+
+ID = "sample0001ab"
+
+
+def _record(journal: Journal, debate_id: str = ID) -> None:
+    """The fixed EVINCE-shaped debate, plus the rows it lacks: moderator events, a notice, a
+    reply, provenance; so every sealed table holds a row."""
+    record_sample(journal, debate_id)
+    journal.record(ModeratorActed(debate_id, "interject", {"text": "Consider malaria."}, 1, checkpoint=3))
+    journal.record(ModeratorActed(debate_id, "set_kappa", {"kappa": 0.5}, 1, checkpoint=4))
+    journal.record(Notice(debate_id, "judge_is_debater", "the judge is agent-a's model", {"model": "smollm2-135m"}, 1))
+    journal.record_replies(debate_id, [Reply("agent-a", "chat", "ab" * 32, "It is jaundice.", {"tokens": 4})])
+    journal.record_provenance(debate_id, {"symposium_version": "test", "started_at": "2026-09-21T00:00:00+00:00"})
+
+
+@pytest.fixture
+def sealed(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.db"
+    with Journal(path) as j:
+        _record(j)
+    return path
+
+
+def _verify(path: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["verify", *args, "--db", str(path)])
+    return code, capsys.readouterr().out
+
+
+def _sql(path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(path)
+    for s in statements:
+        conn.execute(s)
+    conn.commit()
+    conn.close()
+
+
+def test_an_untouched_journal_verifies_with_exit_0(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _verify(sealed, capsys=capsys)
+    assert code == 0, out
+    with Journal(sealed) as j:
+        verdict = seal.verify(j.conn, ID)
+    assert verdict.ok and verdict.rows > 40 and verdict.sealed_on_migration_at is None
+    assert f"ok {ID}: {verdict.rows} rows, head {verdict.head}" in out
+
+
+def test_a_turns_text_changed_fails_naming_the_turn(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(sealed, "UPDATE turns SET text = 'Clearly malaria.' WHERE seq = 2")
+    turn_id = sqlite3.connect(sealed).execute("SELECT id FROM turns WHERE seq = 2").fetchone()[0]
+    code, out = _verify(sealed, ID[:6], capsys=capsys)
+    assert code == 1
+    assert f"FAILED {ID}: first turns row {turn_id} (written " in out
+    assert "changed — its content differs from what was sealed" in out
+
+
+def test_a_deleted_judgement_fails_naming_it(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(sealed, "DELETE FROM judgements WHERE id = 3")
+    code, out = _verify(sealed, capsys=capsys)
+    assert code == 1
+    assert "first judgements row 3 (written " in out and "deleted — the row is gone" in out
+
+
+def test_two_swapped_events_fail_naming_the_first(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conn = sqlite3.connect(sealed)
+    first, second = [r[0] for r in conn.execute("SELECT id FROM moderator_events ORDER BY id")]
+    conn.close()
+    _sql(sealed, f"UPDATE moderator_events SET id = -1 WHERE id = {first}",
+         f"UPDATE moderator_events SET id = {first} WHERE id = {second}",
+         f"UPDATE moderator_events SET id = {second} WHERE id = -1")
+    code, out = _verify(sealed, capsys=capsys)
+    assert code == 1
+    assert f"first moderator_events row {first} (written " in out
+    assert f"reordered — it now holds what was sealed as moderator_events row {second}" in out
+
+
+def test_an_inserted_row_fails_naming_it(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two rows inserted, the later-dated with the lower id: the earlier-dated is named first."""
+    insert = ("INSERT INTO judgements(id, debate_id, round, judge_role, judge_model, kind, target, score, raw, created_at)"
+              f" VALUES (?, '{ID}', 1, 'judge', 'smollm2-135m', 'crit', 'agent-b', 10, '{{}}', ?)")
+    conn = sqlite3.connect(sealed)
+    conn.execute(insert, (98, T0 + 200))
+    conn.execute(insert, (99, T0 + 100))
+    conn.commit()
+    conn.close()
+    code, out = _verify(sealed, capsys=capsys)
+    assert code == 1
+    assert "first judgements row 99 (written 2026-09-21T" in out and "inserted — no seal link covers this row" in out
+    assert "also judgements row 98" in out
+
+
+def test_a_debate_written_around_the_journal_has_no_seal(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(sealed, f"INSERT INTO debates(id, protocol, title, subject, created_at, updated_at) VALUES ('forged', 'evince', 't', 's', {T0}, {T0})")
+    code, out = _verify(sealed, "forged", capsys=capsys)
+    assert code == 1 and "first debates row forged (written time unknown): inserted — the debate has no seal at all" in out
+
+
+def test_a_metric_altered_in_the_export_fails_naming_it(sealed: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "debate.json"
+    assert main(["export", ID, "--format", "json", "--out", str(out_file), "--db", str(sealed)]) == 0
+    code, out = _verify(sealed, "--export", str(out_file), capsys=capsys)
+    assert code == 0, out  # the export as written verifies, without the journal
+    document = json.loads(out_file.read_text())
+    assert document["seal"]["head"] and document["seal"]["sealed_on_migration_at"] is None
+    document["metrics"][1]["jsd"] = 0.01
+    out_file.write_text(json.dumps(document))
+    metric_id = sqlite3.connect(sealed).execute("SELECT id FROM metrics WHERE round = 1 AND name = 'jsd'").fetchone()[0]
+    code, out = _verify(sealed, "--export", str(out_file), capsys=capsys)
+    assert code == 1
+    assert f"first metrics row {metric_id} (written " in out
+    assert "round 1 jsd: the export shows 0.01, the seal holds 0.25" in out
+
+
+def test_an_edit_of_a_row_inside_the_exports_chain_fails(sealed: Path, tmp_path: Path) -> None:
+    """Both copies of a turn's text edited alike: the chain's row no longer has its hash."""
+    with Journal(sealed) as j:
+        document = Queries(j).debate(ID, chain=True)
+    assert document is not None
+    document = json.loads(json.dumps(document))
+    sealed_turn = next(r for link in document["seal"]["chain"] for r in link["rows"] if r["table"] == "turns" and "row" in r)
+    sealed_turn["row"]["text"] = "edited"
+    next(t for t in document["turns"] if str(t["id"]) == sealed_turn["key"])["text"] = "edited"
+    verdict = seal.verify_export(document)
+    assert not verdict.ok and verdict.problems[0].table == "turns" and verdict.problems[0].what == "changed"
+
+
+def test_an_edit_of_the_exports_readable_text_or_head_fails(sealed: Path) -> None:
+    with Journal(sealed) as j:
+        document = Queries(j).debate(ID, chain=True)
+    assert document is not None
+    document = json.loads(json.dumps(document))
+    assert seal.verify_export(document).ok
+    edited = json.loads(json.dumps(document))
+    edited["turns"][0]["text"] = "Clearly malaria."
+    [problem] = seal.verify_export(edited).problems
+    assert (problem.table, problem.key, problem.what) == ("turns", str(edited["turns"][0]["id"]), "changed")
+    assert problem.detail == "the export's 'text' differs from the sealed row"
+    edited = json.loads(json.dumps(document))  # a metric (sealed late) and a turn (early): the turn is named first
+    edited["metrics"][1]["jsd"] = 0.01
+    edited["turns"][1]["raw"] = "edited"
+    del edited["seal"]["rows_included"]  # rows are carried unless the export says they are not
+    problems = seal.verify_export(edited).problems
+    assert [(p.table, p.what) for p in problems] == [("turns", "changed"), ("metrics", "changed")]
+    edited = json.loads(json.dumps(document))
+    edited["seal"]["head"] = "0" * 64
+    [problem] = seal.verify_export(edited).problems
+    assert problem.what == "chain" and "but its head says" in problem.detail
+
+
+def _different(value: Any) -> Any:
+    if value is None:
+        return 7
+    if isinstance(value, str):
+        return value + "x"
+    return value + 1000 if isinstance(value, int) else value / 2 + 0.125
+
+
+#: What the seal leaves out, on purpose (store/seal.py says why): nothing else may be.
+UNSEALED_COLUMNS = {("debates", "updated_at"), ("debates", "events_recorded")}
+UNSEALED_TABLES = {"migrations", "seal", "seal_heads", "turns_fts"}
+
+
+def test_every_table_of_a_debate_is_sealed(sealed: Path) -> None:
+    conn = sqlite3.connect(sealed)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+              if not r[0].startswith(("sqlite_", "turns_fts"))}
+    assert tables - UNSEALED_TABLES == set(seal.SEALED)
+
+
+def test_every_column_of_every_sealed_table_is_in_its_hash(sealed: Path) -> None:
+    """Each column of each sealed table (all but UNSEALED_COLUMNS), changed alone in one row,
+    must fail verification: a column left out of the hash would let that edit through."""
+    conn = sqlite3.connect(sealed, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = OFF")  # a changed debate_id must stay changed, not be refused
+    for table, (key, _) in seal.SEALED.items():
+        columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if (table, r[1]) not in UNSEALED_COLUMNS]
+        owner = "id" if table == "debates" else "debate_id"
+        found = conn.execute(f"SELECT {key}, {', '.join(columns)} FROM {table} WHERE {owner} = ? LIMIT 1", (ID,)).fetchone()
+        assert found is not None, f"the fixture has no {table} row"
+        for column, value in zip(columns, found[1:]):
+            if table == "turns" and column == "confidence":
+                new: Any = 50.0 if value is None else (value + 1) % 100
+            elif table == "replies" and column == "kind":
+                new = "score" if value != "score" else "chat"
+            else:
+                new = _different(value)
+            conn.execute("BEGIN")
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE {owner} = ? AND {key} = ?", (new, ID, found[0]))
+            verdict = seal.verify(conn, ID)
+            conn.execute("ROLLBACK")
+            assert not verdict.ok, f"{table}.{column} changed and the seal did not notice"
+            assert verdict.problems[0].table in (table, "debates"), (table, column, verdict.problems[0])
+    assert seal.verify(conn, ID).ok
+
+
+def test_a_link_removed_from_the_chains_end_fails_against_the_head(sealed: Path) -> None:
+    """The last write (the provenance) removed with its link: only the head tells."""
+    conn = sqlite3.connect(sealed)
+    n, rows = conn.execute("SELECT n, rows_json FROM seal WHERE debate_id = ? ORDER BY n DESC", (ID,)).fetchone()
+    assert [r[0] for r in json.loads(rows)] == ["provenance"]
+    conn.execute("DELETE FROM seal WHERE debate_id = ? AND n = ?", (ID, n))
+    conn.execute("DELETE FROM provenance WHERE debate_id = ?", (ID,))
+    verdict = seal.verify(conn, ID)
+    assert not verdict.ok and verdict.problems[0].what == "chain"
+    assert f"the chain ends at link {n - 1}" in verdict.problems[0].detail
+
+
+def test_a_rewritten_link_breaks_the_chain_after_it(sealed: Path) -> None:
+    conn = sqlite3.connect(sealed)
+    conn.execute("UPDATE seal SET at = at + 1 WHERE debate_id = ? AND n = 5", (ID,))
+    verdict = seal.verify(conn, ID)
+    assert not verdict.ok and verdict.problems[0].what == "chain" and "seal link 5 does not follow link 4" in verdict.problems[0].detail
+
+
+def test_a_head_noted_earlier_must_still_be_the_head(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Journal(sealed) as j:
+        head = seal.summary(j.conn, ID)["head"]
+        j.record(ModeratorActed(ID, "interject", {"text": "One more thing."}, 2, checkpoint=9))
+    assert _verify(sealed, ID, "--head", head[:16], capsys=capsys)[0] == 1  # appended since: the head moved
+    with Journal(sealed) as j:
+        now = seal.summary(j.conn, ID)["head"]
+    assert _verify(sealed, ID, "--head", now[:16], capsys=capsys)[0] == 0
+
+
+def test_a_write_that_fails_leaves_no_link(sealed: Path) -> None:
+    """The link is written in the row's own transaction: a turn refused by the journal (a second
+    debate row with the same id here) adds neither row nor link, and the chain holds."""
+    with Journal(sealed) as j:
+        before = seal.summary(j.conn, ID)
+        bad = TurnFinished(ID, "agent-a", "m", "x", 1, "k", "text", "{}", None, None, (), None, None, confidence=500.0)
+        with pytest.raises(Exception, match="could not record TurnFinished"):
+            j.record(bad)
+        assert seal.summary(j.conn, ID) == before
+        assert seal.verify(j.conn, ID).ok
+
+
+def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A v5 journal holding a debate: opening it builds the chain from its rows, marked with the
+    migration's time; verify passes, then fails on an edit like any other."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);")
+    for m in MIGRATIONS[:5]:
+        conn.executescript(m.sql)
+        conn.execute("INSERT INTO migrations VALUES (?, ?, 0)", (m.version, m.name))
+    conn.commit()
+    conn.close()
+    # Write the debate as v5 did: the same rows, no seal (the tables are created, then emptied).
+    with Journal(tmp_path / "new.db") as j:
+        _record(j)
+    source = sqlite3.connect(tmp_path / "new.db")
+    old = sqlite3.connect(path)
+    for table in seal.SEALED:
+        if table == "provenance":
+            continue
+        rows = source.execute(f"SELECT * FROM {table}").fetchall()
+        columns = [d[1] for d in source.execute(f"PRAGMA table_info({table})")]
+        old.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
+    old.commit()
+    old.close()
+    with Journal(path) as j:
+        verdict = seal.verify(j.conn, ID)
+        assert verdict.ok and verdict.sealed_on_migration_at is not None and verdict.rows > 40
+        summary = seal.summary(j.conn, ID)
+        exported = Queries(j).debate(ID, chain=True)
+    assert exported is not None and exported["seal"]["sealed_on_migration_at"] == summary["sealed_on_migration_at"]
+    from_export = seal.verify_export(json.loads(json.dumps(exported)))
+    assert from_export.ok and from_export.sealed_on_migration_at == pytest.approx(verdict.sealed_on_migration_at, abs=1)
+    code, out = _verify(path, capsys=capsys)
+    assert code == 0 and f"sealed on migration at {summary['sealed_on_migration_at']}" in out
+    _sql(path, "UPDATE turns SET text = 'edited' WHERE seq = 1")
+    assert _verify(path, capsys=capsys)[0] == 1
+
+
+def test_a_redacted_export_carries_hashes_not_the_text(sealed: Path, tmp_path: Path) -> None:
+    out_file = tmp_path / "redacted.json"
+    assert main(["export", ID, "--format", "json", "--redact", "--out", str(out_file), "--db", str(sealed)]) == 0
+    document = json.loads(out_file.read_text())
+    assert not any("row" in r for link in document["seal"]["chain"] for r in link["rows"])
+    assert seal.verify_export(document).ok  # the chain and head still check
+    document["seal"]["chain"][3]["rows"][0]["row_sha256"] = "0" * 64
+    assert not seal.verify_export(document).ok
+
+
+def test_two_writers_of_one_debate_keep_one_chain(sealed: Path) -> None:
+    """Each journal caches its debates' heads between writes; a head moved by another writer
+    (the app and a headless run on one file, a resume) is read again, not overwritten."""
+    with Journal(sealed) as one, Journal(sealed) as two:
+        one.record(ModeratorActed(ID, "interject", {"text": "first"}, 2, checkpoint=10))
+        two.record(ModeratorActed(ID, "interject", {"text": "second"}, 2, checkpoint=11))
+        one.record(ModeratorActed(ID, "interject", {"text": "third"}, 2, checkpoint=12))  # its cached head is stale
+        verdict = seal.verify(one.conn, ID)
+    assert verdict.ok, verdict.problems[:1]

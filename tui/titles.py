@@ -1,0 +1,58 @@
+"""Debate titles in lists (Home, search results, the Compare picker) that can be told apart.
+
+Titles are usually the first words of the case ("A patient presents with itching, vomiting, …"),
+so two debates on similar cases share a long beginning and differ at the end. Clipped to a
+column's width from the end, they all read the same; a list of them cannot be chosen from
+(issue 29, item 10). :func:`distinct_clips` keeps the start of a title and, where another title
+in the same list shares that start, jumps to where they part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from protocols.text import clip
+
+ELLIPSIS = "…"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def distinct_clips(titles: Sequence[str], width: int) -> list[str]:
+    """Each title on one line in at most ``width`` characters, clipped so that titles that differ
+    still differ when shown: where a plain clip would cut before the first character in which a
+    title differs from another of the list, its head is kept short and the rest shows from a
+    little before that character ("A patient pre…ever (variant two)")."""
+    flat = [" ".join(t.split()) for t in titles]
+    out = []
+    for i, title in enumerate(flat):
+        plain_clip = clip(title, width)
+        if len(title) <= width:
+            out.append(title)
+            continue
+        parts = max((_common_prefix(title, other) for j, other in enumerate(flat) if j != i and other != title),
+                    default=0)
+        if parts < width - 1:  # the plain clip already shows where it differs from every other title
+            out.append(plain_clip)
+            continue
+        head = max(width // 3, 1)
+        tail_room = width - head - 1  # one for the ellipsis between
+        start = max(min(parts - tail_room // 3, len(title) - tail_room), head)  # some context before it
+        tail = title[start:start + tail_room]
+        if start + tail_room < len(title):
+            tail = tail[:-1] + ELLIPSIS
+        out.append(title[:head] + ELLIPSIS + tail)
+    return out
+
+
+def when(timestamp: float) -> str:
+    """A debate's start as the lists show it (local time, to the minute)."""
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
