@@ -65,7 +65,7 @@ from .events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateSt
 from .fitting import Section, discussion, fit_sections
 from .moderation import CommandChannel, Honoured, Moderation
 from .params import from_description, CONFIG, Profile, param, token_limit
-from .text import clip
+from .text import clip, listed
 from .untrusted import parse_as
 
 from .roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
@@ -503,7 +503,7 @@ async def run(config: ConferenceConfig, agents: ConferenceAgents, *, debate_id: 
 
 # -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
 
-from .definition import Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
+from .definition import Conclusion, Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
 from .moderation import Honoured  # noqa: E402
 from .roles import PARTICIPANT, in_order  # noqa: E402
 
@@ -516,6 +516,22 @@ def _start(config: ConferenceConfig, team: ConferenceAgents, debate_id: str, cha
            person: Any) -> AsyncIterator[Event]:
     return run(config, team, debate_id=debate_id, channel=channel)
 
+
+def conclude(outcome: Mapping[str, Any]) -> Conclusion:
+    """What a decision conference concluded: which stages closed in agreement."""
+    stages = [s for s in outcome.get("stages") or () if isinstance(s, Mapping)]
+    agreed = [str(s.get("name")) for s in stages if s.get("agreed")]
+    held = [s for s in stages if s.get("rounds")]
+    if not stages:
+        return Conclusion("No stage was held.", "no stage held")
+    if agreed:
+        sentence = f"The participants reached agreement in {len(agreed)} of {len(stages)} stages ({listed(agreed)})."
+    else:
+        sentence = f"The participants reached no agreement in the {len(held)} stage{'s' if len(held) != 1 else ''} held."
+    open_ = [str(s.get("name")) for s in held if not s.get("agreed")]
+    if open_ and agreed:
+        sentence += f" Still open: {listed(open_)}."
+    return Conclusion(sentence, f"{len(agreed)} of {len(stages)} stages agreed")
 
 DEFINITION = ProtocolDefinition(
     name="agreement",
@@ -542,4 +558,5 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=HONOURED,
+    conclude=conclude,
 )

@@ -958,7 +958,7 @@ async def run(config: D3Config, agents: D3Agents, *, debate_id: str, channel: Co
 
 # -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
 
-from .definition import Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
+from .definition import Conclusion, Input, ProtocolDefinition, Role  # noqa: E402 - the definition closes the module
 from .definition import Variant as Alias  # noqa: E402 - ``Variant`` here is the config's Literal
 from .moderation import Honoured  # noqa: E402
 from .roles import ADVOCATE, JUDGE, JUROR, in_order  # noqa: E402
@@ -971,6 +971,24 @@ def _team(agents: Mapping[str, Agent]) -> D3Agents:
 def _start(config: D3Config, team: D3Agents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
     return run(config, team, debate_id=debate_id, channel=channel)
 
+
+def conclude(outcome: Mapping[str, Any]) -> Conclusion:
+    """The jury's verdict (answer A, B or a tie), how it was decided and whether the swap audit held."""
+    verdict = outcome.get("verdict")
+    passes = [p for p in outcome.get("passes") or () if isinstance(p, Mapping)]
+    if not verdict:
+        return Conclusion("No pass reached a verdict.", "no verdict")
+    first = passes[0] if passes else {}
+    tally = first.get("tally") or {}
+    votes = f" ({tally.get('A', 0)} votes for A, {tally.get('B', 0)} for B)" if tally else ""
+    how = f", decided by the {first['decided_by']}" if first.get("decided_by") and first.get("decided_by") != "tie" else ""
+    sentence = ("The jury found the answers equally good" if verdict == "tie" else f"The jury preferred answer {verdict}") + f"{votes}{how}."
+    audit = outcome.get("swap_audit")
+    if isinstance(audit, Mapping):
+        sentence += (" The swap audit held: shown in the other order, the jury chose the same." if audit.get("held") else
+                     " The swap audit did not hold: shown in the other order, the jury chose differently, so the verdict "
+                     "depends on the order.")
+    return Conclusion(sentence, "tie" if verdict == "tie" else f"answer {verdict}")
 
 DEFINITION = ProtocolDefinition(
     name="d3",
@@ -998,6 +1016,7 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=HONOURED,
+    conclude=conclude,
     variants=(
         Alias("d3-more", "D3-MORE: k advocates per answer in parallel, consolidated, judged in one round, then a jury",
                 {"variant": "more"}, skip=("variant", "max_rounds", "window", "epsilon")),

@@ -241,6 +241,44 @@ class Variant:
     skip: tuple[str, ...] = ()
 
 
+PanelKind = Literal["distributions", "metrics", "judgements", "agenda", "judge_tables"]
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of the debate screen's side column, declared with the protocol so that each
+    protocol shows its own record (EVINCE its distributions and WD/MI/JSD, SocraSynth its
+    agenda, Γ per round and the judges' tables) and none shows another's empty panels.
+
+    Kinds: ``distributions`` (each agent's latest distribution as bars), ``metrics`` (a table
+    of ``columns`` per round, ``(heading, key)``, the most telling first: a narrow panel cuts the
+    last off; ``round``, ``phase`` and ``kappa`` are the round's own keys, the others its metrics;
+    and ``curves`` drawn per round), ``judgements`` (the latest judgements,
+    one line each), ``agenda`` (the latest agenda a turn or the moderator set: a turn's parsed
+    ``subtopics``/``agreed``), ``judge_tables`` (each judge's scores per subtopic and side, in
+    each role alignment, with totals and winners once the debate is over: Tables 6.5, 6.6).
+    """
+
+    kind: PanelKind
+    title: str
+    columns: tuple[tuple[str, str], ...] = ()
+    curves: tuple[tuple[str, str], ...] = ()
+
+
+#: What a protocol that declares nothing shows: its judges' judgements, nothing of EVINCE's.
+DEFAULT_PANELS: tuple[Panel, ...] = (Panel("judgements", "Judgements"),)
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """What one debate concluded, in words (see :func:`protocols.outcome.outcome_in_words`):
+    ``sentence`` for a report (one or two sentences), ``short`` for a table's outcome column (a
+    few words that never claim more than the sentence: "no agreement (leaning X)", not "X")."""
+
+    sentence: str
+    short: str
+
+
 Team = Any
 Start = Callable[..., AsyncIterator[Event]]
 
@@ -274,6 +312,11 @@ class ProtocolDefinition:
     #: The journalled config (``config.describe()`` as stored) → the config, where the generic
     #: reading (the config's own fields, by name) is not enough (see :meth:`config_from_journal`).
     rebuild: Callable[[dict[str, Any]], Any] | None = None
+    #: The debate screen's side panels, in order (see :class:`Panel`).
+    panels: tuple[Panel, ...] = DEFAULT_PANELS
+    #: The journalled outcome (``DebateFinished.outcome``) → what it concluded, in words; ``None``:
+    #: only the status and stop reason are said (see :mod:`protocols.outcome`).
+    conclude: Callable[[Mapping[str, Any]], Conclusion] | None = None
 
     # -- one run --------------------------------------------------------------------------------
 
@@ -398,5 +441,5 @@ def check_unique(definitions: tuple[ProtocolDefinition, ...]) -> dict[str, Proto
     return by_name
 
 
-__all__ = ["Confirm", "Input", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
+__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
            "Variant", "check_unique", "read_file"]

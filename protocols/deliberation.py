@@ -68,7 +68,7 @@ from .labels import normalize_label
 from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer
 from .params import from_description, CONFIG, Profile, param, token_limit
-from .text import clip
+from .text import clip, listed
 from .untrusted import MAX_INPUT_CHARS, json_string
 
 HumanTurn = Callable[[str], Awaitable[str | None]]
@@ -454,7 +454,7 @@ async def run(config: DeliberationConfig, agents: DeliberationAgents, human_turn
 
 from collections.abc import Mapping  # noqa: E402 - the definition closes the module
 
-from .definition import Input, Person, ProtocolDefinition, Role  # noqa: E402
+from .definition import Conclusion, Input, Person, ProtocolDefinition, Role  # noqa: E402
 from .moderation import Honoured  # noqa: E402
 from .roles import ANALYZER, DELIBERATOR, HUMAN, in_order  # noqa: E402
 
@@ -467,6 +467,16 @@ def _start(config: DeliberationConfig, team: DeliberationAgents, debate_id: str,
            person: Person) -> AsyncIterator[Event]:
     return run(config, team, person.speak, debate_id=debate_id, channel=channel)
 
+
+def conclude(outcome: Mapping[str, Any]) -> Conclusion:
+    """A deliberation reaches no verdict: say how long it ran and who chose the speakers."""
+    turns = outcome.get("turns") or 0
+    chosen = outcome.get("selections") or {}
+    by = [f"{n} by {k}" for k, n in chosen.items() if n] if isinstance(chosen, Mapping) else []
+    sentence = f"The deliberation ran {turns} turn{'s' if turns != 1 else ''}; it reaches no verdict of its own."
+    if by:
+        sentence += f" Speakers were chosen {listed(by)}."
+    return Conclusion(sentence, f"{turns} turns, no verdict")
 
 DEFINITION = ProtocolDefinition(
     name="deliberation",
@@ -491,4 +501,5 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=HONOURED,
+    conclude=conclude,
 )

@@ -112,7 +112,7 @@ from .moderation import CommandChannel, Honoured, Moderation
 from .replies import streams_side_by_side
 from .params import CONFIG, Profile, param, token_limit
 from .schemas import chars_for, fit_schema
-from .text import clip
+from .text import clip, percent
 from .untrusted import parse_as
 from .roles import AGENT_A, AGENT_B
 
@@ -662,6 +662,7 @@ class Evince:
                        "before Figure 7.1's stop rule ended the debate")
         ending = "cap"
         round_ = 0
+        held = -1  # the last round in which a turn was taken: what the outcome and the conclusion count
         yield DebateStarted(
             self.debate_id, "evince", c.title or clip(c.case, 60), c.case, c.describe(),
             (agents.a.participant(), agents.b.participant(), agents.judge.participant()),
@@ -693,6 +694,7 @@ class Evince:
                 if self.moderation.stopped:
                     break
                 opponent = self._fresh(other, answered)
+                held = round_
                 async for event in self._turn(role, round_, k, opponent, opponent_spoke=answered >= 0):
                     yield event
                 if role == AGENT_A:  # B's turn reads the arguments A's CRIT admits: A is judged first
@@ -726,15 +728,18 @@ class Evince:
                 break
             round_ += 1
 
-        async for event in self._conclude(round_, stop_reason, ending):
+        async for event in self._conclude(held, stop_reason, ending):
             yield event
 
     async def _conclude(self, round_: int, stop_reason: str, ending: str) -> AsyncIterator[Event]:
-        """Step 3 of Figure 7.1 after round ``round_``. ``ending`` says what ended the debate
-        (converged, settled_apart, agreement, cap, skipped, stopped): the outcome records it and
-        the recommendations prompt says it."""
+        """Step 3 of Figure 7.1 after round ``round_``, the last round in which a turn was taken
+        (a skip or stop heard before a round began leaves that round unheld: it is not counted,
+        and the recommendations are the round after the last one held, as in docs/protocols.md's
+        round numbering). ``ending`` says what ended the debate (converged, settled_apart,
+        agreement, cap, skipped, stopped): the outcome records it and the recommendations
+        prompt says it."""
         c = self.config
-        outcome: dict[str, Any] = {"rounds": round_ + 1, "refutation_rounds": round_, "ending": ending,
+        outcome: dict[str, Any] = {"rounds": round_ + 1, "refutation_rounds": max(round_, 0), "ending": ending,
                                    "agreed": self._agreement()[0], "scoring": c.scoring, "schedule": c.schedule,
                                    "self_judging": self.self_judging(),
                                    "rationale": self.rationale, "gate_dropped": self.dropped,
@@ -760,7 +765,7 @@ class Evince:
             async for event in self._recommend(round_ + 1, final, recs, ending):
                 yield event
             outcome["recommendations"] = recs
-        async for event in self.moderation.checkpoint(round_):
+        async for event in self.moderation.closing(max(round_, 0)):
             yield event
         if self.moderation.verdict is not None:
             outcome["moderator_verdict"] = asdict(self.moderation.verdict)
@@ -938,7 +943,7 @@ async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
 
 from collections.abc import Mapping  # noqa: E402 - the definition closes the module
 
-from .definition import Input, ProtocolDefinition, Role  # noqa: E402
+from .definition import Conclusion, Input, Panel, ProtocolDefinition, Role  # noqa: E402
 from .labels import LABEL_SOURCES, read_label_set  # noqa: E402
 from .moderation import Honoured  # noqa: E402
 from .roles import JUDGE  # noqa: E402
@@ -948,6 +953,55 @@ DEMO_CASE = (
     "A patient presents with itching, vomiting, fatigue, weight loss, high fever, yellowish skin, "
     "dark urine and abdominal pain."
 )
+
+
+#: The debate screen's side panels: the agents' distributions, Tables 7.2/7.3's metrics per round.
+PANELS = (
+    Panel("distributions", "Distributions"),
+    Panel("metrics", "Metrics", columns=(("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"),
+                                        ("CRIT", "crit"), ("JSD", "jsd")),
+          curves=(("JSD", "jsd"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("κ", "kappa"))),
+    Panel("judgements", "Judgements"),
+)
+
+
+def conclude(outcome: Mapping[str, Any]) -> Conclusion:
+    """What an EVINCE debate concluded (its ``ending`` decides the words): only a convergence
+    with the agents agreeing, or the agreement judge, is called agreement; otherwise the
+    combined distribution P_f is said to *lean* to its top label."""
+    rounds = outcome.get("refutation_rounds")
+    after = f" after the opening round and {rounds} refutation round{'s' if rounds != 1 else ''}" if isinstance(rounds, int) else ""
+    top = outcome.get("top")
+    final = outcome.get("final_distribution") or {}
+    if not top:
+        return Conclusion(f"No agent gave a usable prediction{after}.", "no prediction")
+    p = percent(final, str(top))
+    combined = f"{top} ({p} in the combined distribution P_f)" if p else str(top)
+    ending = outcome.get("ending")
+    sentence, short = {
+        "converged": (f"The agents converged on {combined}{after}.", f"{top} (converged)"),
+        "agreement": (f"The agreement judge found the agents agreeing on {combined}{after}.", f"{top} (agreed)"),
+        "settled_apart": (f"The agents settled without agreement{after}: their positions stopped changing while they "
+                          f"still disagreed; the combined distribution leans to {combined}.", f"no agreement (leaning {top})"),
+        "skipped": (f"The moderator ended the debate before it converged{after}; the combined distribution leans to "
+                    f"{combined}.", f"not converged (leaning {top})"),
+        "stopped": (f"The debate was stopped before it converged{after}; the combined distribution stood at {combined}.",
+                    f"stopped (leaning {top})"),
+    }.get(str(ending), (f"The round cap ended the debate before it converged{after}; the combined distribution leans "
+                        f"to {combined}.", f"not converged (leaning {top})"))
+    check = outcome.get("label_check")
+    if isinstance(check, Mapping):
+        if check.get("flag"):
+            sentence += f" Flag: {check['flag']}."
+        elif check.get("reference"):
+            sentence += (f" The reference label {check['reference']} "
+                         f"{'agrees' if check.get('agrees') else 'differs'}.")
+    recs = outcome.get("recommendations")
+    if isinstance(recs, Mapping):
+        q, t = len(recs.get("questions") or ()), len(recs.get("tests") or ())
+        if q or t:
+            sentence += f" They recommend {q} further question{'s' if q != 1 else ''} and {t} test{'s' if t != 1 else ''}."
+    return Conclusion(sentence, short)
 
 
 def _team(agents: Mapping[str, Agent]) -> EvinceAgents:
@@ -982,4 +1036,6 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=HONOURED,
     resume=lambda debate, team, channel: resume(debate, team, channel=channel),
+    panels=PANELS,
+    conclude=conclude,
 )

@@ -572,7 +572,7 @@ def split_statements(text: str, title: str, n: int) -> list[str]:
 
 # -- the protocol's definition (see protocols/definition.py): every interface is generated from it --
 
-from .definition import Input, InputError, Person, ProtocolDefinition, Role, read_file  # noqa: E402 - closes the module
+from .definition import Conclusion, Input, InputError, Person, ProtocolDefinition, Role, read_file  # noqa: E402 - closes the module
 from .moderation import Honoured  # noqa: E402
 from .roles import AGENT, CLERK, HUMAN, in_order  # noqa: E402
 
@@ -612,6 +612,13 @@ def _start(config: HumanloopConfig, team: HumanloopAgents, debate_id: str, chann
                confirm=person.confirm if person is not None else None)
 
 
+def conclude(outcome: Mapping[str, Any]) -> Conclusion:
+    """The panel's decision in the last round held: the label most seats gave, if one led."""
+    decision = outcome.get("decision")
+    if decision:
+        return Conclusion(f"Most of the panel settled on {decision} in the last round held.", str(decision))
+    return Conclusion("The panel ended without a majority for any label.", "no majority")
+
 DEFINITION = ProtocolDefinition(
     name="humanloop",
     title="Human judge in the loop",
@@ -642,4 +649,5 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=HONOURED,
+    conclude=conclude,
 )

@@ -143,6 +143,24 @@ class Moderation:
             if self.stopped:
                 return
 
+    async def closing(self, round_: int | None) -> AsyncIterator[Event]:
+        """The run's last checkpoint, after its last turn: only what can still act is applied (a
+        stop, the moderator's verdict on the outcome). An interjection, a contentiousness, a
+        skip or a pause can no longer reach anyone: it is not applied and not journalled (the
+        journal's moderator events are what took effect), but left in the channel, where the
+        interface finds it and tells the person it came too late."""
+        self.checkpoints += 1
+        self.channel.at_checkpoint(self.checkpoints)
+        late: list[Command] = []
+        while (command := self.channel.poll()) is not None:
+            if not isinstance(command, Stop | Verdict):
+                late.append(command)
+                continue
+            async for event in self._apply(command, round_):
+                yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
+        for command in late:
+            self.channel.send(command)
+
     async def _apply(self, command: Command, round_: int | None) -> AsyncIterator[Event]:
         match command:
             case Pause():

@@ -935,7 +935,7 @@ class SocraSynth:
                 yield event
             if self.moderation.stopped:
                 break
-        async for event in self.moderation.checkpoint(None):
+        async for event in self.moderation.closing(None):
             yield event
         yield DebateFinished(self.debate_id, "stopped" if self.moderation.stopped else "finished",
                              self.moderation.stop_reason or self.stop_reason, self.outcome())
@@ -1103,7 +1103,7 @@ from dataclasses import replace  # noqa: E402
 
 from pydantic import ValidationError  # noqa: E402
 
-from .definition import Input, ProtocolDefinition, Role, read_file  # noqa: E402
+from .definition import Conclusion, Input, Panel, ProtocolDefinition, Role, read_file  # noqa: E402
 from .moderation import Honoured  # noqa: E402
 from .roles import JUDGE, QA, in_order  # noqa: E402
 
@@ -1149,6 +1149,48 @@ def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, cha
     return run(config, team, debate_id=debate_id, channel=channel)
 
 
+#: The debate screen's side panels: the agreed agenda, Γ per round (Table 6.2) with its Δ, and
+#: the judges' tables per subtopic (Tables 6.5, 6.6); no distributions (SocraSynth has none).
+PANELS = (
+    Panel("agenda", "Agenda"),
+    Panel("metrics", "Γ per round", columns=(("round", "round"), ("Γ/10", "crit"), ("Δ", "kappa"), ("agreed", "agreement"),
+                                            ("phase", "phase")),
+          curves=(("Γ/10", "crit"), ("Δ", "kappa"))),
+    Panel("judge_tables", "Judges' scores"),
+    Panel("judgements", "Judgements"),
+)
+
+
+def conclude(outcome: Mapping[str, Any]) -> Conclusion:
+    """What a SocraSynth debate concluded: the judges' winner (by panel majority over both
+    role alignments), each side's stance, and the joint proposal's first line."""
+    stances = outcome.get("stances") or {}
+    evaluation = outcome.get("evaluation") or {}
+    winner = evaluation.get("winner") if isinstance(evaluation, Mapping) else None
+    rounds = [r for r in outcome.get("rounds") or () if isinstance(r, Mapping)]
+    held = f" after {len(rounds)} round{'s' if len(rounds) != 1 else ''}" if rounds else ""
+
+    def side(role: str) -> str:
+        return f"{_name(role)} (arguing {stances.get(role, '?')} the subject)"
+
+    if winner in ROLES:
+        sentence, short = f"The judges found {side(str(winner))} the stronger side{held}.", f"{_name(str(winner))} stronger"
+    elif winner == "tie":
+        sentence, short = f"The judges found both sides equally strong{held}.", "judges: a tie"
+    else:
+        sentence, short = f"No judge scored both sides{held}, so no side was found stronger.", "not judged"
+    joint = outcome.get("joint")
+    if isinstance(joint, Mapping):
+        head = str(joint.get("proposal") or joint.get("recommendations") or "").strip()
+        if head:
+            sentence += f" Their joint text: “{clip(head, 200)}”"
+    qa = outcome.get("qa")
+    if isinstance(qa, Mapping) and qa.get("verdicts"):
+        votes = [v for v in qa["verdicts"].values() if v]
+        sentence += f" Debate against a single answer: {', '.join(votes) or 'no verdict'}."
+    return Conclusion(sentence, short)
+
+
 def _warnings(models: Mapping[str, str]) -> list[str]:
     """Section 6.2.2.1 asks for judges other than the debaters."""
     judges = {models[r] for r in in_order(models, JUDGE)}
@@ -1187,4 +1229,6 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=HONOURED,
     warnings=_warnings,
+    panels=PANELS,
+    conclude=conclude,
 )

@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from protocols.outcome import outcome_in_words
 from protocols.events import about_context
 from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
 
@@ -60,12 +61,17 @@ def to_markdown(debate: dict[str, Any]) -> str:
         if unseen:
             out += ["", "What the judges' context windows left out:", ""] + unseen
 
-    if debate.get("moderator_events"):
+    said = outcome_in_words(debate)
+    if said.moderator:
         out += ["", "## Moderator", ""]
-        out += [f"- round {m['round']}: {m['kind']} {json.dumps(m['payload'], ensure_ascii=False)}" for m in debate["moderator_events"]]
+        out += [f"- {line}" for line in said.moderator]
 
+    out += ["", "## Outcome", "", said.ending]
+    if said.conclusion:
+        out += ["", said.conclusion]
+    out += _lists(debate.get("outcome") or {})
     if debate.get("outcome"):
-        out += ["", "## Outcome", "", "```json", json.dumps(debate["outcome"], ensure_ascii=False, indent=2), "```"]
+        out += ["", f"_Every figure of the outcome: `symposium export {debate['id'][:8]} --format json`._"]
     out += provenance_lines(debate.get("provenance"))
     out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"
@@ -133,6 +139,25 @@ def seal_lines(seal: dict[str, Any] | None) -> list[str]:
         out.append(f"- sealed on migration at {seal['sealed_on_migration_at']}: the chain vouches for the rows "
                    "from then on, not for what happened to them before")
     out.append("- check it with `symposium verify <id> --head <head>`, or an export with `symposium verify --export FILE`")
+    return out
+
+
+def _lists(outcome: dict[str, Any]) -> list[str]:
+    """The outcome's recommendations or joint text as Markdown lists (the words of the agents)."""
+    out: list[str] = []
+    for key, title in (("recommendations", "Recommendations"), ("joint", "Joint text")):
+        value = outcome.get(key)
+        if not isinstance(value, dict):
+            continue
+        lines = []
+        for name, item in value.items():
+            if name == "written_by":
+                continue
+            for entry in item if isinstance(item, list) else [item]:
+                if isinstance(entry, str | int | float) and str(entry).strip():
+                    lines.append(f"- {name}: {entry}")
+        if lines:
+            out += ["", f"### {title}", "", *lines]
     return out
 
 

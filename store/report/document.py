@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .outcome import outcome_in_words
+from protocols.outcome import outcome_in_words
 from .safe import Markup
 from .svg import bars, line_chart
 
@@ -150,13 +150,20 @@ def roles_in_order(debate: Mapping[str, Any]) -> list[str]:
 # -- sections shared by every protocol ----------------------------------------------------------
 
 
+def _said(debate: Mapping[str, Any]) -> str:
+    """What the debate concluded (``protocols.outcome``: the same words as ``show``, the export
+    and Home); when it concluded nothing, how it ended."""
+    words = outcome_in_words(debate)
+    return words.conclusion or words.ending
+
+
 def _header(debate: Mapping[str, Any]) -> Section:
     items: list[tuple[str, Any]] = [
         ("Protocol", debate.get("protocol", "")),
         ("Debate id", debate.get("id", "")),
         ("Status", debate.get("status", "")),
         ("Why it ended", debate.get("stop_reason") or "—"),
-        ("Outcome", outcome_in_words(debate)),
+        ("Outcome", _said(debate)),
         ("Started", when(debate.get("created_at"))),
         ("Finished", when(debate.get("finished_at"))),
         ("Last change", when(debate.get("updated_at"))),

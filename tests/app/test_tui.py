@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input, Select, Static, TextArea
 
 from store import seal
 from store.journal import Journal
+from protocols.outcome import outcome_in_words
 from store.queries import Queries
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
@@ -168,7 +169,7 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
     last = {t["role"]: t["distribution"] for t in debate_turns if t["distribution"]}
     if not last:
         assert "final_distribution" not in outcome and outcome["note"] == "no agent gave a usable prediction"
-        assert "consensus:" not in shown
+        assert "No agent gave a usable prediction" in shown
         return
     assert "note" not in outcome
     scores = {j["target"]: j["score"] for j in stored["judgements"] if j["kind"] == "crit"}  # the last per agent
@@ -183,7 +184,8 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
     assert outcome["final_distribution"] == pytest.approx(expected)
     best = max(expected.values())  # a top label: with a tie (a clean-clone run had two labels equal), any of the tied ones
     assert expected[outcome["top"]] == pytest.approx(best)
-    assert f"consensus: {outcome['top']}" in shown
+    said = outcome_in_words(stored)  # the outcome in words (issue 29 item 7), naming P_f's top label
+    assert said.conclusion in shown and outcome["top"] in said.conclusion
 
 
 async def test_ctrl_c_asks_before_quitting(tmp_path: Path, registry) -> None:

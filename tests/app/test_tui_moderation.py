@@ -208,7 +208,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
         await _until(pilot, app, lambda: bool(heard()), f"{target}'s next request", running=debate)
         assert {t["role"] for t in heard()} <= ({target, "advocate-2.1", "advocate-2.2"} if protocol == "d3" else {target})
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
-        assert f"✋ moderator: interject → {target}: {SAID}" in notes  # the person's words shown as typed, not as markup
+        # the person's words shown as typed, not as markup, in a sentence (protocols.outcome.moderator_action)
+        assert any(n.startswith("✋ In round ") and n.endswith(f" the moderator said to {target}: “{SAID}”") for n in notes), notes
         if honoured.contentiousness:  # the next round is argued at the moderator's κ
 
             def at_new_kappa() -> bool:

@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
+from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import scripted_models
 from tui.protocol_catalog import EVINCE
@@ -46,6 +47,26 @@ def test_review_of_a_recorded_debate(snap_compare, tmp_path: Path, registry) -> 
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab", rounds=3)
     assert snap_compare(app, press=["o", "left"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_socrasynth_debate_shows_its_own_panels(snap_compare, tmp_path: Path, registry, size: tuple[int, int]) -> None:
+    """Issue 29 item 8: the agenda, Γ per round and the judges' tables; no EVINCE panels."""
+    app = make_app(tmp_path, registry)
+
+    async def finished(pilot: Pilot) -> None:
+        app.push_screen(DebateScreen(events=sample_socrasynth()))
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=finished, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_review_up_to_a_round(snap_compare, tmp_path: Path, registry, size: tuple[int, int]) -> None:
+    """Issue 29 item 9: Review names the round it shows once ("up to round 1 (rounds 0–2)")."""
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=3)
+    assert snap_compare(app, press=["o", "left", "left"], terminal_size=size)
 
 
 def test_home_with_no_debates_yet(snap_compare, tmp_path: Path, registry) -> None:

@@ -54,7 +54,8 @@ def sample_events(debate_id: str = "sample0001ab", *, rounds: int = 2, finished:
     if finished:
         events.append(DebateFinished(debate_id, "finished", "converged: WD, MI, JSD settled and CRIT stopped rising",
                                      {"final_distribution": {"Jaundice": 0.53, "Hepatitis C": 0.4, "Hepatitis B": 0.07},
-                                      "top": "Jaundice", "recommendations": {"questions": ["When did the yellowing start?"],
+                                      "top": "Jaundice", "ending": "converged", "agreed": True, "rounds": rounds,
+                                      "refutation_rounds": rounds - 1, "recommendations": {"questions": ["When did the yellowing start?"],
                                                                              "tests": ["Liver function tests"]}}, at=t + 5))
     return events
 

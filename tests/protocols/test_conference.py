@@ -194,7 +194,7 @@ def test_symposium_run_agreement_headless(tmp_path: Path, capsys: pytest.Capture
     out = capsys.readouterr().out
     assert "moderator (rules) · opening" in out and "participant-2 (smollm2-135m) · argument" in out
     assert "judge (smollm2-135m) agreement" in out and "evaluator (" not in out
-    assert "finished: every stage closed" in out and "journalled as" in out
+    assert "Finished: every stage closed." in out and "journalled as" in out
     assert "Stages" in out and "1. the criteria for deciding" in out
     debate_id = out.rsplit("journalled as", 1)[1].split()[0]
     with Journal(db) as journal:

@@ -83,5 +83,6 @@ def _round_of(event: Event) -> int | None:
 
 
 def rounds_of(debate: dict[str, Any]) -> list[int]:
-    """The round numbers that have turns, in order."""
-    return sorted({t["round"] for t in debate["turns"]})
+    """The round numbers that have turns or judgements, in order (SocraSynth's evaluation stage
+    is a round of judgements only: Review steps through it like any other)."""
+    return sorted({t["round"] for t in debate["turns"]} | {j["round"] for j in debate["judgements"] if j["round"] is not None})

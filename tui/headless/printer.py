@@ -31,6 +31,7 @@ from protocols.events import (
     TurnStarted,
     about_context,
 )
+from protocols.outcome import moderator_action, outcome_in_words
 from protocols.roles import AGENT_A, AGENT_B
 
 from tui.sanitize import terminal_safe
@@ -47,6 +48,7 @@ class EventPrinter:
         self._streaming = False
         self._metric_rows: list[dict[str, Any]] = []
         self._phase = ""
+        self._protocol = ""
         self._context_said: set[tuple[int | None, str, str]] = set()  # a call judged twice (D3) is noted once
 
     def __call__(self, event: Event) -> None:
@@ -55,6 +57,7 @@ class EventPrinter:
             case DebateResumed():
                 c.print(Text(f"resuming debate {terminal_safe(event.debate_id)} at round {event.from_round}", style="bold"))
             case DebateStarted():
+                self._protocol = event.protocol
                 if self.show_headers:
                     c.print(Text(f"{terminal_safe(event.protocol)} · {terminal_safe(event.title)} · debate {terminal_safe(event.debate_id)}", style="bold"))
             case PhaseChanged():
@@ -95,7 +98,7 @@ class EventPrinter:
                         self._context_said.add(said)
                         c.print(Text(f"    ✂ {terminal_safe(note)}", style="dim italic"))
             case ModeratorActed():
-                c.print(Text(f"  ✋ moderator {terminal_safe(event.kind)}: {terminal_safe(str(event.payload))}", style="yellow"))
+                c.print(Text(f"  ✋ {terminal_safe(moderator_action(event.kind, event.payload, event.round))}", style="yellow"))
             case Notice():
                 c.print(Text(f"  ⚠ notice: {terminal_safe(event.text)}", style="bold yellow"))
             case AwaitingModerator():
@@ -109,7 +112,11 @@ class EventPrinter:
                 for part in socrasynth_report(event.outcome):
                     c.print(part)
                 if self.show_headers:
-                    c.print(Text(f"\n{terminal_safe(event.status)}: {terminal_safe(event.stop_reason)}", style="bold"))
+                    words = outcome_in_words({"protocol": self._protocol, "status": event.status,
+                                             "stop_reason": event.stop_reason, "outcome": event.outcome})
+                    c.print(Text(f"\n{terminal_safe(words.ending)}", style="bold"))
+                    if words.conclusion:
+                        c.print(Text(terminal_safe(words.conclusion)))
 
 
 def metrics_table(rows: list[dict[str, Any]]) -> Table:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.binding import Binding
@@ -53,7 +54,11 @@ from protocols.events import (
 )
 from protocols.agents import agents_for
 from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
+from protocols.definition import Panel, ProtocolDefinition
+from protocols.evince import PANELS as EVINCE_PANELS
 from protocols.moderation import CommandChannel, Honoured
+from protocols.outcome import moderator_action, outcome_in_words
+from protocols.registry import BY_NAME
 from protocols.roles import ANALYZER, SIDE_PANEL
 from store.journal import JournalError, new_debate_id
 
@@ -67,6 +72,7 @@ from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.metrics import MetricsPanel
+from tui.app.widgets.panels import AgendaPanel, JudgeTables
 from tui.app.widgets.transcript import Transcript
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 
@@ -78,6 +84,12 @@ NOTHING = Honoured(skip=False, stop=False, pause=False)
 _COMMANDS = {"pause": "pause", "unpause": "pause", "interject": "interject", "contentiousness": "contentiousness",
              "skip": "skip", "stop": "stop"}
 
+
+#: Why each command is refused once the debate has finished (the key is pressed, nothing is sent).
+_TOO_LATE = {"pause": "there is nothing left to pause", "unpause": "there is nothing left to resume",
+             "interject": "an interjection can no longer reach anyone",
+             "contentiousness": "contentiousness can no longer change anything",
+             "skip": "there is nothing left to skip", "stop": "there is nothing left to stop"}
 
 #: Commands as the person knows them, for the note on those the debate ended before hearing.
 _NAMES = {"Pause": "pause", "Resume": "resume", "Interject": "interjection", "SetContentiousness": "contentiousness",
@@ -96,7 +108,12 @@ class DebateScreen(Screen):
     The moderator's keys follow the running protocol's ``HONOURED``: a command it does not
     honour has no key and is not in the footer (``check_action``), so nothing is offered that
     would be confirmed and then ignored. They also follow the debate's state (reactives with
-    ``bindings=True``): pause or resume, and nothing to command once the debate has ended.
+    ``bindings=True``): pause or resume, and nothing to command once the debate has ended;
+    a moderator key pressed after the protocol finished says why nothing was sent.
+
+    The side column shows the panels the protocol's definition declares (``Panel``): EVINCE's
+    distributions and metrics, SocraSynth's agenda, Γ per round and judges' tables; the outcome
+    is said in words (``protocols.outcome``), as ``show`` and the export say it.
     """
 
     BINDINGS = [
@@ -112,7 +129,8 @@ class DebateScreen(Screen):
     ]
 
     def __init__(self, spec: ProtocolSpec | None = None, values: Mapping[str, Any] | None = None, *,
-                 events: Iterable[Event] | None = None, resume: dict[str, Any] | None = None, title: str = "") -> None:
+                 events: Iterable[Event] | None = None, resume: dict[str, Any] | None = None, title: str = "",
+                 protocol: str = "") -> None:
         super().__init__()
         self.spec = spec
         self.resume_debate = resume
@@ -136,6 +154,9 @@ class DebateScreen(Screen):
         self._status_line = ""
         self._analysis: Worker[None] | None = None
         self.participants: dict[str, Participant] = {}  # by role, from DebateStarted
+        #: (round, phase) as each phase began: a metrics row's phase is its round's, not the screen's state
+        self.phases: list[tuple[int, str]] = []
+        self.definition = self._definition(protocol)
 
     #: The protocol is generating (or loading its models); commands can reach it.
     running: reactive[bool] = reactive(False, bindings=True)
@@ -145,6 +166,31 @@ class DebateScreen(Screen):
     honoured: reactive[Honoured] = reactive(NOTHING, bindings=True)
     #: This debate's roles an interjection may be addressed to (known once it has started).
     addressable: reactive[tuple[str, ...]] = reactive((), bindings=True)
+    #: The protocol has finished (its ``DebateFinished`` came): no command can take effect any
+    #: more, even while the screen still works (the last analysis, the models closing).
+    concluded: reactive[bool] = reactive(False, bindings=True)
+
+    def _definition(self, protocol: str) -> ProtocolDefinition | None:
+        """The protocol's definition, from whatever this screen was given: the spec of a new
+        debate, the journalled debate to resume, the protocol named by a review or a replay."""
+        if self.spec is not None:
+            return self.spec.definition
+        if not protocol and self.resume_debate is not None:
+            protocol = str(self.resume_debate.get("protocol") or "")
+        if not protocol and self.replay_events:
+            protocol = next((e.protocol for e in self.replay_events if isinstance(e, DebateStarted)), "")
+        return BY_NAME.get(protocol)
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol's registry name (``self.protocol`` is what the status line shows)."""
+        return self.definition.name if self.definition is not None else self.protocol
+
+    @property
+    def panels(self) -> tuple[Panel, ...]:
+        """The side panels the protocol declares; a protocol not in the registry (a benchmark's
+        single prediction) is shown as EVINCE, whose turns it shares."""
+        return self.definition.panels if self.definition is not None else EVINCE_PANELS
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -154,12 +200,19 @@ class DebateScreen(Screen):
         with Horizontal(id="body"):
             yield Transcript(id="transcript")
             with VerticalScroll(id="side"):
-                yield Static("Distributions", classes="heading")
-                yield Distributions(id="distributions")
-                yield Static("Metrics", classes="heading")
-                yield MetricsPanel(id="metrics")
-                yield Static("Judgements", classes="heading")
-                yield Static(Text("none yet", style="dim"), id="judgements")
+                for panel in self.panels:
+                    yield Static(panel.title, classes="heading", id=f"heading-{panel.kind}")
+                    match panel.kind:
+                        case "distributions":
+                            yield Distributions(id="distributions")
+                        case "metrics":
+                            yield MetricsPanel(panel.columns, panel.curves or (), id="metrics")
+                        case "judgements":
+                            yield Static(Text("none yet", style="dim"), id="judgements")
+                        case "agenda":
+                            yield AgendaPanel(id="agenda")
+                        case "judge_tables":
+                            yield JudgeTables(id="judge-tables")
                 yield Static(id="outcome")
                 yield Static("Analysis", classes="heading", id="analysis-heading")
                 yield Static(Text("choose an analyzer model on the New-debate form", style="dim"), id="analysis")
@@ -260,6 +313,7 @@ class DebateScreen(Screen):
                 transcript.note(f"— resumed at round {event.from_round} —", "app")
             case PhaseChanged():
                 self.phase, self.round, self.kappa = event.phase, event.round, event.kappa
+                self.phases.append((event.round, event.phase))
             case TurnStarted():
                 self.round = event.round
                 transcript.start(event)
@@ -268,24 +322,37 @@ class DebateScreen(Screen):
                 return  # nothing in the status line changes per token
             case TurnFinished():
                 transcript.finish(event)
+                self.round = event.round  # a replay has no TurnStarted: the status follows the turns
                 if self.running:  # a quiet point: what the turn built is long-lived
                     self.call_after_refresh(symposium(self).settle_memory)
                 if event.distribution:
-                    self.query_one(Distributions).set(event.role, event.distribution)
+                    for bars in self.query(Distributions):
+                        bars.set(event.role, event.distribution)
                 if event.kappa is not None:
                     self.kappa = event.kappa
+                if event.kind == "agenda" and isinstance(event.parsed, dict):
+                    self._agenda(event.parsed.get("agreed") or event.parsed.get("subtopics"),
+                                 {"proposal": f"proposed by {event.role}", "merge": f"merged by {event.role}",
+                                  "review": "agreed"}.get(str(event.parsed.get("step")), ""))
             case MetricsComputed():
-                self.metrics_rows.append({"round": event.round, "phase": self.phase, "kappa": event.kappa, **event.metrics})
-                self.query_one(MetricsPanel).show(self.metrics_rows)
+                self.metrics_rows.append({"round": event.round, "phase": self._phase_of(event.round), "kappa": event.kappa,
+                                          **event.metrics})
+                self._show_metrics()
                 self._refresh_analysis(event.round)
             case JudgementMade() if event.kind == "analysis":
                 self._show_analysis(event)
             case JudgementMade():
-                self._judgement(event)
+                tables = self.query(JudgeTables)
+                if not (tables and tables.first().add(event)):
+                    self._judgement(event)
             case ModeratorActed():
-                transcript.note(f"✋ moderator: {event.kind} {_payload(event.payload)}", "moderator")
+                transcript.note(f"✋ {terminal_safe(moderator_action(event.kind, event.payload, event.round))}", "moderator")
+                if event.kind == "edit_agenda":
+                    self._agenda(event.payload.get("after"), "edited by the moderator")
                 if event.kind in ("pause", "resume"):
                     self.paused = event.kind == "pause"
+                if event.kind == "resume" and self.phases:  # the status line says the phase again, not "paused"
+                    self.phase = self.phases[-1][1]
             case Notice():
                 transcript.note(f"⚠ notice: {event.text}")
             case AwaitingModerator():
@@ -327,6 +394,34 @@ class DebateScreen(Screen):
         rendered = Analysis.from_json(event.reasons).render()
         self.query_one("#analysis", Static).update(Text(terminal_safe(rendered)))
 
+    def reset_panels(self) -> None:
+        """Empty every side panel (the Review screen shows the debate again up to another round)."""
+        self.metrics_rows, self.judgement_lines, self.finished, self.phases = [], [], None, []
+        self.concluded = False
+        for bars in self.query(Distributions):
+            bars.latest.clear()
+            bars.update(Content.styled("no distributions yet", "dim"))
+        for panel in (*self.query(AgendaPanel), *self.query(JudgeTables)):
+            panel.clear()
+        for shown in self.query("#judgements").results(Static):
+            shown.update(Text("none yet", style="dim"))
+        self.query_one("#outcome", Static).update("")
+
+    def _phase_of(self, round_: int) -> str | None:
+        """The phase ``round_`` was held in: the latest phase begun at or before it (the journal's
+        reading, ``store.queries.Queries.metrics``), never the screen's momentary state."""
+        return next((phase for number, phase in reversed(self.phases) if number <= round_), None)
+
+    def _show_metrics(self, compare: list[dict[str, Any]] | None = None, labels: tuple[str, str] = ("", "other"),
+                      legend: tuple[str, str] | None = None) -> None:
+        for panel in self.query(MetricsPanel):
+            panel.show(self.metrics_rows, compare, labels, legend)
+
+    def _agenda(self, items: Any, step: str) -> None:
+        if isinstance(items, list) and items:
+            for panel in self.query(AgendaPanel):
+                panel.set([i for i in items if isinstance(i, dict)], step)
+
     def _judgement(self, event: JudgementMade) -> None:
         score = "missing" if event.score is None and event.verdict is None else (f"{event.score:g}" if event.score is not None else "")
         verdict = f" {event.verdict}" if event.verdict else ""
@@ -339,7 +434,8 @@ class DebateScreen(Screen):
             (terminal_safe(target), role_style(target) if target else ""),
             terminal_safe(f" {score}{verdict}"))
         self.judgement_lines = [*self.judgement_lines[-9:], line]
-        self.query_one("#judgements", Static).update(Content("\n").join(self.judgement_lines))
+        for shown in self.query("#judgements").results(Static):
+            shown.update(Content("\n").join(self.judgement_lines))
         notes = event.reasons.get("notes") if isinstance(event.reasons, dict) else None
         for note in notes if isinstance(notes, list) else []:
             said = (event.round, event.judge_role, note)
@@ -349,6 +445,7 @@ class DebateScreen(Screen):
 
     def _finished(self, event: DebateFinished) -> None:
         self.finished = event
+        self.concluded = True
         left = []
         while (command := self.channel.poll()) is not None:  # sent after the protocol's last checkpoint
             if isinstance(command, Verdict) and self.debate_id:  # a verdict on the outcome is kept all the same
@@ -360,19 +457,24 @@ class DebateScreen(Screen):
             self.query_one(Transcript).note(f"✋ the debate ended before your {', '.join(left)} could take effect", "moderator")
         self.phase = event.status
         outcome = event.outcome
-        parts = [Content.styled(f"{event.status}: {terminal_safe(event.stop_reason)}", "bold")]
+        said = outcome_in_words({"protocol": self.protocol_name, "status": event.status, "stop_reason": event.stop_reason,
+                                 "outcome": outcome})
+        parts = [Content.styled(terminal_safe(said.ending), "bold")]
+        if said.conclusion:
+            parts.append(Content.styled(terminal_safe(said.conclusion), "$role-consensus"))
         final = outcome.get("final_distribution")
         if isinstance(final, dict) and final:
-            self.query_one(Distributions).set("consensus", final)
-        for key, title in (("top", "consensus"), ("winner", "winner"), ("verdict", "verdict")):
-            if outcome.get(key) not in (None, ""):
-                parts.append(Content.styled(f"{title}: {terminal_safe(str(outcome[key]))}", "$role-consensus"))
+            for bars in self.query(Distributions):
+                bars.set("consensus", final)
+        for tables in self.query(JudgeTables):
+            tables.finish(outcome)
         check = outcome.get("label_check")
         if isinstance(check, dict) and check.get("flag"):
             parts.append(Content.styled(f"⚑ {terminal_safe(check['flag'])}", "$notice"))
         for key in ("recommendations", "joint"):
             parts += _listing(outcome.get(key))
         parts.append(Content.styled("v: accept or reject the outcome · escape: back", "dim"))
+        parts = [p for p in parts if p.plain.strip()]
         self.query_one("#outcome", Static).update(Content("\n").join(parts))
 
     def _status(self) -> None:
@@ -400,7 +502,7 @@ class DebateScreen(Screen):
         needs = _COMMANDS.get(action)
         if needs is None:
             return True
-        if not self.running or not getattr(self.honoured, needs):
+        if not self.running or self.concluded or not getattr(self.honoured, needs):
             return False
         if action == "pause":
             return not self.paused
@@ -409,6 +511,20 @@ class DebateScreen(Screen):
         if action == "interject":
             return bool(self.addressable)
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A moderator key pressed after the debate finished: its command is no longer offered
+        (``check_action``), and rather than nothing happening the person is told why."""
+        if not self.concluded or self.replay_events is not None:
+            return
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding) and binding.key == event.key and binding.action in _TOO_LATE:
+                needs = _COMMANDS[binding.action]
+                if getattr(self.honoured, needs):
+                    event.stop()
+                    self.app.notify(f"The debate has finished: {_TOO_LATE[binding.action]}.", title="Not sent",
+                                    severity="warning", markup=False)
+                    return
 
     def _notify(self, message: str) -> None:
         """A confirmation; it may quote the moderator's own words or role names: never markup."""
@@ -527,22 +643,17 @@ def _compact(roles: Iterable[str]) -> str:
 
 
 def _listing(value: Any, limit: int = 12) -> list[Content]:
-    """A joint proposal or recommendations (a dict of texts and lists) as short lines."""
+    """A joint proposal or recommendations (a dict of texts and lists) as short lines; the joint
+    text's head (proposal, recommendations) is already quoted by the outcome in words, and who
+    wrote it is in the transcript."""
     if not isinstance(value, dict):
         return []
     lines: list[Content] = []
     for key, item in value.items():
+        if key == "written_by" or (key in ("proposal", "recommendations") and isinstance(item, str)):
+            continue
         items = item if isinstance(item, list) else [item]
         for entry in items:
             if isinstance(entry, str | int | float) and str(entry).strip():
                 lines.append(Content(f"{key}: {terminal_safe(str(entry))[:160]}"))
     return lines[:limit]
-
-
-def _payload(payload: dict[str, Any]) -> str:
-    text = payload.get("text") or payload.get("reason") or payload.get("note") or ""
-    if "value" in payload:
-        text = f"{payload['value']:.2f}"
-    if "to" in payload:
-        text = f"→ {payload['to']}: {text}"
-    return terminal_safe(str(text))

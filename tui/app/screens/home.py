@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
+from protocols.outcome import outcome_in_words
 from protocols.text import clip
 from backends.private import private_dir
 from store.export import to_json, to_markdown, write_private
@@ -30,12 +31,9 @@ WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bund
 
 
 def _outcome(row: dict[str, Any]) -> str:
-    outcome = row.get("outcome") or {}
-    if isinstance(outcome, dict):
-        for key in ("top", "winner", "verdict"):
-            if outcome.get(key):
-                return str(outcome[key])
-    return row.get("stop_reason") or ""
+    """The outcome column: what the debate concluded in a few words (``outcome_in_words``), so
+    a debate that settled without agreement never reads as if it had concluded its top label."""
+    return outcome_in_words(row).short
 
 
 #: The most of a title the lists show (Home's table, the search results); see distinct_clips.

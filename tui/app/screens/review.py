@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,6 @@ from tui.app.screens.typed import symposium
 from tui.app.replay import replay, rounds_of
 from tui.titles import distinct_clips, when
 from tui.sanitize import plain, terminal_safe
-from tui.app.widgets.distribution import Distributions
-from tui.app.widgets.metrics import MetricsPanel
 from tui.app.widgets.transcript import Transcript
 from tui.app.screens.debate import DebateScreen
 
@@ -40,12 +39,13 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
     ]
 
     def __init__(self, debate: dict[str, Any]) -> None:
-        super().__init__(events=[], title=debate["title"])
+        super().__init__(events=[], title=debate["title"], protocol=debate["protocol"])
         self.debate = debate
         self.rounds = rounds_of(debate)
         self.position: int | None = None  # index into rounds; None = the whole debate
         self.compare_rows: list[dict[str, Any]] | None = None
         self.compare_label = ""
+        self.compare_legend: tuple[str, str] | None = None
 
     def on_mount(self) -> None:
         self.query_one("#loading").display = False
@@ -58,15 +58,14 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         transcript.remove_children()
         transcript.turns.clear()
         transcript.current = None
-        self.query_one(Distributions).latest.clear()
-        self.metrics_rows, self.judgement_lines, self.finished = [], [], None
-        self.query_one("#outcome", Static).update("")
+        self.reset_panels()
         self.query_one("#analysis", Static).update(Text("no analysis was made in this debate", style="dim"))
         for event in replay(self.debate, upto_round=upto):
             self.show(event)
         if self.compare_rows is not None:
-            self.query_one(MetricsPanel).show(self.metrics_rows, self.compare_rows, ("", self.compare_label))
-        self.phase = "whole debate" if upto is None else f"up to round {upto} of {self.rounds[-1]}"
+            self._show_metrics(self.compare_rows, ("", self.compare_label), self.compare_legend)
+        span = f"rounds {self.rounds[0]}–{self.rounds[-1]}" if self.rounds else "no rounds"
+        self.phase = f"whole debate ({span})" if upto is None else f"up to round {upto} ({span})"
         self._status()
         transcript.flush_all()
 
@@ -101,6 +100,7 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
                 other = Queries(symposium(self).journal).debate(debate_id)
                 assert other is not None
                 self.compare_rows, self.compare_label = other["metrics"], debate_id[:6]
+                self.compare_legend = (_named(self.debate), _named(other))
                 self.render_upto()
 
         self.app.push_screen(ChooseDebate(others), chosen)
@@ -109,6 +109,15 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
 #: The picker's widest (see symposium.tcss), and what a line takes besides the title: the date
 #: (16), the status (up to 13), the gaps, and the frame, the list's padding and scroll bar (~12).
 PICKER_WIDTH, PICKER_OVERHEAD = 110, 40
+
+
+def _named(debate: dict[str, Any]) -> str:
+    """A debate as the Compare legend names it: its id's first characters, start and title."""
+    return f"{debate['id'][:6]} · {_when(debate.get('created_at'))} · {debate['title']}"
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "—"
 
 
 class ChooseDebate(ModalScreen[str | None]):

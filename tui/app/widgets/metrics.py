@@ -1,4 +1,9 @@
-"""Per-round metrics: a table like Tables 7.2/7.3 and curves of JSD, WD, MI, CRIT and κ."""
+"""Per-round metrics: a table like Tables 7.2/7.3 and curves of JSD, WD, MI, CRIT and κ.
+
+Which columns and curves are shown is the protocol's choice (its ``Panel("metrics", …)`` in
+``protocols``): EVINCE's WD/MI/CRIT/JSD, SocraSynth's Γ and Δ, the most telling first so that
+a narrow side panel cuts the least telling off. A column no round has a value for (SocraSynth's
+``agreed`` without its agreement judge) is left out."""
 
 from __future__ import annotations
 
@@ -6,12 +11,16 @@ from typing import Any
 
 from textual.color import Color
 from textual.containers import Vertical
+from textual.content import Content
 
-from tui.sanitize import plain
-from textual.widgets import DataTable
+from tui.sanitize import plain, terminal_safe
+from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
+#: EVINCE's columns and curves, for a debate whose protocol declares none (a replay of an unknown one).
 COLUMNS = (("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd"))
+#: Columns shown even when no round has a value for them.
+ALWAYS = {"round", "phase"}
 CURVES = (("JSD", "jsd"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("κ", "kappa"))
 #: Each curve's colour, a theme variable (tui/app/theme.py): CRIT is the judge's, κ the moderator's.
 CURVE_COLOURS = {"jsd": "metric-jsd", "wd": "metric-wd", "mi": "metric-mi", "crit": "role-judge", "kappa": "role-moderator"}
@@ -24,15 +33,28 @@ def fmt(value: Any) -> str:
 
 
 class MetricsTable(DataTable):
+    def __init__(self, columns: tuple[tuple[str, str], ...] = COLUMNS, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.declared = columns
+        self.columns_shown: tuple[tuple[str, str], ...] = ()
+
     def on_mount(self) -> None:
         self.cursor_type = "row"
-        for title, _ in COLUMNS:
-            self.add_column(title, key=title)
+        self._columns(self.declared)  # before any round: every heading, so the person sees what will come
+
+    def _columns(self, wanted: tuple[tuple[str, str], ...]) -> None:
+        if wanted != self.columns_shown:
+            self.clear(columns=True)
+            self.columns_shown = wanted
+            for title, _ in wanted:
+                self.add_column(title, key=title)
 
     def show(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self._columns(tuple(c for c in self.declared if c[1] in ALWAYS or any(r.get(c[1]) is not None for r in rows)))
         self.clear()
         for row in rows:
-            self.add_row(*(plain(fmt(row.get(key))) for _, key in COLUMNS), key=str(row["round"]))
+            self.add_row(*(plain(fmt(row.get(key))) for _, key in self.columns_shown), key=str(row["round"]))
 
 
 class MetricsPlot(PlotextPlot):
@@ -40,6 +62,10 @@ class MetricsPlot(PlotextPlot):
     theme colour; drawn again when the theme changes (plotext takes colours, not variables)."""
 
     _shown: tuple[list[dict[str, Any]], list[dict[str, Any]] | None, tuple[str, str]] | None = None
+
+    def __init__(self, curves: tuple[tuple[str, str], ...] = CURVES, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.curves = curves
 
     def on_mount(self) -> None:  # PlotextPlot's own on_mount runs too (Textual calls each class's)
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -49,7 +75,7 @@ class MetricsPlot(PlotextPlot):
             self.show(*self._shown)
 
     def _colour(self, key: str) -> tuple[int, int, int] | None:
-        value = self.app.theme_variables.get(CURVE_COLOURS[key])
+        value = self.app.theme_variables.get(CURVE_COLOURS.get(key, "foreground"))
         return Color.parse(value).rgb if value else None
 
     def show(self, rows: list[dict[str, Any]], compare: list[dict[str, Any]] | None = None,
@@ -61,7 +87,7 @@ class MetricsPlot(PlotextPlot):
         plt.title("metrics per round")
         plt.xlabel("round")
         for series, suffix, marker in ((rows, labels[0], "braille"), (compare or [], labels[1], "dot")):
-            for name, key in CURVES:
+            for name, key in self.curves:
                 points = [(r["round"], r[key]) for r in series if r.get(key) is not None]
                 if points:
                     xs, ys = zip(*points)
@@ -73,11 +99,31 @@ class MetricsPlot(PlotextPlot):
 
 
 class MetricsPanel(Vertical):
+    """The table and the curves; while comparing, a legend says which curves are which debate."""
+
+    def __init__(self, columns: tuple[tuple[str, str], ...] = (), curves: tuple[tuple[str, str], ...] = CURVES,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.columns_shown = columns or COLUMNS
+        self.curves = curves
+
     def compose(self):
-        yield MetricsTable(id="metrics-table")
-        yield MetricsPlot(id="metrics-plot")
+        yield MetricsTable(self.columns_shown, id="metrics-table")
+        legend = Static(id="compare-legend")
+        legend.display = False  # shown only while a comparison is drawn
+        yield legend
+        yield MetricsPlot(self.curves, id="metrics-plot")
 
     def show(self, rows: list[dict[str, Any]], compare: list[dict[str, Any]] | None = None,
-             labels: tuple[str, str] = ("", "other")) -> None:
+             labels: tuple[str, str] = ("", "other"), legend: tuple[str, str] | None = None) -> None:
+        """``rows`` (and ``compare``'s, dotted); ``legend``: how this debate and the compared one
+        are named (title and date), shown above the curves whenever a comparison is drawn."""
         self.query_one(MetricsTable).show(rows)
+        key = self.query_one("#compare-legend", Static)
+        key.display = compare is not None
+        if compare is not None:
+            this, other = legend or ("this debate", labels[1])
+            colours = [(f"■ {name}  ", f"${CURVE_COLOURS.get(k, 'foreground')}") for name, k in self.curves]
+            key.update(Content.assemble(("⣿ solid: ", "bold"), terminal_safe(this), "\n", ("• dotted: ", "bold"),
+                                        terminal_safe(other), "\n", *colours))
         self.query_one(MetricsPlot).show(rows, compare, labels)

@@ -1,0 +1,108 @@
+"""Side panels that only some protocols declare (``protocols.definition.Panel``): the agenda and
+the judges' tables per subtopic (SocraSynth, seed 004 section 6.3.1, Tables 6.5 and 6.6).
+
+Everything they show comes from models (subtopic titles, roles' words): plain text through
+``terminal_safe``, never markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+from protocols.events import JudgementMade
+from tui.app.theme import role_style
+from tui.sanitize import terminal_safe
+
+#: How a role alignment reads as a table's caption.
+_ALIGNED = {"a_argues": "agent-a argues, agent-b counters", "b_argues": "agent-b argues, agent-a counters"}
+
+
+class AgendaPanel(Static):
+    """The latest agenda: each agent's proposal, the merged list, the agreed list, then any
+    edit by the moderator (a turn's ``parsed`` ``subtopics``/``agreed``, an ``edit_agenda``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Mapping[str, Any]] = []
+        self.step = ""
+        self.clear()
+
+    def clear(self) -> None:
+        self.items, self.step = [], ""
+        self.update(Content.styled("not agreed yet", "dim"))
+
+    def set(self, items: list[Mapping[str, Any]], step: str) -> None:
+        self.items, self.step = items, step
+        lines = [Content.styled(terminal_safe(step), "dim")]
+        for i, item in enumerate(items, 1):
+            lines.append(Content(terminal_safe(f"{i}. {item.get('title', '')}")))
+        self.update(Content("\n").join(lines))
+
+
+def _cell(score: float | None) -> str:
+    return "  —  " if score is None else f"{score:5.2f}"
+
+
+class JudgeTables(Static):
+    """Each judge's scores per subtopic and side, in each role alignment, as the evaluative
+    stage makes them (judgements with an ``alignment`` in their reasons); totals and the winners
+    once the debate's outcome is known (:meth:`finish`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: judge -> alignment -> subtopic -> role -> score
+        self.scores: dict[str, dict[str, dict[str, dict[str, float | None]]]] = {}
+        self.winners: Mapping[str, Any] = {}
+        self.winner: str | None = None
+        self.clear()
+
+    def clear(self) -> None:
+        self.scores, self.winners, self.winner = {}, {}, None
+        self.update(Content.styled("after the debate rounds, the judges score each subtopic", "dim"))
+
+    def add(self, event: JudgementMade) -> bool:
+        """Take one judgement; ``False`` when it is not a per-subtopic score (shown elsewhere)."""
+        alignment = event.reasons.get("alignment") if isinstance(event.reasons, Mapping) else None
+        if event.kind != "crit" or not alignment or not event.subject or not event.target:
+            return False
+        rows = self.scores.setdefault(event.judge_role, {}).setdefault(str(alignment), {})
+        rows.setdefault(event.subject, {})[event.target] = event.score
+        self._draw()
+        return True
+
+    def finish(self, outcome: Mapping[str, Any]) -> None:
+        """The panel's verdict from the outcome's ``evaluation`` (winners per judge, the majority)."""
+        evaluation = outcome.get("evaluation")
+        if isinstance(evaluation, Mapping):
+            self.winners = evaluation.get("winners") or {}
+            self.winner = evaluation.get("winner")
+        self._draw()
+
+    def _draw(self) -> None:
+        lines: list[Content] = []
+        for judge, alignments in self.scores.items():
+            lines.append(Content.styled(terminal_safe(judge), f"bold {role_style(judge)}"))
+            for alignment, rows in alignments.items():
+                roles = ("agent-a", "agent-b")
+                lines.append(Content.styled(f" {_ALIGNED.get(alignment, alignment)}", "dim"))
+                lines.append(Content.assemble(" " * 20, ("   A  ", role_style("agent-a")), ("   B", role_style("agent-b"))))
+                totals = dict.fromkeys(roles, 0.0)
+                for subject, cells in rows.items():
+                    for role in roles:
+                        totals[role] += cells.get(role) or 0.0
+                    lines.append(Content.assemble(
+                        Content(terminal_safe(f" {subject}")).truncate(20, ellipsis=True, pad=True),
+                        f"{_cell(cells.get('agent-a'))} {_cell(cells.get('agent-b'))}"))
+                lines.append(Content.assemble(Content(" total").truncate(20, pad=True),
+                                              f"{_cell(totals['agent-a'])} {_cell(totals['agent-b'])}"))
+            won = self.winners.get(judge) if isinstance(self.winners, Mapping) else None
+            if won:
+                lines.append(Content(f" {terminal_safe(judge)} finds: {terminal_safe(str(won))}"))
+        if self.winner:
+            lines.append(Content.styled(f"the judges' majority: {terminal_safe(self.winner)}", "bold $role-consensus"))
+        if lines:
+            self.update(Content("\n").join(lines))
