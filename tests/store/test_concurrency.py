@@ -22,6 +22,8 @@ from tests.helpers.paths import REPO
 from tui.app.app import SymposiumApp
 from tui.headless.runner import drive
 from tui.app.screens.debate import DebateScreen
+from tui.app.screens.new_debate import NewDebateScreen
+from tests.helpers.form import fill_examples
 
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid", "Common Cold"])
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=3)
@@ -94,6 +96,8 @@ async def test_the_app_and_a_headless_run_write_one_journal_at_once(registry, tm
     async with app.run_test(size=(140, 42)) as pilot:
         await pilot.press("n")
         form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        fill_examples(form)  # a new form is blank: the case is typed, as a person would
         form.query_one("#field-agent-b", Select).value = "smollm2-135m"
         for field, value in (("max_rounds", "1"), ("turn_tokens", "24"), ("crit_tokens", "24"), ("eps_wd", "0"), ("eps_mi", "0"), ("eps_jsd", "0"), ("eps_crit", "0")):
             form.query_one(f"#field-{field}", Input).value = value
