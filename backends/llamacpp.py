@@ -17,8 +17,10 @@ use (``kv_layout = "per_agent"`` gives each session a whole context of its own i
   tokens, reading the log-probabilities from the logits llama.cpp leaves per position.
 
 All llama.cpp calls run in a worker thread; the event loop only receives text deltas.
-By default one session of a model computes at a time: on a CPU, two decodes at once only
-thrash unless there are cores to spare (:meth:`LlamaCppBackend.set_parallel`).
+Replies that several sessions ask for at once are decoded together, one ``llama_decode`` per
+step for all of them (``backends/lockstep.py``, up to ``max_concurrency``); prompts and scoring
+run one at a time on the shared context. :meth:`LlamaCppBackend.set_parallel` gives each
+session a context and a compute slot of its own instead (``max_concurrency = 1``, spare cores).
 """
 
 from __future__ import annotations
