@@ -48,6 +48,8 @@ from store.journal import Journal  # noqa: E402
 from tests.helpers.paths import dev_csv  # noqa: E402
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases  # noqa: E402
 
+from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
+
 GREEDY = SamplingOptions(max_tokens=48, temperature=0.0, repeat_penalty=1.0)
 
 TRANSCRIPT = "\n".join(
@@ -100,7 +102,7 @@ async def time_panel(width: int, n: int, repeats: int) -> tuple[float, list[str]
     return sorted(times)[len(times) // 2], texts
 
 
-async def run_cases(jobs: int, args: argparse.Namespace, cases: list[Any], labels: Any, out: Path) -> tuple[float, dict[Any, Any]]:
+async def run_cases(jobs: int, args: argparse.Namespace, cases: list[Any], labels: Any, out: Path) -> tuple[float, Predictions]:
     """One pass over the cases with ``jobs`` in flight on one lockstep model: wall time, predictions."""
     backend = load(max(jobs, 1))
     backends: dict[str, Backend] = {"smollm2-a": backend, "smollm2-b": backend}
@@ -146,23 +148,16 @@ async def measure(args: argparse.Namespace) -> int:
     jobs = [int(n) for n in args.jobs.split(",") if n.strip()]
     case_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        baseline: dict[Any, Any] | None = None
+        baseline: Predictions | None = None
         for n in jobs:
             console.print(f"{len(cases)} cases, {n} in flight …", style="dim")
             seconds, predictions = await run_cases(n, args, cases, labels, Path(tmp))
-            diff = [] if baseline is None else [str(k) for k in sorted(set(baseline) | set(predictions), key=str)
-                                                if baseline.get(k) != predictions.get(k)]
+            diff = [] if baseline is None else differences(baseline, predictions)
             baseline = baseline or predictions
             ok &= not diff
             case_rows.append({"jobs": n, "seconds": seconds, "cases_per_hour": len(cases) / seconds * 3600,
                               "identical": not diff, "differences": diff})
-    table = Table(title=f"diagnosis benchmark on one llama.cpp model: {len(cases)} cases, design quick, greedy")
-    for col in ("cases in flight", "wall time", "cases / hour", "× one at a time", "results vs one at a time"):
-        table.add_column(col, justify="right")
-    for row in case_rows:
-        table.add_row(str(row["jobs"]), f"{row['seconds']:.0f} s", f"{row['cases_per_hour']:.0f}",
-                      f"{row['cases_per_hour'] / case_rows[0]['cases_per_hour']:.2f}×",
-                      "baseline" if row is case_rows[0] else "IDENTICAL" if row["identical"] else f"{len(row['differences'])} differ")
+    table = cases_table(f"diagnosis benchmark on one llama.cpp model: {len(cases)} cases, design quick, greedy", case_rows)
     console.print(table)
     console.print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
                   "(run it on a quiet machine)", markup=False)

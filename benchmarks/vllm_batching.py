@@ -35,7 +35,6 @@ if str(REPO) not in sys.path:  # run as a plain script from a checkout
     sys.path.insert(0, str(REPO))
 
 from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
 
 from backends.base import Backend, SamplingOptions  # noqa: E402
 from backends.lifecycle import Engines  # noqa: E402
@@ -44,7 +43,8 @@ from store.journal import Journal  # noqa: E402
 from tests.helpers.paths import dev_csv  # noqa: E402
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases  # noqa: E402
 
-Predictions = dict[tuple[str, str], dict[str, float]]
+from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
+
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -96,12 +96,6 @@ async def run_with(jobs: int, backends: dict[str, Backend], args: argparse.Names
     return seconds, {key: outcome.prediction for key, outcome in bench.done.items()}
 
 
-def differences(baseline: Predictions, other: Predictions) -> list[str]:
-    keys = sorted(set(baseline) | set(other))
-    return [f"{case} / {system}: {baseline.get((case, system))} vs {other.get((case, system))}"
-            for case, system in keys if baseline.get((case, system)) != other.get((case, system))]
-
-
 async def measure(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     args.cases = args.cases or dev_csv()
@@ -124,14 +118,8 @@ async def measure(args: argparse.Namespace) -> int:
                 baseline = baseline or predictions
                 rows.append({"jobs": n, "seconds": seconds, "cases_per_hour": len(cases) / seconds * 3600,
                              "identical": not diff, "differences": diff})
-    table = Table(title=f"diagnosis benchmark on one vLLM engine: {len(cases)} cases, design {args.design}, "
-                        f"schedules {args.schedules}, greedy")
-    for col in ("cases in flight", "wall time", "cases / hour", "× one at a time", "results vs one at a time"):
-        table.add_column(col, justify="right")
-    for row in rows:
-        table.add_row(str(row["jobs"]), f"{row['seconds']:.0f} s", f"{row['cases_per_hour']:.0f}",
-                      f"{row['cases_per_hour'] / rows[0]['cases_per_hour']:.2f}×",
-                      "baseline" if row is rows[0] else "IDENTICAL" if row["identical"] else f"{len(row['differences'])} differ")
+    table = cases_table(f"diagnosis benchmark on one vLLM engine: {len(cases)} cases, design {args.design}, "
+                        f"schedules {args.schedules}, greedy", rows)
     console.print(table)
     console.print(f"engine start {start_s:.0f} s; {platform.machine()}, {os.cpu_count()} CPUs, load average "
                   f"{os.getloadavg()[0]:.1f}; engine {json.dumps({k: v for k, v in engine.items() if k != 'model_id'})}",
