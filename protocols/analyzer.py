@@ -57,7 +57,7 @@ from .agents import Agent
 from .events import CallRecord, Event, JudgementMade, ModelCalled, TurnFinished, about_context
 from .fitting import Section, discussion, fit_sections
 from .text import clip
-from .untrusted import MAX_INPUT_CHARS, json_candidates, parse_as
+from .untrusted import MAX_INPUT_CHARS, json_candidates, loads, parse_as
 
 Transcript = Sequence[tuple[str, str]]
 """``(speaker, text)`` pairs, oldest first: what every shared judge and the analyzer read."""
@@ -209,7 +209,9 @@ class TranscriptCollector:
 
 # -- reading the replies (pure functions: any string in, a result and notes out) ---------------
 
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# A quoted string, or a backslash and the character after it outside any string: an escaped
+# quote that an injection left outside a string must not open one (``\"0"`` is not ``"0"``).
+_STRING = re.compile(r'\\.|"((?:[^"\\]|\\.)*)"')
 _NAME_COLON = re.compile(r"\s*:")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$", re.MULTILINE)
 _FIELD_NAMES = {"points"} | set(MapClaim.model_fields)
@@ -225,7 +227,7 @@ def parse_points(raw: str) -> tuple[list[str], list[str]]:
         items = _clean(reply.points)
         return items, notes if items else [*notes, "the reply lists no items"]
     if text.lstrip().startswith("{"):
-        strings = (_unquote(m[1]) for m in _STRING.finditer(text) if _is_value(text, m))
+        strings = (_unquote(m[1]) for m in _STRING.finditer(text) if m[1] is not None and _is_value(text, m))
         salvaged = _clean([s for s in strings if s not in _FIELD_NAMES])
         if salvaged:
             return salvaged, [f"kept {len(salvaged)} complete items of a reply that is not complete JSON"]
@@ -297,7 +299,7 @@ def _claim(value: Any) -> MapClaim | None:
 
 def _unquote(body: str) -> str:
     try:
-        value = json.loads(f'"{body}"')
+        value = loads(f'"{body}"')
     except ValueError:
         return body
     return value if isinstance(value, str) else body

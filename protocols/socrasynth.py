@@ -140,7 +140,7 @@ from .moderation import CommandChannel, Honoured, Moderation
 from .replies import person_answer, side_by_side, streams_side_by_side
 from .schemas import chars_for, fit_schema
 from .text import clip
-from .untrusted import parse_as
+from .untrusted import loads, parse_as
 from .roles import AGENT_A, AGENT_B
 
 ROLES = (AGENT_A, AGENT_B)
@@ -1114,7 +1114,7 @@ def read_agenda(path: str) -> list[Subtopic]:
     text = read_file(path, "agenda file")
     try:
         if text.lstrip().startswith("["):
-            items = json.loads(text)
+            items = loads(text)
         else:
             lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
             items = [dict(zip(("title", "description"), (part.strip() for part in line.split(":", 1)))) for line in lines]

@@ -22,19 +22,41 @@ _MAX_JSON_CANDIDATES = 8
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', re.S)
 _BARE_PERCENT = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*%")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _CLOSER = {"}": "{", "]": "["}
 
 Model = TypeVar("Model", bound=BaseModel)
 
 
+def whole_characters(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings (keys too) replaced by U+FFFD.
+
+    JSON writes a character outside the BMP as two escapes (``\\ud800\\udc00``); a reply cut
+    or injected between the halves decodes to half a character, which no UTF-8 writer takes:
+    the journal's write, the terminal and the report would each fail on it (found by the fuzz
+    check). Every string read from untrusted JSON passes through here."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if _SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [whole_characters(item) for item in value]
+    if isinstance(value, dict):
+        return {whole_characters(key): whole_characters(item) for key, item in value.items()}
+    return value
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` of untrusted text, with :func:`whole_characters`; raises as it does."""
+    return whole_characters(json.loads(text, strict=False))
+
+
 def _loads(text: str) -> tuple[bool, Any]:
-    """``json.loads`` that reports failure instead of raising (deep nesting included).
+    """:func:`loads` that reports failure instead of raising (deep nesting included).
 
     Not strict: raw newlines and tabs inside strings are accepted, because llama.cpp's JSON
     grammar (``char ::= [^"\\]``) lets a model write them and they change nothing else.
     """
     try:
-        return True, json.loads(text, strict=False)
+        return True, loads(text)
     except (ValueError, RecursionError):
         return False, None
 
@@ -125,7 +147,7 @@ def json_string(text: str, key: str) -> str | None:
     """The string in a reply that is wholly JSON: a JSON string, or an object's ``key``; else
     ``None``. For one-word answers (a verdict, a speaker's name) that a model may wrap in JSON."""
     try:
-        value = json.loads(text)
+        value = loads(text)
     except (ValueError, RecursionError):
         return None
     if isinstance(value, dict):

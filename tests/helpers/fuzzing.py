@@ -259,14 +259,24 @@ def _strings_in(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
+def _cut_from(said: str, got: str) -> bool:
+    """Whether ``got`` is ``said`` or ``said`` cut short, where a cut between the two escapes of a
+    character outside the BMP leaves U+FFFD in its place (:func:`protocols.untrusted.whole_characters`)."""
+    if said.startswith(got):
+        return True
+    head = got.removesuffix("\ufffd")
+    return head != got and said.startswith(head) and len(said) > len(head) and ord(said[len(head)]) > 0xFFFF
+
+
 def _points_within(got: Any, reply: Any, text: str) -> str:
     """A reply that is not a valid list is salvaged string by string (its rule: the complete
     string values of the reply): each item kept must be one of the reply's own string values,
     trimmed (or cut short where the reply was), or one written in the reply as it stands (a
-    string whose escapes do not decode)."""
+    string whose escapes do not decode), clipped to 200 characters as every item is."""
     said = [_NUMBERING.sub("", _one_line(s, 200)) for s in _strings_in(reply)]
     written = " ".join(text.split())
-    odd = [g for g in got["points"] if not any(s.startswith(g) for s in said) and not ("\\" in g and g in written)]
+    odd = [g for g in got["points"]
+           if not any(_cut_from(s, g) for s in said) and not ("\\" in g and g.removesuffix("…") in written)]
     return f"items {odd!r:.120} are not the reply's ({said!r:.120})" if odd else ""
 
 
@@ -421,7 +431,7 @@ def _within(got: Any, said: Any, path: str = "") -> str:
             return f"{path}: {got!r:.80} is not a prefix of {said!r:.80}"
         return next((p for i, (g, s) in enumerate(zip(got, said)) if (p := _within(g, s, f"{path}[{i}]"))), "")
     if isinstance(said, str):
-        return "" if isinstance(got, str) and said.startswith(got) else f"{path}: {got!r:.80} is not {said!r:.80}"
+        return "" if isinstance(got, str) and _cut_from(said, got) else f"{path}: {got!r:.80} is not {said!r:.80}"
     same = got is said if isinstance(said, bool) or said is None else got == said and not isinstance(got, bool)
     return "" if same else f"{path}: {got!r} is not {said!r}"
 
@@ -496,11 +506,15 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def _not_json_of(text: str, value: object) -> bool:
+def _not_json(text: str) -> bool:
+    """Whether a mangled reply is no longer JSON, so that reading it took a repair. A re-quote
+    can leave valid JSON of another value (a string holding ``": "`` loses its space): read as
+    written, it needs no note."""
     try:
-        return json.loads(text) != value
+        json.loads(text)
     except (ValueError, RecursionError):
         return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -525,6 +539,6 @@ def check(name: str, how: str, text: str, value: Any) -> Verdict:
     problem = faithful(name, how, text, value, out.value)
     if problem:
         return Verdict("wrong value", f"{name} accepted {text[:120]!r} ({how}): {problem}")
-    if how in ("cut", "requote") and text != json.dumps(value) and _not_json_of(text, value) and not out.notes:
+    if how in ("cut", "requote") and _not_json(text) and not out.notes:
         return Verdict("no note", f"{name} repaired {text[:80]!r} ({how}) without a note")
     return Verdict(ACCEPTED, noted=bool(out.notes))

@@ -119,6 +119,16 @@ def test_a_salvaged_list_keeps_values_not_field_names() -> None:
     assert items == ["cost"]
 
 
+def test_an_escaped_quote_left_outside_a_string_opens_none() -> None:
+    """An injection that shifts the quotes leaves ``\\"0"`` outside any string; salvaging from
+    its escaped quote would invent the item ``0`` where the reply wrote ``"0`` (found by the
+    fuzz check in CI). Nothing complete is left, so nothing is kept, and the reason says why."""
+    items, notes = parse_points('{"}]}"points": ["\\"0"]}')
+    assert items == [] and notes
+    items, _ = parse_points('{"points": ["a", "b\\\\", "c')  # an escaped backslash still ends a string
+    assert items == ["a", "b\\"]
+
+
 def test_claims_read_as_loose_pieces_get_no_links() -> None:
     """When only pieces of a map can be read, their numbers in the reply are unknown, so no
     ``responds_to`` is trusted: a piece that answered "claim 1" is not linked to whichever

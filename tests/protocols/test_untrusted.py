@@ -88,3 +88,14 @@ def test_a_nested_field_is_named_by_its_path() -> None:
 @pytest.mark.parametrize("raw", [None, b'{"score": 7}', 7])
 def test_a_reply_that_is_not_text_is_rejected_not_raised(raw: object) -> None:
     assert parse_as(raw, Score) == (None, ["no JSON object found in the reply"])  # type: ignore[arg-type]
+
+
+def test_half_a_character_is_replaced_so_every_string_can_be_written() -> None:
+    """A reply cut or injected between the two escapes of a character outside the BMP decodes
+    to a lone surrogate, which no UTF-8 writer accepts (the journal, the terminal, the report).
+    Each such half becomes U+FFFD; a whole pair is kept (found by the fuzz check)."""
+    reply, _ = parse_as('{"claim": "a\\ud800", "reasons": [], "rival_reasons": [], "score": 5, '
+                        '"justification": "b\\ud800\\udc00 c\\udc00"}', CritReply)
+    assert reply is not None
+    assert (reply.claim, reply.justification) == ("a\ufffd", "b\U00010000 c\ufffd")
+    reply.model_dump_json().encode("utf-8")  # raises on a lone surrogate
