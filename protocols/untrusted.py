@@ -36,7 +36,7 @@ def whole_characters(value: Any) -> Any:
     the journal's write, the terminal and the report would each fail on it (found by the fuzz
     check). Every string read from untrusted JSON passes through here."""
     if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if _SURROGATE.search(value) else value
+        return _SURROGATE.sub("\ufffd", value)  # json.loads joins whole pairs: any surrogate left is half
     if isinstance(value, list):
         return [whole_characters(item) for item in value]
     if isinstance(value, dict):
@@ -84,9 +84,25 @@ def _closing_brackets(text: str, stack: list[tuple[str, int]]) -> Iterator[tuple
             yield i, stack.pop()[1] if matched else None
 
 
+_RESCANS = 3
+"""How many times :func:`_balanced_spans` looks again past a bracket that never closed."""
+
+
 def _balanced_spans(text: str) -> list[tuple[int, int]]:
-    """Outermost balanced ``{…}``/``[…]`` spans, in order, skipping brackets in "strings"."""
-    spans = [(start, end + 1) for end, start in _closing_brackets(text, []) if start is not None]
+    """Outermost balanced ``{…}``/``[…]`` spans, in order, skipping brackets in "strings".
+
+    A bracket that never closes may be prose (``["`` before the reply's object) whose quote
+    hides the JSON after it inside a "string"; so the text after the first such bracket is
+    scanned again as if the bracket were prose (a few times at most: each scan walks the reply)."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for _ in range(1 + _RESCANS):
+        stack: list[tuple[str, int]] = []
+        part = text[offset:]
+        spans += [(offset + start, offset + end + 1) for end, start in _closing_brackets(part, stack) if start is not None]
+        if not stack:
+            break
+        offset += stack[0][1] + 1
     outermost: list[tuple[int, int]] = []
     for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
         if not outermost or start >= outermost[-1][1]:

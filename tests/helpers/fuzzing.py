@@ -394,13 +394,26 @@ def mangled(draw: st.DrawFn, name: str) -> tuple[str, str, Any]:
 # -- holding a parse to the reply -----------------------------------------------------------------------
 
 
+def _halves_replaced(value: Any) -> Any:
+    """The reply's JSON as every parser must read it: half a character (a surrogate left alone,
+    e.g. by an injection between ``\\ud800`` and ``\\udc00``) is U+FFFD, since no UTF-8 writer
+    takes it. Written here without the parsers' code, one character at a time."""
+    if isinstance(value, str):
+        return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value)
+    if isinstance(value, list):
+        return [_halves_replaced(v) for v in value]
+    if isinstance(value, dict):
+        return {_halves_replaced(k): _halves_replaced(v) for k, v in value.items()}
+    return value
+
+
 def held(text: str, value: Any) -> tuple[bool, Any]:
     """(whether the reply holds a JSON value whole, the JSON it holds). Whole: the reply is
     JSON (an injection inside a string keeps it so, and changes that string), or it carries the
     valid value's JSON verbatim among other text (fenced, padded). Otherwise the JSON was
     damaged, and what it held is the value it was made from."""
     try:
-        return True, json.loads(text, strict=False)
+        return True, _halves_replaced(json.loads(text, strict=False))
     except (ValueError, RecursionError):
         pass
     whole = any(json.dumps(value, ensure_ascii=e) in text for e in (True, False))

@@ -99,3 +99,11 @@ def test_half_a_character_is_replaced_so_every_string_can_be_written() -> None:
     assert reply is not None
     assert (reply.claim, reply.justification) == ("a\ufffd", "b\U00010000 c\ufffd")
     reply.model_dump_json().encode("utf-8")  # raises on a lone surrogate
+
+
+def test_json_after_a_bracket_of_prose_that_never_closes_is_found() -> None:
+    """Prose that opens a bracket and a quote (``["``) and never closes them made the whole
+    object after it look like a "string"; the reply's object was then missed and a fallback
+    dropped its comment (found by the fuzz check)."""
+    assert parse_as('["\n{"score": 7, "reason": "viral"}\n', Score) == (
+        Score(score=7, reason="viral"), ["extracted the JSON from the surrounding text"])
