@@ -121,10 +121,10 @@ class DebateScreen(Screen):
         Binding("p", "unpause", "Resume", id="debate.resume"),
         Binding("i", "interject", "Interject", id="debate.interject"),
         Binding("k", "contentiousness", "Contentiousness", id="debate.contentiousness"),
-        Binding("s", "skip", "Skip to conclusion", id="debate.skip"),
+        Binding("s", "skip", "Skip", id="debate.skip"),
         Binding("x", "stop", "Stop", id="debate.stop"),
-        Binding("v", "verdict", "Accept/reject", id="debate.verdict"),
-        Binding("c", "copy", "Copy turn", id="debate.copy"),
+        Binding("v", "verdict", "Verdict", id="debate.verdict"),
+        Binding("c", "copy", "Copy turn", id="debate.copy", show=False),
         Binding("escape", "leave", "Back", id="debate.back"),
     ]
 

@@ -69,13 +69,13 @@ class SearchHits(DataTable):
 
 class HomeScreen(Screen):
     BINDINGS = [
-        Binding("d", "demo", "Demo debate", id="home.demo"),
-        Binding("n", "new", "New debate", id="home.new"),
+        Binding("d", "demo", "Demo", id="home.demo"),
+        Binding("n", "new", "New", id="home.new"),
         Binding("enter", "open", "Open", id="home.open", show=False),
         Binding("o", "open", "Open", id="home.open-key"),
         Binding("r", "resume", "Resume", id="home.resume"),
         Binding("e", "export('md')", "Export .md", id="home.export-md"),
-        Binding("j", "export('json')", "Export .json", id="home.export-json"),
+        Binding("j", "export('json')", "Export .json", id="home.export-json", show=False),
         Binding("h", "report", "Report", id="home.report"),
         Binding("delete", "delete", "Delete", id="home.delete"),
         Binding("slash", "search", "Search", id="home.search"),
