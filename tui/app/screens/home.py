@@ -69,8 +69,9 @@ class SearchHits(DataTable):
 
 class HomeScreen(Screen):
     BINDINGS = [
-        Binding("d", "demo", "Demo", id="home.demo"),
-        Binding("n", "new", "New", id="home.new"),
+        # priority: acted on as the key arrives, before the keys typed after it reach Home's table
+        Binding("d", "demo", "Demo", id="home.demo", priority=True),
+        Binding("n", "new", "New", id="home.new", priority=True),
         Binding("enter", "open", "Open", id="home.open", show=False),
         Binding("o", "open", "Open", id="home.open-key"),
         Binding("r", "resume", "Resume", id="home.resume"),
@@ -101,6 +102,15 @@ class HomeScreen(Screen):
         hits.display = False
         self.refresh_debates()
         table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``n`` and ``d`` open the form the moment they arrive (priority bindings), so that the
+        words typed right after them go to the form and not to Home's table, where they used to be
+        lost (issue 30). Being priority keys they would also fire in the search box, where a
+        letter is part of a search (issue 29): there, and in its results, they are not offered."""
+        if action in ("new", "demo") and self.is_mounted:
+            return not (self.query_one("#search", Input).has_focus or self.query_one("#hits", DataTable).has_focus)
+        return True
 
     def on_screen_resume(self) -> None:
         self.refresh_debates()
