@@ -177,18 +177,19 @@ class HomeScreen(Screen):
 
     @on(Input.Submitted, "#search")
     def search(self, event: Input.Submitted) -> None:
-        """Show what matches; the focus stays in the search box, since the next thing typed is
+        """Show what matches, the debates whose case matches first (their "who" is "case"), then
+        the turns; the focus stays in the search box, since the next thing typed is
         more often a better search than a command (↓ goes to the results)."""
         hits = self.query_one("#hits", DataTable)
         hits.clear()
-        found = self.queries.search(event.value) if event.value.strip() else []
+        found = [*self.queries.cases(event.value), *self.queries.search(event.value)] if event.value.strip() else []
         titles = distinct_clips([str(hit["title"]) for hit in found], title_width(self.app.size.width, HITS_OTHERS))
         for i, (hit, title) in enumerate(zip(found, titles, strict=True)):
             hits.add_row(plain(when(hit["created_at"])), plain(title), plain(hit["round"]), plain(hit["role"]),
                          plain(hit["snippet"]), key=f"{hit['debate_id']}:{i}")
         hits.display = bool(found)
         if event.value.strip() and not found:
-            self.app.notify(f"nothing said matches {clip(event.value, 60)!r}")
+            self.app.notify(f"no case and nothing said matches {clip(event.value, 60)!r}")
 
     def on_key(self, event: events.Key) -> None:
         """From the search box, ↓ goes to the results, and Escape (from the box or the results)
