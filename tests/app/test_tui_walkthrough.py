@@ -1,6 +1,7 @@
 """What issue 30's walk-through as a clinician found (the real app under Pilot, a real journal):
-Home's search did not find a debate by the words of its case, and a κ typed over the one shown
-after Ctrl+A was refused (Textual's Ctrl+A went to the field's start)."""
+Home's search did not find a debate by the words of its case, a κ typed over the one shown after
+Ctrl+A was refused (Textual's Ctrl+A went to the field's start), and deleting a debate said
+"everything" went while its exported files stayed."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
+from store.queries import Queries
 from tests.app.test_tui import make_app
 from tests.app.test_tui_hostile import screen_text
 from tests.helpers.sample_debate import record_sample
-from tui.app.screens.dialogs import InterjectDialog, NumberDialog, VerdictDialog
+from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, VerdictDialog
 
 SIZE = (80, 24)
 
@@ -62,3 +64,26 @@ async def test_ctrl_a_selects_all_of_a_dialog_field(tmp_path: Path, registry, di
         await pilot.press(*keys)
         await pilot.pause()
         assert answers == [expected]
+
+
+async def test_deleting_an_exported_debate_says_its_files_stay(tmp_path: Path, registry) -> None:
+    """The question said "everything recorded about it" while the exports it had written stayed
+    on disk: it names them now, and opens on Cancel (an Enter typed next answers no)."""
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("e", "h", "delete")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog) and app.screen.focused is app.screen.query_one("#no")
+        question = " ".join(screen_text(app).split())
+        for ext in ("md", "html"):
+            assert f"symposium-sample0001ab.{ext}" in question.replace("│", "").replace(" ", ""), question
+        assert "symposium-sample0001ab.json" not in question.replace(" ", "")  # only what exists
+        await pilot.press("enter")  # Cancel
+        assert Queries(app.journal).debate("sample0001ab") is not None
+        await pilot.press("delete", "tab", "enter")  # Delete
+        await pilot.pause()
+        assert Queries(app.journal).debate("sample0001ab") is None
+        assert (app.export_dir / "symposium-sample0001ab.md").exists()
+        assert any("its exported files stay" in n.message for n in app._notifications)

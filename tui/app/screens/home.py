@@ -243,9 +243,19 @@ class HomeScreen(Screen):
                 for row_key in [k for k in hits.rows if str(k.value).startswith(f"{debate_id}:")]:
                     hits.remove_row(row_key)  # its hits would open a debate that is gone
                 hits.display = hits.row_count > 0
-                self.app.notify(f"deleted debate {debate_id}")
+                self.app.notify(f"deleted debate {debate_id} from the journal{kept and '; its exported files stay'}")
 
         debate = self.queries.debate(debate_id)
         title = clip(debate["title"], 120) if debate else debate_id
-        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything recorded about it? "
-                                           "This cannot be undone.", yes="Delete", destructive=True), delete)
+        files = self.exported(debate_id)
+        kept = (f" Files exported from it are not in the journal and stay: {', '.join(str(f) for f in files)}."
+                if files else "")
+        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything the journal recorded "
+                                           f"about it? This cannot be undone.{kept}", yes="Delete", destructive=True), delete)
+
+    def exported(self, debate_id: str) -> list[Path]:
+        """The files ``e``, ``j`` and ``h`` wrote for this debate that are still there: deleting
+        the debate leaves them, and the question must not say "everything" without naming them
+        (issue 30's walk-through: a case exported, then deleted, was still on disk unmentioned)."""
+        folder = Path(symposium(self).export_dir)
+        return [path for ext in ("md", "json", "html") if (path := folder / f"symposium-{debate_id}.{ext}").exists()]
