@@ -578,6 +578,9 @@ class DebateScreen(Screen):
         def stop(yes: bool | None) -> None:
             if yes:
                 self.channel.send(Stop("stopped by the moderator"))
+                # said at once: the debate ends only once its step under way is cut off and its
+                # models closed, seconds later on a slow machine, and nothing else shows it began
+                self._notify("Stopping. A reply being written is cut off; finished turns stay in the journal.")
 
         self.app.push_screen(ConfirmDialog("Stop the debate now? A reply being written is cut off; finished turns stay "
                                            "in the journal.", yes="Stop"), stop)
