@@ -120,6 +120,28 @@ class Queries:
             row["phase"] = next((p["name"] for p in reversed(phases) if p["round"] <= number), None)
         return [per_round[k] for k in sorted(per_round)]
 
+    def cases(self, text: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Debates whose case (the subject they were given) holds every word of ``text``, newest
+        first, as :meth:`search`'s rows (``round`` empty, ``role`` "case", the case as the
+        snippet). :meth:`search` finds what the models said; someone looking for a debate types
+        the case's words, which a small model may never repeat (issue 30's walk-through:
+        "yellow skin" found nothing though the case said it)."""
+        words = re.findall(r"\w+", text)
+        if not words:
+            return []
+        like = " AND ".join(["d.subject LIKE ? ESCAPE '\\'"] * len(words))
+        patterns = ["%" + w.replace("_", "\\_") + "%" for w in words]  # "_" is a \w, and LIKE's any-one-character
+        rows = self._rows(
+            f"SELECT d.id AS debate_id, d.title, d.created_at, d.subject FROM debates d WHERE {like} "
+            "ORDER BY d.created_at DESC LIMIT ?",
+            (*patterns, limit),
+        )
+        for row in rows:
+            first = min(row["subject"].lower().find(w.lower()) for w in words)
+            row.update(seq=None, round="", role="case", model_id=None,
+                       snippet=("…" if first > 12 else "") + row.pop("subject")[max(0, first - 12):])
+        return rows
+
     def search(self, text: str, limit: int = 50) -> list[dict[str, Any]]:
         """Turns whose text matches ``text`` (every word, as a prefix), best first.
 

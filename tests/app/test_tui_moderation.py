@@ -237,6 +237,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
         await _press(pilot, app, second, "x")
         await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")  # the seat may ask on top
         await pilot.press("enter")  # "Stop" is focused
+        await pilot.pause()
+        assert any(n.message.startswith("Stopping.") for n in app._notifications)  # said before it takes effect
         await _until(pilot, app, lambda: not second.running, "the stop")
         stopped_id = second.debate_id
     stored = Queries(app.journal).debate(debate_id or "")

@@ -83,4 +83,4 @@ async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, 
             await pilot.pause()
         assert isinstance(app.screen, DebateScreen)
         assert sum(f is screen.query_one(SteadyFooter) for f in rebuilt) == before
-        assert "Copy turn" in screen_text(app)  # a replay offers no moderator commands, its own keys stay
+        assert "v Verdict" in screen_text(app)  # a replay offers no moderator commands, its own keys stay

@@ -121,10 +121,10 @@ class DebateScreen(Screen):
         Binding("p", "unpause", "Resume", id="debate.resume"),
         Binding("i", "interject", "Interject", id="debate.interject"),
         Binding("k", "contentiousness", "Contentiousness", id="debate.contentiousness"),
-        Binding("s", "skip", "Skip to conclusion", id="debate.skip"),
+        Binding("s", "skip", "Skip", id="debate.skip"),
         Binding("x", "stop", "Stop", id="debate.stop"),
-        Binding("v", "verdict", "Accept/reject", id="debate.verdict"),
-        Binding("c", "copy", "Copy turn", id="debate.copy"),
+        Binding("v", "verdict", "Verdict", id="debate.verdict"),
+        Binding("c", "copy", "Copy turn", id="debate.copy", show=False),
         Binding("escape", "leave", "Back", id="debate.back"),
     ]
 
@@ -578,6 +578,9 @@ class DebateScreen(Screen):
         def stop(yes: bool | None) -> None:
             if yes:
                 self.channel.send(Stop("stopped by the moderator"))
+                # said at once: the debate ends only once its step under way is cut off and its
+                # models closed, seconds later on a slow machine, and nothing else shows it began
+                self._notify("Stopping. A reply being written is cut off; finished turns stay in the journal.")
 
         self.app.push_screen(ConfirmDialog("Stop the debate now? A reply being written is cut off; finished turns stay "
                                            "in the journal.", yes="Stop"), stop)

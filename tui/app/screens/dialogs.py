@@ -1,4 +1,8 @@
-"""Small modal dialogs: confirm, ask for text (an interjection), a number (κ), a verdict."""
+"""Small modal dialogs: confirm, ask for text (an interjection), a number (κ), a verdict.
+
+Their text fields are FormInputs, as the forms' are: Ctrl+A selects all, so that a κ typed over
+the one shown replaces it (with Textual's Ctrl+A, "go to the start", 0.3 typed after it over
+0.90 made 030.90, refused, in issue 30's walk-through)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
+from tui.app.widgets.fields import FormInput
 from tui.sanitize import plain
 
 
@@ -66,7 +71,7 @@ class InterjectDialog(_Dialog):
                         "step under way.")
             options = [(plain(label), role) for label, role in self.targets]
             yield Select(options, value=self.targets[0][1], allow_blank=False, id="to")
-            yield Input(placeholder="Your message", id="text")
+            yield FormInput(placeholder="Your message", id="text")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
                 yield Button("Send", id="send", variant="primary")
@@ -96,7 +101,7 @@ class NumberDialog(_Dialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(plain(self.question))
-            yield Input("" if self.value is None else f"{self.value:.2f}", id="number", type="number")
+            yield FormInput("" if self.value is None else f"{self.value:.2f}", id="number", type="number")
             yield Label("", id="problem")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
@@ -129,7 +134,7 @@ class VerdictDialog(_Dialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Your verdict on the debate's consensus (kept in the journal).")
-            yield Input(placeholder="Note (optional)", id="note")
+            yield FormInput(placeholder="Note (optional)", id="note")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
                 yield Button("Reject", id="reject", variant="error")
@@ -157,7 +162,7 @@ class PersonDialog(_Dialog):
         with Vertical():
             yield Label("Your turn.")
             yield Label(plain(self.prompt[-600:]), classes="prompt")
-            yield Input(placeholder="What you say (enter to send)", id="words")
+            yield FormInput(placeholder="What you say (enter to send)", id="words")
             with Horizontal():
                 yield Button("Leave", id="leave")
                 yield Button("Pass", id="pass")

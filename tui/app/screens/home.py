@@ -69,13 +69,14 @@ class SearchHits(DataTable):
 
 class HomeScreen(Screen):
     BINDINGS = [
-        Binding("d", "demo", "Demo debate", id="home.demo"),
-        Binding("n", "new", "New debate", id="home.new"),
+        # priority: acted on as the key arrives, before the keys typed after it reach Home's table
+        Binding("d", "demo", "Demo", id="home.demo", priority=True),
+        Binding("n", "new", "New", id="home.new", priority=True),
         Binding("enter", "open", "Open", id="home.open", show=False),
         Binding("o", "open", "Open", id="home.open-key"),
         Binding("r", "resume", "Resume", id="home.resume"),
         Binding("e", "export('md')", "Export .md", id="home.export-md"),
-        Binding("j", "export('json')", "Export .json", id="home.export-json"),
+        Binding("j", "export('json')", "Export .json", id="home.export-json", show=False),
         Binding("h", "report", "Report", id="home.report"),
         Binding("delete", "delete", "Delete", id="home.delete"),
         Binding("slash", "search", "Search", id="home.search"),
@@ -101,6 +102,15 @@ class HomeScreen(Screen):
         hits.display = False
         self.refresh_debates()
         table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``n`` and ``d`` open the form the moment they arrive (priority bindings), so that the
+        words typed right after them go to the form and not to Home's table, where they used to be
+        lost (issue 30). Being priority keys they would also fire in the search box, where a
+        letter is part of a search (issue 29): there, and in its results, they are not offered."""
+        if action in ("new", "demo") and self.is_mounted:
+            return not (self.query_one("#search", Input).has_focus or self.query_one("#hits", DataTable).has_focus)
+        return True
 
     def on_screen_resume(self) -> None:
         self.refresh_debates()
@@ -167,18 +177,19 @@ class HomeScreen(Screen):
 
     @on(Input.Submitted, "#search")
     def search(self, event: Input.Submitted) -> None:
-        """Show what matches; the focus stays in the search box, since the next thing typed is
+        """Show what matches, the debates whose case matches first (their "who" is "case"), then
+        the turns; the focus stays in the search box, since the next thing typed is
         more often a better search than a command (↓ goes to the results)."""
         hits = self.query_one("#hits", DataTable)
         hits.clear()
-        found = self.queries.search(event.value) if event.value.strip() else []
+        found = [*self.queries.cases(event.value), *self.queries.search(event.value)] if event.value.strip() else []
         titles = distinct_clips([str(hit["title"]) for hit in found], title_width(self.app.size.width, HITS_OTHERS))
         for i, (hit, title) in enumerate(zip(found, titles, strict=True)):
             hits.add_row(plain(when(hit["created_at"])), plain(title), plain(hit["round"]), plain(hit["role"]),
                          plain(hit["snippet"]), key=f"{hit['debate_id']}:{i}")
         hits.display = bool(found)
         if event.value.strip() and not found:
-            self.app.notify(f"nothing said matches {clip(event.value, 60)!r}")
+            self.app.notify(f"no case and nothing said matches {clip(event.value, 60)!r}")
 
     def on_key(self, event: events.Key) -> None:
         """From the search box, ↓ goes to the results, and Escape (from the box or the results)
@@ -232,9 +243,19 @@ class HomeScreen(Screen):
                 for row_key in [k for k in hits.rows if str(k.value).startswith(f"{debate_id}:")]:
                     hits.remove_row(row_key)  # its hits would open a debate that is gone
                 hits.display = hits.row_count > 0
-                self.app.notify(f"deleted debate {debate_id}")
+                self.app.notify(f"deleted debate {debate_id} from the journal{kept and '; its exported files stay'}")
 
         debate = self.queries.debate(debate_id)
         title = clip(debate["title"], 120) if debate else debate_id
-        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything recorded about it? "
-                                           "This cannot be undone.", yes="Delete", destructive=True), delete)
+        files = self.exported(debate_id)
+        kept = (f" Files exported from it are not in the journal and stay: {', '.join(str(f) for f in files)}."
+                if files else "")
+        self.app.push_screen(ConfirmDialog(f"Delete debate {debate_id} ({title}) and everything the journal recorded "
+                                           f"about it? This cannot be undone.{kept}", yes="Delete", destructive=True), delete)
+
+    def exported(self, debate_id: str) -> list[Path]:
+        """The files ``e``, ``j`` and ``h`` wrote for this debate that are still there: deleting
+        the debate leaves them, and the question must not say "everything" without naming them
+        (issue 30's walk-through: a case exported, then deleted, was still on disk unmentioned)."""
+        folder = Path(symposium(self).export_dir)
+        return [path for ext in ("md", "json", "html") if (path := folder / f"symposium-{debate_id}.{ext}").exists()]

@@ -25,15 +25,23 @@ from tui.app.widgets.transcript import Transcript
 from tui.app.screens.debate import DebateScreen
 
 
+#: ← and → share one footer entry ("←→ Round"); Help lists each.
+ROUNDS = Binding.Group("Round", compact=True)
+
+
 class ReviewScreen(DebateScreen, inherit_bindings=False):
+    """The footer's keys fit 80 columns (tests/app/test_tui_footer.py); the round keys are
+    priority bindings: the focused transcript's own ←, → and End (scrolling) took them, so the
+    footer and Help never showed them and End scrolled instead of showing the whole debate."""
+
     BINDINGS = [
-        Binding("left", "step(-1)", "Previous round", id="review.previous"),
-        Binding("right", "step(1)", "Next round", id="review.next"),
-        Binding("end", "step(0)", "Whole debate", id="review.all"),
+        Binding("left", "step(-1)", "Previous round", id="review.previous", priority=True, group=ROUNDS),
+        Binding("right", "step(1)", "Next round", id="review.next", priority=True, group=ROUNDS),
+        Binding("end", "step(0)", "All rounds", id="review.all", priority=True),
         Binding("m", "compare", "Compare", id="review.compare"),
         Binding("r", "resume", "Resume", id="review.resume"),
-        Binding("v", "verdict", "Accept/reject", id="review.verdict"),
-        Binding("c", "copy", "Copy turn", id="review.copy"),
+        Binding("v", "verdict", "Verdict", id="review.verdict"),
+        Binding("c", "copy", "Copy turn", id="review.copy", show=False),
         Binding("h", "report", "Report", id="review.report"),
         Binding("escape", "app.pop_screen", "Back", id="review.back"),
     ]
