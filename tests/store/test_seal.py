@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from protocols.events import ModeratorActed, Notice, TurnFinished
+from protocols.events import CallRecord, ModeratorActed, Notice, TurnFinished
 from protocols.replies import Reply
 from store import seal
 from store.journal import Journal
@@ -318,3 +318,84 @@ def test_two_writers_of_one_debate_keep_one_chain(sealed: Path) -> None:
         one.record(ModeratorActed(ID, "interject", {"text": "third"}, 2, checkpoint=12))  # its cached head is stale
         verdict = seal.verify(one.conn, ID)
     assert verdict.ok, verdict.problems[:1]
+
+
+def test_the_seals_column_types_are_the_schemas(sealed: Path) -> None:
+    """store.seal knows each sealed column's declared type without a journal (an export is
+    checked without one): REAL_COLUMNS and INTEGER_COLUMNS must say what the schema says."""
+    conn = sqlite3.connect(sealed)
+    for table, (_, columns) in seal.SEALED.items():
+        declared = {r[1]: r[2] for r in conn.execute(f"PRAGMA table_info({table})")}
+        for column in columns:
+            expected = ("REAL" if column in seal.REAL_COLUMNS.get(table, ()) else
+                        "INTEGER" if column in seal.INTEGER_COLUMNS.get(table, ()) else "TEXT")
+            assert declared[column] == expected, f"{table}.{column} is declared {declared[column]}, the seal says {expected}"
+
+
+def _turn_with(debate_id: str, kappa: Any = 0.7, duration: Any = 6.4, first_token: Any = 0.3, tokens: Any = 120,
+               confidence: Any = 80.5, probability: Any = 0.6) -> TurnFinished:
+    call = CallRecord("agent-a", "qwen2.5-7b", "turn", {"seed": 1}, tokens, tokens, 256, duration, first_token, "stop")
+    return TurnFinished(debate_id, "agent-a", "qwen2.5-7b", "exploratory", 1, "refutation", "Malaria \x00 🦟 é", "raw",
+                        call, None, (), {"Malaria": probability, "Dengue": 0.25}, kappa, confidence=confidence)
+
+
+@pytest.mark.parametrize("odd", [
+    {},  # every value as the journal usually binds it: hashed as bound
+    {"kappa": 1.0, "duration": 6.0, "confidence": 80},  # whole reals, and an int in a REAL column
+    {"duration": -0.0, "first_token": 0, "kappa": 0.0},  # -0.0 reads back as 0.0
+    {"kappa": float("nan"), "probability": 1},  # NaN is stored as NULL
+    {"tokens": 12.0},  # a float token count: SQLite stores the integer 12
+    {"tokens": True},  # a bool: stored as 1
+    {"duration": 2**60, "kappa": float("inf")},  # an int a double cannot hold exactly; infinity
+], ids=["usual", "whole-reals", "negative-zero", "nan", "float-tokens", "bool", "huge-and-inf"])
+def test_a_row_sealed_as_bound_hashes_as_read_back(sealed: Path, odd: dict[str, Any]) -> None:
+    """A turn, its distribution and its model call are hashed from the values bound to their
+    INSERTs (seal.as_stored), not read back: for each kind of value SQLite might store other
+    than as bound, the link's hash must still be the hash of the row as read back."""
+    with Journal(sealed) as j:
+        turn_id = j.record(_turn_with(ID, **odd))
+        assert seal.verify(j.conn, ID).ok, seal.verify(j.conn, ID).problems[:1]
+        [rows] = j.conn.execute("SELECT rows_json FROM seal WHERE debate_id = ? ORDER BY n DESC LIMIT 1", (ID,)).fetchone()
+        for table, key, sealed_hash in json.loads(rows):
+            _, columns = seal.SEALED[table]
+            stored = j.conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", (int(key),)).fetchone()
+            assert sealed_hash == seal.row_sha256(table, tuple(stored)), (table, key)
+        assert [r[0] for r in json.loads(rows)][:1] == ["turns"] and int(json.loads(rows)[0][1]) == turn_id
+
+
+def test_as_stored_is_used_only_where_it_is_certain() -> None:
+    """The usual turn is hashed from its bound values; a value SQLite converts is not (the row
+    is read back): so the fast path is the common one, and never a guess."""
+    bound = (7, 2, ID, 1, "agent-a", 1, "Malaria", 0.6)  # id, turn_id, debate_id, round, role, rank, label, p
+    assert seal.as_stored("distributions", bound) == bound
+    assert seal.as_stored("distributions", (*bound[:7], 1)) == (*bound[:7], 1.0)
+    assert seal.as_stored("distributions", (*bound[:7], -0.0)) == (*bound[:7], 0.0)
+    assert repr(seal.as_stored("distributions", (*bound[:7], -0.0))[-1]) == "0.0"  # type: ignore[index]
+    for odd in ((*bound[:7], float("nan")), (*bound[:7], 2**60), (*bound[:7], "0.6"), (*bound[:5], 1.0, *bound[6:]),
+                (*bound[:5], True, *bound[6:]), (*bound[:6], 3, bound[7])):
+        assert seal.as_stored("distributions", odd) is None, odd
+    with pytest.raises(ValueError, match="7 values bound for 8 sealed columns"):
+        seal.as_stored("distributions", bound[:7])
+
+
+def test_a_rows_hash_depends_on_its_values_alone() -> None:
+    """The pickle's memo would write a value shared by two columns differently from two equal
+    copies (a row as bound against the same row read back): the hash must not see it."""
+    text = "a shared kind of notice"
+    copy = (text + "!")[:-1]
+    assert copy == text and copy is not text
+    shared = seal.row_sha256("notices", (1, ID, 1, text, text, "{}", 1.5))
+    assert shared == seal.row_sha256("notices", (1, ID, 1, text, copy, "{}", 1.5))
+    assert shared != seal.row_sha256("notices", (1, ID, 1, text, copy + " ", "{}", 1.5))
+    assert seal.row_sha256("notices", (1, ID, 1, "k", "t", "{}", 1.0)) == seal.row_sha256("notices", (1, ID, 1, "k", "t", "{}", 1))
+    assert seal.row_sha256("notices", (1, ID, 1, "k", "t", "{}", 1.5)) != seal.row_sha256("moderator_events", (1, ID, 1, "k", "t", "{}", 1.5))
+
+
+def test_a_links_rows_are_stored_as_the_json_encoder_writes_them() -> None:
+    """``rows_json`` is built by hand for speed; the export's recipient rebuilds it from the
+    JSON it holds, so the two must agree byte for byte, whatever a key holds."""
+    for key in ("12", ID, 'quote " and \\ backslash', "tab\tnewline\n\x00\x1f", "ünïcödé 🦟", "\u2028\u2029"):
+        entries = [("debates", key, "ab" * 32), ("turns", "3", "cd" * 32)]
+        expected = json.dumps([list(e) for e in entries], ensure_ascii=False, separators=(",", ":"))
+        assert seal.rows_json(entries) == expected
+        assert [tuple(e) for e in json.loads(seal.rows_json(entries))] == entries
