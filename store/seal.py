@@ -7,13 +7,15 @@ How (one chain per debate):
 
 * every transaction that writes sealed rows (:data:`SEALED`; one per event, ``Journal.record``)
   appends one *link* to the ``seal`` table before it commits: for each row written, in order,
-  its table, its key and the SHA-256 of its sealed columns as stored (:func:`row_sha256`); the
-  time; and the chain hash — SHA-256 over the previous link's chain hash and all of this link
-  (:func:`link_sha256`). The first link chains from a genesis hash of the debate's id, so a
-  chain cannot be moved to another debate;
-* the newest chain hash is the debate's *head* (``seal_heads``), printed in ``show``, the JSON
-  export and the report: a reader who noted it can later tell that nothing was appended,
-  removed or rewritten, even by someone who recomputed the whole chain;
+  its table, its key and the SHA-256 of its sealed columns as stored (:func:`row_sha256`; the
+  busiest writes hash the values they bound, where :func:`as_stored` is certain SQLite keeps
+  them so, and read nothing back); the time; and the chain hash — SHA-256 over the previous
+  link's chain hash and all of this link (:func:`link_sha256`). The first link chains from a
+  genesis hash of the debate's id, so a chain cannot be moved to another debate;
+* the newest chain hash is the debate's *head* (``debates.seal_head``, moved by the UPDATE of
+  the debate's row the event runs anyway), printed in ``show``, the JSON export and the
+  report: a reader who noted it can later tell that nothing was appended, removed or
+  rewritten, even by someone who recomputed the whole chain;
 * a row written more than once (a debate's status at its end, a metric recomputed, a round's
   κ) is sealed again each time; :func:`verify` checks each row against its *latest* seal, and
   every link against its predecessor.
@@ -21,8 +23,12 @@ How (one chain per debate):
 :func:`verify` names the first row that differs from its seal (changed, deleted, swapped with
 another) and every row that no link covers (inserted), with its table and time. What the seal
 cannot see, said plainly: a whole debate deleted (its chain goes with it: keep the head), and
-the bookkeeping columns left out of :data:`SEALED` (``debates.updated_at`` and
-``events_recorded``, rewritten by every event; the full-text index, derived from the turns).
+the bookkeeping columns left out of :data:`SEALED` (``debates.updated_at``,
+``events_recorded`` and the head's own columns, rewritten by every event; the full-text index,
+derived from the turns).
+
+What it costs (``benchmarks/journal_seal.py``): per turn, SHA-256 over the rows' content, one
+INSERT (the link) and the page it dirties at COMMIT; the head costs no statement of its own.
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ from typing import Any
 
 #: The sealed tables: per table, its key column (unique within a debate) and the columns each
 #: link's row hash covers, in order. Every column of these tables is covered except
-#: ``debates.updated_at`` and ``debates.events_recorded`` (bookkeeping rewritten by each event).
+#: ``debates.updated_at``, ``events_recorded`` and the head (``seal_head``, ``seal_links``,
+#: ``seal_rows``, ``sealed_on_migration_at``): bookkeeping rewritten by each event.
 #: ``tests/store/test_seal.py`` changes each listed column in turn and expects :func:`verify` to
 #: fail, so a column dropped from the hash is caught.
 SEALED: dict[str, tuple[str, tuple[str, ...]]] = {
