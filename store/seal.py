@@ -174,6 +174,7 @@ _CERTAIN: dict[tuple[str, tuple[type, ...]], tuple[int, ...] | None] = {}
 
 
 def _certain(table: str, values: Sequence[Any], signature: tuple[str, tuple[type, ...]]) -> tuple[int, ...] | None:
+    """:func:`as_stored`'s check by type, made once per signature and kept in :data:`_CERTAIN`."""
     kinds = _KINDS[table]
     if len(values) != len(kinds):
         raise ValueError(f"{table}: {len(values)} values bound for {len(kinds)} sealed columns")
@@ -207,7 +208,9 @@ def row_sha256(table: str, values: Sequence[Any]) -> str:
     integer as its bytes, a real as its 8 IEEE bytes, NULL, a blob — so no two rows encode
     alike. It is made in C in one call, where encoding value by value in Python cost more than
     the turn's own write. One value can read back as another type: in a REAL column
-    (:data:`REAL_COLUMNS`) an integer is hashed as the real the column stores it as."""
+    (:data:`REAL_COLUMNS`) an integer is hashed as the real the column stores it as. The bytes
+    are pinned by ``tests/store/test_seal.py::test_the_hash_formats_are_pinned``: a Python that
+    pickled these types otherwise would fail there, not call every journal's rows changed."""
     row = values if values.__class__ is tuple else tuple(values)
     for i in _REAL_AT[table]:  # a KeyError names a table that is not sealed
         if row[i].__class__ is int:

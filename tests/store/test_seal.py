@@ -399,3 +399,17 @@ def test_a_links_rows_are_stored_as_the_json_encoder_writes_them() -> None:
         expected = json.dumps([list(e) for e in entries], ensure_ascii=False, separators=(",", ":"))
         assert seal.rows_json(entries) == expected
         assert [tuple(e) for e in json.loads(seal.rows_json(entries))] == entries
+
+
+def test_the_hash_formats_are_pinned() -> None:
+    """Hashes already in journals and exports must keep verifying: a change to how a row is
+    encoded (the pickle protocol, the memo, the REAL rule) or to how a link is chained, or a
+    Python that pickles these types differently, fails here first, with a known row."""
+    assert seal.row_sha256("notices", (1, ID, 2, "judge_is_debater", "tëxt 🦟 \x00", None, 1.5)) == (
+        "2cfc576d4867c3a2addf9cdc9ffbfd1f5a0f0cb77ae44abdc3808fadada003a5")
+    turn = (7, "d", 1, 0, "p", "r", "m", "k", 0.5, "t" * 300, "raw", None, "[]", 2**40, -1, 0, 6.0, "stop",
+            1795653625.522395, None, 80, None)
+    assert seal.row_sha256("turns", turn) == "b3634011f5ccb260b317557f43bc0801c36a46d90de820b69722c5380cc6f5b9"
+    assert seal.row_sha256("turns", turn) == seal.row_sha256("turns", (*turn[:20], 80.0, None))  # REAL 80 is 80.0
+    link = seal.link_sha256(seal.genesis(ID), 1, seal.rows_json([("notices", "1", "ab" * 32)]), 1795653625.5)
+    assert link == "5cafb804bd5d3077095e3d86760fca272bf14cfd28d74ca8fcfffe6d6b111a75"
