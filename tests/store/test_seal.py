@@ -66,8 +66,11 @@ def test_an_untouched_journal_verifies_with_exit_0(sealed: Path, capsys: pytest.
     assert code == 0, out
     with Journal(sealed) as j:
         verdict = seal.verify(j.conn, ID)
+        summary = seal.summary(j.conn, ID)
+        links = j.conn.execute("SELECT COUNT(*) FROM seal WHERE debate_id = ?", (ID,)).fetchone()[0]
     assert verdict.ok and verdict.rows > 40 and verdict.sealed_on_migration_at is None
     assert f"ok {ID}: {verdict.rows} rows, head {verdict.head}" in out
+    assert summary == {"head": verdict.head, "rows": verdict.rows, "links": links, "sealed_on_migration_at": None}
 
 
 def test_a_turns_text_changed_fails_naming_the_turn(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -227,9 +230,12 @@ def test_a_link_removed_from_the_chains_end_fails_against_the_head(sealed: Path)
     assert [r[0] for r in json.loads(rows)] == ["provenance"]
     conn.execute("DELETE FROM seal WHERE debate_id = ? AND n = ?", (ID, n))
     conn.execute("DELETE FROM provenance WHERE debate_id = ?", (ID,))
+    head = conn.execute("SELECT seal_head FROM debates WHERE id = ?", (ID,)).fetchone()[0]
+    previous = conn.execute("SELECT chain_sha256 FROM seal WHERE debate_id = ? AND n = ?", (ID, n - 1)).fetchone()[0]
     verdict = seal.verify(conn, ID)
     assert not verdict.ok and verdict.problems[0].what == "chain"
-    assert f"the chain ends at link {n - 1}" in verdict.problems[0].detail
+    assert verdict.problems[0].detail == (f"the chain ends at link {n - 1} ({previous[:12]}…) but its head says {n} links"
+                                          f" ({head[:12]}…): links were removed from the end or added")
 
 
 def test_a_rewritten_link_breaks_the_chain_after_it(sealed: Path) -> None:
@@ -413,3 +419,43 @@ def test_the_hash_formats_are_pinned() -> None:
     assert seal.row_sha256("turns", turn) == seal.row_sha256("turns", (*turn[:20], 80.0, None))  # REAL 80 is 80.0
     link = seal.link_sha256(seal.genesis(ID), 1, seal.rows_json([("notices", "1", "ab" * 32)]), 1795653625.5)
     assert link == "5cafb804bd5d3077095e3d86760fca272bf14cfd28d74ca8fcfffe6d6b111a75"
+
+
+def test_a_sealed_turn_costs_one_statement_more_than_an_unsealed_one(tmp_path: Path) -> None:
+    """The seal's cost, as statements: a turn with its distribution and model call runs the
+    same SQL sealed or not, plus the link's INSERT; its rows are not read back (nor RETURNed),
+    and the head moves in the debate row's UPDATE the turn runs anyway, after the first turn
+    (whose head is read once, then cached)."""
+    ran: dict[bool, list[list[str]]] = {}
+    for sealing in (True, False):
+        with Journal(tmp_path / f"{sealing}.db") as j:
+            j.sealing = sealing
+            record_sample(j, ID)
+            statements: list[str] = []
+            j.conn.set_trace_callback(statements.append)
+            ran[sealing] = []
+            for turn in range(2):
+                statements.clear()
+                j.record(_turn_with(ID))
+                ran[sealing].append([" ".join(s.split()[:3]) for s in statements])
+    for sealed, plain in zip(ran[True], ran[False]):
+        assert [s for s in sealed if not s.startswith(("INSERT INTO seal", "UPDATE debates SET"))] == [
+            s for s in plain if not s.startswith("UPDATE debates SET")]
+        assert sealed.count("INSERT INTO seal(debate_id,") == 1
+        assert sealed.count("UPDATE debates SET") == plain.count("UPDATE debates SET")
+        assert not any(s.startswith("SELECT seal_head") or "RETURNING" in s for s in sealed[1:])
+    assert not any(s.startswith("SELECT") and "FROM debates" in s for s in ran[True][1])
+
+
+def test_an_export_without_a_seal_or_with_an_edited_distribution_is_named(sealed: Path) -> None:
+    with pytest.raises(seal.ExportError, match=r'^it has no "seal" object with a chain \(export it again with'):
+        seal.verify_export({"id": ID, "turns": []})
+    with Journal(sealed) as j:
+        document = Queries(j).debate(ID, chain=True)
+    assert document is not None
+    document = json.loads(json.dumps(document))
+    turn = next(t for t in document["turns"] if t.get("distribution"))
+    first = next(iter(turn["distribution"]))
+    turn["distribution"][first] += 0.125
+    [problem] = seal.verify_export(document).problems
+    assert (problem.table, problem.key, problem.what) == ("distributions", f"turn {turn['id']}", "changed")
