@@ -9,8 +9,10 @@ column left out of the hash is caught (the mutation benchmark's target, benchmar
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -385,8 +387,9 @@ def test_as_stored_is_used_only_where_it_is_certain() -> None:
 
 
 def test_a_rows_hash_depends_on_its_values_alone() -> None:
-    """The pickle's memo would write a value shared by two columns differently from two equal
-    copies (a row as bound against the same row read back): the hash must not see it."""
+    """A value shared by two columns hashes as two equal copies do (a row as bound against the
+    same row read back), a value changed by one character does not, a REAL column's integer
+    is its real, and the table is part of the hash."""
     text = "a shared kind of notice"
     copy = (text + "!")[:-1]
     assert copy == text and copy is not text
@@ -407,16 +410,36 @@ def test_a_links_rows_are_stored_as_the_json_encoder_writes_them() -> None:
         assert [tuple(e) for e in json.loads(seal.rows_json(entries))] == entries
 
 
+def _by_the_documented_format(table: str, values: tuple[object, ...]) -> str:
+    """:func:`store.seal.row_sha256` as its docstring and docs/benchmarks.md describe it, written
+    again here so that a recipient's reimplementation has something to be checked against."""
+    out = table.encode() + b"\n"
+    for v in values:
+        if v is None:
+            out += b"n;"
+        elif isinstance(v, str):
+            data = v.encode("utf-8")
+            out += b"s" + str(len(data)).encode() + b":" + data
+        elif isinstance(v, float):
+            out += b"f" + struct.pack(">d", v)
+        else:
+            assert isinstance(v, int)
+            out += b"i" + str(v).encode() + b";"
+    return hashlib.sha256(out).hexdigest()
+
+
 def test_the_hash_formats_are_pinned() -> None:
     """Hashes already in journals and exports must keep verifying: a change to how a row is
-    encoded (the pickle protocol, the memo, the REAL rule) or to how a link is chained, or a
-    Python that pickles these types differently, fails here first, with a known row."""
-    assert seal.row_sha256("notices", (1, ID, 2, "judge_is_debater", "tëxt 🦟 \x00", None, 1.5)) == (
-        "2cfc576d4867c3a2addf9cdc9ffbfd1f5a0f0cb77ae44abdc3808fadada003a5")
+    encoded (a value's tag, its length, the real's bytes, the REAL rule) or to how a link is
+    chained fails here first, against the documented format and known hashes."""
+    notice = (1, ID, 2, "judge_is_debater", "tëxt 🦟 \x00", None, 1.5)
+    assert seal.row_sha256("notices", notice) == _by_the_documented_format("notices", notice) == (
+        "394b7743a60fd51c89d9b03f670c4f7a99f4a3482310fc5f63188ccbcee0363d")
     turn = (7, "d", 1, 0, "p", "r", "m", "k", 0.5, "t" * 300, "raw", None, "[]", 2**40, -1, 0, 6.0, "stop",
             1795653625.522395, None, 80, None)
-    assert seal.row_sha256("turns", turn) == "b3634011f5ccb260b317557f43bc0801c36a46d90de820b69722c5380cc6f5b9"
-    assert seal.row_sha256("turns", turn) == seal.row_sha256("turns", (*turn[:20], 80.0, None))  # REAL 80 is 80.0
+    as_stored = (*turn[:20], 80.0, None)  # REAL 80 is 80.0
+    assert seal.row_sha256("turns", turn) == seal.row_sha256("turns", as_stored) == _by_the_documented_format(
+        "turns", as_stored) == "28c442fc867533fb19349f9aef25e4fb2eb4548c3a28b938d612f712e4e9042e"
     link = seal.link_sha256(seal.genesis(ID), 1, seal.rows_json([("notices", "1", "ab" * 32)]), 1795653625.5)
     assert link == "5cafb804bd5d3077095e3d86760fca272bf14cfd28d74ca8fcfffe6d6b111a75"
 
