@@ -2,8 +2,11 @@
 
 A finished turn is written in one transaction (``Journal.record``): the turn, its distribution
 (five labels here), its model call and the debate's ``updated_at``. With the seal
-(``store/seal.py``) the same transaction also reads each new row back, hashes it and appends
-its link and the new head. Both sides write to their own journal file in the same folder, the
+(``store/seal.py``) the same transaction also hashes each new row (from the values its INSERT
+bound, ``seal.as_stored``), appends its link, and moves the head in the UPDATE of the debate's
+row it runs anyway. Both sides run the same INSERTs, so nothing only the seal needs (a
+``RETURNING``, a read-back) is charged to the unsealed side, which is how a journal without the
+seal would write. Both sides write to their own journal file in the same folder, the
 same turns, interleaved turn by turn (sealed, unsealed, unsealed, sealed, …), so a busy
 machine slows both alike: read the ratio, not the absolute times. ``Journal.sealing = False``
 is the unsealed side, which exists only for this comparison.

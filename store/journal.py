@@ -51,6 +51,12 @@ from .schema import LATEST, MIGRATIONS
 
 BUSY_TIMEOUT_MS = 10_000
 
+#: The busiest writes, one column per sealed column after the row id (store.seal.insert), so
+#: the values bound are the row the seal hashes.
+_INSERT_TURN = seal.insert("turns")
+_INSERT_DISTRIBUTION = seal.insert("distributions")
+_INSERT_CALL = seal.insert("model_calls")
+
 
 class JournalError(RuntimeError):
     """The journal cannot be opened or written. ``str()`` names the file and what to do."""
@@ -80,6 +86,9 @@ class Journal:
         self.path = Path(path) if path is not None else default_db_path()
         #: Rows written in the open transaction, to be sealed before it commits: (debate, table, key).
         self._unsealed: list[tuple[str, str, Any, Sequence[Any] | None]] = []
+        #: Debates whose ``updated_at`` the open transaction moves, and to when: set by the UPDATE
+        #: that moves the seal's head (:meth:`_seal_written`), not by one of its own.
+        self._touched: dict[str, float] = {}
         #: Each debate's seal head as this journal last wrote it (store.seal.append checks it).
         self._heads: dict[str, seal.Head] = {}
         #: False writes without sealing: only for ``benchmarks/journal_seal.py``'s comparison.
@@ -167,6 +176,7 @@ class Journal:
             self._seal_written()
         except BaseException:
             self._unsealed.clear()
+            self._touched.clear()
             self.conn.execute("ROLLBACK")
             raise
         try:
@@ -177,21 +187,27 @@ class Journal:
 
     def _sealed(self, debate_id: str, table: str, key: Any, values: Sequence[Any] | None = None) -> None:
         """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT.
-        ``values``: its sealed columns as the write returned them (``seal.returning``), else
-        the row is read back."""
+        ``values``: its sealed columns as bound to its INSERT (``seal.insert``; the row id
+        first), hashed without reading the row back where :func:`store.seal.as_stored` is sure
+        of them; else (or ``None``) the row is read back."""
         self._unsealed.append((debate_id, table, key, values))
 
     def _seal_written(self) -> None:
         """Append a seal link for each row written in this transaction, debate by debate, in
-        the order they were written (:func:`store.seal.append`)."""
+        the order they were written (:func:`store.seal.append`), moving each debate's
+        ``updated_at`` in the same UPDATE as its head; a debate touched with nothing to seal
+        (or with sealing off) gets an UPDATE of its own."""
         written, self._unsealed = self._unsealed, []
-        if not self.sealing:
-            return
-        by_debate: dict[str, list[tuple[str, Any, Sequence[Any] | None]]] = {}
-        for debate_id, table, key, values in written:
-            by_debate.setdefault(debate_id, []).append((table, key, values))
-        for debate_id, rows in by_debate.items():
-            seal.append(self.conn, debate_id, rows, heads=self._heads)
+        touched, self._touched = self._touched, {}
+        if self.sealing:
+            by_debate: dict[str, list[tuple[str, Any, Sequence[Any] | None]]] = {}
+            for debate_id, table, key, values in written:
+                by_debate.setdefault(debate_id, []).append((table, key, values))
+            for debate_id, rows in by_debate.items():
+                if seal.append(self.conn, debate_id, rows, heads=self._heads, updated_at=touched.get(debate_id)):
+                    touched.pop(debate_id, None)
+        for debate_id, at in touched.items():
+            self.conn.execute("UPDATE debates SET updated_at = ? WHERE id = ?", (at, debate_id))
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
@@ -295,46 +311,34 @@ class Journal:
 
     def _turn_finished(self, e: TurnFinished) -> int:
         with self._writing() as c:
-            cur = c.execute(
-                "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw,"
-                " parsed_json, parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens,"
-                " duration_s, finish_reason, created_at, request, confidence, exchange_json)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("turns"),
-                (
-                    e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
-                    e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
-                    *_turn_cost(e.call), e.at, e.request, e.confidence,
-                    None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
-                ),
+            params = (
+                e.debate_id, self._next_seq(e.debate_id), e.round, e.phase, e.role, e.model_id, e.kind, e.kappa,
+                e.text, e.raw, None if e.parsed is None else _dumps(e.parsed), _dumps(list(e.parse_notes)),
+                *_turn_cost(e.call), e.at, e.request, e.confidence,
+                None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
             )
-            stored = cur.fetchone()
-            turn_id = int(stored[0])  # the sealed columns start with the id
-            self._sealed(e.debate_id, "turns", turn_id, stored)
+            turn_id = c.execute(_INSERT_TURN, params).lastrowid
+            assert turn_id is not None  # an INSERT's row id
+            self._sealed(e.debate_id, "turns", turn_id, (turn_id, *params))
             if e.distribution:
                 ranked = sorted(e.distribution.items(), key=lambda lp: lp[1], reverse=True)
-                insert = ("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
-                          " VALUES (?,?,?,?,?,?,?)" + seal.returning("distributions"))
                 for i, (label, p) in enumerate(ranked):
-                    row = c.execute(insert, (turn_id, e.debate_id, e.round, e.role, i + 1, label, p)).fetchone()
-                    self._sealed(e.debate_id, "distributions", row[0], row)
+                    bound = (turn_id, e.debate_id, e.round, e.role, i + 1, label, p)
+                    row_id = c.execute(_INSERT_DISTRIBUTION, bound).lastrowid
+                    self._sealed(e.debate_id, "distributions", row_id, (row_id, *bound))
             if e.call is not None:
                 self._call(e.debate_id, e.call, turn_id, e.round)
             self._touch(e.debate_id)
         return turn_id
 
     def _call(self, debate_id: str, call: CallRecord, turn_id: int | None, round_: int | None) -> None:
-        cur = self.conn.execute(
-            "INSERT INTO model_calls(debate_id, turn_id, round, role, model_id, purpose, options_json, prompt_tokens,"
-            " prompt_tokens_evaluated, completion_tokens, duration_s, first_token_s, finish_reason, error, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("model_calls"),
-            (
-                debate_id, turn_id, round_, call.role, call.model_id, call.purpose, _dumps(call.options),
-                call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s,
-                call.first_token_s, call.finish_reason, call.error, time.time(),
-            ),
+        params = (
+            debate_id, turn_id, round_, call.role, call.model_id, call.purpose, _dumps(call.options),
+            call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s,
+            call.first_token_s, call.finish_reason, call.error, time.time(),
         )
-        stored = cur.fetchone()
-        self._sealed(debate_id, "model_calls", stored[0], stored)
+        call_id = self.conn.execute(_INSERT_CALL, params).lastrowid
+        self._sealed(debate_id, "model_calls", call_id, (call_id, *params))
 
     def _phase_changed(self, e: PhaseChanged) -> None:
         with self._writing() as c:
@@ -425,7 +429,8 @@ class Journal:
             self._sealed(e.debate_id, "moderator_events", cur.lastrowid)
 
     def _touch(self, debate_id: str) -> None:
-        self.conn.execute("UPDATE debates SET updated_at = ? WHERE id = ?", (time.time(), debate_id))
+        """Move the debate's ``updated_at`` to now, when the transaction ends (:meth:`_seal_written`)."""
+        self._touched[debate_id] = time.time()
 
     # -- small writes outside the event stream ------------------------------------------------
 

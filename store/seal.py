@@ -7,13 +7,15 @@ How (one chain per debate):
 
 * every transaction that writes sealed rows (:data:`SEALED`; one per event, ``Journal.record``)
   appends one *link* to the ``seal`` table before it commits: for each row written, in order,
-  its table, its key and the SHA-256 of its sealed columns as stored (:func:`row_sha256`); the
-  time; and the chain hash — SHA-256 over the previous link's chain hash and all of this link
-  (:func:`link_sha256`). The first link chains from a genesis hash of the debate's id, so a
-  chain cannot be moved to another debate;
-* the newest chain hash is the debate's *head* (``seal_heads``), printed in ``show``, the JSON
-  export and the report: a reader who noted it can later tell that nothing was appended,
-  removed or rewritten, even by someone who recomputed the whole chain;
+  its table, its key and the SHA-256 of its sealed columns as stored (:func:`row_sha256`; the
+  busiest writes hash the values they bound, where :func:`as_stored` is certain SQLite keeps
+  them so, and read nothing back); the time; and the chain hash — SHA-256 over the previous
+  link's chain hash and all of this link (:func:`link_sha256`). The first link chains from a
+  genesis hash of the debate's id, so a chain cannot be moved to another debate;
+* the newest chain hash is the debate's *head* (``debates.seal_head``, moved by the UPDATE of
+  the debate's row the event runs anyway), printed in ``show``, the JSON export and the
+  report: a reader who noted it can later tell that nothing was appended, removed or
+  rewritten, even by someone who recomputed the whole chain;
 * a row written more than once (a debate's status at its end, a metric recomputed, a round's
   κ) is sealed again each time; :func:`verify` checks each row against its *latest* seal, and
   every link against its predecessor.
@@ -21,8 +23,12 @@ How (one chain per debate):
 :func:`verify` names the first row that differs from its seal (changed, deleted, swapped with
 another) and every row that no link covers (inserted), with its table and time. What the seal
 cannot see, said plainly: a whole debate deleted (its chain goes with it: keep the head), and
-the bookkeeping columns left out of :data:`SEALED` (``debates.updated_at`` and
-``events_recorded``, rewritten by every event; the full-text index, derived from the turns).
+the bookkeeping columns left out of :data:`SEALED` (``debates.updated_at``,
+``events_recorded`` and the head's own columns, rewritten by every event; the full-text index,
+derived from the turns).
+
+What it costs (``benchmarks/journal_seal.py``): per turn, SHA-256 over the rows' content, one
+INSERT (the link) and the page it dirties at COMMIT; the head costs no statement of its own.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import struct
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,7 +45,8 @@ from typing import Any
 
 #: The sealed tables: per table, its key column (unique within a debate) and the columns each
 #: link's row hash covers, in order. Every column of these tables is covered except
-#: ``debates.updated_at`` and ``debates.events_recorded`` (bookkeeping rewritten by each event).
+#: ``debates.updated_at``, ``events_recorded`` and the head (``seal_head``, ``seal_links``,
+#: ``seal_rows``, ``sealed_on_migration_at``): bookkeeping rewritten by each event.
 #: ``tests/store/test_seal.py`` changes each listed column in turn and expects :func:`verify` to
 #: fail, so a column dropped from the hash is caught.
 SEALED: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -75,53 +83,204 @@ def genesis(debate_id: str) -> str:
     return hashlib.sha256(f"symposium seal v1\n{debate_id}".encode()).hexdigest()
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once: this is the hot path
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+#: The sealed columns declared REAL, and those declared INTEGER, per table; every other sealed
+#: column is TEXT. They say how SQLite stores a value: a REAL column keeps a whole number
+#: (``3.0``) as the integer 3 on disk and reads it back as ``3.0``, and turns an integer bound
+#: to it into a real; :func:`row_sha256` hashes an integer in a REAL column as that real, and
+#: :func:`as_stored` uses both to know a bound row without reading it back.
+#: ``tests/store/test_seal.py`` checks both lists against the schema's declared types.
+REAL_COLUMNS: dict[str, frozenset[str]] = {
+    "debates": frozenset({"created_at", "finished_at"}),
+    "provenance": frozenset({"created_at"}),
+    "phases": frozenset({"kappa", "started_at"}),
+    "rounds": frozenset({"kappa"}),
+    "turns": frozenset({"kappa", "duration_s", "created_at", "confidence"}),
+    "distributions": frozenset({"probability"}),
+    "metrics": frozenset({"value"}),
+    "judgements": frozenset({"score", "created_at"}),
+    "moderator_events": frozenset({"created_at"}),
+    "notices": frozenset({"created_at"}),
+    "model_calls": frozenset({"duration_s", "first_token_s", "created_at"}),
+    "replies": frozenset({"created_at"}),
+}
+INTEGER_COLUMNS: dict[str, frozenset[str]] = {
+    "participants": frozenset({"id"}),
+    "phases": frozenset({"id", "round"}),
+    "rounds": frozenset({"round"}),
+    "turns": frozenset({"id", "seq", "round", "prompt_tokens", "prompt_tokens_evaluated", "completion_tokens"}),
+    "distributions": frozenset({"id", "turn_id", "round", "rank"}),
+    "metrics": frozenset({"id", "round"}),
+    "judgements": frozenset({"id", "round"}),
+    "moderator_events": frozenset({"id", "round", "checkpoint"}),
+    "notices": frozenset({"id", "round"}),
+    "model_calls": frozenset({"id", "turn_id", "round", "prompt_tokens", "prompt_tokens_evaluated", "completion_tokens"}),
+    "replies": frozenset({"id"}),
+}
+
+#: Per table, each sealed column's declared type: ``"r"`` REAL, ``"i"`` INTEGER, ``"t"`` TEXT.
+_KINDS: dict[str, tuple[str, ...]] = {
+    table: tuple("r" if c in REAL_COLUMNS.get(table, ()) else "i" if c in INTEGER_COLUMNS.get(table, ()) else "t"
+                 for c in columns) for table, (_, columns) in SEALED.items()}
+
+#: Per table, the positions of its REAL columns among its sealed columns.
+_REAL_AT: dict[str, tuple[int, ...]] = {table: tuple(i for i, k in enumerate(kinds) if k == "r")
+                                        for table, kinds in _KINDS.items()}
+
+#: The largest integer a REAL column is certain to keep exactly (a double's 53-bit mantissa).
+_EXACT = 2**53
+
+
+def as_stored(table: str, values: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The row SQLite stores when ``values`` (the table's sealed columns in :data:`SEALED`'s
+    order, the row id included) are bound to an INSERT, where that is certain without reading
+    the row back; ``None`` where it is not.
+
+    Certain: NULL anywhere; an ``int`` (not a bool) in an INTEGER column; a ``str`` in a TEXT
+    column (kept byte for byte); in a REAL column a float other than NaN (which SQLite stores as
+    NULL), or an int within ±2**53 — returned as the float the column reads back (an integer,
+    and -0.0, come back as reals, the latter as 0.0). Anything else (a float token count, a
+    number in a TEXT column, a bool) goes through SQLite's type conversions, which this does not
+    imitate: the caller reads the row back. The busiest writes (a turn, its distribution, its
+    model call) use it instead of ``RETURNING`` or a read-back, each of which cost more than
+    the rest of the seal; ``tests/store/test_seal.py`` binds each kind of value and compares the
+    hash with the row's as read back."""
+    signature = (table, tuple(map(type, values)))
+    try:
+        reals = _CERTAIN[signature]
+    except KeyError:
+        reals = _certain(table, values, signature)
+    if reals is None:
+        return None
+    row = values if values.__class__ is tuple else tuple(values)
+    for i in reals:  # the REAL columns holding a number: only its value can still be in doubt
+        value = row[i]
+        if value != value:  # NaN: stored as NULL
+            return None
+        if value == 0 or value.__class__ is int:
+            if not -_EXACT <= value <= _EXACT:
+                return None
+            row = (*row[:i], float(value) + 0.0, *row[i + 1:])  # -0.0 too reads back as 0.0
+    return row
+
+
+#: What :func:`as_stored` learnt of each (table, types of the values bound): ``None`` where
+#: some value's type is not certain to be stored as bound, else the REAL columns holding a
+#: number. A writer binds few distinct type patterns, and checking each value every time cost
+#: more than the rest of the seal.
+_CERTAIN: dict[tuple[str, tuple[type, ...]], tuple[int, ...] | None] = {}
+
+
+def _certain(table: str, values: Sequence[Any], signature: tuple[str, tuple[type, ...]]) -> tuple[int, ...] | None:
+    """:func:`as_stored`'s check by type, made once per signature and kept in :data:`_CERTAIN`."""
+    kinds = _KINDS[table]
+    if len(values) != len(kinds):
+        raise ValueError(f"{table}: {len(values)} values bound for {len(kinds)} sealed columns")
+    reals: list[int] = []
+    verdict: tuple[int, ...] | None = None
+    for i, (value, kind) in enumerate(zip(values, kinds)):
+        cls = value.__class__
+        if value is None:
+            continue
+        if (kind == "t" and cls is not str) or (kind == "i" and cls is not int) or (kind == "r" and cls not in (int, float)):
+            break
+        if kind == "r":
+            reals.append(i)
+    else:
+        verdict = tuple(reals)
+    if len(_CERTAIN) < 4096:  # bounded, though a writer's patterns are few
+        _CERTAIN[signature] = verdict
+    return verdict
+
+
+#: Per table, the bytes every row hash starts with (the table's name).
+_TAGS: dict[str, bytes] = {table: table.encode() + b"\n" for table in SEALED}
 
 
 def row_sha256(table: str, values: Sequence[Any]) -> str:
     """The hash of one row's sealed column values, in :data:`SEALED`'s order, tagged with its table.
 
-    SHA-256 over ``<table>\n`` then each value as SQLite hands it back, tagged and delimited so
-    no two rows encode alike: ``n;`` for NULL, ``i<decimal>;`` for an integer, ``f<repr>;`` for
-    a real (Python's shortest round-trip form), ``s<byte length>:<UTF-8>`` for text and
-    ``b<length>:<bytes>`` for a blob. A whole-valued real hashes as the integer: a REAL column
-    keeps ``3.0`` as the integer 3 on disk and reads it back as 3.0, while ``INSERT … RETURNING``
-    hands back the 3. (Not JSON: escaping a turn's text cost more than the rest of a turn's write.)"""
-    h = hashlib.sha256(table.encode() + b"\n")
-    for value in values:
-        if value is None:
-            h.update(b"n;")
-        elif isinstance(value, str):
+    SHA-256 over ``<table>\n`` then each value, encoded so that no two rows encode alike and so
+    that a recipient can recompute it in any language from the export's values:
+
+    * ``n;`` for NULL;
+    * ``i<decimal>;`` for an integer;
+    * ``f`` and the real's 8 IEEE 754 bytes, big-endian, for a real;
+    * ``s<byte length>:`` and the UTF-8 bytes for text;
+    * ``b<byte length>:`` and the bytes for a blob.
+
+    One value can read back as another type: in a REAL column (:data:`REAL_COLUMNS`) an integer
+    is hashed as the real the column stores it as. (A pickle, made in C, was faster by about
+    0.02 ms a turn; it was given up because it tied every seal to Python's pickle format.) The
+    bytes are pinned by ``tests/store/test_seal.py::test_the_hash_formats_are_pinned``."""
+    row = values if values.__class__ is tuple else tuple(values)
+    for i in _REAL_AT[table]:  # a KeyError names a table that is not sealed
+        if row[i].__class__ is int:
+            real = _REAL_AT[table]
+            row = tuple(float(v) if j in real and v.__class__ is int else v for j, v in enumerate(row))
+            break
+    return _digest(table, row)
+
+
+_DOUBLE = struct.Struct(">d")
+
+
+def _digest(table: str, row: tuple[Any, ...]) -> str:
+    """:func:`row_sha256` of a row whose REAL columns hold no integer (:func:`as_stored`'s): the
+    parts are gathered in a list and hashed in one call. Only the exact classes SQLite hands
+    back (and :func:`as_stored` lets through as bound) can be sealed; anything else is a bug
+    that must not be given a hash of its own."""
+    parts = [_TAGS[table]]
+    add = parts.append
+    for value in row:
+        kind = value.__class__
+        if kind is str:
             data = value.encode("utf-8", "surrogatepass")
-            h.update(b"s%d:" % len(data))
-            h.update(data)
-        elif isinstance(value, int):
-            h.update(b"i%d;" % value)
-        elif isinstance(value, float):
-            h.update(b"i%d;" % value if value.is_integer() and abs(value) < 2**53 else b"f%s;" % repr(value).encode())
-        elif isinstance(value, bytes):
-            h.update(b"b%d:" % len(value))
-            h.update(value)
+            add(b"s%d:" % len(data))
+            add(data)
+        elif value is None:
+            add(b"n;")
+        elif kind is int or kind is bool:
+            add(b"i%d;" % value)
+        elif kind is float:
+            add(b"f" + _DOUBLE.pack(value))
+        elif kind is bytes:
+            add(b"b%d:" % len(value))
+            add(value)
         else:
-            raise TypeError(f"{table}: a {type(value).__name__} is not a value SQLite stores; cannot seal it")
-    return h.hexdigest()
+            raise TypeError(f"{table}: a {kind.__name__} value cannot be sealed (SQLite reads back none)")
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
 
 
 Entry = tuple[str, str, str]
 """One row sealed by a link: its table, its key (as text) and its :func:`row_sha256`."""
 
+_quoted = json.encoder.encode_basestring  # JSON text of a string, as _encode writes it
 
-def link_sha256(previous: str, n: int, rows: Sequence[Entry], at: float) -> str:
+
+def rows_json(rows: Sequence[Entry]) -> str:
+    """A link's rows as stored in ``seal.rows_json`` and hashed into its chain: a JSON list of
+    ``[table, key, row_sha256]``, byte for byte what ``_encode`` writes (a test holds them
+    equal), built directly because the encoder's set-up cost more than a whole link."""
+    return "[" + ",".join([f'["{t}",{_quoted(k)},"{h}"]' for t, k, h in rows]) + "]"
+
+
+def link_sha256(previous: str, n: int, rows: str, at: float) -> str:
     """The chain hash of link ``n``: covers the previous chain hash and all of this link (its
-    number, every row it seals, its time)."""
-    payload = _encode([previous, n, [list(r) for r in rows], at])
-    return hashlib.sha256(payload.encode()).hexdigest()
+    number, its rows as :func:`rows_json` writes them, its time), one field a line."""
+    return hashlib.sha256(f"{previous}\n{n}\n{at!r}\n{rows}".encode()).hexdigest()
 
 
-def returning(table: str) -> str:
-    """`` RETURNING`` the sealed columns, for a write that hands its row straight to :func:`append`
-    (the busiest writes: a turn, its distribution, its model call) instead of reading it back."""
-    return " RETURNING " + ", ".join(SEALED[table][1])
+def insert(table: str) -> str:
+    """An INSERT of the table's sealed columns after its id, in :data:`SEALED`'s order, so a
+    writer that binds ``params`` to it seals ``(cursor.lastrowid, *params)`` (:func:`as_stored`)."""
+    key, columns = SEALED[table]
+    if columns[0] != "id":
+        raise ValueError(f"{table}: its sealed columns do not start with its row id")
+    return f"INSERT INTO {table}({', '.join(columns[1:])}) VALUES ({', '.join('?' * (len(columns) - 1))})"
 
 
 def _select(table: str) -> str:
@@ -129,50 +288,62 @@ def _select(table: str) -> str:
     return f"SELECT {', '.join(columns)} FROM {table} WHERE {_OWNER[table]} = ? AND {key} = ?"
 
 
-def _key(value: Any) -> str:
-    return str(value)
-
-
 Head = tuple[str, int, int]
 """A chain's head as a writer last left it: chain hash, links, rows sealed."""
 
 
 def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, Any, Sequence[Any] | None]],
-           at: float | None = None, heads: dict[str, Head] | None = None) -> None:
+           at: float | None = None, heads: dict[str, Head] | None = None, updated_at: float | None = None) -> bool:
     """Append one link sealing every ``(table, key, values)`` written by the caller's
-    transaction (``values`` ``None``: read back as stored now), in the order written.
+    transaction, in the order written: ``values`` as bound to its INSERT (:func:`as_stored`),
+    or ``None``: read back as stored now.
 
     Runs inside that transaction: the rows and their link are kept together or not at all.
-    ``heads`` caches each debate's head between transactions of one writer, so a turn costs two
-    statements here (move the head if it is still the cached one; add the link); when another
-    writer moved it meanwhile, the head is read again."""
+    The head lives on the debate's row (``debates.seal_head``, ``seal_links``, ``seal_rows``),
+    moved by the one UPDATE of that row an event runs anyway: ``updated_at``, when given, is
+    set in the same statement. So a turn costs one statement here, the link's INSERT.
+    ``heads`` caches each debate's head between transactions of one writer; the UPDATE moves
+    the head only while it is still the cached one, and when another writer moved it meanwhile
+    the head is read again. Returns whether a link was appended (and ``updated_at`` set): not
+    when no row was there to seal."""
     entries: list[Entry] = []
     for table, key, given in rows:
-        values = given if given is not None else conn.execute(_select(table), (debate_id, key)).fetchone()
+        bound = None if given is None else as_stored(table, given)
+        if bound is not None:
+            entries.append((table, str(key), _digest(table, bound)))
+            continue
+        values = conn.execute(_select(table), (debate_id, key)).fetchone()
         if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
             continue
-        entries.append((table, _key(key), row_sha256(table, tuple(values))))
+        entries.append((table, str(key), row_sha256(table, values)))
     if not entries:
-        return
+        return False
     when = time.time() if at is None else at
+    stored = rows_json(entries)
+    touch = "" if updated_at is None else ", updated_at = ?"
+    extra: tuple[float, ...] = () if updated_at is None else (updated_at,)
     cached = heads.get(debate_id) if heads is not None else None
     moved = 0
     if cached is not None:
         previous, n, count = cached
-        chain = link_sha256(previous, n + 1, entries, when)
-        moved = conn.execute("UPDATE seal_heads SET head = ?, links = ?, rows = ? WHERE debate_id = ? AND head = ?"
-                             " AND links = ?", (chain, n + 1, count + len(entries), debate_id, previous, n)).rowcount
+        chain = link_sha256(previous, n + 1, stored, when)
+        moved = conn.execute(f"UPDATE debates SET seal_head = ?, seal_links = ?, seal_rows = ?{touch}"
+                             " WHERE id = ? AND seal_head = ? AND seal_links = ?",
+                             (chain, n + 1, count + len(entries), *extra, debate_id, previous, n)).rowcount
     if not moved:  # no cached head, or another writer moved it: read it
-        found = conn.execute("SELECT head, links, rows FROM seal_heads WHERE debate_id = ?", (debate_id,)).fetchone()
-        previous, n, count = (found[0], found[1], found[2]) if found is not None else (genesis(debate_id), 0, 0)
-        chain = link_sha256(previous, n + 1, entries, when)
-        conn.execute("INSERT INTO seal_heads(debate_id, head, links, rows) VALUES (?,?,?,?) ON CONFLICT(debate_id)"
-                     " DO UPDATE SET head = excluded.head, links = excluded.links, rows = excluded.rows",
-                     (debate_id, chain, n + 1, count + len(entries)))
+        found = conn.execute("SELECT seal_head, seal_links, seal_rows FROM debates WHERE id = ?", (debate_id,)).fetchone()
+        if found is None:
+            raise sqlite3.IntegrityError(f"debate {debate_id}: rows written for a debate the journal does not hold; "
+                                         "cannot seal them")
+        previous, n, count = (found[0], found[1], found[2]) if found[0] is not None else (genesis(debate_id), 0, 0)
+        chain = link_sha256(previous, n + 1, stored, when)
+        conn.execute(f"UPDATE debates SET seal_head = ?, seal_links = ?, seal_rows = ?{touch} WHERE id = ?",
+                     (chain, n + 1, count + len(entries), *extra, debate_id))
     conn.execute("INSERT INTO seal(debate_id, n, rows_json, chain_sha256, at) VALUES (?,?,?,?,?)",
-                 (debate_id, n + 1, _encode([list(e) for e in entries]), chain, when))
+                 (debate_id, n + 1, stored, chain, when))
     if heads is not None:
         heads[debate_id] = (chain, n + 1, count + len(entries))
+    return True
 
 
 def seal_existing(conn: sqlite3.Connection, at: float) -> int:
@@ -182,14 +353,13 @@ def seal_existing(conn: sqlite3.Connection, at: float) -> int:
     The order in which old rows were written is not known exactly; they are linked table by
     table in :data:`SEALED`'s order, by key. Such a chain vouches for the rows from ``at`` on,
     not before: :func:`verify` and the export say so."""
-    debates = [r[0] for r in conn.execute(
-        "SELECT id FROM debates WHERE id NOT IN (SELECT debate_id FROM seal_heads) ORDER BY created_at, id")]
+    debates = [r[0] for r in conn.execute("SELECT id FROM debates WHERE seal_head IS NULL ORDER BY created_at, id")]
     for debate_id in debates:
         for table, (key, columns) in SEALED.items():  # one link per table
             rows: list[tuple[str, Any, Sequence[Any] | None]] = [(table, r[0], r[1:]) for r in conn.execute(
                 f"SELECT {key}, {', '.join(columns)} FROM {table} WHERE {_OWNER[table]} = ? ORDER BY {key}", (debate_id,))]
             append(conn, debate_id, rows, at)
-        conn.execute("UPDATE seal_heads SET sealed_on_migration_at = ? WHERE debate_id = ?", (at, debate_id))
+        conn.execute("UPDATE debates SET sealed_on_migration_at = ? WHERE id = ?", (at, debate_id))
     return len(debates)
 
 
@@ -269,7 +439,7 @@ def _check_links(debate_id: str, links: Sequence[Link], head: str | None, count:
             latest[(table, key)] = Sealed(row_hash, link.n, link.at)
         if broken:
             continue
-        expected = link_sha256(previous, i, link.rows, link.at)
+        expected = link_sha256(previous, i, rows_json(link.rows), link.at)
         if link.n != i or link.chain_sha256 != expected:
             first = link.rows[0] if link.rows else ("seal", "-", "")
             problems.append(Problem(debate_id, first[0], first[1], "chain",
@@ -328,8 +498,7 @@ def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], late
 
 def verify(conn: sqlite3.Connection, debate_id: str) -> Verdict:
     """Recompute one debate's chain from the journal and compare every sealed row with it."""
-    head_row = conn.execute("SELECT head, links, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
-                            (debate_id,)).fetchone()
+    head_row = _head(conn, debate_id)
     links = [_link(r[0], json.loads(r[1]), r[2], r[3]) for r in conn.execute(
         "SELECT n, rows_json, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
     current, times, values = _current(conn, debate_id)
@@ -338,6 +507,13 @@ def verify(conn: sqlite3.Connection, debate_id: str) -> Verdict:
         return Verdict(debate_id, 0, None, None, tuple(problems))
     problems = _check_links(debate_id, links, head_row[0], head_row[1], current, times, values)
     return Verdict(debate_id, sum(len(link.rows) for link in links), head_row[0], head_row[3], tuple(problems))
+
+
+def _head(conn: sqlite3.Connection, debate_id: str) -> tuple[str, int, int, float | None] | None:
+    """The debate's head, links, rows sealed and migration mark; ``None`` where it has no seal."""
+    row = conn.execute("SELECT seal_head, seal_links, seal_rows, sealed_on_migration_at FROM debates WHERE id = ?",
+                       (debate_id,)).fetchone()
+    return None if row is None or row[0] is None else (row[0], row[1], row[2], row[3])
 
 
 def _link(n: Any, rows: Any, chain: Any, at: Any) -> Link:
@@ -357,7 +533,7 @@ def _current(conn: sqlite3.Connection, debate_id: str) -> tuple[dict[tuple[str, 
         time_col = next((c for c in _TIME_COLUMNS if c in columns), None)
         select = ", ".join((key, *columns, time_col or "NULL"))
         for r in conn.execute(f"SELECT {select} FROM {table} WHERE {_OWNER[table]} = ?", (debate_id,)):
-            ident = (table, _key(r[0]))
+            ident = (table, str(r[0]))
             values[ident] = tuple(r[1:-1])
             current[ident] = row_sha256(table, values[ident])
             times[ident] = r[-1]
@@ -373,8 +549,7 @@ def verify_all(conn: sqlite3.Connection) -> list[Verdict]:
 
 def summary(conn: sqlite3.Connection, debate_id: str) -> dict[str, Any]:
     """The chain's head, its length and its migration mark (``show``, the Markdown export)."""
-    head = conn.execute("SELECT head, links, rows, sealed_on_migration_at FROM seal_heads WHERE debate_id = ?",
-                        (debate_id,)).fetchone()
+    head = _head(conn, debate_id)
     migrated = None if head is None or head[3] is None else iso(head[3])
     return {"head": None if head is None else head[0], "rows": 0 if head is None else head[2],
             "links": 0 if head is None else head[1], "sealed_on_migration_at": migrated}

@@ -9,14 +9,16 @@ column left out of the hash is caught (the mutation benchmark's target, benchmar
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from protocols.events import ModeratorActed, Notice, TurnFinished
+from protocols.events import CallRecord, ModeratorActed, Notice, TurnFinished
 from protocols.replies import Reply
 from store import seal
 from store.journal import Journal
@@ -66,8 +68,11 @@ def test_an_untouched_journal_verifies_with_exit_0(sealed: Path, capsys: pytest.
     assert code == 0, out
     with Journal(sealed) as j:
         verdict = seal.verify(j.conn, ID)
+        summary = seal.summary(j.conn, ID)
+        links = j.conn.execute("SELECT COUNT(*) FROM seal WHERE debate_id = ?", (ID,)).fetchone()[0]
     assert verdict.ok and verdict.rows > 40 and verdict.sealed_on_migration_at is None
     assert f"ok {ID}: {verdict.rows} rows, head {verdict.head}" in out
+    assert summary == {"head": verdict.head, "rows": verdict.rows, "links": links, "sealed_on_migration_at": None}
 
 
 def test_a_turns_text_changed_fails_naming_the_turn(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -182,8 +187,9 @@ def _different(value: Any) -> Any:
 
 
 #: What the seal leaves out, on purpose (store/seal.py says why): nothing else may be.
-UNSEALED_COLUMNS = {("debates", "updated_at"), ("debates", "events_recorded")}
-UNSEALED_TABLES = {"migrations", "seal", "seal_heads", "turns_fts"}
+UNSEALED_COLUMNS = {("debates", "updated_at"), ("debates", "events_recorded"), ("debates", "seal_head"),
+                    ("debates", "seal_links"), ("debates", "seal_rows"), ("debates", "sealed_on_migration_at")}
+UNSEALED_TABLES = {"migrations", "seal", "turns_fts"}
 
 
 def test_every_table_of_a_debate_is_sealed(sealed: Path) -> None:
@@ -226,9 +232,12 @@ def test_a_link_removed_from_the_chains_end_fails_against_the_head(sealed: Path)
     assert [r[0] for r in json.loads(rows)] == ["provenance"]
     conn.execute("DELETE FROM seal WHERE debate_id = ? AND n = ?", (ID, n))
     conn.execute("DELETE FROM provenance WHERE debate_id = ?", (ID,))
+    head = conn.execute("SELECT seal_head FROM debates WHERE id = ?", (ID,)).fetchone()[0]
+    previous = conn.execute("SELECT chain_sha256 FROM seal WHERE debate_id = ? AND n = ?", (ID, n - 1)).fetchone()[0]
     verdict = seal.verify(conn, ID)
     assert not verdict.ok and verdict.problems[0].what == "chain"
-    assert f"the chain ends at link {n - 1}" in verdict.problems[0].detail
+    assert verdict.problems[0].detail == (f"the chain ends at link {n - 1} ({previous[:12]}…) but its head says {n} links"
+                                          f" ({head[:12]}…): links were removed from the end or added")
 
 
 def test_a_rewritten_link_breaks_the_chain_after_it(sealed: Path) -> None:
@@ -279,8 +288,8 @@ def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, c
     for table in seal.SEALED:
         if table == "provenance":
             continue
-        rows = source.execute(f"SELECT * FROM {table}").fetchall()
-        columns = [d[1] for d in source.execute(f"PRAGMA table_info({table})")]
+        columns = [d[1] for d in old.execute(f"PRAGMA table_info({table})")]  # v5's columns: no seal head
+        rows = source.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
         old.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
     old.commit()
     old.close()
@@ -317,3 +326,159 @@ def test_two_writers_of_one_debate_keep_one_chain(sealed: Path) -> None:
         one.record(ModeratorActed(ID, "interject", {"text": "third"}, 2, checkpoint=12))  # its cached head is stale
         verdict = seal.verify(one.conn, ID)
     assert verdict.ok, verdict.problems[:1]
+
+
+def test_the_seals_column_types_are_the_schemas(sealed: Path) -> None:
+    """store.seal knows each sealed column's declared type without a journal (an export is
+    checked without one): REAL_COLUMNS and INTEGER_COLUMNS must say what the schema says."""
+    conn = sqlite3.connect(sealed)
+    for table, (_, columns) in seal.SEALED.items():
+        declared = {r[1]: r[2] for r in conn.execute(f"PRAGMA table_info({table})")}
+        for column in columns:
+            expected = ("REAL" if column in seal.REAL_COLUMNS.get(table, ()) else
+                        "INTEGER" if column in seal.INTEGER_COLUMNS.get(table, ()) else "TEXT")
+            assert declared[column] == expected, f"{table}.{column} is declared {declared[column]}, the seal says {expected}"
+
+
+def _turn_with(debate_id: str, kappa: Any = 0.7, duration: Any = 6.4, first_token: Any = 0.3, tokens: Any = 120,
+               confidence: Any = 80.5, probability: Any = 0.6) -> TurnFinished:
+    call = CallRecord("agent-a", "qwen2.5-7b", "turn", {"seed": 1}, tokens, tokens, 256, duration, first_token, "stop")
+    return TurnFinished(debate_id, "agent-a", "qwen2.5-7b", "exploratory", 1, "refutation", "Malaria \x00 🦟 é", "raw",
+                        call, None, (), {"Malaria": probability, "Dengue": 0.25}, kappa, confidence=confidence)
+
+
+@pytest.mark.parametrize("odd", [
+    {},  # every value as the journal usually binds it: hashed as bound
+    {"kappa": 1.0, "duration": 6.0, "confidence": 80},  # whole reals, and an int in a REAL column
+    {"duration": -0.0, "first_token": 0, "kappa": 0.0},  # -0.0 reads back as 0.0
+    {"kappa": float("nan"), "probability": 1},  # NaN is stored as NULL
+    {"tokens": 12.0},  # a float token count: SQLite stores the integer 12
+    {"tokens": True},  # a bool: stored as 1
+    {"duration": 2**60, "kappa": float("inf")},  # an int a double cannot hold exactly; infinity
+], ids=["usual", "whole-reals", "negative-zero", "nan", "float-tokens", "bool", "huge-and-inf"])
+def test_a_row_sealed_as_bound_hashes_as_read_back(sealed: Path, odd: dict[str, Any]) -> None:
+    """A turn, its distribution and its model call are hashed from the values bound to their
+    INSERTs (seal.as_stored), not read back: for each kind of value SQLite might store other
+    than as bound, the link's hash must still be the hash of the row as read back."""
+    with Journal(sealed) as j:
+        turn_id = j.record(_turn_with(ID, **odd))
+        assert seal.verify(j.conn, ID).ok, seal.verify(j.conn, ID).problems[:1]
+        [rows] = j.conn.execute("SELECT rows_json FROM seal WHERE debate_id = ? ORDER BY n DESC LIMIT 1", (ID,)).fetchone()
+        for table, key, sealed_hash in json.loads(rows):
+            _, columns = seal.SEALED[table]
+            stored = j.conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", (int(key),)).fetchone()
+            assert sealed_hash == seal.row_sha256(table, tuple(stored)), (table, key)
+        assert [r[0] for r in json.loads(rows)][:1] == ["turns"] and int(json.loads(rows)[0][1]) == turn_id
+
+
+def test_as_stored_is_used_only_where_it_is_certain() -> None:
+    """The usual turn is hashed from its bound values; a value SQLite converts is not (the row
+    is read back): so the fast path is the common one, and never a guess."""
+    bound = (7, 2, ID, 1, "agent-a", 1, "Malaria", 0.6)  # id, turn_id, debate_id, round, role, rank, label, p
+    assert seal.as_stored("distributions", bound) == bound
+    assert seal.as_stored("distributions", (*bound[:7], 1)) == (*bound[:7], 1.0)
+    assert seal.as_stored("distributions", (*bound[:7], -0.0)) == (*bound[:7], 0.0)
+    assert repr(seal.as_stored("distributions", (*bound[:7], -0.0))[-1]) == "0.0"  # type: ignore[index]
+    for odd in ((*bound[:7], float("nan")), (*bound[:7], 2**60), (*bound[:7], "0.6"), (*bound[:5], 1.0, *bound[6:]),
+                (*bound[:5], True, *bound[6:]), (*bound[:6], 3, bound[7])):
+        assert seal.as_stored("distributions", odd) is None, odd
+    with pytest.raises(ValueError, match="7 values bound for 8 sealed columns"):
+        seal.as_stored("distributions", bound[:7])
+
+
+def test_a_rows_hash_depends_on_its_values_alone() -> None:
+    """A value shared by two columns hashes as two equal copies do (a row as bound against the
+    same row read back), a value changed by one character does not, a REAL column's integer
+    is its real, and the table is part of the hash."""
+    text = "a shared kind of notice"
+    copy = (text + "!")[:-1]
+    assert copy == text and copy is not text
+    shared = seal.row_sha256("notices", (1, ID, 1, text, text, "{}", 1.5))
+    assert shared == seal.row_sha256("notices", (1, ID, 1, text, copy, "{}", 1.5))
+    assert shared != seal.row_sha256("notices", (1, ID, 1, text, copy + " ", "{}", 1.5))
+    assert seal.row_sha256("notices", (1, ID, 1, "k", "t", "{}", 1.0)) == seal.row_sha256("notices", (1, ID, 1, "k", "t", "{}", 1))
+    assert seal.row_sha256("notices", (1, ID, 1, "k", "t", "{}", 1.5)) != seal.row_sha256("moderator_events", (1, ID, 1, "k", "t", "{}", 1.5))
+
+
+def test_a_links_rows_are_stored_as_the_json_encoder_writes_them() -> None:
+    """``rows_json`` is built by hand for speed; the export's recipient rebuilds it from the
+    JSON it holds, so the two must agree byte for byte, whatever a key holds."""
+    for key in ("12", ID, 'quote " and \\ backslash', "tab\tnewline\n\x00\x1f", "ünïcödé 🦟", "\u2028\u2029"):
+        entries = [("debates", key, "ab" * 32), ("turns", "3", "cd" * 32)]
+        expected = json.dumps([list(e) for e in entries], ensure_ascii=False, separators=(",", ":"))
+        assert seal.rows_json(entries) == expected
+        assert [tuple(e) for e in json.loads(seal.rows_json(entries))] == entries
+
+
+def _by_the_documented_format(table: str, values: tuple[object, ...]) -> str:
+    """:func:`store.seal.row_sha256` as its docstring and docs/benchmarks.md describe it, written
+    again here so that a recipient's reimplementation has something to be checked against."""
+    out = table.encode() + b"\n"
+    for v in values:
+        if v is None:
+            out += b"n;"
+        elif isinstance(v, str):
+            data = v.encode("utf-8")
+            out += b"s" + str(len(data)).encode() + b":" + data
+        elif isinstance(v, float):
+            out += b"f" + struct.pack(">d", v)
+        else:
+            assert isinstance(v, int)
+            out += b"i" + str(v).encode() + b";"
+    return hashlib.sha256(out).hexdigest()
+
+
+def test_the_hash_formats_are_pinned() -> None:
+    """Hashes already in journals and exports must keep verifying: a change to how a row is
+    encoded (a value's tag, its length, the real's bytes, the REAL rule) or to how a link is
+    chained fails here first, against the documented format and known hashes."""
+    notice = (1, ID, 2, "judge_is_debater", "tëxt 🦟 \x00", None, 1.5)
+    assert seal.row_sha256("notices", notice) == _by_the_documented_format("notices", notice) == (
+        "394b7743a60fd51c89d9b03f670c4f7a99f4a3482310fc5f63188ccbcee0363d")
+    turn = (7, "d", 1, 0, "p", "r", "m", "k", 0.5, "t" * 300, "raw", None, "[]", 2**40, -1, 0, 6.0, "stop",
+            1795653625.522395, None, 80, None)
+    as_stored = (*turn[:20], 80.0, None)  # REAL 80 is 80.0
+    assert seal.row_sha256("turns", turn) == seal.row_sha256("turns", as_stored) == _by_the_documented_format(
+        "turns", as_stored) == "28c442fc867533fb19349f9aef25e4fb2eb4548c3a28b938d612f712e4e9042e"
+    link = seal.link_sha256(seal.genesis(ID), 1, seal.rows_json([("notices", "1", "ab" * 32)]), 1795653625.5)
+    assert link == "5cafb804bd5d3077095e3d86760fca272bf14cfd28d74ca8fcfffe6d6b111a75"
+
+
+def test_a_sealed_turn_costs_one_statement_more_than_an_unsealed_one(tmp_path: Path) -> None:
+    """The seal's cost, as statements: a turn with its distribution and model call runs the
+    same SQL sealed or not, plus the link's INSERT; its rows are not read back (nor RETURNed),
+    and the head moves in the debate row's UPDATE the turn runs anyway, after the first turn
+    (whose head is read once, then cached)."""
+    ran: dict[bool, list[list[str]]] = {}
+    for sealing in (True, False):
+        with Journal(tmp_path / f"{sealing}.db") as j:
+            j.sealing = sealing
+            record_sample(j, ID)
+            statements: list[str] = []
+            j.conn.set_trace_callback(statements.append)
+            ran[sealing] = []
+            for turn in range(2):
+                statements.clear()
+                j.record(_turn_with(ID))
+                ran[sealing].append([" ".join(s.split()[:3]) for s in statements])
+    for sealed, plain in zip(ran[True], ran[False]):
+        assert [s for s in sealed if not s.startswith(("INSERT INTO seal", "UPDATE debates SET"))] == [
+            s for s in plain if not s.startswith("UPDATE debates SET")]
+        assert sealed.count("INSERT INTO seal(debate_id,") == 1
+        assert sealed.count("UPDATE debates SET") == plain.count("UPDATE debates SET")
+        assert not any(s.startswith("SELECT seal_head") or "RETURNING" in s for s in sealed[1:])
+    assert not any(s.startswith("SELECT") and "FROM debates" in s for s in ran[True][1])
+
+
+def test_an_export_without_a_seal_or_with_an_edited_distribution_is_named(sealed: Path) -> None:
+    with pytest.raises(seal.ExportError, match=r'^it has no "seal" object with a chain \(export it again with'):
+        seal.verify_export({"id": ID, "turns": []})
+    with Journal(sealed) as j:
+        document = Queries(j).debate(ID, chain=True)
+    assert document is not None
+    document = json.loads(json.dumps(document))
+    turn = next(t for t in document["turns"] if t.get("distribution"))
+    first = next(iter(turn["distribution"]))
+    turn["distribution"][first] += 0.125
+    [problem] = seal.verify_export(document).problems
+    assert (problem.table, problem.key, problem.what) == ("distributions", f"turn {turn['id']}", "changed")
