@@ -96,16 +96,10 @@ class Journal:
         self._prepare_file()
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(
-                f"{self.path}: not a readable Symposium journal ({exc}). "
-                "Point --db (or SYMPOSIUM_DB) at another file, or move this one aside."
-            ) from None
+        except sqlite3.DatabaseError as exc:  # a folder where the file should be, say
+            raise self._unreadable(exc) from None
+        self.conn.row_factory = sqlite3.Row
+        mode = self._open_wal()
         if mode.lower() != "wal":
             raise JournalError(f"{self.path}: could not switch to WAL mode (got {mode!r}); is it on a network drive?")
         self._migrate()
@@ -132,6 +126,39 @@ class Journal:
             f"{self.path}: cannot create the journal ({why}). "
             "Check the folder's permissions and free space, or choose another file with --db."
         ) from None
+
+    def _open_wal(self) -> str:
+        """Switch to WAL and set the connection's pragmas; the journal mode got.
+
+        Two processes opening a new journal at once (a resume beside the app, the crash harness)
+        can find it locked while the other switches it to WAL: SQLite then answers "locked" at
+        once rather than waiting, so the switch is tried again until the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.01
+        while True:
+            try:
+                self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                mode = str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+                self.conn.execute("PRAGMA foreign_keys = ON")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+                return mode
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise self._unreadable(exc) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+            except sqlite3.DatabaseError as exc:
+                raise self._unreadable(exc) from None
+
+    def _unreadable(self, exc: sqlite3.Error) -> JournalError:
+        return JournalError(
+            f"{self.path}: not a readable Symposium journal ({exc}). "
+            "Point --db (or SYMPOSIUM_DB) at another file, or move this one aside."
+        )
+
+    def _applied(self, version: int) -> bool:
+        row = self.conn.execute("SELECT 1 FROM migrations WHERE version = ?", (version,)).fetchone()
+        return row is not None
 
     def _migrate(self) -> None:
         with self._transaction():
@@ -162,6 +189,8 @@ class Journal:
             except sqlite3.Error as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
+                if self._applied(migration.version):  # another process opening it applied it first
+                    continue
                 raise JournalError(f"{self.path}: migration v{migration.version} failed ({exc}); nothing was changed.") from None
 
     @contextmanager

@@ -10,13 +10,14 @@ transaction does not block a write (WAL). The ``busy_timeout`` is read back from
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from store.journal import BUSY_TIMEOUT_MS, Journal
+from store.journal import BUSY_TIMEOUT_MS, Journal, JournalError
 
 from tests.store.test_journal import start, turn
 
@@ -104,3 +105,29 @@ def test_wal_lets_a_turn_be_written_while_another_process_is_reading(tmp_path: P
         seen_inside, seen_after = reader.stdout.readline().strip(), reader.stdout.readline().strip()
         assert reader.wait(timeout=30) == 0
     assert (seen_inside, seen_after) == ("1", "2")  # its snapshot held; the new turn visible after
+
+
+def _open_and_close(path: str, results: "multiprocessing.Queue[str]") -> None:
+    try:
+        Journal(path).conn.close()
+        results.put("ok")
+    except JournalError as exc:
+        results.put(str(exc))
+
+
+def test_processes_opening_a_new_journal_at_once_all_open_it(tmp_path: Path) -> None:
+    """A resume started beside the app, or the crash harness's checker beside a debate, can
+    open a journal that does not exist yet at the same moment. Each must open it: before, one
+    in about 70 such opens failed, either "database is locked" while the other switched the
+    file to WAL, or a migration the other had just applied ("table debates already exists")."""
+    forked = multiprocessing.get_context("fork")
+    failures: list[str] = []
+    for n in range(100):
+        results: multiprocessing.Queue[str] = forked.Queue()
+        openers = [forked.Process(target=_open_and_close, args=(str(tmp_path / f"{n}.db"), results)) for _ in range(3)]
+        for p in openers:
+            p.start()
+        for p in openers:
+            p.join(timeout=60)
+        failures += [r for r in (results.get(timeout=10) for _ in openers) if r != "ok"]
+    assert failures == []
