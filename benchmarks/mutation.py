@@ -235,6 +235,19 @@ _RESUME = (
 #: The slowest resume test takes ~45 s on the busy 2-CPU machine; a mutant that makes a resumed
 #: run wait forever (a live command awaited during the replay) fails here instead of in 25 min.
 _RESUME_TIMEOUT = 150
+#: The report's escaping and its page (issue 27): each helper's and each block's exact output
+#: (milliseconds), whole debates' pages (~3 s, no browser) and the two browser tests of the
+#: security promise (~5 s: a hostile turn shown as text with nothing fetched; the policy blocking
+#: markup written raw). The browser's layout tests (screenshots, ~40 s together) are left out: a
+#: survivor runs every listed test, and they hold how the page looks, not what it lets through.
+_BROWSER = "tests/guarantees/test_report_browser.py::"
+_REPORT = (
+    "tests/store/test_report_safe.py",
+    "tests/store/test_report_render.py",
+    "tests/store/test_report.py",
+    _BROWSER + "test_a_hostile_turn_renders_as_text_and_nothing_leaves_the_page",
+    _BROWSER + "test_the_recorder_and_the_policy_are_real",
+)
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
 _ANALYZER = "tests/protocols/test_analyzer.py::"
@@ -339,6 +352,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("store/seal.py", ("tests/store/test_seal.py", "tests/store/test_provenance.py"),
            hand_mutants=seal_column_left_out),
+    Target("store/report/safe.py", _REPORT),
+    Target("store/report/render.py", _REPORT),
 )}
 
 
