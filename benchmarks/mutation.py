@@ -374,6 +374,7 @@ _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
+_DIGEST = 'digest = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")'
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -388,6 +389,20 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                "the words are inside (?i:…): either case reads the same"),
+    Equivalent("store/report/safe.py", "text", "shown = neutral(value if isinstance(value, str) else str(value))",
+               "shown = neutral(value if (isinstance(value, str)) and False else str(value))",
+               "str() of a str is the same text (a Markup, the one str subclass here, returned before this line)"),
+    *(Equivalent("store/report/safe.py", function, line, line.replace(", quote=True)", ", )"),
+                 "html.escape quotes (\" and ') by default: quote=True restates it")
+      for function, line in (("text", "marked = html.escape(shown, quote=True)"),
+                             ("attribute", "return html.escape(neutral(str(value)), quote=True)"))),
+    Equivalent("store/report/safe.py", "tag",
+               """rendered = "".join(f' {k.rstrip("_").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)""",
+               """rendered = "".join(f' {k.rstrip("XX_XX").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)""",
+               "rstrip takes a set of characters, so it strips an X as well as an underscore, and no attribute name "
+               "the report writes ends in a capital X (class_, id, href; the SVG writes its own)"),
+    *(Equivalent("store/report/render.py", "policy", _DIGEST, _DIGEST.replace(f'"{codec}"', f'"{codec.upper()}"'),
+                 "Python reads codec names in any case") for codec in ("utf-8", "ascii")),
     Equivalent("store/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
                'while b >= a and text[b - 1] in " ,;:":',
                "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
