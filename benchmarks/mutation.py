@@ -262,6 +262,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
         "tests/store/test_seal.py",  # each write seals its rows in its own transaction (issue 27)
+        "tests/store/test_journal_later_writes.py",
     )),
     Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
                                "tests/store/test_redact_recall.py")),

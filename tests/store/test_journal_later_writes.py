@@ -1,0 +1,85 @@
+"""The journal's writes after a debate's first rows: a round's κ set again by its metrics, a
+resume, an interruption, the replies a run received. Each keeps what it was given and keeps the
+seal whole (the row it changed sealed again, under its own debate and key), and a write the
+journal refuses names the file and what failed.
+
+Found by the mutation benchmark's ``journal`` target (RELIABILITY.md, "Mutation testing"): these
+writes' seal links could be given another debate or key, a reply's details dropped and the
+errors of the replies and the provenance emptied, with no test failing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from protocols.events import DebateResumed, MetricsComputed
+from protocols.replies import Reply
+from store import seal
+from store.journal import Journal, JournalError
+from store.queries import Queries
+from tests.helpers.sample_debate import record_sample
+
+ID = "sample0001ab"
+
+
+def test_each_later_write_is_sealed_under_its_debate_and_its_row(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.db") as j:
+        record_sample(j, ID, rounds=2)
+        assert seal.verify(j.conn, ID).ok
+        steps = {
+            "metrics setting round 1's κ again": lambda: j.record(MetricsComputed(ID, 1, {"wd": 0.1}, kappa=0.35)),
+            "a resume": lambda: j.record(DebateResumed(ID, from_round=2)),
+            "an interruption": lambda: j.mark_interrupted(ID, "Ctrl-C"),
+        }
+        for what, step in steps.items():
+            before = seal.summary(j.conn, ID)["rows"]
+            step()
+            verdict = seal.verify(j.conn, ID)
+            assert verdict.ok, (what, verdict.problems[:1])
+            assert seal.summary(j.conn, ID)["rows"] > before, f"{what} sealed nothing"
+        debate = Queries(j).debate(ID)
+        assert debate is not None and debate["status"] == "interrupted" and debate["stop_reason"] == "Ctrl-C"
+        assert [m["kappa"] for m in debate["metrics"] if m["round"] == 1] == [0.35]
+        # the rows those writes changed are the rows now sealed: an edit of any of them is named
+        for table, edit in (("rounds", "UPDATE rounds SET kappa = 0.9 WHERE round = 1"),
+                            ("debates", "UPDATE debates SET stop_reason = 'edited'"),
+                            ("moderator_events", "UPDATE moderator_events SET round = 7 WHERE kind = 'resume_debate'")):
+            j.conn.execute("SAVEPOINT edit")
+            j.conn.execute(edit)
+            problems = seal.verify(j.conn, ID).problems
+            j.conn.execute("ROLLBACK TO edit")
+            j.conn.execute("RELEASE edit")
+            assert any(p.table == table for p in problems), (table, problems[:2])
+
+
+def test_replies_are_kept_with_their_details(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.db") as j:
+        record_sample(j, ID)
+        j.record_replies(ID, [Reply("agent-a", "chat", "ab" * 32, "It is jaundice.", {"tokens": 4, "finish": "stop"})])
+        debate = Queries(j).debate(ID)
+        assert seal.verify(j.conn, ID).ok
+    assert debate is not None
+    assert [(r["role"], r["kind"], r["reply"], r["details"]) for r in debate["replies"]] == [
+        ("agent-a", "chat", "It is jaundice.", {"tokens": 4, "finish": "stop"})]
+
+
+@pytest.mark.parametrize("table", ["replies", "provenance"])
+def test_a_write_the_journal_refuses_names_the_file_and_what_failed(tmp_path: Path, table: str) -> None:
+    """The replies and the provenance are written outside the event stream; a failure of either
+    (a trigger standing in for a full disk) says which file and what could not be recorded, and
+    leaves nothing of the write behind."""
+    path = tmp_path / "j.db"
+    writes = {"replies": ("the models' replies", lambda j: j.record_replies(ID, [Reply("agent-a", "chat", "ab" * 32, "x")])),
+              "provenance": ("the debate's provenance", lambda j: j.record_provenance(ID, {"symposium_version": "test"}))}
+    what, write = writes[table]
+    with Journal(path) as j:
+        record_sample(j, ID)
+        before = seal.summary(j.conn, ID)
+        j.conn.execute(f"CREATE TRIGGER boom BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, 'disk trouble'); END")
+        with pytest.raises(JournalError) as refused:
+            write(j)
+        assert j.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+        assert seal.summary(j.conn, ID) == before
+    assert str(refused.value) == f"{path}: could not record {what} (disk trouble)."
