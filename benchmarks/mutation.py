@@ -377,6 +377,12 @@ _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not t
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
 _DIGEST = 'digest = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")'
+_SQL_JOINED = ("SQLite reads SQL keywords, table and column names in any case (listed here, not matched by the "
+               "SQL_CASE rule: the line also names seal.returning's table, or the SQL is held in a variable)")
+_TURN_VALUES = '" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("turns"),'
+_CALL_VALUES = '" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("model_calls"),'
+_DIST_INSERT = 'insert = ("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"'
+_DIST_VALUES = '" VALUES (?,?,?,?,?,?,?)" + seal.returning("distributions"))'
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -426,6 +432,23 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1001)", _BUSY),
+    *(Equivalent("store/journal.py", function, line, line.replace(", " + values + ")", ", " + after + ")"),
+                 "the values are the row's sealed columns as its write's RETURNING gave them; without them "
+                 "seal.append reads the same row back in the same transaction, and nothing in that transaction "
+                 "writes the row after its INSERT: they only save a SELECT")
+      for function, line, values in (("Journal._call", 'self._sealed(debate_id, "model_calls", stored[0], stored)', "stored"),
+                                     ("Journal._turn_finished", 'self._sealed(e.debate_id, "turns", turn_id, stored)', "stored"),
+                                     ("Journal._turn_finished", 'self._sealed(e.debate_id, "distributions", row[0], row)', "row"))
+      for after in ("None", "")),
+    *(Equivalent("store/journal.py", function, line, changed, _SQL_JOINED)
+      for function, line, changed in (
+          ("Journal._turn_finished", _TURN_VALUES, _TURN_VALUES.replace("VALUES", "values")),
+          ("Journal._call", _CALL_VALUES, _CALL_VALUES.replace("VALUES", "values")),
+          ("Journal._turn_finished", _DIST_INSERT, _DIST_INSERT.replace('"INSERT INTO distributions', '"insert into distributions')),
+          ("Journal._turn_finished", _DIST_INSERT, _DIST_INSERT.replace("(turn_id, debate_id, round, role, rank, label, probability)",
+                                                                        "(TURN_ID, DEBATE_ID, ROUND, ROLE, RANK, LABEL, PROBABILITY)")
+           .replace("distributions", "DISTRIBUTIONS")),
+          ("Journal._turn_finished", _DIST_VALUES, _DIST_VALUES.replace("VALUES", "values")))),
     Equivalent("store/journal.py", "_dumps",
                "return json.dumps(value, ensure_ascii=False, default=str)  # keep order: distributions are ranked",
                "return json.dumps(value, ensure_ascii=None, default=str)  # keep order: distributions are ranked",
@@ -818,16 +841,35 @@ def _locate(target: Target, work: Path, mutant: Mutant) -> None:
     mutant.diff = "\n".join(out) or "(no textual change)"
 
 
+def _sql_parts(node: ast.expr) -> list[ast.expr]:
+    """The string literals of an SQL argument: a literal or f-string, or literals joined by ``+``
+    (``"INSERT …" + seal.returning("turns")``: the call's own arguments are not SQL)."""
+    if isinstance(node, ast.Constant | ast.JoinedStr):
+        return [node]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _sql_parts(node.left) + _sql_parts(node.right)
+    return []
+
+
+def _lines(node: ast.expr) -> set[int]:
+    return set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+
 @functools.cache
 def _sql_lines(source: str) -> frozenset[int]:
-    """Lines of string literals that are the SQL of an ``execute``/``executemany``/``executescript`` call."""
+    """Lines of string literals that are the SQL of an ``execute``/``executemany``/``executescript``
+    call, less any line that also holds a string that is not SQL (a call's argument beside it)."""
     lines: set[int] = set()
+    other: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
-                and node.func.attr in ("execute", "executemany", "executescript")
-                and isinstance(node.args[0], ast.Constant | ast.JoinedStr)):
-            lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
-    return frozenset(lines)
+                and node.func.attr in ("execute", "executemany", "executescript")):
+            parts = _sql_parts(node.args[0])
+            for part in parts:
+                lines |= _lines(part)
+            other |= {n.lineno for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                      and not any(n is p or n in ast.walk(p) for p in parts)}
+    return frozenset(lines - other)
 
 
 @functools.cache

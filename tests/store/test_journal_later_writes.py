@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.events import DebateResumed, MetricsComputed
+from protocols.events import DebateResumed, MetricsComputed, TurnFinished
 from protocols.replies import Reply
 from store import seal
 from store.journal import Journal, JournalError
@@ -52,6 +52,21 @@ def test_each_later_write_is_sealed_under_its_debate_and_its_row(tmp_path: Path)
             j.conn.execute("ROLLBACK TO edit")
             j.conn.execute("RELEASE edit")
             assert any(p.table == table for p in problems), (table, problems[:2])
+
+
+def test_a_retried_turns_whole_exchange_is_kept_and_a_single_reply_keeps_none(tmp_path: Path) -> None:
+    """A turn asked again (its reply did not parse) journals every message it added after its
+    request, in order (the reply that did not parse, the ask to try again, the retry's reply), so
+    a reader of the journal sees the conversation as it was; a turn answered at once keeps none."""
+    exchange = (("assistant", "I would say dengue."), ("user", "Answer as JSON only."), ("assistant", '{"Dengue": 0.7}'))
+    with Journal(tmp_path / "j.db") as j:
+        record_sample(j, ID)
+        j.record(TurnFinished(ID, "agent-a", "m", "exploratory", 9, "opening", "Dengue", '{"Dengue": 0.7}', None,
+                              exchange=exchange))
+        j.record(TurnFinished(ID, "agent-b", "m", "exploratory", 9, "opening", "Zika", '{"Zika": 1}', None))
+        turns = Queries(j).debate(ID)["turns"]  # type: ignore[index]
+        assert seal.verify(j.conn, ID).ok
+    assert [t["exchange"] for t in turns[-2:]] == [[{"role": r, "content": c} for r, c in exchange], None]
 
 
 def test_replies_are_kept_with_their_details(tmp_path: Path) -> None:
