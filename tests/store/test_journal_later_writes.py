@@ -1,11 +1,13 @@
-"""The journal's writes after a debate's first rows: a round's κ set again by its metrics, a
-resume, an interruption, the replies a run received. Each keeps what it was given and keeps the
-seal whole (the row it changed sealed again, under its own debate and key), and a write the
-journal refuses names the file and what failed.
+"""The journal's writes after a debate's first rows: a phase opening a round, a round's κ set
+again by its metrics, a resume, an interruption, a retried turn's exchange, the replies a run
+received. Each keeps what it was given and keeps the seal whole (the row it changed sealed
+again, under its own debate and key), and a write the journal refuses names the file and what
+failed.
 
 Found by the mutation benchmark's ``journal`` target (RELIABILITY.md, "Mutation testing"): these
-writes' seal links could be given another debate or key, a reply's details dropped and the
-errors of the replies and the provenance emptied, with no test failing.
+writes' seal links could be given another debate or key, a turn's exchange or a reply's details
+dropped and the errors of the replies and the provenance emptied, with no test failing (a
+round's row was sealed again by the metrics that follow its phase in every sample debate).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.events import DebateResumed, MetricsComputed, TurnFinished
+from protocols.events import DebateResumed, MetricsComputed, PhaseChanged, TurnFinished
 from protocols.replies import Reply
 from store import seal
 from store.journal import Journal, JournalError
@@ -29,6 +31,7 @@ def test_each_later_write_is_sealed_under_its_debate_and_its_row(tmp_path: Path)
         record_sample(j, ID, rounds=2)
         assert seal.verify(j.conn, ID).ok
         steps = {
+            "a phase opening a round no metrics have reached": lambda: j.record(PhaseChanged(ID, "closing", 3, kappa=0.2)),
             "metrics setting round 1's κ again": lambda: j.record(MetricsComputed(ID, 1, {"wd": 0.1}, kappa=0.35)),
             "a resume": lambda: j.record(DebateResumed(ID, from_round=2)),
             "an interruption": lambda: j.mark_interrupted(ID, "Ctrl-C"),
@@ -44,6 +47,7 @@ def test_each_later_write_is_sealed_under_its_debate_and_its_row(tmp_path: Path)
         assert [m["kappa"] for m in debate["metrics"] if m["round"] == 1] == [0.35]
         # the rows those writes changed are the rows now sealed: an edit of any of them is named
         for table, edit in (("rounds", "UPDATE rounds SET kappa = 0.9 WHERE round = 1"),
+                            ("rounds", "UPDATE rounds SET phase = 'edited' WHERE round = 3"),
                             ("debates", "UPDATE debates SET stop_reason = 'edited'"),
                             ("moderator_events", "UPDATE moderator_events SET round = 7 WHERE kind = 'resume_debate'")):
             j.conn.execute("SAVEPOINT edit")
