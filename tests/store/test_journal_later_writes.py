@@ -1,13 +1,14 @@
-"""The journal's writes after a debate's first rows: a phase opening a round, a round's κ set
-again by its metrics, a resume, an interruption, a retried turn's exchange, the replies a run
-received. Each keeps what it was given and keeps the seal whole (the row it changed sealed
+"""The journal's writes that a sample debate's end hides: the debate's first row alone, a phase
+opening a round, a round's κ set again by its metrics, a resume, an interruption, a retried
+turn's exchange, the replies a run received. Each keeps what it was given and keeps the seal whole (the row it changed sealed
 again, under its own debate and key), and a write the journal refuses names the file and what
 failed.
 
 Found by the mutation benchmark's ``journal`` target (RELIABILITY.md, "Mutation testing"): these
 writes' seal links could be given another debate or key, a turn's exchange or a reply's details
 dropped and the errors of the replies and the provenance emptied, with no test failing (a
-round's row was sealed again by the metrics that follow its phase in every sample debate).
+debate's row and a round's are sealed again by the writes that follow them in every sample
+debate: its end, the metrics after each phase).
 """
 
 from __future__ import annotations
@@ -21,9 +22,20 @@ from protocols.replies import Reply
 from store import seal
 from store.journal import Journal, JournalError
 from store.queries import Queries
-from tests.helpers.sample_debate import record_sample
+from tests.helpers.sample_debate import record_sample, sample_events
 
 ID = "sample0001ab"
+
+
+def test_a_debate_cut_off_after_its_first_write_is_sealed(tmp_path: Path) -> None:
+    """The debate's row is sealed by the write that creates it, not only by the end that most
+    debates reach: a run killed right after it still verifies, and an edit of the row is named."""
+    with Journal(tmp_path / "j.db") as j:
+        j.record(sample_events("early0001")[0])
+        assert seal.verify(j.conn, "early0001").ok
+        j.conn.execute("UPDATE debates SET title = 'edited' WHERE id = 'early0001'")
+        problems = seal.verify(j.conn, "early0001").problems
+    assert [(p.table, p.key, p.what) for p in problems] == [("debates", "early0001", "changed")]
 
 
 def test_each_later_write_is_sealed_under_its_debate_and_its_row(tmp_path: Path) -> None:
