@@ -1,8 +1,8 @@
 """The journal's writes that a sample debate's end hides: the debate's first row alone, a phase
 opening a round, a round's κ set again by its metrics, a resume, an interruption, a retried
-turn's exchange, the replies a run received. Each keeps what it was given and keeps the seal whole (the row it changed sealed
-again, under its own debate and key), and a write the journal refuses names the file and what
-failed.
+turn's exchange, the replies a run received. Each keeps what it was given and keeps the seal
+whole (the row it changed sealed again, under its own debate and key), and a write the journal
+refuses names the file and what failed.
 
 Found by the mutation benchmark's ``journal`` target (RELIABILITY.md, "Mutation testing"): these
 writes' seal links could be given another debate or key, a turn's exchange or a reply's details
