@@ -383,6 +383,8 @@ _TURN_VALUES = '" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.ret
 _CALL_VALUES = '" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("model_calls"),'
 _DIST_INSERT = 'insert = ("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"'
 _DIST_VALUES = '" VALUES (?,?,?,?,?,?,?)" + seal.returning("distributions"))'
+_HEADS = ("the cache of each debate's head only saves reading it: without it seal.append reads the head from "
+          "seal_heads for every write, as it does when another writer has moved it, and links the same chain")
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -449,6 +451,13 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                                                                         "(TURN_ID, DEBATE_ID, ROUND, ROLE, RANK, LABEL, PROBABILITY)")
            .replace("distributions", "DISTRIBUTIONS")),
           ("Journal._turn_finished", _DIST_VALUES, _DIST_VALUES.replace("VALUES", "values")))),
+    Equivalent("store/journal.py", "Journal.__init__", "self._heads: dict[str, seal.Head] = {}",
+               "self._heads: dict[str, seal.Head] = None", _HEADS),
+    *(Equivalent("store/journal.py", "Journal._seal_written", "seal.append(self.conn, debate_id, rows, heads=self._heads)",
+                 f"seal.append(self.conn, debate_id, rows, {after})", _HEADS) for after in ("heads=None", "")),
+    Equivalent("store/journal.py", "Journal._prepare_file",
+               "private_dir(self.path.parent, ours=False)  # missing folders 0700, parents included",
+               "private_dir(self.path.parent, ours=None)  # missing folders 0700, parents included", _FALSY),
     Equivalent("store/journal.py", "_dumps",
                "return json.dumps(value, ensure_ascii=False, default=str)  # keep order: distributions are ranked",
                "return json.dumps(value, ensure_ascii=None, default=str)  # keep order: distributions are ranked",

@@ -13,6 +13,7 @@ debate: its end, the metrics after each phase).
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,18 @@ def test_a_write_the_journal_refuses_names_the_file_and_what_failed(tmp_path: Pa
         assert j.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
         assert seal.summary(j.conn, ID) == before
     assert str(refused.value) == f"{path}: could not record {what} (disk trouble)."
+
+
+def test_a_journal_in_a_folder_the_user_named_leaves_that_folder_as_it_was(tmp_path: Path) -> None:
+    """``--db ~/shared/j.db``: the folder is the user's, so its mode is not narrowed (the journal
+    itself is 0600); a folder the journal has to create is 0700 (backends.private.private_dir)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    with Journal(shared / "j.db"):
+        pass
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+    assert stat.S_IMODE((shared / "j.db").stat().st_mode) == 0o600
+    with Journal(shared / "new" / "j.db"):
+        pass
+    assert stat.S_IMODE((shared / "new").stat().st_mode) == 0o700
