@@ -235,6 +235,19 @@ _RESUME = (
 #: The slowest resume test takes ~45 s on the busy 2-CPU machine; a mutant that makes a resumed
 #: run wait forever (a live command awaited during the replay) fails here instead of in 25 min.
 _RESUME_TIMEOUT = 150
+#: The report's escaping and its page (issue 27): each helper's and each block's exact output
+#: (milliseconds), whole debates' pages (~3 s, no browser) and the two browser tests of the
+#: security promise (~5 s: a hostile turn shown as text with nothing fetched; the policy blocking
+#: markup written raw). The browser's layout tests (screenshots, ~40 s together) are left out: a
+#: survivor runs every listed test, and they hold how the page looks, not what it lets through.
+_BROWSER = "tests/guarantees/test_report_browser.py::"
+_REPORT = (
+    "tests/store/test_report_safe.py",
+    "tests/store/test_report_render.py",
+    "tests/store/test_report.py",
+    _BROWSER + "test_a_hostile_turn_renders_as_text_and_nothing_leaves_the_page",
+    _BROWSER + "test_the_recorder_and_the_policy_are_real",
+)
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
 _ANALYZER = "tests/protocols/test_analyzer.py::"
@@ -248,6 +261,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_full_disk_fails_the_turn_cleanly_and_keeps_the_rest",
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
+        "tests/store/test_seal.py",  # each write seals its rows in its own transaction (issue 27)
+        "tests/store/test_journal_later_writes.py",
     )),
     Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
                                "tests/store/test_redact_recall.py")),
@@ -339,6 +354,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("store/seal.py", ("tests/store/test_seal.py", "tests/store/test_provenance.py"),
            hand_mutants=seal_column_left_out),
+    Target("store/report/safe.py", _REPORT),
+    Target("store/report/render.py", _REPORT),
 )}
 
 
@@ -359,6 +376,15 @@ _HIGHS = 'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_
 _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not told otherwise"
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
+_DIGEST = 'digest = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")'
+_SQL_JOINED = ("SQLite reads SQL keywords, table and column names in any case (listed here, not matched by the "
+               "SQL_CASE rule: the line also names seal.returning's table, or the SQL is held in a variable)")
+_TURN_VALUES = '" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("turns"),'
+_CALL_VALUES = '" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" + seal.returning("model_calls"),'
+_DIST_INSERT = 'insert = ("INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"'
+_DIST_VALUES = '" VALUES (?,?,?,?,?,?,?)" + seal.returning("distributions"))'
+_HEADS = ("the cache of each debate's head only saves reading it: without it seal.append reads the head from "
+          "seal_heads for every write, as it does when another writer has moved it, and links the same chain")
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -373,6 +399,20 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                "the words are inside (?i:…): either case reads the same"),
+    Equivalent("store/report/safe.py", "text", "shown = neutral(value if isinstance(value, str) else str(value))",
+               "shown = neutral(value if (isinstance(value, str)) and False else str(value))",
+               "str() of a str is the same text (a Markup, the one str subclass here, returned before this line)"),
+    *(Equivalent("store/report/safe.py", function, line, line.replace(", quote=True)", ", )"),
+                 "html.escape quotes (\" and ') by default: quote=True restates it")
+      for function, line in (("text", "marked = html.escape(shown, quote=True)"),
+                             ("attribute", "return html.escape(neutral(str(value)), quote=True)"))),
+    Equivalent("store/report/safe.py", "tag",
+               """rendered = "".join(f' {k.rstrip("_").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)""",
+               """rendered = "".join(f' {k.rstrip("XX_XX").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)""",
+               "rstrip takes a set of characters, so it strips an X as well as an underscore, and no attribute name "
+               "the report writes ends in a capital X (class_, id, href; the SVG writes its own)"),
+    *(Equivalent("store/report/render.py", "policy", _DIGEST, _DIGEST.replace(f'"{codec}"', f'"{codec.upper()}"'),
+                 "Python reads codec names in any case") for codec in ("utf-8", "ascii")),
     Equivalent("store/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
                'while b >= a and text[b - 1] in " ,;:":',
                "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
@@ -394,6 +434,30 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1001)", _BUSY),
+    *(Equivalent("store/journal.py", function, line, line.replace(", " + values + ")", ", " + after + ")"),
+                 "the values are the row's sealed columns as its write's RETURNING gave them; without them "
+                 "seal.append reads the same row back in the same transaction, and nothing in that transaction "
+                 "writes the row after its INSERT: they only save a SELECT")
+      for function, line, values in (("Journal._call", 'self._sealed(debate_id, "model_calls", stored[0], stored)', "stored"),
+                                     ("Journal._turn_finished", 'self._sealed(e.debate_id, "turns", turn_id, stored)', "stored"),
+                                     ("Journal._turn_finished", 'self._sealed(e.debate_id, "distributions", row[0], row)', "row"))
+      for after in ("None", "")),
+    *(Equivalent("store/journal.py", function, line, changed, _SQL_JOINED)
+      for function, line, changed in (
+          ("Journal._turn_finished", _TURN_VALUES, _TURN_VALUES.replace("VALUES", "values")),
+          ("Journal._call", _CALL_VALUES, _CALL_VALUES.replace("VALUES", "values")),
+          ("Journal._turn_finished", _DIST_INSERT, _DIST_INSERT.replace('"INSERT INTO distributions', '"insert into distributions')),
+          ("Journal._turn_finished", _DIST_INSERT, _DIST_INSERT.replace("(turn_id, debate_id, round, role, rank, label, probability)",
+                                                                        "(TURN_ID, DEBATE_ID, ROUND, ROLE, RANK, LABEL, PROBABILITY)")
+           .replace("distributions", "DISTRIBUTIONS")),
+          ("Journal._turn_finished", _DIST_VALUES, _DIST_VALUES.replace("VALUES", "values")))),
+    Equivalent("store/journal.py", "Journal.__init__", "self._heads: dict[str, seal.Head] = {}",
+               "self._heads: dict[str, seal.Head] = None", _HEADS),
+    *(Equivalent("store/journal.py", "Journal._seal_written", "seal.append(self.conn, debate_id, rows, heads=self._heads)",
+                 f"seal.append(self.conn, debate_id, rows, {after})", _HEADS) for after in ("heads=None", "")),
+    Equivalent("store/journal.py", "Journal._prepare_file",
+               "private_dir(self.path.parent, ours=False)  # missing folders 0700, parents included",
+               "private_dir(self.path.parent, ours=None)  # missing folders 0700, parents included", _FALSY),
     Equivalent("store/journal.py", "_dumps",
                "return json.dumps(value, ensure_ascii=False, default=str)  # keep order: distributions are ranked",
                "return json.dumps(value, ensure_ascii=None, default=str)  # keep order: distributions are ranked",
@@ -786,16 +850,35 @@ def _locate(target: Target, work: Path, mutant: Mutant) -> None:
     mutant.diff = "\n".join(out) or "(no textual change)"
 
 
+def _sql_parts(node: ast.expr) -> list[ast.expr]:
+    """The string literals of an SQL argument: a literal or f-string, or literals joined by ``+``
+    (``"INSERT …" + seal.returning("turns")``: the call's own arguments are not SQL)."""
+    if isinstance(node, ast.Constant | ast.JoinedStr):
+        return [node]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _sql_parts(node.left) + _sql_parts(node.right)
+    return []
+
+
+def _lines(node: ast.expr) -> set[int]:
+    return set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+
 @functools.cache
 def _sql_lines(source: str) -> frozenset[int]:
-    """Lines of string literals that are the SQL of an ``execute``/``executemany``/``executescript`` call."""
+    """Lines of string literals that are the SQL of an ``execute``/``executemany``/``executescript``
+    call, less any line that also holds a string that is not SQL (a call's argument beside it)."""
     lines: set[int] = set()
+    other: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
-                and node.func.attr in ("execute", "executemany", "executescript")
-                and isinstance(node.args[0], ast.Constant | ast.JoinedStr)):
-            lines.update(range(node.args[0].lineno, (node.args[0].end_lineno or node.args[0].lineno) + 1))
-    return frozenset(lines)
+                and node.func.attr in ("execute", "executemany", "executescript")):
+            parts = _sql_parts(node.args[0])
+            for part in parts:
+                lines |= _lines(part)
+            other |= {n.lineno for n in ast.walk(node.args[0]) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                      and not any(n is p or n in ast.walk(p) for p in parts)}
+    return frozenset(lines - other)
 
 
 @functools.cache

@@ -116,8 +116,7 @@ class Journal:
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
             os.close(fd)
         except FileExistsError:
-            if not self.path.parent.is_dir():
-                self._cannot_create("a file is in the way of its folder")
+            return  # a journal already there (so its folder is a folder): opened as it is
         except OSError as exc:
             self._cannot_create(exc.strerror)
 

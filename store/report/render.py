@@ -76,14 +76,22 @@ footer.doc { margin-top: 2rem; color: var(--muted); font-size: .8rem; border-top
 """
 
 
-def _style_hash() -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
+def policy() -> str:
+    """The page's Content-Security-Policy. Nothing may load or run: no script, no remote (or
+    local) fetch of any kind, no form, no base URL; only the one inline style sheet, by its
+    SHA-256, and inline SVG (part of the document).
+
+    Worked out by :func:`render` for each page (a hash of 4 kB: microseconds) rather than only
+    once at import, so that the policy a page carries is the one this code makes now: a change
+    to it reaches the page tests (and the mutation benchmark's mutants reach them, which a value
+    computed at import never does)."""
+    digest = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
+    return (f"default-src 'none'; script-src 'none'; style-src 'sha256-{digest}'; img-src 'none'; font-src 'none'; "
+            "connect-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'")
 
 
-#: Nothing may load or run: no script, no remote (or local) fetch of any kind, no form, no base
-#: URL; only the one inline style sheet, by its hash, and inline SVG (part of the document).
-CSP = (f"default-src 'none'; script-src 'none'; style-src '{_style_hash()}'; img-src 'none'; font-src 'none'; "
-       "connect-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'")
+#: :func:`policy`, for the tests and the callers that name it.
+CSP = policy()
 
 
 def _block(block: Any) -> Markup:
@@ -163,7 +171,7 @@ def render(document: Document, *, generator: str = "Symposium") -> str:
                            "and bidirectional characters shown as ⟨U+XXXX⟩.", class_="doc")
     body = header + toc + join(_section(s) for s in document.sections) + footer
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{policy()}">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             '<meta name="referrer" content="no-referrer">\n'
             f"<title>{text(document.title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")

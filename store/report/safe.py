@@ -2,7 +2,7 @@
 
 Everything in a report that the code did not write itself (model output, the case text, a
 judge's reasons, a participant's model id, a key in a provenance record) reaches the page only
-through :func:`text`. The page's own markup is built as :class:`Markup` (a ``str`` the renderer
+through :func:`text` (or, as an attribute's value, :func:`attribute`). The page's own markup is built as :class:`Markup` (a ``str`` the renderer
 does not escape again), so "is this escaped?" has one answer per value: a ``Markup`` was made
 here from escaped parts; anything else is escaped on the way out.
 
@@ -62,9 +62,18 @@ def join(parts: Iterable[Any], sep: str = "") -> Markup:
     return Markup(text(sep).join(text(p) for p in parts))
 
 
+def attribute(value: Any) -> str:
+    """Any value as a quoted attribute's text: as :func:`text`, but the visible marks are left
+    bare, since an attribute holds no markup (the mark's ``<span class="ctl">`` would close the
+    quotes it sits in), and a :class:`Markup` is escaped like any other value."""
+    return html.escape(neutral(str(value)), quote=True)
+
+
 def tag(name: str, body: Any = "", **attrs: Any) -> Markup:
-    """``<name attrs>body</name>``: attribute values and a plain-``str`` body escaped. Attribute
-    names come from this package's code (``class_`` is written ``class``), never from data."""
-    rendered = "".join(f' {k.rstrip("_").replace("_", "-")}="{text(v)}"' for k, v in attrs.items() if v is not None)
+    """``<name attrs>body</name>``: attribute values (:func:`attribute`) and a plain-``str`` body
+    escaped; an attribute that is ``None`` is left out. Attribute names come from this package's
+    code, never from data: a trailing underscore is dropped (``class_`` is written ``class``) and
+    an inner one is a hyphen (``aria_label``: ``aria-label``)."""
+    rendered = "".join(f' {k.rstrip("_").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)
     return Markup(f"<{name}{rendered}>{text(body)}</{name}>")
 
