@@ -207,8 +207,9 @@ def row_sha256(table: str, values: Sequence[Any]) -> str:
     * ``n;`` for NULL;
     * ``i<decimal>;`` for an integer;
     * ``f`` and the real's 8 IEEE 754 bytes, big-endian, for a real;
-    * ``s<byte length>:`` and the UTF-8 bytes for text;
-    * ``b<byte length>:`` and the bytes for a blob.
+    * ``s<byte length>:`` and the UTF-8 bytes for text.
+
+    (No sealed column holds a blob.)
 
     One value can read back as another type: in a REAL column (:data:`REAL_COLUMNS`) an integer
     is hashed as the real the column stores it as. (A pickle, made in C, was faster by about
@@ -245,9 +246,6 @@ def _digest(table: str, row: tuple[Any, ...]) -> str:
             add(b"i%d;" % value)
         elif kind is float:
             add(b"f" + _DOUBLE.pack(value))
-        elif kind is bytes:
-            add(b"b%d:" % len(value))
-            add(value)
         else:
             raise TypeError(f"{table}: a {kind.__name__} value cannot be sealed (SQLite reads back none)")
     return hashlib.sha256(b"".join(parts)).hexdigest()

@@ -471,8 +471,12 @@ def test_a_sealed_turn_costs_one_statement_more_than_an_unsealed_one(tmp_path: P
 
 
 def test_an_export_without_a_seal_or_with_an_edited_distribution_is_named(sealed: Path) -> None:
-    with pytest.raises(seal.ExportError, match=r'^it has no "seal" object with a chain \(export it again with'):
+    with pytest.raises(seal.ExportError) as missing:
         seal.verify_export({"id": ID, "turns": []})
+    assert str(missing.value) == ('it has no "seal" object with a chain '
+                                  "(export it again with `symposium export ID --format json`)")
+    with pytest.raises(seal.ExportError, match=r"^a seal link is malformed \(KeyError\('chain_sha256'\)\)$"):
+        seal.verify_export({"id": ID, "seal": {"chain": [{"n": 1, "rows": [], "at": 1.0}]}})
     with Journal(sealed) as j:
         document = Queries(j).debate(ID, chain=True)
     assert document is not None
