@@ -124,7 +124,7 @@ class Queries:
         """Debates whose case (the subject they were given) holds every word of ``text``, newest
         first, as :meth:`search`'s rows (``round`` empty, ``role`` "case", the case as the
         snippet). :meth:`search` finds what the models said; someone looking for a debate types
-        the case's words, which a small model may never repeat (issue 30's walk-through:
+        the case's words, which a small model may never repeat (a walk-through:
         "yellow skin" found nothing though the case said it)."""
         words = re.findall(r"\w+", text)
         if not words:

@@ -1,4 +1,4 @@
-"""Every screen's footer at 80×24 shows the keys a person needs there, whole (issue 30: the
+"""Every screen's footer at 80×24 shows the keys a person needs there, whole (the
 ``h`` Report key pushed "esc Back" off Review's footer, and "? Help" was cut everywhere), and
 Help lists every key of the screen, the ones the footer leaves out included.
 

@@ -1,4 +1,4 @@
-"""Keys typed while Home switches to the New-debate form (issue 30): someone presses ``n`` and goes
+"""Keys typed while Home switches to the New-debate form: someone presses ``n`` and goes
 straight on typing the case. Those keys used to be lost (Home's table held them until the form
 was open, then nobody took them); they must land in the form's first field, and none of them may
 act on Home (start, export, write a report, delete).

@@ -1,4 +1,4 @@
-"""What issue 30's walk-through as a clinician found (the real app under Pilot, a real journal):
+"""What a walk-through as a clinician found (the real app under Pilot, a real journal):
 Home's search did not find a debate by the words of its case, a κ typed over the one shown after
 Ctrl+A was refused (Textual's Ctrl+A went to the field's start), and deleting a debate said
 "everything" went while its exported files stayed."""

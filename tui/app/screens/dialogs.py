@@ -2,7 +2,7 @@
 
 Their text fields are FormInputs, as the forms' are: Ctrl+A selects all, so that a κ typed over
 the one shown replaces it (with Textual's Ctrl+A, "go to the start", 0.3 typed after it over
-0.90 made 030.90, refused, in issue 30's walk-through)."""
+0.90 made 030.90, refused, in a walk-through)."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ class HomeScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``n`` and ``d`` open the form the moment they arrive (priority bindings), so that the
         words typed right after them go to the form and not to Home's table, where they used to be
-        lost (issue 30). Being priority keys they would also fire in the search box, where a
+        lost. Being priority keys they would also fire in the search box, where a
         letter is part of a search (issue 29): there, and in its results, they are not offered."""
         if action in ("new", "demo") and self.is_mounted:
             return not (self.query_one("#search", Input).has_focus or self.query_one("#hits", DataTable).has_focus)
@@ -256,6 +256,6 @@ class HomeScreen(Screen):
     def exported(self, debate_id: str) -> list[Path]:
         """The files ``e``, ``j`` and ``h`` wrote for this debate that are still there: deleting
         the debate leaves them, and the question must not say "everything" without naming them
-        (issue 30's walk-through: a case exported, then deleted, was still on disk unmentioned)."""
+        (a case exported, then deleted, was still on disk unmentioned)."""
         folder = Path(symposium(self).export_dir)
         return [path for ext in ("md", "json", "html") if (path := folder / f"symposium-{debate_id}.{ext}").exists()]

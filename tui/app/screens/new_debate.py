@@ -138,13 +138,13 @@ class NewDebateScreen(Screen):
         """Focus the protocol's first field (the case, the subject …), where typing starts. Never
         the Start button: a stray Enter would start a debate (issue 29).
 
-        Keys typed right after ``n`` or ``d`` are the case's first words (issue 30): Home acts on
+        Keys typed right after ``n`` or ``d`` are the case's first words: Home acts on
         those two keys as they arrive (priority bindings), so the keys after them come here, and
         the field has the focus from the moment the form is mounted."""
         first = self.query_one(f"#field-{self.spec.fields[0].name}")
         if isinstance(first, TextArea):
             first.move_cursor(first.document.end)  # after a filled-in case (the demo's), not before it
-        # now, not later as focus() does: keys typed right after n (issue 30) reach the screen
+        # now, not later as focus() does: keys typed right after n reach the screen
         # before a deferred focus, and a screen with no focused field drops what it is sent
         self.set_focus(first, scroll_visible=False)  # the form is shown from its top (below)
         self.query_one("#form", VerticalScroll).scroll_home(animate=False)

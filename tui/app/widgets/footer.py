@@ -9,7 +9,7 @@ rebuild was the largest single cost of closing Help (issue 17's profile: most of
 
 At 80 columns the keys a person needs (a running debate's pause, interject, contentiousness,
 skip, stop, verdict, back, help) fill the line; the palette's "^p palette" hint took the last
-13 columns and cut "esc Back" and "? Help" off (issue 30). Below :data:`PALETTE_MIN_WIDTH` the
+13 columns and cut "esc Back" and "? Help" off. Below :data:`PALETTE_MIN_WIDTH` the
 hint is left out: ctrl+p still opens the palette, and Help (``?``, always in the footer) says so.
 """
 
