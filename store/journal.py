@@ -140,6 +140,9 @@ class Journal:
                 mode = str(self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
                 self.conn.execute("PRAGMA foreign_keys = ON")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
+                # Deleted rows are overwritten, not left in free pages: a deleted case must be
+                # gone from the disk. Many builds have it on already (Debian's); macOS's has not.
+                self.conn.execute("PRAGMA secure_delete = ON")
                 return mode
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -463,9 +466,19 @@ class Journal:
     # -- small writes outside the event stream ------------------------------------------------
 
     def delete_debate(self, debate_id: str) -> bool:
-        """Remove a debate and everything recorded about it. Returns whether it existed."""
+        """Remove a debate and everything recorded about it. Returns whether it existed.
+
+        Gone from the files too: ``secure_delete`` overwrites the freed rows, the search index
+        is rebuilt into one segment (FTS5 only marks a deleted turn's words as deleted and keeps
+        them in its older segments until they are merged), and the WAL is checkpointed into the
+        journal and emptied. (What the file system or a backup kept of earlier versions of the
+        file is beyond a program's reach.)"""
         with self._transaction() as c:
             cur = c.execute("DELETE FROM debates WHERE id = ?", (debate_id,))
+            if cur.rowcount:
+                c.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
+        if cur.rowcount:  # the file itself, now: the old pages would wait in it for a checkpoint
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return cur.rowcount > 0
 
     def mark_interrupted(self, debate_id: str, reason: str) -> None:

@@ -259,3 +259,25 @@ def test_two_connections_write_the_same_file(tmp_path: Path) -> None:
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     a.close()
     b.close()
+
+
+def test_a_deleted_debates_words_are_gone_from_the_files(tmp_path: Path) -> None:
+    """Deleting a debate must remove its text from the journal's files, not only from its
+    tables: a clinician who deletes a case expects it gone from the disk. SQLite otherwise
+    leaves deleted rows in free pages, and the search index keeps their words in its segments."""
+    path = tmp_path / "j.db"
+    marker = "Zanzibarite"
+    with Journal(path) as j:
+        start(j, "keep", title="A debate that stays")
+        j.record(turn("keep", text="Coffee wakes the mind."))
+        j.record(DebateStarted("gone", "evince", f"{marker} case", f"{marker} subject", {},
+                               (Participant("agent-a", "smollm2-135m", "llamacpp"),)))
+        for n in range(20):
+            j.record(turn("gone", text=f"{marker} turn {n} " + "words " * 200))
+        assert j.delete_debate("gone")
+        # at once, while the journal is still open (the app keeps it open)
+        leftovers = [f.name for f in tmp_path.iterdir() if marker.encode() in f.read_bytes()
+                     or marker.lower().encode() in f.read_bytes()]  # the search index keeps words lower-cased
+        assert leftovers == []
+    with Journal(path) as j:
+        assert Queries(j).search("coffee") and not Queries(j).search(marker)
