@@ -162,8 +162,9 @@ def render(document: Document, *, generator: str = "Symposium") -> str:
     toc = tag("nav", join(tag("a", s.title, href=f"#{s.id}") for s in document.sections), class_="toc")
     redaction = ""
     if document.redaction is not None:
-        counted = ", ".join(f"{n} {kind.lower()}" for kind, n in sorted(document.redaction.items()) if n) or "nothing found to mask"
-        redaction = tag("p", f"Redacted copy: masked {counted}. The journal keeps the original text. A name written in "
+        counted = ", ".join(f"{n} {kind.lower()}" for kind, n in sorted(document.redaction.items()) if n)
+        masked = f"masked {counted}" if counted else "nothing was found to mask"
+        redaction = tag("p", f"Redacted copy: {masked}. The journal keeps the original text. A name written in "
                              "lower case, or alone at the start of a sentence, may not be caught: read before sharing.",
                         class_="warn")
     header = tag("header", Markup(tag("h1", document.title) + tag("p", document.subtitle) + redaction), class_="doc")

@@ -109,6 +109,6 @@ def test_the_page_has_its_header_contents_sections_and_footer() -> None:
         '<footer class="doc">Made by Gen from its journal. Model text is shown as written: escaped, with control and '
         "bidirectional characters shown as ⟨U+XXXX⟩.</footer>\n</body>\n</html>\n")
     # a redaction that masked nothing says so; a copy that is not redacted says nothing of it
-    assert "Redacted copy: masked nothing found to mask." in render(Document("t", "s", [], redaction={"NAME": 0}))
+    assert "Redacted copy: nothing was found to mask." in render(Document("t", "s", [], redaction={"NAME": 0}))
     assert '<header class="doc"><h1>t</h1><p>s</p></header>' in render(Document("t", "s", []))
     assert "Made by Symposium from its journal." in render(Document("t", "s", []))
