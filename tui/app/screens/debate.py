@@ -139,7 +139,7 @@ class DebateScreen(Screen):
         self.channel = CommandChannel()
         self.debate_id: str | None = None
         self.finished: DebateFinished | None = None
-        self.title_text = title or (spec.title if spec else "Debate")
+        self.title_text = title  # the debate's own title, once DebateStarted gives it (not the protocol's name twice)
         self.protocol = spec.title if spec else ""
         self.profile = ""  # the defaults profile in force, from the journalled config
         self.phase = "starting"
@@ -478,7 +478,7 @@ class DebateScreen(Screen):
         self.query_one("#outcome", Static).update(Content("\n").join(parts))
 
     def _status(self) -> None:
-        bits = [self.protocol or "debate", terminal_safe(self.title_text)[:50], self.phase]
+        bits = [b for b in (self.protocol or "debate", terminal_safe(self.title_text)[:50], self.phase) if b]
         if self.profile:
             bits.append(f"{self.profile} defaults")
         if self.round is not None:
