@@ -498,7 +498,11 @@ class DebateScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A moderator command is offered (has a key, shows in the footer) only while the debate
-        runs and only if its protocol honours it; pause and resume share a key, one at a time."""
+        runs and only if its protocol honours it; pause and resume share a key, one at a time.
+        The verdict is offered while it runs or once it finished with an outcome: a debate that
+        failed to start has none, and "verdict recorded" would have been untrue there."""
+        if action == "verdict":  # on an outcome: while the debate runs, or once it has finished with one
+            return self.running or (self.debate_id is not None and self.finished is not None)
         needs = _COMMANDS.get(action)
         if needs is None:
             return True
