@@ -486,3 +486,82 @@ def test_an_export_without_a_seal_or_with_an_edited_distribution_is_named(sealed
     turn["distribution"][first] += 0.125
     [problem] = seal.verify_export(document).problems
     assert (problem.table, problem.key, problem.what) == ("distributions", f"turn {turn['id']}", "changed")
+
+
+def _export(sealed: Path) -> dict[str, Any]:
+    with Journal(sealed) as j:
+        document = Queries(j).debate(ID, chain=True)
+    assert document is not None
+    return json.loads(json.dumps(document))
+
+
+def _sealed_keys(document: dict[str, Any], table: str) -> list[str]:
+    keys = {r["key"] for link in document["seal"]["chain"] for r in link["rows"] if r["table"] == table}
+    return sorted(keys, key=lambda k: int(k) if k.lstrip("-").isdigit() else 0)
+
+
+def _last_link(document: dict[str, Any], table: str, key: str) -> tuple[int, float]:
+    """(n, at) of the newest link that seals the row: the one a problem with it must name."""
+    link = [x for x in document["seal"]["chain"] if any((r["table"], r["key"]) == (table, key) for r in x["rows"])][-1]
+    return link["n"], link["at"]
+
+
+@pytest.mark.parametrize(("section", "index", "field", "value"), [
+    ("participants", 1, "model_id", "llama31-70b-instruct"),
+    ("turns", 2, "text", "A sentence nobody wrote."),
+    ("judgements", 3, "score", 1.0),
+    ("moderator_events", 1, "payload", {"kappa": 0.1}),
+    ("notices", 0, "text", "Nothing to see."),
+    ("phases", 1, "kappa", 0.11),
+    (None, 0, "title", "Another title"),
+])
+def test_an_edited_export_names_the_row_its_field_and_the_link_that_sealed_it(
+        sealed: Path, section: str | None, index: int, field: str, value: object) -> None:
+    """What ``verify --export`` says of an edit is what a person acts on: the table, the row,
+    the field, and when the row was sealed (its link's number and time), exactly."""
+    document = _export(sealed)
+    table = section or "debates"
+    key = ID if section is None else _sealed_keys(document, table)[index]
+    (document if section is None else document[section][index])[field] = value
+    [problem] = seal.verify_export(document).problems
+    n, at = _last_link(document, table, key)
+    assert problem == seal.Problem(ID, table, key, "changed", f"the export's {field!r} differs from the sealed row", at, n)
+
+
+@pytest.mark.parametrize("kept", [3, 0])
+def test_an_export_with_turns_removed_says_how_many_it_shows_and_the_seal_holds(sealed: Path, kept: int) -> None:
+    document = _export(sealed)
+    held = len(document["turns"])
+    document["turns"] = document["turns"][:kept]
+    problems = seal.verify_export(document).problems
+    assert problems[0] == seal.Problem(ID, "turns", "-", "changed" if kept else "deleted",
+                                       f"the export shows {kept} turns, the seal holds {held}", None, 0)
+
+
+def test_a_changed_link_is_named_by_its_first_row_its_number_and_its_time(sealed: Path) -> None:
+    document = _export(sealed)
+    link = document["seal"]["chain"][2]
+    link["chain_sha256"] = "0" * 64
+    [problem] = seal.verify_export(document).problems
+    first = link["rows"][0]
+    assert problem == seal.Problem(ID, first["table"], first["key"], "chain",
+                                   "seal link 3 does not follow link 2: a link was changed, removed, inserted or "
+                                   "reordered", link["at"], 3)
+
+
+def test_a_chain_cut_short_of_its_head_names_the_last_link_left(sealed: Path) -> None:
+    """The newest link removed from an export: the chain still holds from its genesis, so only
+    the head can tell, and the problem names the last link left, its last row and its time."""
+    with Journal(sealed) as j:
+        head, links = j.conn.execute("SELECT seal_head, seal_links FROM debates WHERE id = ?", (ID,)).fetchone()
+    document = _export(sealed)
+    chain = document["seal"]["chain"]
+    last = chain[-2]
+    verdict = seal.verify_export({**document, "seal": {**document["seal"], "chain": chain[:-1]}})
+    [problem] = [p for p in verdict.problems if p.what == "chain"]
+    tip = last["chain_sha256"]
+    where = last["rows"][-1]
+    assert problem == seal.Problem(ID, where["table"], where["key"], "chain",
+                                   f"the chain ends at link {len(chain) - 1} ({tip[:12]}…) but its head says "
+                                   f"{links} links ({head[:12]}…): links were removed from the end or added",
+                                   last["at"], len(chain))
