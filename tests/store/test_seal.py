@@ -41,6 +41,14 @@ def _record(journal: Journal, debate_id: str = ID) -> None:
     journal.record_provenance(debate_id, {"symposium_version": "test", "started_at": "2026-09-21T00:00:00+00:00"})
 
 
+@pytest.fixture(autouse=True)
+def _types_learnt_afresh() -> None:
+    """``seal.as_stored`` remembers per type pattern whether bound values are certain; each test
+    starts with nothing learnt, so that none depends on what an earlier one taught it (and the
+    check itself runs in every test that writes, not only in the first)."""
+    seal._CERTAIN.clear()
+
+
 @pytest.fixture
 def sealed(tmp_path: Path) -> Path:
     path = tmp_path / "journal.db"
