@@ -16,14 +16,12 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 
-from backends.lifecycle import OnProgress
-from backends.registry import ModelEntry
 from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import screen_text
 from tests.helpers.form import fill_examples
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
-from tests.helpers.scripted import ScriptedBackend, fits
+from tests.helpers.scripted import answering
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.help import HelpScreen
@@ -48,12 +46,7 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def paced_models(monkeypatch: pytest.MonkeyPatch) -> None:
     """Scripted models at a small model's pace: a debate is still running seconds after it began."""
-    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
-        backend = ScriptedBackend(entry.id, [], delay=0.05, chunk=4, answer=fits)
-        backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
-        return backend
-
-    monkeypatch.setattr("backends.lifecycle.create_backend", create)
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.05, chunk=4))
 
 
 def footer(app: SymposiumApp) -> str:

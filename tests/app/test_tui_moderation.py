@@ -27,8 +27,6 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, TextArea
 
-from backends.lifecycle import OnProgress
-from backends.registry import ModelEntry
 from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
 from store.queries import Queries
 from tests.helpers.form import fill_examples
@@ -36,7 +34,7 @@ from tests.app.test_tui import SIZE, make_app, wait_for
 from protocols.events import Interject, Pause
 from protocols.roles import SIDE_PANEL
 from tests.helpers.sample_debate import sample_events
-from tests.helpers.scripted import ScriptedBackend, fits
+from tests.helpers.scripted import answering, fits
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog
@@ -82,12 +80,7 @@ ALL_LABEL = {"evince": "all: agent-a, agent-b", "socrasynth": "all: agent-a, age
 
 @pytest.fixture
 def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
-        backend = ScriptedBackend(entry.id, [], delay=0.01, chunk=8, answer=answer)
-        backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
-        return backend
-
-    monkeypatch.setattr("backends.lifecycle.create_backend", create)
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer))
 
 
 async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: dict[str, str]) -> DebateScreen:

@@ -36,16 +36,9 @@ MODEL = "smollm2-135m"  # a registry entry that is ready here; its backend is th
 
 def _scripted_models() -> None:
     from backends import lifecycle
-    from backends.lifecycle import OnProgress
-    from backends.registry import ModelEntry
-    from tests.helpers.scripted import ScriptedBackend, fits
+    from tests.helpers.scripted import answering
 
-    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
-        backend = ScriptedBackend(entry.id, [], delay=0.001, chunk=32, answer=fits)
-        backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
-        return backend
-
-    lifecycle.create_backend = create  # type: ignore[assignment]
+    lifecycle.create_backend = answering(delay=0.001, chunk=32)
 
 
 async def _until(pilot, condition, what: str) -> None:  # type: ignore[no-untyped-def]

@@ -111,6 +111,22 @@ class _ScriptedSession(Session):
         return ScoreResult(list(candidates), [-1.0] * n, [1 / n] * n, [1] * n, Usage(10, 10, 0), Timing(), self.backend.model_id)
 
 
+Answer = Callable[[Sequence[Message], dict[str, Any] | None], str]
+
+
+def answering(*, delay: float, chunk: int, answer: Answer | None = None) -> Callable[[Any, Any], ScriptedBackend]:
+    """A ``create_backend`` for :mod:`backends.lifecycle` (set it in place of
+    ``backends.lifecycle.create_backend``): every model the app loads is a scripted one that
+    answers each call with ``answer`` (:func:`fits` by default), streamed ``chunk`` characters
+    every ``delay`` seconds, so an app test runs the app's own lifecycle at a chosen pace."""
+    def create(entry: Any, progress: Any) -> ScriptedBackend:
+        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits)
+        backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
+        return backend
+
+    return create
+
+
 def fits(messages: Sequence[Message], schema: dict[str, Any] | None) -> str:
     """A reply any protocol accepts: the smallest JSON instance of ``schema`` (the first enum
     value, the lowest number allowed, as many items as required), or, unasked for JSON, a
