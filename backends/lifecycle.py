@@ -29,7 +29,7 @@ its own way, some not on every path out. Here:
 
 Roles stay out of this module: backends know nothing of debates (ARCHITECTURE.md), so engines
 are keyed by model, and which role plays on which model is the protocols' business
-(:func:`protocols.agents.agents_for`). Both sit below the interfaces, which use them in this
+(:func:`protocols.core.agents.agents_for`). Both sit below the interfaces, which use them in this
 order and call nothing back up.
 """
 

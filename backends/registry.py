@@ -185,7 +185,7 @@ class ModelEntry(_Strict):
     sampling: Sampling = Sampling()
     #: vLLM's engine arguments (``[models.<id>.vllm]``): the vllm backend and ``serve vllm``.
     vllm: VllmSettings = VllmSettings()
-    #: Which protocol defaults suit this model (see ``protocols/params.py``): "standard" for
+    #: Which protocol defaults suit this model (see ``protocols/core/params.py``): "standard" for
     #: real instruction models, "small" for the bundled 135M/270M test models.
     profile: Literal["standard", "small"] = "standard"
 

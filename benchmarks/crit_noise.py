@@ -2,7 +2,7 @@
 
 SocraSynth's loop (seed 004, Table 6.2) runs ``while (Δ > 10%) && (Γ ≥ Γ′)``: it stops when the
 debate's CRIT score falls between two refutation rounds. Γ is a judge model's reading
-(``protocols.crit.weighted_score``: Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻) over integer 1–10 ratings), so it moves
+(``protocols.measures.crit.weighted_score``: Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻) over integer 1–10 ratings), so it moves
 from round to round even when the debate's quality does not. This script simulates that noise
 and prints, for each tolerance τ (the loop ends only on a fall Γ′ − Γ > τ,
 ``SocraSynthConfig.crit_tolerance``):
@@ -15,7 +15,7 @@ and prints, for each tolerance τ (the loop ends only on a fall Γ′ − Γ > �
   (a rebuttal that lands); the chance that the comparison catches it.
 
 The noise model, for a judge of a real 7–70B model re-reading a transcript that grew by one
-round: each round it lists 3–5 reasons and 3–5 rival reasons (``protocols.crit.MAX_REASONS`` is
+round: each round it lists 3–5 reasons and 3–5 rival reasons (``protocols.measures.crit.MAX_REASONS`` is
 5), drawn afresh (it need not pick the same ones), each reason's true validity and credibility
 spread around its side's mean (sd ``--spread``), and each rating the true value plus the
 judge's own noise (sd ``--sigma``), rounded to an integer in 1–10. ``--sigma 1`` is a judge that
@@ -41,7 +41,7 @@ sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from protocols.crit import weighted_score  # noqa: E402
+from protocols.measures.crit import weighted_score  # noqa: E402
 
 TOLERANCES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5)
 PAPER_ROUNDS = 12  # Table 6.2 at Δ0 = 0.9, δ = 1.2

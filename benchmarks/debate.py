@@ -133,12 +133,12 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     from backends.llamacpp import LlamaCppBackend
     from backends.registry import Registry, load_registry
     from protocols import evince, socrasynth
-    from protocols.agents import agents_for
+    from protocols.core.agents import agents_for
     from protocols.registry import definition
-    from protocols.roles import AGENT_A, AGENT_B, JUDGE
+    from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
     from store.journal import Journal
-    from protocols.labels import read_label_set
-    from tui.headless.runner import drive
+    from protocols.measures.labels import read_label_set
+    from store.drive import drive
 
     meter = Meter()
     meter.install()

@@ -32,7 +32,7 @@ from hypothesis import strategies as st  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from protocols import metrics as M  # noqa: E402
+from protocols.measures import metrics as M  # noqa: E402
 from tests.helpers.fuzzing import ACCEPTED, ESCAPES, INJECTIONS, MANGLES, REJECTED, TARGETS, check, mangled  # noqa: E402
 from tui.sanitize import terminal_safe  # noqa: E402
 

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from protocols.events import CallRecord, DebateStarted, Participant, TurnFinished  # noqa: E402
+from protocols.core.events import CallRecord, DebateStarted, Participant, TurnFinished  # noqa: E402
 from store import provenance, seal  # noqa: E402
 from store.journal import Journal  # noqa: E402
 

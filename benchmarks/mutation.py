@@ -41,7 +41,7 @@ mutant after 30 × (its tests' time + 1 s) of CPU time: an endless loop, counted
 Limits, said plainly: mutmut 3 mutates code inside functions and methods only, so module-level
 constants — the regular expressions of ``tui/sanitize.py``, the parameters' defaults — are
 not mutated here (they are held by the example and Hypothesis tests of their modules);
-``store/redact.py`` builds its patterns inside a function (``_recognizers``, no decorator:
+``outputs/redact.py`` builds its patterns inside a function (``_recognizers``, no decorator:
 mutmut skips decorated functions) so that they are mutated, and held by its labelled set. mutmut learns which tests reach a function by watching them run in
 its own process, so a test that reaches the code only through a subprocess (the command line
 run as ``python -m tui.cli``) does not count: such code shows as *no tests* until an
@@ -118,7 +118,7 @@ SOCRASYNTH_FUNCTIONS = (
 #: options rebuilt from its rows, and the replay started with them. The rest of the form
 #: (fields, validation) is held by the app's and the CLI's tests, which are slow to run here.
 FORMS_FUNCTIONS = (
-    "ProtocolSpec.resume",            # the journalled config and options, then protocols.replay.resume
+    "ProtocolSpec.resume",            # the journalled config and options, then protocols.core.replay.resume
     "ProtocolSpec.roles_from",        # role -> model of a journalled debate (the inverse of roles_for)
     "ProtocolSpec.recorded_options",  # each role's sampling options as journalled
 )
@@ -264,7 +264,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/store/test_seal.py",  # each write seals its rows in its own transaction (issue 27)
         "tests/store/test_journal_later_writes.py",
     )),
-    Target("store/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
+    Target("outputs/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
                                "tests/store/test_redact_recall.py")),
     Target("tui/sanitize.py", (
         "tests/guarantees/test_terminal_safe.py",
@@ -279,7 +279,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         _OPENAI + "test_the_backend_rechecks_the_rule_and_warns_when_remote",
         "tests/backends/test_loopback.py",
     )),
-    Target("protocols/untrusted.py", (
+    Target("protocols/core/untrusted.py", (
         "tests/protocols/test_untrusted.py",
         "tests/protocols/test_distribution.py",
         "tests/guarantees/test_fuzz_schemas.py",
@@ -289,7 +289,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_deliberation.py::test_the_moderators_choice",
         "tests/protocols/test_deliberation.py::test_any_reply_resolves_to_an_eligible_speaker_with_a_reason",
     ), fuzz_examples=30),
-    Target("protocols/metrics.py", (
+    Target("protocols/measures/metrics.py", (
         "tests/protocols/test_metrics.py",
         "tests/protocols/test_metrics_bounds.py",
         "tests/protocols/test_wasserstein.py::test_wasserstein_matches_network_simplex_on_any_cost",
@@ -297,12 +297,12 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_wasserstein.py::test_the_pair_that_was_infeasible_now_solves",
         "tests/protocols/test_contentiousness.py::test_round_signals_from_snapshots_use_figure_7_1_signs",
     )),
-    Target("protocols/labels.py", (
+    Target("protocols/measures/labels.py", (
         "tests/protocols/test_labels.py",
         "tests/protocols/test_distribution.py",
         "tests/protocols/test_metrics.py",
     )),
-    Target("protocols/crit.py", (
+    Target("protocols/measures/crit.py", (
         "tests/protocols/test_crit.py",
         "tests/protocols/test_crit_steps.py",
         "tests/protocols/test_fitting.py::test_socrasynths_judges_read_the_subject_and_every_round_whole",
@@ -312,20 +312,20 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[crit]",
         "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[crit-strict]",
     )),
-    Target("protocols/evince.py", (
+    Target("protocols/evince/__init__.py", (
         "tests/protocols/test_evince_paper.py",
         "tests/protocols/test_evince_convergence.py",
         "tests/guarantees/test_injection.py",
         "tests/protocols/test_evince.py::test_malformed_agent_output_is_repaired_or_rejected_with_a_reason",
         "tests/store/test_resume_half_round.py",
     ), functions=EVINCE_FUNCTIONS),
-    Target("protocols/socrasynth.py", (
+    Target("protocols/socrasynth/__init__.py", (
         "tests/protocols/test_socrasynth_paper.py",
         "tests/protocols/test_socrasynth.py::test_tally_reproduces_the_totals_and_winner_of_tables_6_5_and_6_6",
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
     ), functions=SOCRASYNTH_FUNCTIONS),
-    Target("protocols/analyzer.py", (  # the scripted tests: the bundled model's test adds minutes and no kills
+    Target("protocols/measures/analyzer.py", (  # the scripted tests: the bundled model's test adds minutes and no kills
         *(_ANALYZER + name for name in (
             "test_list_parts_are_read_from_json_cut_off_json_or_bullets",
             "test_the_argument_map_gets_ids_and_only_valid_links",
@@ -348,14 +348,14 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_deliberation.py::test_the_analyzer_runs_every_k_turns_and_at_the_end_and_bad_choices_fall_back",
         "tests/protocols/test_deliberation.py::test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text",
     ), fuzz_examples=30),
-    Target("protocols/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
-    Target("protocols/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
+    Target("protocols/core/replay.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
+    Target("protocols/core/replies.py", _RESUME, test_timeout=_RESUME_TIMEOUT),
     Target("tui/forms.py", _RESUME, functions=FORMS_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("store/seal.py", ("tests/store/test_seal.py", "tests/store/test_provenance.py"),
            hand_mutants=seal_column_left_out),
-    Target("store/report/safe.py", _REPORT),
-    Target("store/report/render.py", _REPORT),
+    Target("outputs/report/safe.py", _REPORT),
+    Target("outputs/report/render.py", _REPORT),
 )}
 
 
@@ -391,39 +391,39 @@ _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite b
 #: caught by :data:`SQL_CASE`) is a gap: kill it with a test of the promise, not a test written
 #: to touch a line.
 #: A letter's case changed in a regular expression compiled with ``re.IGNORECASE`` (none of
-#: ``store/redact.py``'s scoped ``(?-i:…)`` parts: those lines are left to the tests).
+#: ``outputs/redact.py``'s scoped ``(?-i:…)`` parts: those lines are left to the tests).
 IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
 
 EQUIVALENT: tuple[Equivalent, ...] = (
-    Equivalent("store/redact.py", "_recognizers",
+    Equivalent("outputs/redact.py", "_recognizers",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                "the words are inside (?i:…): either case reads the same"),
-    Equivalent("store/report/safe.py", "text", "shown = neutral(value if isinstance(value, str) else str(value))",
+    Equivalent("outputs/report/safe.py", "text", "shown = neutral(value if isinstance(value, str) else str(value))",
                "shown = neutral(value if (isinstance(value, str)) and False else str(value))",
                "str() of a str is the same text (a Markup, the one str subclass here, returned before this line)"),
-    *(Equivalent("store/report/safe.py", function, line, line.replace(", quote=True)", ", )"),
+    *(Equivalent("outputs/report/safe.py", function, line, line.replace(", quote=True)", ", )"),
                  "html.escape quotes (\" and ') by default: quote=True restates it")
       for function, line in (("text", "marked = html.escape(shown, quote=True)"),
                              ("attribute", "return html.escape(neutral(str(value)), quote=True)"))),
-    Equivalent("store/report/safe.py", "tag",
+    Equivalent("outputs/report/safe.py", "tag",
                """rendered = "".join(f' {k.rstrip("_").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)""",
                """rendered = "".join(f' {k.rstrip("XX_XX").replace("_", "-")}="{attribute(v)}"' for k, v in attrs.items() if v is not None)""",
                "rstrip takes a set of characters, so it strips an X as well as an underscore, and no attribute name "
                "the report writes ends in a capital X (class_, id, href; the SVG writes its own)"),
-    *(Equivalent("store/report/render.py", "policy", _DIGEST, _DIGEST.replace(f'"{codec}"', f'"{codec.upper()}"'),
+    *(Equivalent("outputs/report/render.py", "policy", _DIGEST, _DIGEST.replace(f'"{codec}"', f'"{codec.upper()}"'),
                  "Python reads codec names in any case") for codec in ("utf-8", "ascii")),
-    Equivalent("store/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
+    Equivalent("outputs/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
                'while b >= a and text[b - 1] in " ,;:":',
                "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
-    Equivalent("store/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
+    Equivalent("outputs/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
                "return 13 <= len(digits) <= 20 and _luhn(digits)",
                "the card pattern holds at most 4 + 4 + 4 + 7 = 19 digits"),
-    Equivalent("store/redact.py", "_recognizers",
+    Equivalent("outputs/redact.py", "_recognizers",
                """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), group=1),""",
                """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), ),""",
                "the pattern's group 1 is the whole match (it begins with a look-behind)"),
-    Equivalent("store/redact.py", "_luhn", "total += d", "total -= d",
+    Equivalent("outputs/redact.py", "_luhn", "total += d", "total -= d",
                "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
@@ -471,122 +471,122 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'return len(text) - esc > 1 and text[esc + 1] not in "XX[]XX"  # a lone ESC + other: a control to drop',
                "this line runs only where _ESCAPES found no sequence at the ESC, and ESC + 'X' always is one "
                "('X' is in @-Z), so the added 'X' never decides"),
-    Equivalent("protocols/untrusted.py", "_loads", "return True, json.loads(text, strict=False)",
+    Equivalent("protocols/core/untrusted.py", "_loads", "return True, json.loads(text, strict=False)",
                "return True, json.loads(text, strict=None)", _FALSY),
-    Equivalent("protocols/untrusted.py", "_closing_brackets", "in_string = escaped = False",
+    Equivalent("protocols/core/untrusted.py", "_closing_brackets", "in_string = escaped = False",
                "in_string = escaped = None", _FALSY),
-    Equivalent("protocols/untrusted.py", "_closing_brackets", "escaped = False", "escaped = None", _FALSY),
-    Equivalent("protocols/untrusted.py", "_closing_brackets", "in_string = False", "in_string = None", _FALSY),
-    *(Equivalent("protocols/untrusted.py", "_balanced_spans", "for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):",
+    Equivalent("protocols/core/untrusted.py", "_closing_brackets", "escaped = False", "escaped = None", _FALSY),
+    Equivalent("protocols/core/untrusted.py", "_closing_brackets", "in_string = False", "in_string = None", _FALSY),
+    *(Equivalent("protocols/core/untrusted.py", "_balanced_spans", "for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):",
                  f"for start, end in sorted(spans, {key}):",
                  "every span starts at its own opening bracket, so no two share a start and only the first key decides")
       for key in ("key=None", "", "key=lambda s: (s[0], +s[1])")),
-    Equivalent("protocols/untrusted.py", "_repair_json", "pos = 0", "pos = None",
+    Equivalent("protocols/core/untrusted.py", "_repair_json", "pos = 0", "pos = None",
                "the first slice, text[pos:m.start()], starts at the beginning from None as from 0"),
-    Equivalent("protocols/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
+    Equivalent("protocols/core/untrusted.py", "parse_as", 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                "text without a bracket, empty or not, gives the same rejection: no JSON object found"),
-    Equivalent("protocols/crit.py", "crit",
+    Equivalent("protocols/measures/crit.py", "crit",
                "sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=False)",
                "sub_calls = await _recurse(judge, reasons, shown, author, subject_used, max_tokens, depth, notes, rival=None)",
                _FALSY),
-    Equivalent("protocols/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
+    Equivalent("protocols/measures/crit.py", "crit", "max_tokens: int = 320,", "max_tokens: int = 321,",
                "every caller passes max_tokens (EVINCE and SocraSynth their crit_tokens, the recursion its own)"),
-    *(Equivalent("protocols/crit.py", "crit", 'raw = ""', f"raw = {value}",
+    *(Equivalent("protocols/measures/crit.py", "crit", 'raw = ""', f"raw = {value}",
                  "the first attempt sets raw before anything reads it") for value in ("None", '"XXXX"')),
-    Equivalent("protocols/crit.py", "_parts", "return [Section(name, material.strip())] if material.strip() else []",
+    Equivalent("protocols/measures/crit.py", "_parts", "return [Section(name, material.strip())] if material.strip() else []",
                "return [Section(name, material.strip())] if (material.strip()) or True else []",
                "an empty part shows nothing: the prompt prints an empty document as it prints none, and skips an "
                "empty counter as it skips a missing one"),
-    Equivalent("protocols/crit.py", "_fitted",
+    Equivalent("protocols/measures/crit.py", "_fitted",
                "return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,",
                "return _prompt(joined(texts, doc), author, joined(texts, against) if (against) or True else None,",
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
-    Equivalent("protocols/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
+    Equivalent("protocols/measures/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
                "depth -= (ch == s[0]) - (ch == s[-1])",
                "only the count's zero is read, and the negated count is zero at the same characters"),
-    Equivalent("protocols/labels.py", "LabelSet._fuzzy",
+    Equivalent("protocols/measures/labels.py", "LabelSet._fuzzy",
                "if matcher.real_quick_ratio() < self.fuzzy_cutoff or matcher.quick_ratio() < self.fuzzy_cutoff:",
                "if matcher.real_quick_ratio() < self.fuzzy_cutoff and matcher.quick_ratio() < self.fuzzy_cutoff:",
                "a shortcut only: ratio() <= quick_ratio() <= real_quick_ratio(), and the ratio is tested against the "
                "cutoff right after, so a candidate the shortcut lets through is still refused"),
-    Equivalent("protocols/labels.py", "LabelSet._fuzzy", "matcher = difflib.SequenceMatcher(b=key, autojunk=False)",
+    Equivalent("protocols/measures/labels.py", "LabelSet._fuzzy", "matcher = difflib.SequenceMatcher(b=key, autojunk=False)",
                "matcher = difflib.SequenceMatcher(b=key, autojunk=None)", _FALSY + " (difflib)"),
-    *(Equivalent("protocols/labels.py", function, f'{line}"utf-8")', f'{line}"UTF-8")',
+    *(Equivalent("protocols/measures/labels.py", function, f'{line}"utf-8")', f'{line}"UTF-8")',
                  "codec names are read in any case: UTF-8 and utf-8 are one codec")
       for function, line in (("read_synonyms", "text = path.read_text(encoding="),
                              ("read_label_set", "text = path.read_text(encoding="))),
-    *(Equivalent("protocols/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
+    *(Equivalent("protocols/measures/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
                  "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
       for function, lhs, rest in (("jensen_shannon", "jsd", " - (entropy(a) + entropy(b)) / 2"), ("agreement_information", "h", ""))
       for op in ("* 2", "/ 3")),
-    Equivalent("protocols/metrics.py", "normalized_mutual_information", "return float(min(1.0, mutual_information(a, b) / h))",
+    Equivalent("protocols/measures/metrics.py", "normalized_mutual_information", "return float(min(1.0, mutual_information(a, b) / h))",
                "return float(min(2.0, mutual_information(a, b) / h))",
                "mutual_information is already clamped to min(H(P), H(Q)) ≤ h, and a float divided by one no smaller is ≤ 1"),
-    Equivalent("protocols/metrics.py", "mixture", "return mixed / mixed.sum()", "return mixed * mixed.sum()",
+    Equivalent("protocols/measures/metrics.py", "mixture", "return mixed / mixed.sum()", "return mixed * mixed.sum()",
                "a convex mix of normalized rows sums to 1 but for rounding, so dividing or multiplying by that sum "
                "moves the last bit only (a rounding-only change, below every tolerance a figure is shown at)"),
-    Equivalent("protocols/metrics.py", "wasserstein", _LP + " bounds=(0, None),", _LP + " bounds=None,", _DEFAULT_BOUNDS),
-    Equivalent("protocols/metrics.py", "wasserstein", _LP + " bounds=(0, None),\n" + _HIGHS, _LP + " " + _HIGHS,
+    Equivalent("protocols/measures/metrics.py", "wasserstein", _LP + " bounds=(0, None),", _LP + " bounds=None,", _DEFAULT_BOUNDS),
+    Equivalent("protocols/measures/metrics.py", "wasserstein", _LP + " bounds=(0, None),\n" + _HIGHS, _LP + " " + _HIGHS,
                _DEFAULT_BOUNDS),
-    Equivalent("protocols/metrics.py", "wasserstein",
+    Equivalent("protocols/measures/metrics.py", "wasserstein",
                'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
                'options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
                "HiGHS is linprog's default method (scipy 1.17)"),
-    Equivalent("protocols/metrics.py", "wasserstein",
+    Equivalent("protocols/measures/metrics.py", "wasserstein",
                'method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
                'method="HIGHS", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},',
                "linprog lower-cases the method's name"),
-    Equivalent("protocols/metrics.py", "wasserstein", "keep = np.arange(n) != int(np.argmax(b))",
+    Equivalent("protocols/measures/metrics.py", "wasserstein", "keep = np.arange(n) != int(np.argmax(b))",
                "keep = np.arange(n) != int(np.argmax(None))",
                "any one of the 2n marginal constraints is implied by the others; dropping the first instead of the "
                "largest moves the implied value by rounding only (~1e-16), far inside HiGHS's 1e-10 tolerance "
                "(5,000 near-degenerate pairs solve either way, tests/protocols/test_wasserstein.py)"),
-    Equivalent("protocols/evince.py", "Evince._metrics", "earlier = [r for r in self.by_round if r < round_]",
+    Equivalent("protocols/evince/__init__.py", "Evince._metrics", "earlier = [r for r in self.by_round if r < round_]",
                "earlier = [r for r in self.by_round if r <= round_]",
                "_metrics runs once per round, for a round with no metrics yet (resume restarts after the last round "
                "with metrics, or inside one without), so by_round never holds round_ here"),
-    Equivalent("protocols/evince.py", "Evince._weight", "return sum(known) / len(known) if known else 1.0",
+    Equivalent("protocols/evince/__init__.py", "Evince._weight", "return sum(known) / len(known) if known else 1.0",
                "return sum(known) * len(known) if known else 1.0",
                "this line runs for an agent whose own score is missing, so known holds the other agent's score at "
                "most: len(known) is 1 there, and ·1 = /1"),
-    Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
+    Equivalent("protocols/socrasynth/__init__.py", "SocraSynth._set_delta",
                'fresh = {role: make_schedule("socrasynth", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
                'fresh = {role: make_schedule("SOCRASYNTH", kappa0=k, delta=self.config.delta) for role, k in start.items()}',
                "make_schedule looks the name up lower-cased"),
-    Equivalent("protocols/socrasynth.py", "SocraSynth._set_delta",
+    Equivalent("protocols/socrasynth/__init__.py", "SocraSynth._set_delta",
                "self.schedules = [(o, s) for o, s in self.schedules if o < origin] + [(origin, fresh)]",
                "self.schedules = [(o, s) for o, s in self.schedules if o <= origin] + [(origin, fresh)]",
                "a schedule with the new one's origin is kept before it, but delta() reads the last schedule begun by "
                "the round, the new one, so the kept one is never read"),
-    Equivalent("protocols/socrasynth.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
+    Equivalent("protocols/socrasynth/__init__.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
                "_gamma yields its JudgementMade (which sets score) unless the moderator stopped the debate, and then "
                "_round returns before reading score"),
-    Equivalent("protocols/socrasynth.py", "tally", "both = overall.setdefault(judge, dict.fromkeys(ROLES, 0.0))",
+    Equivalent("protocols/socrasynth/__init__.py", "tally", "both = overall.setdefault(judge, dict.fromkeys(ROLES, 0.0))",
                "both = overall.setdefault(judge, dict.fromkeys(ROLES, 1.0))",
                "a judge's overall totals are read only to compare the two agents (never shown), and 1 added to both "
                "sides of sums kept to three decimals leaves the comparison as it was"),
-    *(Equivalent("protocols/socrasynth.py", "tally", f"{name}[role] = round({name}[role] + score, 3)",
+    *(Equivalent("protocols/socrasynth/__init__.py", "tally", f"{name}[role] = round({name}[role] + score, 3)",
                  f"{name}[role] = round({name}[role] + score, 4)",
                  "cells are already rounded to three decimals (side_score), so their sum differs from a three-decimal "
                  "number by float noise only (< 1e-12), which rounding to four decimals removes as rounding to three does")
       for name in ("sums", "both")),
-    Equivalent("protocols/replay.py", "ReplayChannel.__init__", "self._now: list[Command] = []",
+    Equivalent("protocols/core/replay.py", "ReplayChannel.__init__", "self._now: list[Command] = []",
                "self._now: list[Command] = None", _NOW),
-    Equivalent("protocols/replay.py", "ReplayChannel.at_checkpoint", "self._now = self._recorded.pop(number, [])",
+    Equivalent("protocols/core/replay.py", "ReplayChannel.at_checkpoint", "self._now = self._recorded.pop(number, [])",
                "self._now = self._recorded.pop(number, None)", _NOW),
-    Equivalent("protocols/replay.py", "ReplayChannel.__init__", "self.caught_up = False", "self.caught_up = None", _FALSY),
-    Equivalent("protocols/replay.py", "resume", "resumed = False", "resumed = None", _FALSY),
-    Equivalent("protocols/replay.py", "_round_of", "return value if isinstance(value, int) else None",
+    Equivalent("protocols/core/replay.py", "ReplayChannel.__init__", "self.caught_up = False", "self.caught_up = None", _FALSY),
+    Equivalent("protocols/core/replay.py", "resume", "resumed = False", "resumed = None", _FALSY),
+    Equivalent("protocols/core/replay.py", "_round_of", "return value if isinstance(value, int) else None",
                "return value if (isinstance(value, int)) or True else None",
                "every event's round is typed int | None and the protocols give ints, so the test only tells None "
                "from an int, and None is returned either way (DebateStarted has no round: getattr gives None)"),
-    Equivalent("protocols/replies.py", "prompt_sha256",
+    Equivalent("protocols/core/replies.py", "prompt_sha256",
                "text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)",
                "text = json.dumps(payload, sort_keys=True, ensure_ascii=None, default=str)", _FALSY + " (json.dumps)"),
-    Equivalent("protocols/replies.py", "prompt_sha256", 'return hashlib.sha256(text.encode("utf-8")).hexdigest()',
+    Equivalent("protocols/core/replies.py", "prompt_sha256", 'return hashlib.sha256(text.encode("utf-8")).hexdigest()',
                'return hashlib.sha256(text.encode("UTF-8")).hexdigest()', "Python reads codec names in any case"),
-    Equivalent("protocols/replies.py", "person_answer",
+    Equivalent("protocols/core/replies.py", "person_answer",
                'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=False)))',
                'record(Reply(PERSON_ROLE, "person", sha, json.dumps(encode(answer), ensure_ascii=None)))',
                _FALSY + " (json.dumps)"),
@@ -595,14 +595,14 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), )',
                "the roles come from roles_from, which keeps a role only where a seat named it or it- played, and "
                "by_seat holds the same seats: the search always finds one, so its default is never used"),
-    *(Equivalent("protocols/analyzer.py", function, 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
+    *(Equivalent("protocols/measures/analyzer.py", function, 'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else ""',
                  'text = raw[:MAX_INPUT_CHARS] if isinstance(raw, str) else "XXXX"',
                  '"XXXX" holds no JSON, no quoted string and no bullet line: it is read exactly as "" is')
       for function in ("parse_points", "parse_map")),
-    Equivalent("protocols/analyzer.py", "parse_map", "found.append((-len(found) - 1, claim))",
+    Equivalent("protocols/measures/analyzer.py", "parse_map", "found.append((-len(found) - 1, claim))",
                "found.append((-len(found) - 2, claim))",
                "the loose pieces' keys stay negative and distinct, and responds_to is at least 0 (MapClaim): no link can name one"),
-    *(Equivalent("protocols/analyzer.py", "parse_map", line, line.replace(f"clip({arg}, {n})", f"clip({arg}, {n + 1})"), why)
+    *(Equivalent("protocols/measures/analyzer.py", "parse_map", line, line.replace(f"clip({arg}, {n})", f"clip({arg}, {n + 1})"), why)
       for line, arg, n, why in (
           ('claims.append(Claim(cid, clip(item.claim, 200), clip(item.speaker, 40) or "?",', "item.claim", 200,
            "MapClaim validates every claim, found whole or as a piece, and bounds its text to 120 characters"),
@@ -612,13 +612,13 @@ EQUIVALENT: tuple[Equivalent, ...] = (
            "_clean has already clipped each premise to 200 characters (and MapClaim bounds it to 100)"),
           ('[Premise(f"{cid}.A{j}", clip(s, 200)) for j, s in enumerate(_clean(item.attacks), start=1)]))', "s", 200,
            "_clean has already clipped each premise to 200 characters (and MapClaim bounds it to 100)"))),
-    Equivalent("protocols/analyzer.py", "Analyzer.events",
+    Equivalent("protocols/measures/analyzer.py", "Analyzer.events",
                "analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=False), round_, analysis.calls[-1])",
                "analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=None), round_, analysis.calls[-1])", _FALSY + " (json.dumps)"),
-    Equivalent("protocols/analyzer.py", "_unquote", "return value if isinstance(value, str) else body",
+    Equivalent("protocols/measures/analyzer.py", "_unquote", "return value if isinstance(value, str) else body",
                "return value if (isinstance(value, str)) or True else body",
                "json.loads of a double-quoted JSON string is always a str"),
-    Equivalent("protocols/analyzer.py", "Analyzer._read", 'about = Section("the topic", topic.strip(), older + 2)',
+    Equivalent("protocols/measures/analyzer.py", "Analyzer._read", 'about = Section("the topic", topic.strip(), older + 2)',
                'about = Section("the topic", topic.strip(), older + 3)',
                "every turn is on the one level older + 1 (discussion without latest): any level above it ranks the topic last"),
 )

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 # the backends package: put the checkout first.
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]
 
-from store.redact import KINDS, STRUCTURED  # noqa: E402
+from outputs.redact import KINDS, STRUCTURED  # noqa: E402
 from tests.helpers.redaction_set import LABELLED, load, score  # noqa: E402
 
 GOAL = 0.98

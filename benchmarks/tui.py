@@ -54,9 +54,9 @@ from textual.widgets import Static  # noqa: E402
 from rich.text import Text  # noqa: E402
 from tui.sanitize import terminal_safe  # noqa: E402
 from tui.app.widgets.transcript import Transcript, TurnView  # noqa: E402
-from tui.headless.runner import drive  # noqa: E402
-from protocols.events import DebateStarted, Participant, TurnFinished  # noqa: E402
-from protocols.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
+from store.drive import drive  # noqa: E402
+from protocols.core.events import DebateStarted, Participant, TurnFinished  # noqa: E402
+from protocols.core.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
 
 
 #: Threads alive in this process at each press (the models' worker threads included).
@@ -221,7 +221,7 @@ def scripted_history(debate_id: str, turns: int, tokens: int) -> list:
 async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: float):
     """Two scripted agents alternating long turns, streamed at ``rate`` tokens/s (4 chars a token)."""
     from backends.base import SamplingOptions
-    from protocols.agents import Agent
+    from protocols.core.agents import Agent
     from tests.helpers.scripted import ScriptedBackend
 
     agents = [Agent(role, ScriptedBackend(f"scripted-{role[-1]}", [long_reply(tokens, i) for i in range(50)],

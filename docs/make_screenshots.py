@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from store.queries import Queries  # noqa: E402
-from store.report import report_html  # noqa: E402
+from outputs.report import report_html  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
 from tui.app.replay import replay, rounds_of  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402

@@ -6,13 +6,13 @@ benchmarks and the tests all read :data:`PROTOCOLS`; nothing else lists protocol
 
 from __future__ import annotations
 
-from . import conference, d3, deliberation, evince, humanloop, socrasynth
-from .definition import ProtocolDefinition, check_unique
+from protocols import agreement, d3, deliberation, evince, humanloop, socrasynth
+from protocols.core.definition import ProtocolDefinition, check_unique
 
 PROTOCOLS: tuple[ProtocolDefinition, ...] = (
     evince.DEFINITION,
     socrasynth.DEFINITION,
-    conference.DEFINITION,
+    agreement.DEFINITION,
     deliberation.DEFINITION,
     humanloop.DEFINITION,
     d3.DEFINITION,

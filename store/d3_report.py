@@ -1,5 +1,5 @@
 """D3 evaluations in the journal against reference verdicts: accuracy, Cohen's κ and the
-self-enhancement audit (seed 003 section 4.3; the measures are :mod:`protocols.d3_audit`).
+self-enhancement audit (seed 003 section 4.3; the measures are :mod:`protocols.d3.audit`).
 
 A reference file lists the right verdict per item, one JSON object per line (or one JSON list):
 
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from protocols.d3_audit import Evaluation, agreement, evaluators_of, normalize_reference, self_enhancement
+from protocols.d3.audit import Evaluation, agreement, evaluators_of, normalize_reference, self_enhancement
 
 from .journal import Journal
 from .queries import Queries

@@ -29,7 +29,7 @@ from typing import Any
 from platformdirs import user_data_dir
 
 from backends.private import private_dir
-from protocols.events import (
+from protocols.core.events import (
     CallRecord,
     DebateFinished,
     DebateResumed,
@@ -43,8 +43,8 @@ from protocols.events import (
     PhaseChanged,
     TurnFinished,
 )
-from protocols.replay import counted
-from protocols.replies import Reply
+from protocols.core.replay import counted
+from protocols.core.replies import Reply
 
 from . import seal
 from .schema import LATEST, MIGRATIONS
@@ -278,7 +278,7 @@ class Journal:
 
     def record_replies(self, debate_id: str, replies: Iterable[Reply]) -> None:
         """Keep the replies (and the person's answers) a run received since the last event, in
-        one transaction, so a resumed run is answered as this one was (:mod:`protocols.replay`).
+        one transaction, so a resumed run is answered as this one was (:mod:`protocols.core.replay`).
         Nothing is kept for a debate that has no row yet (there is nothing to resume)."""
         rows = [(r.role, r.kind, r.prompt_sha256, r.reply, _dumps(r.details), time.time(), debate_id) for r in replies]
         if not rows:

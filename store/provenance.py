@@ -9,7 +9,7 @@ whether the run can be reproduced bit for bit, and why not when it cannot.
 
 A model file's SHA-256 is cached by path, size and modification time in
 ``file-hashes.json`` in the config folder (mode 0600): a 5 GB GGUF is read once, not at each
-debate. :func:`collect` reads files and so runs in a worker thread (``tui/headless/runner.py``),
+debate. :func:`collect` reads files and so runs in a worker thread (``store/drive.py``),
 reporting progress through a callback.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
-from protocols.events import DebateStarted, Participant
+from protocols.core.events import DebateStarted, Participant
 
 Progress = Callable[[str], None]
 

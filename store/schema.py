@@ -207,7 +207,7 @@ _V3_CONFIDENCE_AND_NOTICES = """
 # again, the retry's reply), so a resumed agent is sent exactly what an uninterrupted one is.
 _V4_TURN_EXCHANGES = "ALTER TABLE turns ADD COLUMN exchange_json TEXT;"
 
-# v5 (issue 25): what a resumed run replays (protocols/replay.py). Every model reply and every
+# v5 (issue 25): what a resumed run replays (protocols/core/replay.py). Every model reply and every
 # answer of the person, kept the moment it exists with the hash of the prompt it answered; the
 # checkpoint at which each moderator command took effect; and how many of a debate's events are
 # journalled (NULL for debates written before v5: they cannot be replayed).

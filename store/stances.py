@@ -1,6 +1,6 @@
 """Stance changes computed from the journal (seed 001's volatility measures, across debates).
 
-The measures themselves are :func:`protocols.stance.analyze` and :func:`~protocols.stance.change_rates`;
+The measures themselves are :func:`protocols.humanloop.stance.analyze` and :func:`~protocols.humanloop.stance.change_rates`;
 this module only reads their input back from SQLite: the ``stance`` judgements (one per step,
 ``target`` = the seat's role, ``verdict`` = its label) and which seat, if any, a person held (the
 participant whose backend is ``human``), the confidence each seat stated (the judgement's
@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from protocols.stance import StanceStep, analyze, change_rates
+from protocols.humanloop.stance import StanceStep, analyze, change_rates
 
 from .journal import Journal
 from .queries import Queries

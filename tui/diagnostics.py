@@ -9,7 +9,6 @@ the id of the debate it belongs to, so one file can hold many debates and still 
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 import sys
@@ -18,10 +17,7 @@ from pathlib import Path
 from platformdirs import user_log_dir
 
 from backends.private import create_private, private_dir
-
-#: The debate whose events are being driven (set by :func:`tui.headless.runner.drive`); copied
-#: into worker threads with the context, so backend log lines carry it too.
-current_debate: contextvars.ContextVar[str] = contextvars.ContextVar("symposium_debate", default="-")
+from store.logcontext import current_debate
 
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s [debate %(debate_id)s] %(message)s"
 

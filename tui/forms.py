@@ -1,7 +1,7 @@
 """The New-debate form's pieces, shared by every interface that starts a protocol.
 
 A :class:`ProtocolSpec` is a protocol's form, generated from its definition
-(:class:`protocols.definition.ProtocolDefinition`: inputs, roles, and parameters from its config),
+(:class:`protocols.core.definition.ProtocolDefinition`: inputs, roles, and parameters from its config),
 and turns submitted values into the protocol's config and event stream; the Debate screen and the headless runs only ever see the stream, so
 every protocol is run, shown and journalled the same way. The specs themselves, one per
 protocol, are in :mod:`tui.protocol_catalog`. Also here: the defaults profile a debate's models
@@ -18,14 +18,14 @@ from typing import Any, Literal
 
 from backends.base import SamplingOptions
 from backends.registry import Registry
-from protocols import replay
-from protocols.agents import Agent
-from protocols.definition import Input, InputError, Person, ProtocolDefinition, Role
-from protocols.events import Event
-from protocols.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
-from protocols.moderation import CommandChannel
-from protocols.params import PROFILES, ParamError, Profile, params_of, profile_overrides
-from protocols.roles import SIDE_PANEL
+from protocols.core import replay
+from protocols.core.agents import Agent
+from protocols.core.definition import Input, InputError, Person, ProtocolDefinition, Role
+from protocols.core.events import Event
+from protocols.measures.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
+from protocols.core.moderation import CommandChannel
+from protocols.core.params import PROFILES, ParamError, Profile, params_of, profile_overrides
+from protocols.core.roles import SIDE_PANEL
 
 FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
 
@@ -53,11 +53,11 @@ class Field:
     #: A select that also takes a value typed in (a path to a labels file: ``--labels FILE``).
     open_choice: bool = False
     #: Kept for the next form (settings, choices, numbers); never the debate's text (see
-    #: :attr:`protocols.definition.Input.remembered`).
+    #: :attr:`protocols.core.definition.Input.remembered`).
     remember: bool = True
 
 
-#: The form's choice of defaults (see ``protocols/params.py``); "auto" follows the models.
+#: The form's choice of defaults (see ``protocols/core/params.py``); "auto" follows the models.
 PROFILE_FIELD = Field("profile", "Defaults", "select", "auto",
                       (("auto", "auto: as the models' registry entries say"),
                        ("standard", "standard: real instruction models (7B and up)"),
@@ -85,7 +85,7 @@ def param_fields(config_cls: type) -> tuple[Field, ...]:
 
 
 def input_field(i: Input) -> Field:
-    """The form field of a protocol input (see :class:`protocols.definition.Input`)."""
+    """The form field of a protocol input (see :class:`protocols.core.definition.Input`)."""
     shown = i.example if i.example is not None else (i.default if i.default is not None else "")
     match i.kind:
         case "bool":
@@ -226,7 +226,7 @@ class ProtocolSpec:
                person: PersonSeat) -> AsyncIterator[Event]:
         """The continuation of a journalled debate cut off early: the same run (the definition's
         ``run``), under the config it journalled and with each agent sampling as it did, replayed
-        from the journal up to where it was cut (:mod:`protocols.replay`), then live. Every
+        from the journal up to where it was cut (:mod:`protocols.core.replay`), then live. Every
         protocol resumes this way."""
         d = self.definition
         config = d.config_from_journal(debate["config"])
@@ -290,7 +290,7 @@ class FormError(ValueError):
 
 
 def load_labels(source: str) -> LabelSet | None:
-    """A class set C (see :func:`protocols.labels.read_label_set`); errors name the field."""
+    """A class set C (see :func:`protocols.measures.labels.read_label_set`); errors name the field."""
     try:
         return read_label_set(source)
     except ValueError as exc:

@@ -24,7 +24,7 @@ EVINCE = PROTOCOLS["evince"]
 def resumable(debate: dict[str, Any]) -> tuple[ProtocolSpec, dict[str, str]]:
     """The spec that continues ``debate`` and its roles' models (in the form's roles); raises
     FormError, naming the debate, when it cannot be resumed. Every protocol can: a run is resumed
-    by replaying its journal (:mod:`protocols.replay`)."""
+    by replaying its journal (:mod:`protocols.core.replay`)."""
     if debate["status"] in ("finished", "stopped"):
         raise FormError(f"debate {debate['id']} is {debate['status']}; only an unfinished debate can be resumed")
     # A protocol may journal one of its variants (D3: "d3-samre", "d3-more"): the registry knows them.

@@ -17,11 +17,11 @@ import re
 
 from rich.text import Text
 
-from protocols.text import UNSAFE_CHARACTERS
+from protocols.core.text import UNSAFE_CHARACTERS
 
 # CSI / OSC / other ESC sequences, then any remaining C0/C1 control except tab and newline,
 # and the bidi embeddings, overrides and isolates that reorder what is shown ("Trojan Source";
-# :data:`protocols.text.UNSAFE_CHARACTERS`, which the HTML report neutralizes too).
+# :data:`protocols.core.text.UNSAFE_CHARACTERS`, which the HTML report neutralizes too).
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROLS = UNSAFE_CHARACTERS
 

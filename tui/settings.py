@@ -38,7 +38,7 @@ def load() -> dict[str, Any]:
 def save(settings: dict[str, Any]) -> None:
     """Replace the saved settings: ``0600`` in a ``0700`` folder (they name the user's models
     and files; the form's remembered values are kept free of the case, see
-    :attr:`protocols.definition.Input.remembered`)."""
+    :attr:`protocols.core.definition.Input.remembered`)."""
     private_dir(config_dir())
     write_private(_settings_file(), json.dumps(settings, indent=2, ensure_ascii=False))
 

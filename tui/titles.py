@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from protocols.text import clip
+from protocols.core.text import clip
 
 ELLIPSIS = "…"
 

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Input, Select, Static, TextArea
 
 from store import seal
 from store.journal import Journal
-from protocols.outcome import outcome_in_words
+from protocols.core.outcome import outcome_in_words
 from store.queries import Queries
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, OptionList, Static
 
-from protocols.events import AwaitingModerator, DebateStarted, MetricsComputed, ModeratorActed, PhaseChanged
+from protocols.core.events import AwaitingModerator, DebateStarted, MetricsComputed, ModeratorActed, PhaseChanged
 from protocols.socrasynth import DEFINITION as SOCRASYNTH
 from store.journal import Journal
 from store.queries import Queries
@@ -250,7 +250,7 @@ async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_pa
     from tests.helpers.scripted import ScriptedBackend
     from textual.widgets import Input, Select, TextArea
     from tui.app.screens.new_debate import NewDebateScreen
-    from protocols.roles import SIDE_PANEL
+    from protocols.core.roles import SIDE_PANEL
 
     def create(entry: ModelEntry, progress) -> ScriptedBackend:
         slow = entry.id == "gemma3-270m"  # the analyzer's model only

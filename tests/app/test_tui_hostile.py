@@ -20,7 +20,7 @@ from textual.widgets import Input, TextArea
 from backends.base import BackendError
 from backends.factory import OnProgress
 from backends.registry import ModelEntry
-from protocols.events import (
+from protocols.core.events import (
     DebateFinished,
     DebateStarted,
     JudgementMade,

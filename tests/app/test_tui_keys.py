@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, TextArea
 
 from protocols.evince import DEMO_CASE
-from protocols.events import DebateStarted, MetricsComputed
-from protocols.metrics import MetricsSnapshot
+from protocols.core.events import DebateStarted, MetricsComputed
+from protocols.measures.metrics import MetricsSnapshot
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture

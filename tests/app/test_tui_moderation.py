@@ -27,12 +27,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, TextArea
 
-from protocols import conference, d3, deliberation, evince, humanloop, socrasynth
+from protocols import agreement as conference, d3, deliberation, evince, humanloop, socrasynth
 from store.queries import Queries
 from tests.helpers.form import fill_examples
 from tests.app.test_tui import SIZE, make_app, wait_for
-from protocols.events import Interject, Pause
-from protocols.roles import SIDE_PANEL
+from protocols.core.events import Interject, Pause
+from protocols.core.roles import SIDE_PANEL
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.scripted import answering, fits
 from tui.app.app import SymposiumApp
@@ -201,7 +201,7 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
         await _until(pilot, app, lambda: bool(heard()), f"{target}'s next request", running=debate)
         assert {t["role"] for t in heard()} <= ({target, "advocate-2.1", "advocate-2.2"} if protocol == "d3" else {target})
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
-        # the person's words shown as typed, not as markup, in a sentence (protocols.outcome.moderator_action)
+        # the person's words shown as typed, not as markup, in a sentence (protocols.core.outcome.moderator_action)
         assert any(n.startswith("✋ In round ") and n.endswith(f" the moderator said to {target}: “{SAID}”") for n in notes), notes
         if honoured.contentiousness:  # the next round is argued at the moderator's κ
 

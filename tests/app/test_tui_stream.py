@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.widgets import Static
 
-from protocols.events import TokenDelta, TurnStarted
+from protocols.core.events import TokenDelta, TurnStarted
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import HOSTILE
 from tui.sanitize import StreamSanitizer, terminal_safe

@@ -12,7 +12,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import Static
 
-from protocols.events import ModeratorActed, Notice
+from protocols.core.events import ModeratorActed, Notice
 from tests.helpers.sample_debate import T0, sample_events
 from tests.app.test_tui import SIZE, make_app
 from tui.app.app import SymposiumApp

@@ -22,11 +22,11 @@ from backends.factory import OnProgress, create_backend
 from backends.lifecycle import Engines, Loaded, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import ModelEntry, Registry
 from protocols import evince
-from protocols.agents import agents_for
-from protocols.events import TokenDelta
-from protocols.labels import LabelSet
+from protocols.core.agents import agents_for
+from protocols.core.events import TokenDelta
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import Fail, ScriptedBackend
 

@@ -14,13 +14,13 @@ from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from backends.openai_compat import OpenAIBackend
 from protocols import evince
-from protocols.agents import Agent
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evince_rounds import assert_parsed_where_readable, says_no_prediction
 from tests.helpers.paths import dev_csv
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=5)
 

@@ -22,7 +22,7 @@ import pytest
 from scipy import stats
 
 from backends.base import Message, SamplingOptions
-from protocols import evaluation as E
+from protocols.measures import evaluation as E
 from protocols.evince import REASON_FIRST
 from store.journal import Journal
 from tui.bench.diagnosis import Bench, BenchConfig, choose_k, label_set, read_cases, summarize, vote

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from protocols.contentiousness import make_schedule
-from protocols.labels import LabelSet
+from protocols.measures.contentiousness import make_schedule
+from protocols.measures.labels import LabelSet
 from tui.bench.diagnosis import Bench, BenchConfig, Case, summarize
 from tui.bench.report import markdown
 

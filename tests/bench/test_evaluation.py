@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from protocols import evaluation as E
+from protocols.measures import evaluation as E
 
 PREDS = [{"Malaria": 0.6, "Dengue": 0.3, "Typhoid": 0.1},   # truth Malaria: rank 1
          {"Malaria": 0.5, "Dengue": 0.4, "Typhoid": 0.1},   # truth Dengue: rank 2

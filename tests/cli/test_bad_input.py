@@ -13,7 +13,7 @@ import pytest
 
 from backends.registry import load_registry
 from backends.sources import resolve_path
-from protocols.events import TurnFinished
+from protocols.core.events import TurnFinished
 from store.journal import Journal, JournalError
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.paths import REPO

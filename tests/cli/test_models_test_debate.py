@@ -12,9 +12,9 @@ from rich.console import Console
 
 from backends.base import SamplingOptions
 from protocols import evince
-from protocols.events import CallRecord, TurnFinished
-from protocols.labels import LabelSet
-from protocols.params import defaults
+from protocols.core.events import CallRecord, TurnFinished
+from protocols.measures.labels import LabelSet
+from protocols.core.params import defaults
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli.health_debate import LABELS, DebateCheck, _record, debate_check
 

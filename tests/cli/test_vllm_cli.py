@@ -195,10 +195,10 @@ def test_serve_vllm_answers_the_openai_backend_then_stops_cleanly(vllm_server: t
     its end; SIGTERM stops the server and its engine."""
     from backends.openai_compat import OpenAIBackend
     from protocols import evince
-    from protocols.agents import Agent
-    from protocols.labels import LabelSet
-    from protocols.params import build
-    from tui.headless.runner import drive
+    from protocols.core.agents import Agent
+    from protocols.measures.labels import LabelSet
+    from protocols.core.params import build
+    from store.drive import drive
 
     base_url, tag, process = vllm_server
     assert base_url.startswith("http://127.0.0.1:")

@@ -16,9 +16,9 @@ from typing import Any
 
 from backends.base import SamplingOptions
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import DebateFinished, JudgementMade, MetricsComputed, TokenDelta, TurnFinished
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.core.events import DebateFinished, JudgementMade, MetricsComputed, TokenDelta, TurnFinished
+from protocols.measures.labels import LabelSet
 
 from tests.helpers.scripted import ScriptedBackend
 

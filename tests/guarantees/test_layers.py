@@ -1,5 +1,5 @@
-"""The four rooms point one way: ``backends`` ← ``protocols`` ← ``store`` ← ``tui``, and inside
-them nothing imports in a circle.
+"""The five rooms point one way: ``backends`` ← ``protocols`` ← ``store`` ← ``outputs`` ← ``tui``,
+and inside them nothing imports in a circle.
 
 Read from the source (every ``import``, also those inside functions and under
 ``TYPE_CHECKING``), so a lazy import that runs back up is caught as well as one at the top of a
@@ -21,11 +21,12 @@ from tests.helpers.paths import REPO
 
 #: What each package may not import (top-level package names).
 FORBIDDEN = {
-    "backends": {"protocols", "store", "tui", "textual"},
-    "protocols": {"store", "tui", "textual", "sqlite3", "sqlite_utils"},
-    "store": {"tui", "textual"},
+    "backends": {"protocols", "store", "outputs", "tui", "textual"},
+    "protocols": {"store", "outputs", "tui", "textual", "sqlite3", "sqlite_utils"},
+    "store": {"outputs", "tui", "textual"},
+    "outputs": {"tui", "textual"},
 }
-PACKAGES = ("backends", "protocols", "store", "tui")
+PACKAGES = ("backends", "protocols", "store", "outputs", "tui")
 #: The parts of ``tui``, lowest first: a part may import only parts of a lower rank.
 TUI_RANK = {"tui": 0, "tui.headless": 1, "tui.bench": 2, "tui.app": 2, "tui.cli": 3}
 

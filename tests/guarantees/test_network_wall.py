@@ -35,7 +35,7 @@ def _the_wall_or_why_not() -> None:
         pytest.fail(f"SYMPOSIUM_REQUIRE_NETWORK_WALL=1, but the network wall cannot run here: {why}")
     pytest.skip(f"network wall unavailable: {why}")
 
-LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
+LABELS = REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"
 DEBATE = ["run", "evince", "--case", "fever, chills, headache", "--labels", str(LABELS), "--max-rounds", "0",
           "--turn-tokens", "24", "--crit-tokens", "24"]
 

@@ -3,7 +3,7 @@
 ``symposium run`` / ``chat`` print what protocols yield, and much of it is untrusted: model
 output (turns, judges' verdicts and reasons, joint proposals), server error text (a failed
 debate's stop reason), user input (titles, interjections). The list of event types is read from
-:mod:`protocols.events` itself and each event is built from its dataclass fields, so an event
+:mod:`protocols.core.events` itself and each event is built from its dataclass fields, so an event
 type added later is printed here too, or this test fails saying which field it cannot fill.
 Every ``str`` anywhere in an event (field, dict key or value, tuple item, nested participant or
 call record) carries ANSI CSI/OSC sequences, C0/C1 controls, bidi overrides and Rich markup.
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from protocols import events
+from protocols.core import events
 from tui.headless.printer import EventPrinter
 
 #: Each piece of hostile text carries this visible word, so the test can see the text arrived.
@@ -48,7 +48,7 @@ RICH_SGR = re.compile(r"\x1b\[[0-9;]*m")  # Rich's own colours, in terminal mode
 
 
 def event_types() -> list[type[events.Event]]:
-    """Every concrete event class defined in :mod:`protocols.events`."""
+    """Every concrete event class defined in :mod:`protocols.core.events`."""
     found = [obj for obj in vars(events).values()
              if isinstance(obj, type) and issubclass(obj, events.Event) and obj is not events.Event]
     assert len(found) >= 13, found  # the discovery itself works
@@ -151,5 +151,5 @@ def test_a_whole_run_of_hostile_events_prints_inert() -> None:
     assert set(order) == set(event_types()), "a new event type: add it to this run's order"
     out = printed([build(cls) for cls in order], terminal=False)
     assert_inert(out, "a whole run")
-    # the ending is a sentence (protocols.outcome): "Status: reason."
+    # the ending is a sentence (protocols.core.outcome): "Status: reason."
     assert out.rstrip().removesuffix(".").endswith("end"), "the stop reason's text after the escapes is still shown"

@@ -28,7 +28,7 @@ from tests.helpers.guarded import OFFLINE_VARIABLES
 from tests.helpers.paths import REPO
 from tui.cli.parser import OFFLINE_ENV
 
-LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
+LABELS = REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"
 #: A user's environment that would let the libraries go online: every command must override it.
 ONLINE_ENV = {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0",
               "HF_HUB_DISABLE_TELEMETRY": "0", "DO_NOT_TRACK": "0", "VLLM_NO_USAGE_STATS": "0",

@@ -16,14 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from protocols import agreement, analyzer, conference, d3, stance
-from protocols.crit import CritReply, StrictCritReply
+from protocols import agreement as conference, d3
+from protocols.humanloop import stance
+from protocols.measures import agreement_judge as agreement, analyzer
+from protocols.measures.crit import CritReply, StrictCritReply
 from protocols.deliberation import Roster, resolve_choice
-from protocols.distribution import parse_distribution
+from protocols.measures.distribution import parse_distribution
 from protocols.evince import Recommendations
-from protocols.labels import LabelSet
+from protocols.measures.labels import LabelSet
 from protocols.socrasynth import AgendaReply, JointProposal, Points
-from protocols.untrusted import parse_as
+from protocols.core.untrusted import parse_as
 from tui.headless.printer import EventPrinter
 from tui.sanitize import terminal_safe
 
@@ -116,7 +118,7 @@ def test_terminal_safe_strips_every_escape_and_control() -> None:
 
 def test_printed_events_cannot_drive_the_terminal() -> None:
     """The headless printer shows forged markers and escapes as inert text."""
-    from protocols.events import CallRecord, TokenDelta, TurnFinished, TurnStarted
+    from protocols.core.events import CallRecord, TokenDelta, TurnFinished, TurnStarted
 
     buf = io.StringIO()
     printer = EventPrinter(Console(file=buf, force_terminal=True, width=120))

@@ -85,7 +85,7 @@ from tests.helpers.evince_rounds import says_no_prediction
 from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
 
-LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
+LABELS = REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"
 CASES = ["fever, chills and sweating", "itching, yellowish skin, dark urine", "runny nose, sneezing, cough",
          "joint pain, rash, high fever", "burning urination, bladder discomfort"]
 #: The protocols the harness kills (``tui.protocol_catalog.PROTOCOLS``' names; D3 runs its SAMRE variant).

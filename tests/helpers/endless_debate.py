@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 from backends.base import Message, SamplingOptions
 from backends.factory import create_backend
 from backends.registry import load_registry
-from protocols.agents import Agent
-from protocols.events import DebateStarted, Event, TokenDelta, TurnFinished, TurnStarted
+from protocols.core.agents import Agent
+from protocols.core.events import DebateStarted, Event, TokenDelta, TurnFinished, TurnStarted
 from store.journal import Journal
-from tui.headless.runner import drive
+from store.drive import drive
 
 
 async def endless(debate_id: str, agent: Agent) -> AsyncIterator[Event]:

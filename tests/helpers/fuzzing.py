@@ -34,14 +34,16 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from protocols import agreement, analyzer, conference, d3, stance
-from protocols.crit import CritReply, StrictCritReply
+from protocols import agreement as conference, d3
+from protocols.humanloop import stance
+from protocols.measures import agreement_judge as agreement, analyzer
+from protocols.measures.crit import CritReply, StrictCritReply
 from protocols.deliberation import Roster, resolve_choice
-from protocols.distribution import parse_distribution
+from protocols.measures.distribution import parse_distribution
 from protocols.evince import Recommendations
-from protocols.labels import LabelSet, normalize_label
+from protocols.measures.labels import LabelSet, normalize_label
 from protocols.socrasynth import AgendaReply, JointProposal, Points
-from protocols.untrusted import parse_as
+from protocols.core.untrusted import parse_as
 
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid", "Hepatitis C"])
 SPEAKERS = ("deliberator-1", "deliberator-2")
@@ -261,7 +263,7 @@ def _strings_in(value: Any) -> list[str]:
 
 def _cut_from(said: str, got: str) -> bool:
     """Whether ``got`` is ``said`` or ``said`` cut short, where a cut between the two escapes of a
-    character outside the BMP leaves U+FFFD in its place (:func:`protocols.untrusted.whole_characters`)."""
+    character outside the BMP leaves U+FFFD in its place (:func:`protocols.core.untrusted.whole_characters`)."""
     if said.startswith(got):
         return True
     head = got.removesuffix("\ufffd")
@@ -461,7 +463,7 @@ def _reads(target: Target, reply: Any) -> tuple[bool, Any]:
         return False, None
 
 
-#: What the distribution parser removes before it reads a reply (protocols/distribution.py).
+#: What the distribution parser removes before it reads a reply (protocols/measures/distribution.py).
 _CONTROLS = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.redact import KINDS, Span, find
+from outputs.redact import KINDS, Span, find
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "redaction" / "labelled.txt"
 _MARK = re.compile(r"\{\{(\w+):(.+?)\}\}")

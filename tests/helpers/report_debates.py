@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from protocols.events import DebateStarted, Event, TurnFinished
+from protocols.core.events import DebateStarted, Event, TurnFinished
 from protocols.registry import PROTOCOLS
 from store.journal import Journal
 from store.queries import Queries

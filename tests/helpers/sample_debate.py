@@ -10,7 +10,7 @@ copied here: a copy kept the old λ = 0.2 curve (0.9, 0.74, 0.60) after issue 26
 
 from __future__ import annotations
 
-from protocols.events import (
+from protocols.core.events import (
     CallRecord,
     DebateFinished,
     DebateStarted,
@@ -21,7 +21,7 @@ from protocols.events import (
     PhaseChanged,
     TurnFinished,
 )
-from protocols.contentiousness import Exponential
+from protocols.measures.contentiousness import Exponential
 from protocols.evince import phase_for
 from store.journal import Journal
 

@@ -6,7 +6,7 @@ subtopic in both role alignments (Tables 6.5, 6.6), the joint proposal and the o
 
 from __future__ import annotations
 
-from protocols.events import (
+from protocols.core.events import (
     CallRecord,
     DebateFinished,
     DebateStarted,

@@ -25,13 +25,13 @@ from typing import Any
 from rich.console import Console
 
 from backends.base import SamplingOptions
-from protocols.agents import Agent
-from protocols.events import DebateStarted, Event, TurnFinished
-from protocols.moderation import CommandChannel
+from protocols.core.agents import Agent
+from protocols.core.events import DebateStarted, Event, TurnFinished
+from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tui.headless.printer import EventPrinter
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.headless.signals import Terminated, run_command
 from tui.protocol_catalog import PROTOCOLS, resumable
 

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols.agents import Agent
-from protocols.agreement import AGREEMENT, LABELS, MORE_DEBATE, AgreementJudge, parse_verdict
-from protocols.events import DebateFinished, DebateStarted, Event, MetricsComputed
+from protocols.core.agents import Agent
+from protocols.measures.agreement_judge import AGREEMENT, LABELS, MORE_DEBATE, AgreementJudge, parse_verdict
+from protocols.core.events import DebateFinished, DebateStarted, Event, MetricsComputed
 from store.journal import Journal
 from store.queries import Queries
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

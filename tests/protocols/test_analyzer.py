@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from backends.base import SamplingOptions, schema_of
 from backends.llamacpp import LlamaCppBackend
-from protocols.agents import Agent
-from protocols.analyzer import (
+from protocols.core.agents import Agent
+from protocols.measures.analyzer import (
     _INSTRUCTIONS as INSTRUCTIONS,
     ANALYZER_SYSTEM,
     ITEMS,
@@ -32,8 +32,8 @@ from protocols.analyzer import (
     parse_map,
     parse_points,
 )
-from protocols.text import clip
-from protocols.events import JudgementMade, ModelCalled, TokenDelta, TurnFinished
+from protocols.core.text import clip
+from protocols.core.events import JudgementMade, ModelCalled, TokenDelta, TurnFinished
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=32, temperature=0.7, seed=13)

@@ -12,15 +12,15 @@ import pytest
 
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols import conference
-from protocols.agents import Agent
-from protocols.conference import EVALUATOR, FACTORS, JUDGE, MODERATOR, parse_evaluation, select_speaker
-from protocols.events import AdvanceStage, DebateFinished, Interject, JudgementMade, SkipToConclusion, TurnFinished
-from protocols.moderation import CommandChannel
+from protocols import agreement as conference
+from protocols.core.agents import Agent
+from protocols.agreement import EVALUATOR, FACTORS, JUDGE, MODERATOR, parse_evaluation, select_speaker
+from protocols.core.events import AdvanceStage, DebateFinished, Interject, JudgementMade, SkipToConclusion, TurnFinished
+from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tui.cli import main
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

@@ -1,4 +1,4 @@
-"""Tests of protocols.contentiousness (Table 6.1 text, Table 6.2 / section 7.4.5 / Figure 7.1 schedules)."""
+"""Tests of protocols.measures.contentiousness (Table 6.1 text, Table 6.2 / section 7.4.5 / Figure 7.1 schedules)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.contentiousness import (
+from protocols.measures.contentiousness import (
     SCHEDULES,
     Adaptive,
     Exponential,
@@ -19,7 +19,7 @@ from protocols.contentiousness import (
     make_schedule,
     nearest_level,
 )
-from protocols.metrics import compute_all
+from protocols.measures.metrics import compute_all
 
 CONVERGING = RoundSignals(d_wd=0.1, d_mi=0.05, d_jsd=0.1, d_crit=0.05)
 DIVERGING = RoundSignals(d_wd=-0.1, d_mi=-0.05, d_jsd=-0.1, d_crit=-0.05)

@@ -22,16 +22,16 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.chat_template import ChatTemplate
-from protocols.agents import ELIDED, Agent
-from protocols.events import about_context
-from protocols.moderation import CommandChannel
-from store.export import to_markdown
+from protocols.core.agents import ELIDED, Agent
+from protocols.core.events import about_context
+from protocols.core.moderation import CommandChannel
+from outputs.export import to_markdown
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_resume_every_protocol import CASES, Person, values_for
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.protocol_catalog import PROTOCOLS
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from backends.base import SamplingOptions
-from protocols.agents import Agent
-from protocols.crit import crit, weighted_score
+from protocols.core.agents import Agent
+from protocols.measures.crit import crit, weighted_score
 
 from tests.helpers.scripted import ScriptedBackend
 

@@ -7,7 +7,7 @@ and what comes back into the journal: the roles and the text of each prompt (the
 method, for a model), the schema, token budget and temperature of each attempt, every note, and
 the recursion's limits and bookkeeping. Scripted judges (tests/helpers/scripted.py): the replies
 must be exact. (Found by mutation testing, ``benchmarks/mutation.py``: each test failed for a
-change to ``protocols/crit.py`` the others let through.)
+change to ``protocols/measures/crit.py`` the others let through.)
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from backends.base import Message, SamplingOptions
-from protocols.agents import Agent
-from protocols.crit import JUDGE_SYSTEM, CritReply, RatedReason, StrictCritReply, argument_scores, crit, weighted_score
-from protocols.fitting import Section
+from protocols.core.agents import Agent
+from protocols.measures.crit import JUDGE_SYSTEM, CritReply, RatedReason, StrictCritReply, argument_scores, crit, weighted_score
+from protocols.core.fitting import Section
 
 from tests.helpers.scripted import ScriptedBackend
 

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import d3
-from protocols.agents import Agent
+from protocols.core.agents import Agent
 from store.journal import Journal
 from store.queries import Queries
 from tui.cli import main
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

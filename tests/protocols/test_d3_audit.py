@@ -15,14 +15,14 @@ import pytest
 
 from backends.base import SamplingOptions
 from protocols import d3
-from protocols.agents import Agent
-from protocols.d3_audit import Evaluation, agreement, cohen_kappa, family, self_enhancement
-from protocols.events import Notice
+from protocols.core.agents import Agent
+from protocols.d3.audit import Evaluation, agreement, cohen_kappa, family, self_enhancement
+from protocols.core.events import Notice
 from store.d3_report import ReferenceError, read_references
 from store.journal import Journal
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli import main
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=60, temperature=0.7, seed=13)
 

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from backends.base import SamplingOptions
-from protocols import roles as R
-from protocols.agents import Agent
-from protocols.labels import LabelSet
-from protocols.definition import InputError, ProtocolDefinition, Variant
-from protocols.moderation import Honoured
-from protocols.params import params_of
+from protocols.core import roles as R
+from protocols.core.agents import Agent
+from protocols.measures.labels import LabelSet
+from protocols.core.definition import InputError, ProtocolDefinition, Variant
+from protocols.core.moderation import Honoured
+from protocols.core.params import params_of
 from protocols.registry import BY_NAME, PROTOCOLS
 from store.journal import Journal
 from store.queries import Queries

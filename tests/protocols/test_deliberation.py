@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import deliberation
-from protocols.agents import Agent
+from protocols.core.agents import Agent
 from protocols.deliberation import MODERATOR, PERSON, Roster, cap_words, eligible, resolve_choice
-from protocols.events import DebateFinished, Event, JudgementMade, Stop, TurnFinished
-from protocols.moderation import CommandChannel
+from protocols.core.events import DebateFinished, Event, JudgementMade, Stop, TurnFinished
+from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tui.cli import main
 from tui.cli.reports import with_panel
 from tui.cli.seats import ScriptSeat, StdinSeat
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import ScriptedBackend
 
@@ -236,7 +236,7 @@ def test_symposium_run_deliberation_headless(tmp_path: Path, capsys: pytest.Capt
 async def test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text() -> None:
     from rich.console import Console
 
-    from protocols.analyzer import Analysis, Claim, Link, Premise
+    from protocols.measures.analyzer import Analysis, Claim, Link, Premise
 
     analysis = Analysis(turns=3, summary=["Phones \x1b[2Jdistract [bold]students[/bold]"], agreements=["Parents matter"],
                         claims=[Claim("C1", "Ban them", "Person", [Premise("C1.S1", "focus")]), Claim("C2", "Allow them", "Deliberator 1")],

@@ -1,4 +1,4 @@
-"""Tests of protocols.labels (normalization, LabelSet) and protocols.distribution (parsing replies)."""
+"""Tests of protocols.measures.labels (normalization, LabelSet) and protocols.measures.distribution (parsing replies)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocols.distribution import (
+from protocols.measures.distribution import (
     MAX_INPUT_CHARS,
     DistributionParse,
     DistributionReply,
@@ -18,7 +18,7 @@ from protocols.distribution import (
     parse_distribution,
     reply_schema,
 )
-from protocols.labels import LabelSet, clean_display, normalize_label
+from protocols.measures.labels import LabelSet, clean_display, normalize_label
 
 # The 41 diseases of the symptom2disease dataset, spelled as in its dev split.
 DISEASES = [
@@ -411,7 +411,7 @@ def test_format_distribution() -> None:
 
 def test_raw_newlines_inside_json_strings_are_accepted() -> None:
     """llama.cpp's JSON grammar lets a model put a bare newline inside a string."""
-    from protocols.untrusted import parse_as
+    from protocols.core.untrusted import parse_as
     from pydantic import BaseModel
 
     class Note(BaseModel):
@@ -431,7 +431,7 @@ def test_a_reply_cut_off_mid_json_keeps_its_complete_predictions() -> None:
 
 
 def test_cut_off_json_is_closed_at_its_last_complete_part() -> None:
-    from protocols.untrusted import json_candidates
+    from protocols.core.untrusted import json_candidates
 
     values = [v for v, _ in json_candidates('{"a": [1, 2], "b": {"c": "x"}, "d": "unfinish')]
     assert values[0] == {"a": [1, 2], "b": {"c": "x"}}

@@ -11,8 +11,8 @@ import pytest
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import (
+from protocols.core.agents import Agent
+from protocols.core.events import (
     DebateFinished,
     Interject,
     JudgementMade,
@@ -25,11 +25,11 @@ from protocols.events import (
     Stop,
     TurnFinished,
 )
-from protocols.labels import LabelSet
-from protocols.moderation import CommandChannel
+from protocols.measures.labels import LabelSet
+from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.evince_rounds import rounds_both_predicted, says_no_prediction
 from tests.helpers.paths import dev_csv

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from protocols import evince
-from protocols import metrics as M
-from protocols.contentiousness import Adaptive, RoundSignals
-from protocols.events import DebateFinished, Event, MetricsComputed, TurnFinished
+from protocols.measures import metrics as M
+from protocols.measures.contentiousness import Adaptive, RoundSignals
+from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
 
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_evince_paper import agents, config, reply, run_all, user_prompts
@@ -148,8 +148,8 @@ async def test_the_recommendations_prompt_says_what_ended_the_debate(converges: 
 
 
 async def test_the_recommendations_prompt_names_the_moderators_skip() -> None:
-    from protocols.events import SkipToConclusion
-    from protocols.moderation import CommandChannel
+    from protocols.core.events import SkipToConclusion
+    from protocols.core.moderation import CommandChannel
 
     channel = CommandChannel()
     recs = '{"questions": ["q"], "tests": ["t"]}'
@@ -184,7 +184,7 @@ async def test_a_wobble_at_agreement_cools_kappa_like_a_settled_round() -> None:
 async def test_a_judge_on_a_debaters_model_is_announced(judge_model: str, crit_judge: bool, noticed: list[str]) -> None:
     """Section 7.2 (1)(iii) asks for external CRIT scoring: a judge on a debater's model is
     allowed but said (a notice the app shows and the journal keeps; the outcome lists it)."""
-    from protocols.events import Notice
+    from protocols.core.events import Notice
 
     a, b = ScriptedBackend("a", [reply(AGREED)]), ScriptedBackend("b", [reply(AGREED)])
     judge = a if judge_model == "a" else ScriptedBackend("j", [])
@@ -250,10 +250,10 @@ async def test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending(
     concludes on resume with the ending it would have had (the agents' agreement is rebuilt from
     the journal): a deadlock is not called converged after the interruption either. The resumed
     run's backends hold no replies, so no model may be asked again; its ending and stop reason are
-    the uninterrupted run's, word for word (the resume replays the journal, protocols/replay.py)."""
+    the uninterrupted run's, word for word (the resume replays the journal, protocols/core/replay.py)."""
     from store.journal import Journal
     from store.queries import Queries
-    from tui.headless.runner import drive
+    from store.drive import drive
 
     class Cut(Exception):
         pass

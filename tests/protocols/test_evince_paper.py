@@ -17,10 +17,10 @@ import pytest
 
 from backends.base import ChatStream, Message, SamplingOptions
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import DebateFinished, Event, JudgementMade, MetricsComputed, ModelCalled, TurnFinished
-from protocols.crit import CritReply, StrictCritReply
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.core.events import DebateFinished, Event, JudgementMade, MetricsComputed, ModelCalled, TurnFinished
+from protocols.measures.crit import CritReply, StrictCritReply
+from protocols.measures.labels import LabelSet
 
 from tests.helpers.scripted import ScriptedBackend
 

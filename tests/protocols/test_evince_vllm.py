@@ -14,13 +14,13 @@ import pytest
 
 from backends.base import Backend, SamplingOptions
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import Event, TurnFinished
-from protocols.labels import LabelSet
-from protocols.params import build
+from protocols.core.agents import Agent
+from protocols.core.events import Event, TurnFinished
+from protocols.measures.labels import LabelSet
+from protocols.core.params import build
 from store.journal import Journal
 from store.queries import Queries
-from tui.headless.runner import drive
+from store.drive import drive
 
 pytestmark = pytest.mark.vllm
 

@@ -1,12 +1,12 @@
 """What each judge and agent sees (issue 20, points 7–10): material is passed whole when it fits
 the reader's context window, and shortened to fit, visibly and with a journalled note, when it
-does not (:mod:`protocols.fitting`).
+does not (:mod:`protocols.core.fitting`).
 
 Why scripted backends here: the tests need replies of exact, known lengths with markers in
 them (a statement whose vote is its last sentence, a 4,000-character answer) and readers with a
 small, known context window, so that what reaches each reader is decided by the protocol alone.
 The scripted backend counts tokens as the OpenAI-compatible backend does (four characters a
-token, plus the markup), which is what :mod:`protocols.fitting` must cope with there. One test
+token, plus the markup), which is what :mod:`protocols.core.fitting` must cope with there. One test
 fits a prompt with the bundled SmolLM2's own tokenizer.
 """
 
@@ -22,17 +22,17 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols import conference, d3, evince, humanloop
+from protocols import agreement as conference, d3, evince, humanloop
 from protocols import socrasynth as ss
-from protocols.agents import Agent
-from protocols.events import DebateFinished, Event, TurnFinished
-from protocols.fitting import Section, allot, fit_sections, shorten
+from protocols.core.agents import Agent
+from protocols.core.events import DebateFinished, Event, TurnFinished
+from protocols.core.fitting import Section, allot, fit_sections, shorten
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
-from protocols.labels import LabelSet
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=3)
 LEFT_OUT = "characters left out to fit the context window"

@@ -13,14 +13,14 @@ import pytest
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import humanloop
-from protocols.agents import Agent
+from protocols.core.agents import Agent
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
-from protocols.stance import HALLUCINATION, LEGAL_LABELS, NONE
+from protocols.humanloop.stance import HALLUCINATION, LEGAL_LABELS, NONE
 from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
 from tui.cli import main
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=7)
 SMALL = HumanloopConfig.SMALL_MODEL_PROFILE  # the bundled models' profile

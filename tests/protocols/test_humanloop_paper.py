@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 
 from backends.base import SamplingOptions
 from protocols import humanloop
-from protocols.agents import Agent
+from protocols.core.agents import Agent
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, split_statements
-from protocols.stance import StanceStep, analyze, parse_confidence
+from protocols.humanloop.stance import StanceStep, analyze, parse_confidence
 from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli.reports import print_stance_report
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 CASE = "A doctor recorded patients' conversations for a training program; the lower court convicted him."

@@ -6,7 +6,7 @@ showed a JSD of 1 and a WD of 1; and a benchmark prediction "Dengue fever" score
 against "Dengue". A synonym map (the class set's own, or a file) now merges them, and every
 merge leaves a note saying which rule made it (same spelling after case and punctuation,
 the synonym map, a typo). Fast tests: they are the mutation benchmark's list for
-``protocols/labels.py``.
+``protocols/measures/labels.py``.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from protocols import evaluation as E
-from protocols import metrics as M
-from protocols.distribution import parse_distribution
+from protocols.measures import evaluation as E
+from protocols.measures import metrics as M
+from protocols.measures.distribution import parse_distribution
 from protocols.evince import EvinceConfig
-from protocols.labels import (
+from protocols.measures.labels import (
     BUILTIN_SYNONYMS,
     LabelSet,
     canonical_distribution,

@@ -1,4 +1,4 @@
-"""Tests of protocols.metrics (EVINCE appendix 7.A) and of label alignment (protocols.labels.align)."""
+"""Tests of protocols.measures.metrics (EVINCE appendix 7.A) and of label alignment (protocols.measures.labels.align)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy as scipy_entropy
 from scipy.stats import wasserstein_distance
 
-from protocols.labels import align, align_many
-from protocols.metrics import (
+from protocols.measures.labels import align, align_many
+from protocols.measures.metrics import (
     KL_EPSILON,
     MetricsSnapshot,
     compute_all,
@@ -192,7 +192,7 @@ def test_mi_rises_to_its_maximum_as_two_agents_converge_and_sharpen() -> None:
 
 
 def test_agreement_information_is_one_only_for_agreement() -> None:
-    from protocols.metrics import agreement_information
+    from protocols.measures.metrics import agreement_information
 
     # one-to-one disagreement: the appendix's NMI says 1, agreement information does not
     p, q = [0.5, 0.5, 0.0], [0.5, 0.0, 0.5]
@@ -204,7 +204,7 @@ def test_agreement_information_is_one_only_for_agreement() -> None:
 
 
 def test_every_metric_has_a_one_line_definition() -> None:
-    from protocols.metrics import METRIC_DEFINITIONS
+    from protocols.measures.metrics import METRIC_DEFINITIONS
 
     snap = compute_all({"a": 0.5, "b": 0.5}, {"a": 1.0})
     for key in (*snap.__dataclass_fields__, "crit", "crit_a", "crit_b", "entropy_mixture", "info_gain", "kappa"):

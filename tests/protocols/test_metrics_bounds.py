@@ -8,7 +8,7 @@ are held to the bound with no tolerance: the stop rule and the app compare these
 1 and with each other. Also: KL's smoothing formula to twelve digits, information gain in any
 base, ``speaker_independence`` by hand, and ``mixture``'s refusals word for word. (Found by
 mutation testing, ``benchmarks/mutation.py``: each test failed for a change to
-``protocols/metrics.py`` the others let through.)
+``protocols/measures/metrics.py`` the others let through.)
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import warnings
 import pytest
 from scipy.optimize import OptimizeResult
 
-from protocols import metrics
+from protocols.measures import metrics
 
-from protocols.metrics import (
+from protocols.measures.metrics import (
     KL_EPSILON,
     agreement_information,
     entropy,

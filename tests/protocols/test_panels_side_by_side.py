@@ -18,13 +18,13 @@ from typing import Any
 from backends.base import ChatStream, Message, SamplingOptions, Session
 from protocols import evince
 from protocols import socrasynth as ss
-from protocols.agents import Agent
-from protocols.events import Event, JudgementMade
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.core.events import Event, JudgementMade
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend, fits
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=7)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from protocols.params import ParamError, ParamInfo, build, defaults, params_of, profile_overrides
+from protocols.core.params import ParamError, ParamInfo, build, defaults, params_of, profile_overrides
 from tui.cli.parser import build_parser
 from tui.cli.params import build_config
 from tui.errors import UserError

@@ -45,22 +45,23 @@ import numpy as np
 import pytest
 
 from backends.base import Message, SamplingOptions
-from protocols import analyzer, conference, d3, deliberation, evince
-from protocols import crit as C
-from protocols import metrics as M
+from protocols import agreement as conference, d3, deliberation, evince
+from protocols.measures import analyzer
+from protocols.measures import crit as C
+from protocols.measures import metrics as M
 from protocols import socrasynth as ss
-from protocols.agents import Agent
-from protocols.contentiousness import LEVELS, Adaptive, Exponential, Linear, RoundSignals, Schedule
-from protocols.d3_audit import family
-from protocols.events import TurnFinished
-from protocols.fitting import SAFETY_TOKENS, Section, fit_sections
+from protocols.core.agents import Agent
+from protocols.measures.contentiousness import LEVELS, Adaptive, Exponential, Linear, RoundSignals, Schedule
+from protocols.d3.audit import family
+from protocols.core.events import TurnFinished
+from protocols.core.fitting import SAFETY_TOKENS, Section, fit_sections
 from protocols.humanloop import HumanloopConfig
-from protocols import evaluation as E
-from protocols.distribution import parse_distribution
-from protocols.labels import BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_synonyms
-from protocols.params import ParamInfo, params_of
-from protocols.schemas import chars_for
-from protocols.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
+from protocols.measures import evaluation as E
+from protocols.measures.distribution import parse_distribution
+from protocols.measures.labels import BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_synonyms
+from protocols.core.params import ParamInfo, params_of
+from protocols.core.schemas import chars_for
+from protocols.humanloop.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
 from store.schema import MIGRATIONS
 from tui.bench.diagnosis import BenchConfig
 
@@ -217,7 +218,7 @@ def gamma_example(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int
 
 def recursion_gate_example() -> list[float]:
     """The gate example: a reason rated 3/3, its sub-evaluation's support 3/3 and no rival, run
-    through :func:`protocols.crit.crit` on a scripted judge; earlier, γ_r was the sub-evaluation's Γ."""
+    through :func:`protocols.measures.crit.crit` on a scripted judge; earlier, γ_r was the sub-evaluation's Γ."""
     reason = {"reason": "fever", "validity": 3, "credibility": 3, "argument": 1, "is_claim": True}
     first = json.dumps({"claim": "c", "reasons": [reason], "rival_reasons": [], "score": 5, "justification": "j"})
     sub = json.dumps({"claim": "c", "reasons": [{"reason": "s", "validity": 3, "credibility": 3}], "rival_reasons": [],
@@ -629,7 +630,7 @@ CLAIMS += [
     Claim("bench-paper-q", "The diagnosis benchmark", r"BH at q = ([\d.]+) \(a star", lambda: [E.PAPER_Q]),
     Claim("bench-replicate-test", "The diagnosis benchmark",
           r"the paper's test gives p = ([\d.]+)–([\d.]+) over five seeds, the per-case test ([\d.]+)", replicate_test_example),
-    Claim("bench-synonyms", "The diagnosis benchmark", r"`tui/data/symptom2disease_synonyms\.txt`, (\d+) lines",
+    Claim("bench-synonyms", "The diagnosis benchmark", r"`protocols/measures/data/symptom2disease_synonyms\.txt`, (\d+) lines",
           lambda: [len(read_synonyms(BUILTIN_SYNONYMS["symptom2disease"]))]),
     Claim("bench-typo", "The diagnosis benchmark", r"one label at least (\d+) % alike", lambda: [FUZZY_CUTOFF * 100]),
     Claim("bench-open-jsd", "The diagnosis benchmark", r"show a JSD and WD of (\d), not ([\d.]+)", open_set_example),
@@ -673,6 +674,6 @@ def test_each_number_the_doc_states_is_the_codes(claim: Claim) -> None:
 
 
 def test_the_metric_list_is_metric_definitions_word_for_word() -> None:
-    """The doc's "metrics the app shows" list is :data:`protocols.metrics.METRIC_DEFINITIONS`."""
+    """The doc's "metrics the app shows" list is :data:`protocols.measures.metrics.METRIC_DEFINITIONS`."""
     listed = dict(re.findall(r"^- \*\*(\w+)\*\*: (.*)$", section("The metrics the app shows"), flags=re.M))
     assert listed == M.METRIC_DEFINITIONS

@@ -1,4 +1,4 @@
-"""The rules of resuming by replay (protocols/replay.py, protocols/replies.py), one at a time.
+"""The rules of resuming by replay (protocols/core/replay.py, protocols/core/replies.py), one at a time.
 
 tests/protocols/test_resume_every_protocol.py proves the whole: every real protocol, cut at every
 journal write, resumes with the prompts of an uninterrupted run. It takes half a minute and,
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from backends.base import Message
-from protocols.events import (
+from protocols.core.events import (
     AdvanceStage,
     AwaitingModerator,
     CallRecord,
@@ -48,9 +48,9 @@ from protocols.events import (
     TurnStarted,
     Verdict,
 )
-from protocols.moderation import CommandChannel, Moderation
-from protocols.replay import ReplayChannel, ResumeError, commands_by_checkpoint, counted, replies_of, resume
-from protocols.replies import PERSON_ROLE, ReplayLog, Reply, person_answer, prompt_sha256, record, recording, replayed, replaying
+from protocols.core.moderation import CommandChannel, Moderation
+from protocols.core.replay import ReplayChannel, ResumeError, commands_by_checkpoint, counted, replies_of, resume
+from protocols.core.replies import PERSON_ROLE, ReplayLog, Reply, person_answer, prompt_sha256, record, recording, replayed, replaying
 
 DEBATE = "toy"
 

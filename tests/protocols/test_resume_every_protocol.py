@@ -1,5 +1,5 @@
 """Every protocol resumes after a cut at any journal write with the prompts an uninterrupted run
-sends, message for message (issue 25; the mechanism is protocols/replay.py).
+sends, message for message (issue 25; the mechanism is protocols/core/replay.py).
 
 Each protocol is started the way the app and the CLI start it (its form spec) and run straight
 through, with moderator commands sent at fixed events (an interjection, a pause and its resume,
@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from backends.base import SamplingOptions
-from protocols.agents import Agent
-from protocols.events import (
+from protocols.core.agents import Agent
+from protocols.core.events import (
     Event,
     Interject,
     Pause,
@@ -36,12 +36,12 @@ from protocols.events import (
     SetContentiousness,
     TurnFinished,
 )
-from protocols.moderation import CommandChannel
-from protocols.replay import counted
+from protocols.core.moderation import CommandChannel
+from protocols.core.replay import counted
 from store.journal import Journal
 from store.queries import Queries
 from tui.forms import ProtocolSpec
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.protocol_catalog import PROTOCOLS, resumable
 
 from tests.helpers.oracle import Draw, OracleBackend

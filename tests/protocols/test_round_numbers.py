@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from protocols import evince
-from protocols.events import (
+from protocols.core.events import (
     DebateFinished,
     Event,
     Interject,
@@ -23,12 +23,12 @@ from protocols.events import (
     SkipToConclusion,
     TurnFinished,
 )
-from protocols.moderation import CommandChannel
+from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_evince_paper import agents, config, reply
-from tui.headless.runner import drive
+from store.drive import drive
 
 MOVING = [{"Dengue": 0.6, "Zika": 0.4}, {"Zika": 0.7, "Dengue": 0.3}, {"Dengue": 0.55, "Malaria": 0.45}]
 RECS = json.dumps({"questions": ["travel history?"], "tests": ["NS1 antigen"]})
@@ -99,7 +99,7 @@ async def test_socrasynth_skipped_to_its_closing_numbers_every_later_stage_witho
     """SocraSynth: a skip heard before refutation round 2 makes round 2 the closing round; the
     evaluation, conciliatory and Q&A stages are 3, 4, 5. Every number from 0 to the last is used."""
     from protocols import socrasynth as ss
-    from protocols.agents import Agent
+    from protocols.core.agents import Agent
     from tests.helpers.scripted import fits
     from backends.base import SamplingOptions
 

@@ -1,4 +1,4 @@
-"""Calls run side by side (protocols/replies.py ``side_by_side``): at once, results and
+"""Calls run side by side (protocols/core/replies.py ``side_by_side``): at once, results and
 journalled replies in the order asked, whatever order they finish in."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from protocols.replies import Reply, record, recording, side_by_side
+from protocols.core.replies import Reply, record, recording, side_by_side
 
 
 async def answer(name: str, delay: float, started: list[str]) -> str:

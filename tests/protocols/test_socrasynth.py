@@ -12,8 +12,8 @@ from rich.console import Console
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import socrasynth as ss
-from protocols.agents import Agent
-from protocols.events import (
+from protocols.core.agents import Agent
+from protocols.core.events import (
     DebateFinished,
     Event,
     Interject,
@@ -29,16 +29,16 @@ from protocols.events import (
     TurnFinished,
     TurnStarted,
 )
-from protocols.moderation import CommandChannel
+from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli.parser import build_parser
 from tui.cli.params import build_config
-from protocols.definition import InputError
+from protocols.core.definition import InputError
 from tui.cli.run import values_from
 from tui.headless.printer import EventPrinter
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 SMALL = ss.SocraSynthConfig.SMALL_MODEL_PROFILE  # the bundled models' profile; tests override single values

@@ -17,16 +17,16 @@ from rich.console import Console
 
 from backends.base import SamplingOptions
 from protocols import socrasynth as ss
-from protocols.agents import Agent
-from protocols.crit import CritResult
-from protocols.events import Event, Notice
-from protocols.params import params_of
+from protocols.core.agents import Agent
+from protocols.measures.crit import CritResult
+from protocols.core.events import Event, Notice
+from protocols.core.params import params_of
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tui.headless.printer import EventPrinter
 from tui.app.replay import replay
-from tui.headless.runner import drive
+from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 SUBJECT = "Should cities ban cars from their centres?"
@@ -394,8 +394,8 @@ async def test_each_rounds_delta_and_gamma_are_journalled_and_an_override_restar
     round's phase and metrics carry Δ_t, and the metrics Γ_t/10 (a steady judge: Γ = 4.5,
     judged on the debate after round t). A moderator who sets Δ to 0.6 after round 1 restarts
     the division from the next round to start: Δ_2 = 0.6, Δ_3 = 0.3 (B's too)."""
-    from protocols.events import JudgementMade, MetricsComputed, PhaseChanged, SetContentiousness, TurnFinished
-    from protocols.moderation import CommandChannel
+    from protocols.core.events import JudgementMade, MetricsComputed, PhaseChanged, SetContentiousness, TurnFinished
+    from protocols.core.moderation import CommandChannel
 
     config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=3, delta=2.0, kappa_a=0.8, kappa_b=0.6)
     channel = CommandChannel()
@@ -440,7 +440,7 @@ async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_afte
     turn so far and says AGREEMENT or MORE DEBATE; its verdict is journalled with the round
     (metric ``agreement``). AGREEMENT after the opening does not end the loop (nothing refuted
     yet); AGREEMENT after refutation round 1 ends it before round 2, with that reason."""
-    from protocols.events import JudgementMade
+    from protocols.core.events import JudgementMade
 
     judge = scripted("judge-model")
     judge.replies = answers = _AgreementJudge(judge, ["AGREEMENT", "AGREEMENT", "MORE DEBATE"])

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols.agents import Agent
-from protocols.stance import (
+from protocols.core.agents import Agent
+from protocols.humanloop.stance import (
     HALLUCINATION,
     LEGAL_LABELS,
     LEGAL_RUBRIC,

@@ -1,4 +1,4 @@
-"""``protocols/untrusted.py`` word for word: where the JSON in a reply is found, what each repair
+"""``protocols/core/untrusted.py`` word for word: where the JSON in a reply is found, what each repair
 notes, and what a rejection says.
 
 The parsers' fuzzing (tests/guarantees) proves no reply makes them raise and that rejections
@@ -6,7 +6,7 @@ carry a reason; test_distribution.py reads predictions. Here the exact rules tho
 brackets and escaped quotes inside strings hide nothing, a quote in the prose opens no string,
 objects side by side are each a candidate, every repair is named, and a rejection names the
 field at fault. (Found by mutation testing, ``benchmarks/mutation.py``: each test failed for a
-change to ``protocols/untrusted.py`` the others let through.)
+change to ``protocols/core/untrusted.py`` the others let through.)
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
-from protocols.crit import CritReply
-from protocols.untrusted import parse_as
+from protocols.measures.crit import CritReply
+from protocols.core.untrusted import parse_as
 
 
 class Score(BaseModel):

@@ -4,7 +4,7 @@ Distributions with near-zero entries once made HiGHS call the transport problem
 "infeasible" (the 2n marginal constraints are rank 2n − 1, and Σp, Σq differ in the last
 bits). These properties draw near-degenerate and sparse distributions and arbitrary
 non-negative cost matrices (not metrics: asymmetric, zero off the diagonal, non-zero on it)
-and check :func:`protocols.metrics.wasserstein` against POT's network simplex
+and check :func:`protocols.measures.metrics.wasserstein` against POT's network simplex
 (``ot.emd2``) and, for ordinal costs |i − j|, against scipy's 1-D ``wasserstein_distance``.
 """
 
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 
-from protocols.metrics import wasserstein
+from protocols.measures.metrics import wasserstein
 
 # Masses from exact zeros through denormal-ish dust to ordinary weights: the edge cases.
 MASS = st.one_of(

@@ -14,13 +14,13 @@ from textual.widgets import Input, Select
 
 from backends.base import SamplingOptions
 from protocols import evince
-from protocols.agents import Agent
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.paths import REPO
 from tui.app.app import SymposiumApp
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tests.helpers.form import fill_examples
@@ -82,7 +82,7 @@ async def test_the_app_and_a_headless_run_write_one_journal_at_once(registry, tm
     env = {**os.environ, "SYMPOSIUM_DB": str(db)}
     headless = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "run", "evince", "--case", "fever and chills", "--labels",
-         str(REPO / "tui" / "data" / "symptom2disease_labels.txt"), "--agent-a", "smollm2-135m", "--agent-b",
+         str(REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"), "--agent-a", "smollm2-135m", "--agent-b",
          "smollm2-135m", "--judge", "smollm2-135m", "--max-rounds", "2", "--turn-tokens", "24", "--crit-tokens", "24",
          "--eps-wd", "0", "--eps-mi", "0", "--eps-jsd", "0", "--eps-crit", "0"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -14,10 +14,10 @@ import pytest
 
 from backends.base import BackendError, SamplingOptions
 from protocols import evince
-from protocols.agents import Agent
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import Fail, ScriptedBackend
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from protocols.events import (
+from protocols.core.events import (
     CallRecord,
     DebateFinished,
     DebateStarted,
@@ -22,7 +22,7 @@ from protocols.events import (
     PhaseChanged,
     TurnFinished,
 )
-from store.export import to_json, to_markdown, write_private
+from outputs.export import to_json, to_markdown, write_private
 from store.journal import Journal, JournalError
 from store.queries import Queries
 from store.schema import LATEST

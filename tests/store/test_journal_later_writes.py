@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from protocols.events import DebateResumed, MetricsComputed, PhaseChanged, TurnFinished
-from protocols.replies import Reply
+from protocols.core.events import DebateResumed, MetricsComputed, PhaseChanged, TurnFinished
+from protocols.core.replies import Reply
 from store import seal
 from store.journal import Journal, JournalError
 from store.queries import Queries

@@ -20,7 +20,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from protocols.events import (
+from protocols.core.events import (
     CallRecord,
     DebateFinished,
     DebateResumed,

@@ -1,5 +1,5 @@
 """The outcome said in words (issue 29, item 7): ``symposium show``, the Markdown export and
-Home's outcome column all read :func:`protocols.outcome.outcome_in_words`.
+Home's outcome column all read :func:`protocols.core.outcome.outcome_in_words`.
 
 The debate is a real EVINCE run journalled in a real SQLite file, on scripted beliefs: the
 agents stop moving while they disagree ("settled without agreement"), which a real model
@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from protocols import evince
-from protocols.events import Event, Interject, MetricsComputed
-from protocols.moderation import CommandChannel
-from protocols.outcome import moderator_action, outcome_in_words
-from store.export import to_markdown
+from protocols.core.events import Event, Interject, MetricsComputed
+from protocols.core.moderation import CommandChannel
+from protocols.core.outcome import moderator_action, outcome_in_words
+from outputs.export import to_markdown
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_evince_paper import agents, config, reply
-from tui.headless.runner import drive
+from store.drive import drive
 
 APART_A, APART_B = {"Dengue": 0.8, "Chikungunya": 0.2}, {"Zika": 0.6, "Malaria": 0.4}
 SAID = "Ask about [b]travel[/b] history."  # markup-like on purpose: shown as typed

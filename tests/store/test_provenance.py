@@ -11,14 +11,14 @@ from pathlib import Path
 
 from backends.base import SamplingOptions
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import Participant
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.core.events import Participant
+from protocols.measures.labels import LabelSet
 from store import provenance, seal
-from store.export import to_markdown
+from outputs.export import to_markdown
 from store.journal import Journal
 from store.queries import Queries
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from store.journal import Journal
-from store.redact import redact_text
+from outputs.redact import redact_text
 from tests.helpers.sample_debate import record_sample
 
 

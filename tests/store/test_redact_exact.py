@@ -4,14 +4,14 @@ redacted debate keeps every identifier, so the export still maps to the journal.
 test_redact.py checks the gist (no secret left, the labels kept) and the command line; here
 the exact output, the rule that lets a label shield a longer capitalised run but never another
 name, and :func:`redact_debate` in process, field by field. (Found by mutation testing,
-``benchmarks/mutation.py``: each test failed for a change to ``store/redact.py`` the others let through.)
+``benchmarks/mutation.py``: each test failed for a change to ``outputs/redact.py`` the others let through.)
 """
 
 from __future__ import annotations
 
 import copy
 
-from store.redact import redact_debate, redact_text
+from outputs.redact import redact_debate, redact_text
 
 
 def test_each_kind_of_detail_becomes_its_own_mark() -> None:

@@ -1,11 +1,11 @@
 """``--redact`` against the labelled set: every identifier masked but the known misses, and no
 false mask (``tests/fixtures/redaction/labelled.txt``; ``benchmarks/redaction.py`` prints the table).
 
-The set is the recognizers' specification: each recognizer of ``store/redact.py`` masks some
+The set is the recognizers' specification: each recognizer of ``outputs/redact.py`` masks some
 identifier in it that no other does, and its no-identifier snippets hold the doses, vitals, years,
 statutes and disease names a loosened pattern would mask. So a pattern dropped or loosened fails
 here, which is how the mutation benchmark (``benchmarks/mutation.py``, target ``redact``) reaches
-the patterns: they are built inside :func:`store.redact._recognizers` for that reason.
+the patterns: they are built inside :func:`outputs.redact._recognizers` for that reason.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import re
 import time
 from collections import Counter
 
-from store.redact import KINDS, STRUCTURED, describe, find, redact, redact_debate, redact_text
+from outputs.redact import KINDS, STRUCTURED, describe, find, redact, redact_debate, redact_text
 from tests.helpers.redaction_set import Tally, load, score
 
-#: What the recognizers do not find, on purpose stated (see store/redact.py's "cannot promise"):
+#: What the recognizers do not find, on purpose stated (see outputs/redact.py's "cannot promise"):
 #: a rare given name at the start of a sentence, and a district outside an address.
 KNOWN_MISSES = {"name": ["'Quillon Farraday'"], "address": ["'Brixton'"]}
 
@@ -123,7 +123,7 @@ def test_only_the_identifier_is_masked_not_the_words_that_found_it() -> None:
 def test_a_span_cut_by_an_earlier_one_masks_each_word_left_and_nothing_between() -> None:
     """What a later recognizer finds beside an earlier one's span: the parts no earlier one took,
     cut to their words (no mask on ", " alone, none empty)."""
-    from store.redact import Span, _free_parts
+    from outputs.redact import Span, _free_parts
 
     text = "AB, CD ;"
     taken = [True] + [False] * (len(text) - 1)

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from store.report import CSP, report_html
-from store.report.render import STYLE
-from store.report.safe import Markup, tag, text
+from outputs.report import CSP, report_html
+from outputs.report.render import STYLE
+from outputs.report.safe import Markup, tag, text
 from tests.helpers.paths import REPO
 from tests.helpers.report_debates import SCRIPT, every_protocol, hostile_debate
 from tests.helpers.sample_debate import record_sample
@@ -230,7 +230,7 @@ def test_redact_masks_as_the_export_does_and_counts_each_kind(tmp_path: Path) ->
     assert "This journal keeps no hash chain" in report_html(unsealed, redact=True)[0]
     assert "This copy is redacted" not in report_html(debate)[0]
     # the same code as `export --redact`: what it masks, the report masks
-    from store.redact import redact_debate
+    from outputs.redact import redact_debate
 
     assert redact_debate(debate)["turns"][0]["text"] in Page(html).text
 
@@ -264,5 +264,5 @@ def test_a_debate_cut_off_before_its_first_turn_still_has_a_report(tmp_path: Pat
     page = Page(report_html(debate)[0])
     assert not page.problems
     assert "No turn was journalled." in page.text
-    assert "Still running." in page.text  # protocols.outcome: how it stands, when it concluded nothing
+    assert "Still running." in page.text  # protocols.core.outcome: how it stands, when it concluded nothing
     assert "metrics" not in page.ids() and "judgements" not in page.ids()

@@ -1,4 +1,4 @@
-"""Each block of the report's document model rendered exactly (store/report/render.py), and the
+"""Each block of the report's document model rendered exactly (outputs/report/render.py), and the
 page around them: its policy, its header, its contents and its footer.
 
 tests/store/test_report.py renders whole debates and checks what a page must hold; these say
@@ -14,9 +14,9 @@ import base64
 import hashlib
 import re
 
-from store.report.document import Bullets, DefList, Document, Figures, Para, Section, Table, Turn
-from store.report.render import CSP, STYLE, render
-from store.report.safe import Markup
+from outputs.report.document import Bullets, DefList, Document, Figures, Para, Section, Table, Turn
+from outputs.report.render import CSP, STYLE, render
+from outputs.report.safe import Markup
 
 #: What every directive of the page's policy must say: nothing loads or runs but the style sheet
 #: the page holds, pinned by its hash.

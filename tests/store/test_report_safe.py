@@ -1,4 +1,4 @@
-"""The report's escaping (store/report/safe.py) on its own: whatever a value is, it reaches the
+"""The report's escaping (outputs/report/safe.py) on its own: whatever a value is, it reaches the
 page as the text it reads as, and the page's own markup is only what the code wrote.
 
 tests/store/test_report.py renders whole hostile debates; these hold each helper's contract
@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.text import UNSAFE_CHARACTERS
-from store.report.safe import Markup, join, neutral, tag, text
+from protocols.core.text import UNSAFE_CHARACTERS
+from outputs.report.safe import Markup, join, neutral, tag, text
 
 
 class _Read(HTMLParser):

@@ -21,7 +21,7 @@ from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
 from tui.headless.session import read_labels
 
-LABELS = REPO / "tui" / "data" / "symptom2disease_labels.txt"
+LABELS = REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"
 RUN = ["run", "evince", "--case", "Symptoms: itching, yellowish skin, dark urine, abdominal pain.",
        "--labels", str(LABELS), "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",
        "--max-rounds", "2", "--turn-tokens", "60", "--crit-tokens", "60", "--seed", "5"]

@@ -19,16 +19,16 @@ from typing import Any
 import pytest
 
 from backends.base import SamplingOptions
-from protocols.agents import Agent
-from protocols.definition import ProtocolDefinition, Role
-from protocols.events import Event, Interject, Notice
-from protocols.moderation import CommandChannel
-from protocols.replay import counted
+from protocols.core.agents import Agent
+from protocols.core.definition import ProtocolDefinition, Role
+from protocols.core.events import Event, Interject, Notice
+from protocols.core.moderation import CommandChannel
+from protocols.core.replay import counted
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
 from tui.forms import FormError, ProtocolSpec
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.protocol_catalog import PROTOCOLS, resumable
 
 
@@ -214,7 +214,7 @@ class PlainConfig:
 
 
 async def test_a_protocol_without_its_own_reading_of_a_journalled_config_resumes_under_every_field_journalled() -> None:
-    """The generic reading (protocols.params.from_description) takes the config's fields and
+    """The generic reading (protocols.core.params.from_description) takes the config's fields and
     leaves what ``describe()`` adds for readers; each agent samples as journalled, or as given
     where the journal kept no options for its role; commands sent to the resumed run reach it."""
     started: list[tuple[Any, dict[str, SamplingOptions], str, Any]] = []

@@ -27,12 +27,12 @@ import pytest
 from backends.base import Message, SamplingOptions
 from backends.chat_format import get_format
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import DebateFinished, DebateStarted, Event, JudgementMade, MetricsComputed, PhaseChanged, TurnFinished
-from protocols.labels import LabelSet
+from protocols.core.agents import Agent
+from protocols.core.events import DebateFinished, DebateStarted, Event, JudgementMade, MetricsComputed, PhaseChanged, TurnFinished
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
 from store.queries import Queries
-from tui.headless.runner import drive
+from store.drive import drive
 
 from tests.helpers.scripted import ScriptedBackend
 

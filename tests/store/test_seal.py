@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from protocols.events import CallRecord, ModeratorActed, Notice, TurnFinished
-from protocols.replies import Reply
+from protocols.core.events import CallRecord, ModeratorActed, Notice, TurnFinished
+from protocols.core.replies import Reply
 from store import seal
 from store.journal import Journal
 from store.queries import Queries

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from protocols.events import (
+from protocols.core.events import (
     CallRecord,
     DebateFinished,
     DebateStarted,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from store.export import write_private
-from store.report import report_html
+from outputs.export import write_private
+from outputs.report import report_html
 
 
 def save_report(folder: Path, debate: dict[str, Any]) -> Path:

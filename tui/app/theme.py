@@ -17,7 +17,7 @@ them. A theme of one's own can set any of the variables in ``Theme(variables=…
 
 from __future__ import annotations
 
-from protocols.roles import AGENT_A, AGENT_B, ANALYZER, HUMAN, JUDGE, MODERATOR
+from protocols.core.roles import AGENT_A, AGENT_B, ANALYZER, HUMAN, JUDGE, MODERATOR
 from textual.theme import Theme
 
 #: Variable name → (what it colours, the theme variable it is derived from).

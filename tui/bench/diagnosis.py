@@ -58,17 +58,17 @@ import numpy as np
 from backends.base import Backend, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from backends.private import append_private, private_dir
-from protocols import evaluation as E
+from protocols.measures import evaluation as E
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import DebateFinished, Event, MetricsComputed
-from protocols.labels import BUILTIN_SYNONYMS, LabelSet, normalize_label, read_synonyms
-from protocols.metrics import mixture
+from protocols.core.agents import Agent
+from protocols.core.events import DebateFinished, Event, MetricsComputed
+from protocols.measures.labels import BUILTIN_SYNONYMS, LabelSet, normalize_label, read_synonyms
+from protocols.measures.metrics import mixture
 from protocols.registry import definition
-from protocols.roles import AGENT_A, AGENT_B, JUDGE
+from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
 from store.journal import Journal, new_debate_id
 
-from tui.headless.runner import drive
+from store.drive import drive
 
 #: The debating arms run EVINCE as its definition builds and starts it (as the app and CLI do).
 EVINCE = definition("evince")

@@ -16,8 +16,8 @@ from typing import Any
 
 from rich.table import Table
 
-from protocols.roles import AGENT_A
-from store.export import write_private
+from protocols.core.roles import AGENT_A
+from outputs.export import write_private
 
 from tui.bench.diagnosis import Report
 

@@ -19,7 +19,7 @@ from rich.progress import (
 
 from backends.lifecycle import Engines
 from backends.registry import load_registry
-from protocols.labels import LabelSet
+from protocols.measures.labels import LabelSet
 from store.journal import Journal
 
 from tui.bench.diagnosis import (

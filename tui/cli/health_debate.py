@@ -23,11 +23,11 @@ from backends.base import Backend, BackendError, SamplingOptions
 from backends.lifecycle import Engines
 from backends.registry import ModelEntry
 from protocols import evince
-from protocols.agents import Agent
-from protocols.events import CallRecord, DebateFinished, Event, JudgementMade, ModelCalled, TurnFinished
-from protocols.labels import LabelSet
-from protocols.params import Profile, build
-from protocols.roles import AGENT_A, AGENT_B, JUDGE
+from protocols.core.agents import Agent
+from protocols.core.events import CallRecord, DebateFinished, Event, JudgementMade, ModelCalled, TurnFinished
+from protocols.measures.labels import LabelSet
+from protocols.core.params import Profile, build
+from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
 
 CASE = ("A 34-year-old returned from Ghana two weeks ago and has had fever with shaking chills every "
         "other day, drenching sweats, headache and muscle aches; no rash, no cough.")

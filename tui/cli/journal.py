@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from protocols.text import clip
+from protocols.core.text import clip
 from store import seal
-from store.export import to_json, to_markdown, write_private
-from store.redact import describe, redact_debate
+from outputs.export import to_json, to_markdown, write_private
+from outputs.redact import describe, redact_debate
 from store.journal import Journal
 from store.queries import Queries
 

@@ -1,4 +1,4 @@
-"""Command-line flags generated from a protocol's parameters (see ``protocols/params.py``).
+"""Command-line flags generated from a protocol's parameters (see ``protocols/core/params.py``).
 
 Each parameter becomes one flag (``max_rounds`` → ``--max-rounds``) whose help gives the
 description, the default for real models and for the small-model profile, the valid range and
@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from protocols.params import PROFILES, ParamError, ParamInfo, Profile, build, params_of, profile_overrides
+from protocols.core.params import PROFILES, ParamError, ParamInfo, Profile, build, params_of, profile_overrides
 
 from tui.errors import UserError
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from store.export import write_private
+from outputs.export import write_private
 from store.journal import Journal
 from store.queries import Queries
-from store.report import report_html
+from outputs.report import report_html
 
 from tui.cli.commands import help_for
 from tui.errors import UserError

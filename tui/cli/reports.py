@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from protocols.analyzer import Analysis
-from protocols.events import DebateFinished, Event, JudgementMade
+from protocols.measures.analyzer import Analysis
+from protocols.core.events import DebateFinished, Event, JudgementMade
 from store.journal import Journal
 from store.queries import Queries
 from store.stances import stance_report
@@ -120,7 +120,7 @@ def _rate(counts: dict[str, Any]) -> str:
 
 
 def _triem(counts: dict[str, Any], *, short: bool = False) -> str:
-    """Triem's count of the same transitions (see :mod:`protocols.stance`)."""
+    """Triem's count of the same transitions (see :mod:`protocols.humanloop.stance`)."""
     triem = counts.get("triem")
     if not isinstance(triem, dict):
         return "Triem's count: —"

@@ -1,5 +1,5 @@
 """``symposium resume ID``: continue a debate of any protocol cut off by Ctrl-C or a crash, from its
-last finished turn, by replaying its journal (:mod:`protocols.replay`)."""
+last finished turn, by replaying its journal (:mod:`protocols.core.replay`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from backends.registry import load_registry
-from protocols.moderation import CommandChannel
-from protocols.replay import ResumeError
+from protocols.core.moderation import CommandChannel
+from protocols.core.replay import ResumeError
 from store.journal import Journal
 from store.queries import Queries
 
@@ -21,7 +21,7 @@ from tui.forms import FormError, PersonSeat, ProtocolSpec
 from tui.headless.session import loaded_agents
 from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.headless.signals import run_command
 
 

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.text import Text
 
 from backends.registry import load_registry
-from protocols.definition import Input, InputError, ProtocolDefinition, Role, Variant
+from protocols.core.definition import Input, InputError, ProtocolDefinition, Role, Variant
 from protocols.registry import PROTOCOLS, definition
 from store.journal import new_debate_id
 

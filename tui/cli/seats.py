@@ -15,8 +15,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from protocols.definition import Confirm, Person, Role, Speak
-from protocols.stance import confirm_from_lines
+from protocols.core.definition import Confirm, Person, Role, Speak
+from protocols.humanloop.stance import confirm_from_lines
 
 from tui.sanitize import terminal_safe
 from tui.cli.textarg import read_text

@@ -1,2 +1,2 @@
-"""Headless runs: ``runner.drive`` (journal first, then the sinks), the terminal ``printer``,
-and ``session`` (what every ``symposium run …`` shares)."""
+"""Headless runs: the terminal ``printer`` and ``session`` (what every ``symposium run …``
+shares); the run-and-journal loop they use is :func:`store.drive.drive`."""

@@ -15,7 +15,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from protocols.events import (
+from protocols.core.events import (
     AwaitingModerator,
     DebateFinished,
     DebateResumed,
@@ -31,8 +31,8 @@ from protocols.events import (
     TurnStarted,
     about_context,
 )
-from protocols.outcome import moderator_action, outcome_in_words
-from protocols.roles import AGENT_A, AGENT_B
+from protocols.core.outcome import moderator_action, outcome_in_words
+from protocols.core.roles import AGENT_A, AGENT_B
 
 from tui.sanitize import terminal_safe
 

@@ -20,16 +20,16 @@ from rich.text import Text
 
 from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import Registry
-from protocols.agents import Agent, agents_for
-from protocols.events import Event
-from protocols.labels import LabelSet
-from protocols.params import PROFILES, Profile
+from protocols.core.agents import Agent, agents_for
+from protocols.core.events import Event
+from protocols.measures.labels import LabelSet
+from protocols.core.params import PROFILES, Profile
 from store.journal import Journal
 
 from tui.errors import UserError
 from tui.forms import FormError, choose_profile, load_labels
 from tui.headless.printer import EventPrinter
-from tui.headless.runner import drive
+from store.drive import drive
 
 
 def read_labels(spec: str) -> LabelSet | None:

@@ -2,7 +2,7 @@
 
 The protocol runs in an async worker on the app's event loop; the models compute in worker
 threads (see ``backends``), so the interface keeps answering keys while they think. Every
-event goes to the journal first (``tui.headless.runner.drive``), then to :meth:`DebateScreen.show`.
+event goes to the journal first (``store.drive.drive``), then to :meth:`DebateScreen.show`.
 The same screen can also play back recorded events (``events=``), which is how a debate read
 from the journal is shown.
 """
@@ -27,8 +27,8 @@ from textual.worker import Worker, WorkerCancelled
 from backends.base import BackendError
 from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, StillLoading
 from backends.registry import RegistryError
-from protocols.replay import ResumeError
-from protocols.events import (
+from protocols.core.replay import ResumeError
+from protocols.core.events import (
     AwaitingModerator,
     DebateFinished,
     DebateResumed,
@@ -52,14 +52,14 @@ from protocols.events import (
     Verdict,
     about_context,
 )
-from protocols.agents import agents_for
-from protocols.analyzer import Analysis, Analyzer, TranscriptCollector
-from protocols.definition import Panel, ProtocolDefinition
+from protocols.core.agents import agents_for
+from protocols.measures.analyzer import Analysis, Analyzer, TranscriptCollector
+from protocols.core.definition import Panel, ProtocolDefinition
 from protocols.evince import PANELS as EVINCE_PANELS
-from protocols.moderation import CommandChannel, Honoured
-from protocols.outcome import moderator_action, outcome_in_words
+from protocols.core.moderation import CommandChannel, Honoured
+from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.registry import BY_NAME
-from protocols.roles import ANALYZER, SIDE_PANEL
+from protocols.core.roles import ANALYZER, SIDE_PANEL
 from store.journal import JournalError, new_debate_id
 
 from tui.app.screens.typed import symposium
@@ -67,7 +67,7 @@ from tui.forms import FormError, ProtocolSpec
 from tui.protocol_catalog import resumable
 from tui.app.replay import replay
 from tui.app.theme import role_style
-from tui.headless.runner import drive
+from store.drive import drive
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.widgets.distribution import Distributions
@@ -113,7 +113,7 @@ class DebateScreen(Screen):
 
     The side column shows the panels the protocol's definition declares (``Panel``): EVINCE's
     distributions and metrics, SocraSynth's agenda, Γ per round and judges' tables; the outcome
-    is said in words (``protocols.outcome``), as ``show`` and the export say it.
+    is said in words (``protocols.core.outcome``), as ``show`` and the export say it.
     """
 
     BINDINGS = [

@@ -63,7 +63,7 @@ class HelpScreen(ModalScreen):
 def metrics_help() -> Text:
     """What each metric on the Debate screen means, one line each (from the protocol code, so
     the help cannot drift from what is computed), and where the paper-vs-code table lives."""
-    from protocols.metrics import METRIC_DEFINITIONS
+    from protocols.measures.metrics import METRIC_DEFINITIONS
 
     text = Text()
     text.append("\nMetrics (the Debate screen's table and plot)\n", style="bold")

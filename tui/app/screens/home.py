@@ -12,10 +12,10 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from protocols.outcome import outcome_in_words
-from protocols.text import clip
+from protocols.core.outcome import outcome_in_words
+from protocols.core.text import clip
 from backends.private import private_dir
-from store.export import to_json, to_markdown, write_private
+from outputs.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
 from tui.app.report import save_report

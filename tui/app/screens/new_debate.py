@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from backends.sources import status
-from protocols.roles import SIDE_PANEL
+from protocols.core.roles import SIDE_PANEL
 
 from tui import settings
 from tui.app.screens.typed import symposium

@@ -1,4 +1,4 @@
-"""Side panels that only some protocols declare (``protocols.definition.Panel``): the agenda and
+"""Side panels that only some protocols declare (``protocols.core.definition.Panel``): the agenda and
 the judges' tables per subtopic (SocraSynth, seed 004 section 6.3.1, Tables 6.5 and 6.6).
 
 Everything they show comes from models (subtopic titles, roles' words): plain text through
@@ -13,7 +13,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from protocols.events import JudgementMade
+from protocols.core.events import JudgementMade
 from tui.app.theme import role_style
 from tui.sanitize import terminal_safe
 

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from protocols.events import TokenDelta, TurnFinished, TurnStarted
+from protocols.core.events import TokenDelta, TurnFinished, TurnStarted
 
 from tui.sanitize import StreamSanitizer, plain, terminal_safe
 
