@@ -47,7 +47,7 @@ from textual.pilot import Pilot  # noqa: E402
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
-from tui.protocol_catalog import EVINCE  # noqa: E402
+from tui.protocol_catalog import SPECS  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 from tui.app.screens.help import HelpScreen  # noqa: E402
 from textual.widgets import Static  # noqa: E402
@@ -57,6 +57,8 @@ from tui.app.widgets.transcript import Transcript, TurnView  # noqa: E402
 from store.drive import drive  # noqa: E402
 from protocols.core.events import DebateStarted, Participant, TurnFinished  # noqa: E402
 from protocols.core.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
+
+EVINCE = SPECS["evince"]
 
 
 #: Threads alive in this process at each press (the models' worker threads included).

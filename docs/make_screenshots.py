@@ -27,7 +27,7 @@ from store.journal import Journal  # noqa: E402
 from store.queries import Queries  # noqa: E402
 from outputs.report import report_html  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
-from tui.app.replay import replay, rounds_of  # noqa: E402
+from tui.app.recorded import recorded_events, rounds_of  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 
 SIZE = (140, 42)
@@ -51,7 +51,7 @@ async def shoot(db: Path, debate_id: str | None) -> None:
         await pilot.press("escape")
         rounds = rounds_of(debate)
         shown = rounds[min(1, len(rounds) - 1)]  # mid-debate: after its second round
-        app.push_screen(DebateScreen(events=list(replay(debate, upto_round=shown))))
+        app.push_screen(DebateScreen(events=list(recorded_events(debate, upto_round=shown))))
         await pilot.pause(0.5)
         app.save_screenshot("debate.svg", path=str(REPO / "docs"))
 

@@ -6,6 +6,9 @@ benchmarks and the tests all read :data:`PROTOCOLS`; nothing else lists protocol
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from protocols import agreement, d3, deliberation, evince, humanloop, socrasynth
 from protocols.core.definition import ProtocolDefinition, check_unique
 
@@ -28,3 +31,24 @@ def definition(name: str) -> ProtocolDefinition:
         return BY_NAME[name]
     except KeyError:
         raise KeyError(f"no protocol {name!r}; known: {', '.join(BY_NAME)}") from None
+
+
+class CannotResume(ValueError):
+    """A journalled debate that cannot be continued; the message names it and says why."""
+
+
+def resumable(debate: Mapping[str, Any]) -> tuple[ProtocolDefinition, dict[str, str]]:
+    """The definition that continues ``debate`` (``store.queries.Queries.debate``'s dict) and
+    its roles' models. Every protocol can resume (by replaying its journal,
+    :mod:`protocols.core.replay`); a finished debate, a protocol this Symposium does not run and
+    a journal too old to hold the models' replies cannot."""
+    if debate["status"] in ("finished", "stopped"):
+        raise CannotResume(f"debate {debate['id']} is {debate['status']}; only an unfinished debate can be resumed")
+    known = BY_NAME.get(debate["protocol"])  # a protocol may journal one of its variants
+    if known is None:
+        raise CannotResume(f"debate {debate['id']}: its protocol {debate['protocol']!r} is not one this Symposium runs "
+                           f"({', '.join(d.name for d in PROTOCOLS)}); open it with `symposium show` instead")
+    if debate.get("events_recorded") is None:
+        raise CannotResume(f"debate {debate['id']} was journalled before Symposium kept its models' replies (journal "
+                           "layout v5), so it cannot be resumed exactly; start it again")
+    return known, known.roles_from(debate["participants"])

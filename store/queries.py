@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from . import seal
@@ -62,6 +62,16 @@ class Queries:
             {"status": status, "limit": limit},
         )
         return rows
+
+    def debates_of(self, protocols: Collection[str]) -> list[dict[str, Any]]:
+        """Every debate journalled under one of ``protocols`` (registry names, variants
+        included), whole (as :meth:`debate`), oldest first: what a study across debates reads."""
+        names = list(protocols)
+        if not names:
+            return []
+        marks = ", ".join("?" * len(names))
+        ids = [r["id"] for r in self.query(f"SELECT id FROM debates WHERE protocol IN ({marks}) ORDER BY created_at, id", tuple(names))]
+        return [d for i in ids if (d := self.debate(i)) is not None]
 
     def find_debate(self, prefix: str) -> str | None:
         """The full id for an id or unique id prefix (users type the first few characters)."""

@@ -10,15 +10,11 @@ call for, and class sets read from a built-in name or a file (the form's and ``-
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from backends.base import SamplingOptions
 from backends.registry import Registry
-from protocols.core import replay
 from protocols.core.agents import Agent
 from protocols.core.definition import Input, InputError, Person, ProtocolDefinition, Role
 from protocols.core.events import Event
@@ -224,49 +220,9 @@ class ProtocolSpec:
 
     def resume(self, debate: dict[str, Any], agents: Mapping[str, Agent], channel: CommandChannel,
                person: PersonSeat) -> AsyncIterator[Event]:
-        """The continuation of a journalled debate cut off early: the same run (the definition's
-        ``run``), under the config it journalled and with each agent sampling as it did, replayed
-        from the journal up to where it was cut (:mod:`protocols.core.replay`), then live. Every
-        protocol resumes this way."""
-        d = self.definition
-        config = d.config_from_journal(debate["config"])
-        recorded = self.recorded_options(debate["participants"])
-        agents = {role: dataclasses.replace(agent, options=recorded.get(role, agent.options)) for role, agent in agents.items()}
-        team = d.team(agents)
-        seat = Person(person) if d.person_role() is not None else None
-        return replay.resume(debate, lambda ch: d.run(config, team, debate_id=debate["id"], channel=ch, person=seat),
-                             channel=channel)
-
-    def roles_from(self, participants: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-        """Role → model id of a journalled debate, in the roles of this form (the inverse of
-        :meth:`roles_for`). A ``model`` field whose role the protocol journals per seat (D3's
-        advocates, ``advocate-1`` and ``advocate-2``) takes the model of its first seat."""
-        played = {p["role"]: p["model_id"] for p in participants if p["backend"] != "human"}
-        roles: dict[str, str] = {}
-        for f in self.inputs:
-            if f.kind == "model":
-                seat = f.name if f.name in played else next((r for r in played if r.startswith(f"{f.name}-")), None)
-                if seat is not None:
-                    roles[f.name] = played[seat]
-            elif f.kind == "models":
-                for i in itertools.count(1):
-                    if f"{f.name}-{i}" not in played:
-                        break
-                    roles[f"{f.name}-{i}"] = played[f"{f.name}-{i}"]
-        return roles
-
-    def recorded_options(self, participants: Iterable[Mapping[str, Any]]) -> dict[str, SamplingOptions]:
-        """Each form role's sampling options as journalled (a seed, a temperature given for one
-        agent), so that a resumed agent samples as it did."""
-        by_seat = {p["role"]: p for p in participants if p["backend"] != "human"}
-        out: dict[str, SamplingOptions] = {}
-        for role in self.roles_from(participants):
-            seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), None)
-            if seat is not None and seat.get("options"):
-                options = dict(seat["options"])
-                options["stop"] = tuple(options.get("stop") or ())
-                out[role] = SamplingOptions(**options)
-        return out
+        """The continuation of a journalled debate (:meth:`ProtocolDefinition.resume`), the
+        person seated as the interface seats them."""
+        return self.definition.resume(debate, agents, channel=channel, person=Person(person))
 
     def defaults(self) -> dict[str, Any]:
         """Every field's default, examples included: values a debate can start from (the demo's)."""

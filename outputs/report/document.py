@@ -3,54 +3,36 @@
 The dict is the JSON export's (:meth:`store.queries.Queries.debate`, plus ``provenance`` and
 ``seal`` where the journal keeps them), so a report can also be made from an exported file.
 Nothing here writes HTML: :mod:`outputs.report.render` does, escaping every value it did not
-build. Each protocol adds the sections its paper reports (SocraSynth's judges' tables and Γ,
-D3's passes and audits, humanloop's stance analysis, the conference's stages); what no section
-claims of the outcome is still shown, generically, so a new outcome key is never lost.
+build. Each protocol adds the sections its definition presents (``present``: SocraSynth's judges'
+tables and Γ, D3's passes and audits, …, as neutral blocks of :mod:`protocols.core.present`); what
+no section claims of the outcome is still shown, generically, so a new outcome key is never lost.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from protocols.core.outcome import outcome_in_words
-from outputs.report.safe import Markup
-from outputs.report.svg import bars, line_chart
+from protocols.core.present import (
+    BarChart,
+    Bullets,
+    DefList,
+    Figures,
+    LineChart,
+    Para,
+    Section,
+    Table,
+    details as _details,
+    num,
+    number as _float,
+    value_block,
+)
+from protocols.registry import BY_NAME
 
-# -- blocks ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Para:
-    text: Any
-    kind: str = ""  # a CSS class: "note", "warn", "lead"
-
-
-@dataclass
-class DefList:
-    items: list[tuple[str, Any]]  # a value is a block or a scalar
-
-
-@dataclass
-class Table:
-    headers: list[str]
-    rows: list[list[Any]]
-    caption: str = ""
-    numeric: bool = True  # right-align numbers
-
-
-@dataclass
-class Bullets:
-    items: list[Any]
-
-
-@dataclass
-class Figures:
-    charts: list[Markup]
-    caption: str = ""
+# -- blocks: the neutral ones every protocol presents with, and the report's own ---------------------
 
 
 @dataclass
@@ -64,13 +46,6 @@ class Turn:
 
 
 @dataclass
-class Section:
-    id: str
-    title: str
-    blocks: list[Any] = field(default_factory=list)
-
-
-@dataclass
 class Document:
     title: str
     subtitle: str
@@ -80,8 +55,6 @@ class Document:
 
 Block = Para | DefList | Table | Bullets | Figures | Turn
 
-# -- helpers ---------------------------------------------------------------------------------------
-
 
 def when(ts: Any) -> str:
     """A journal time (seconds since the epoch, or an ISO string) in UTC, to the second."""
@@ -90,57 +63,6 @@ def when(ts: Any) -> str:
     if isinstance(ts, int | float):
         return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     return str(ts)
-
-
-def num(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:.3g}"
-    return str(value)
-
-
-def value_block(value: Any, depth: int = 0) -> Any:
-    """Any JSON value as blocks: a dict a definition list, a list of like dicts a table, a list
-    of scalars a bullet list (or one line when short), a scalar its text. Generic on purpose:
-    provenance and outcome keys added later show without code here."""
-    if isinstance(value, Mapping):
-        if not value:
-            return "—"
-        return DefList([(str(k), value_block(v, depth + 1) if v is not None else "—") for k, v in value.items()])
-    if isinstance(value, list | tuple):
-        if not value:
-            return "—"
-        if all(isinstance(v, Mapping) for v in value) and depth < 4:
-            keys = list(dict.fromkeys(k for v in value for k in v))
-            if len(keys) <= 9 and all(not isinstance(v.get(k), Mapping | list) or len(json.dumps(v.get(k))) < 80
-                                      for v in value for k in keys):
-                return Table(keys, [[_cell(v.get(k)) for k in keys] for v in value], numeric=False)
-            if len(value) <= 8:  # a few wide records (participants): one column each, one row per field
-                heads = [str(v.get("role") or v.get("name") or v.get("id") or f"#{i + 1}") for i, v in enumerate(value)]
-                return Table(["", *heads], [[k, *(_cell(v.get(k)) for v in value)] for k in keys], numeric=False)
-            return Bullets([value_block(v, depth + 1) for v in value])
-        if all(not isinstance(v, Mapping | list) for v in value):
-            joined = ", ".join(num(v) for v in value)
-            return joined if len(joined) <= 100 else Bullets([num(v) for v in value])
-        return Bullets([value_block(v, depth + 1) for v in value])
-    return num(value)
-
-
-def _cell(value: Any) -> str:
-    """A value in one table cell: a flat record as ``key=value, …``, deeper ones as JSON."""
-    def flat(v: Any) -> bool:
-        return not isinstance(v, Mapping | list) or (isinstance(v, list) and all(not isinstance(x, Mapping | list) for x in v))
-
-    if isinstance(value, Mapping) and all(flat(v) for v in value.values()):
-        return ", ".join(f"{k}={_cell(v)}" for k, v in value.items()) or "—"
-    if isinstance(value, list) and flat(value):
-        return "[" + ", ".join(num(v) for v in value) + "]"
-    if isinstance(value, Mapping | list):
-        return json.dumps(value, ensure_ascii=False)
-    return "—" if value is None else num(value)
 
 
 def roles_in_order(debate: Mapping[str, Any]) -> list[str]:
@@ -204,13 +126,6 @@ def _sampling(options: Any) -> str:
     return ", ".join(f"{k}={num(options[k])}" for k in keys if options.get(k) is not None)
 
 
-def _details(payload: Any) -> str:
-    if isinstance(payload, Mapping):
-        return "; ".join(f"{k}: {num(v) if not isinstance(v, Mapping | list) else json.dumps(v, ensure_ascii=False)}"
-                         for k, v in payload.items())
-    return num(payload)
-
-
 def _transcript(debate: Mapping[str, Any]) -> Section:
     section = Section("transcript", "Transcript")
     turns = debate.get("turns") or []
@@ -244,12 +159,12 @@ def _metrics(debate: Mapping[str, Any]) -> Section | None:
     charts = []
     for name, label in PLOTTED:
         series = {label: [(float(r["round"]), _float(r.get(name))) for r in rows]}
-        charts.append(line_chart(label, series))
+        charts.append(LineChart(label, series))
     crit_parts = {f"{key[-1].upper()} (agent-{key[-1]})": [(float(r["round"]), _float(r.get(key))) for r in rows]
                   for key in ("crit_a", "crit_b") if any(r.get(key) is not None for r in rows)}
     if crit_parts:
-        charts.append(line_chart("CRIT per agent (0–1)", crit_parts))
-    section.blocks.append(Figures([c for c in charts if c], "Each metric over the rounds (round 0 is the opening)."))
+        charts.append(LineChart("CRIT per agent (0–1)", crit_parts))
+    section.blocks.append(Figures(charts, "Each metric over the rounds (round 0 is the opening)."))
     names = sorted({k for r in rows for k in r} - {"round", "phase"})
     # one row per metric, one column per round: a protocol records a dozen metrics and few rounds,
     # and the page must stay as wide as the text (and the paper) however many metrics there are
@@ -257,10 +172,6 @@ def _metrics(debate: Mapping[str, Any]) -> Section | None:
                                 [["phase", *(r.get("phase") or "" for r in rows)],
                                  *([n, *(num(r.get(n)) for r in rows)] for n in names)], caption="All metrics"))
     return section
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _distributions(debate: Mapping[str, Any]) -> Section | None:
@@ -272,11 +183,11 @@ def _distributions(debate: Mapping[str, Any]) -> Section | None:
     by_round: dict[Any, dict[str, dict[str, float]]] = {}
     for t in turns:
         by_round.setdefault(t.get("round"), {})[t["role"]] = t["distribution"]
-    charts = [bars(f"Round {r}", groups) for r, groups in by_round.items()]
+    charts = [BarChart(f"Round {r}", groups) for r, groups in by_round.items()]
     if charts:
         section.blocks.append(Figures(charts, "Each agent's distribution per round."))
     if final:
-        section.blocks.append(Figures([bars("Final distribution", {"final": final})], "The debate's final distribution."))
+        section.blocks.append(Figures([BarChart("Final distribution", {"final": final})], "The debate's final distribution."))
     return section
 
 
@@ -321,223 +232,6 @@ def _reason_summary(reasons: Any) -> Any:
     if isinstance(notes, list) and notes:
         items.append(("notes", "; ".join(str(n) for n in notes)))
     return DefList(items) if items else ""
-
-
-def _recommendations(outcome: Mapping[str, Any]) -> Section | None:
-    recs = outcome.get("recommendations")
-    if not recs:
-        return None
-    return Section("recommendations", "Recommendations", [value_block(recs)])
-
-
-# -- each protocol's own sections -------------------------------------------------------------------
-
-
-def _evince(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: set[str]) -> list[Section]:
-    claimed |= {"final_distribution", "recommendations", "top", "crit", "weights", "improvement", "agreed", "ending"}
-    items = [("Top label", outcome.get("top") or "—"), ("Agents agreed", num(outcome.get("agreed"))),
-             ("Ending", outcome.get("ending") or "—")]
-    section = Section("evince", "EVINCE's result", [DefList(items)])
-    if outcome.get("weights") or outcome.get("crit"):
-        section.blocks.append(Figures([bars("CRIT weight per agent (1–10)", {"CRIT": outcome.get("weights") or outcome["crit"]},
-                                            scale=10, percent=False)]))
-    if outcome.get("improvement"):
-        section.blocks.append(Table(["measure", "change from the first to the last round (%)"],
-                                    [[k, num(v)] for k, v in outcome["improvement"].items()], caption="Improvement"))
-    return [section]
-
-
-def _socrasynth(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: set[str]) -> list[Section]:
-    claimed |= {"agenda", "rounds", "evaluation", "joint", "stances", "case_checks"}
-    out = []
-    agenda = outcome.get("agenda") or []
-    stances = outcome.get("stances") or {}
-    first = Section("socrasynth", "SocraSynth: agenda and rounds")
-    if stances:
-        first.blocks.append(DefList([(role, stance) for role, stance in stances.items()]))
-    if agenda:
-        first.blocks.append(Table(["#", "subtopic", "scope"], [[i + 1, a.get("title", ""), a.get("description", "")]
-                                                             for i, a in enumerate(agenda)], caption="Agenda", numeric=False))
-    rounds = outcome.get("rounds") or []
-    if rounds:
-        first.blocks.append(Figures([
-            line_chart("Γ (CRIT, 1–10) per round", {"Γ": [(float(r["round"]), _float(r.get("gamma"))) for r in rounds]}),
-            line_chart("Δ (contentiousness) per round", {"Δ": [(float(r["round"]), _float(r.get("delta"))) for r in rounds]}),
-        ], "Table 6.2: Γ and Δ at each round."))
-        first.blocks.append(Table(["round", "kind", "Δ", "Γ"], [[r.get("round"), r.get("kind"), num(r.get("delta")), num(r.get("gamma"))]
-                                                                 for r in rounds]))
-    if outcome.get("case_checks"):
-        first.blocks.append(Para("Case checks (6.3.1.2)", "h"))
-        first.blocks.append(value_block(outcome["case_checks"]))
-    out.append(first)
-    evaluation = outcome.get("evaluation") or {}
-    if evaluation:
-        section = Section("judges", "The judges' tables (Table 6.3): Γ per subtopic")
-        alignments = evaluation.get("alignments") or {}
-        totals = evaluation.get("totals") or {}
-        judges = evaluation.get("judges") or {}
-        for alignment, per_judge in alignments.items():
-            for judge, per_subtopic in per_judge.items():
-                agents = list(dict.fromkeys(a for scores in per_subtopic.values() for a in scores))
-                rows = [[subtopic, *(num(scores.get(a)) for a in agents)] for subtopic, scores in per_subtopic.items()]
-                total = (totals.get(alignment) or {}).get(judge) or {}
-                rows.append(["total", *(num(total.get(a)) for a in agents)])
-                caption = f"{judge} ({judges.get(judge, '')}), {alignment.replace('_', ' ')}"
-                section.blocks.append(Table(["subtopic", *agents], rows, caption=caption))
-                section.blocks.append(Figures([bars(f"Γ per subtopic: {caption}",
-                                                    {a: {s: v.get(a) for s, v in per_subtopic.items() if v.get(a) is not None}
-                                                     for a in agents}, scale=10, percent=False)]))
-        winners = evaluation.get("winners") or {}
-        section.blocks.append(DefList([("Winner", evaluation.get("winner") or "—"),
-                                       *((f"{judge}'s verdict", w) for judge, w in winners.items()),
-                                       ("Gaps", num(evaluation.get("gaps")))]))
-        reasons = evaluation.get("reasons") or {}
-        for judge, given in reasons.items():
-            section.blocks.append(Para(f"{judge}'s reasons", "h"))
-            section.blocks.append(Table(["subtopic", "alignment", "claim", "justification"],
-                                        [[r.get("subtopic", ""), r.get("alignment", ""), r.get("claim", ""), r.get("justification", "")]
-                                         for r in given if isinstance(r, Mapping)], numeric=False))
-        out.append(section)
-    joint = outcome.get("joint") or {}
-    if joint:
-        section = Section("joint", "The joint proposal")
-        if joint.get("proposal"):
-            section.blocks.append(Para(joint["proposal"], "lead"))
-        for key in ("pros", "cons"):
-            if joint.get(key):
-                section.blocks += [Para(key.capitalize(), "h"), Bullets(list(joint[key]))]
-        if joint.get("written_by"):
-            section.blocks.append(Para("Written by " + ", ".join(joint["written_by"]), "note"))
-        out.append(section)
-    return out
-
-
-def _d3(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: set[str]) -> list[Section]:
-    claimed |= {"passes", "swap_audit", "verdict", "variant", "usage"}
-    section = Section("d3", "D3: passes and audits",
-                      [DefList([("Verdict", outcome.get("verdict") or "—"), ("Variant", outcome.get("variant") or "—")])])
-    for i, p in enumerate(outcome.get("passes") or [], start=1):
-        section.blocks.append(Para(f"Pass {i} (answers shown as {p.get('order', '?')})", "h"))
-        section.blocks.append(DefList([("Verdict", p.get("verdict") or "—"), ("Decided by", p.get("decided_by") or "—"),
-                                       ("Why it stopped", p.get("stop_reason") or "—"),
-                                       ("Tally", _details(p.get("tally"))), ("Cumulative scores", _details(p.get("cumulative")))]))
-        rounds = p.get("rounds") or []
-        if rounds:
-            section.blocks.append(Figures([line_chart(f"Pass {i}: the judge's scores", {
-                "A": [(float(r["round"]), _float(r.get("score_a"))) for r in rounds],
-                "B": [(float(r["round"]), _float(r.get("score_b"))) for r in rounds]})]))
-            section.blocks.append(value_block(rounds))
-        votes = p.get("votes") or []
-        if votes:
-            section.blocks.append(Table(["juror", "model", "persona", "vote", "scores", "rationale"], [
-                [v.get("juror"), v.get("model"), v.get("persona") or "", v.get("vote") or "—", _details(v.get("scores")),
-                 v.get("rationale") or ""] for v in votes], caption="The jury", numeric=False))
-        budget = p.get("budget")
-        if budget:
-            section.blocks.append(Para("Budget", "h"))
-            section.blocks.append(value_block(budget))
-    audit = outcome.get("swap_audit")
-    section.blocks.append(Para("Position-swap audit", "h"))
-    section.blocks.append(value_block(audit) if audit else Para("Not run (swap_audit off).", "note"))
-    if outcome.get("usage"):
-        section.blocks.append(Table(["role", *(k for k in next(iter(outcome["usage"].values())))],
-                                    [[role, *(num(v) for v in u.values())] for role, u in outcome["usage"].items()],
-                                    caption="Tokens used per role"))
-    return [section]
-
-
-def _humanloop(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: set[str]) -> list[Section]:
-    claimed |= {"analysis", "decision", "condition", "labels", "seats"}
-    analysis = outcome.get("analysis") or {}
-    section = Section("stances", "Stance analysis (seed 001)",
-                      [DefList([("Decision", outcome.get("decision") or "—"), ("Condition", outcome.get("condition") or "—"),
-                                ("Labels", ", ".join(outcome.get("labels") or []))])])
-    table = analysis.get("table") or {}
-    rounds = analysis.get("rounds") or []
-    if table:
-        confidence = analysis.get("confidence") or {}
-        rows = [[role, *(f"{s}" + (f" ({num(c)})" if c is not None else "") for s, c in
-                         zip(stances, (confidence.get(role) or []) + [None] * len(stances)))]
-                for role, stances in table.items()]
-        section.blocks.append(Table(["seat", *(f"round {r}" for r in rounds)], rows,
-                                    caption="Each seat's stance per round (stated confidence)", numeric=False))
-        if confidence:
-            section.blocks.append(Figures([line_chart("Stated confidence per round", {
-                role: [(float(r), _float(c)) for r, c in zip(rounds, values)] for role, values in confidence.items()})]))
-    triem = analysis.get("triem")
-    measures = [("changes", analysis.get("changes")), ("opportunities", analysis.get("opportunities")),
-                ("change rate", analysis.get("change_rate")), ("toward the person", analysis.get("toward_human")),
-                ("away from the person", analysis.get("away_from_human"))]
-    section.blocks.append(DefList([(k, num(v) if v is not None else "—") for k, v in measures]))
-    if triem:
-        section.blocks.append(Para("Triem et al.'s measures (a change through “no stance” counts)", "h"))
-        section.blocks.append(value_block(triem))
-    by_role = analysis.get("by_role") or {}
-    rates = {"changes of stance (seed 001)": {role: m["change_rate"] for role, m in by_role.items()
-                                               if isinstance(m.get("change_rate"), int | float)},
-             "Triem et al. (through “no stance”)": {role: (m.get("triem") or {})["change_rate"] for role, m in by_role.items()
-                                                     if isinstance((m.get("triem") or {}).get("change_rate"), int | float)}}
-    if any(rates.values()):
-        section.blocks.append(Figures([bars("Stance change rate per seat", rates)],
-                                      "Share of a seat's opportunities at which its stance changed, by both measures."))
-    if by_role:
-        section.blocks.append(Table(["seat", "changes", "opportunities", "change rate", "toward", "away", "Triem changes",
-                                     "Triem rate"], [
-            [role, num(m.get("changes")), num(m.get("opportunities")), num(m.get("change_rate")), num(m.get("toward_human")),
-             num(m.get("away_from_human")), num((m.get("triem") or {}).get("changes")),
-             num((m.get("triem") or {}).get("change_rate"))] for role, m in by_role.items()], caption="Per seat"))
-    if analysis.get("transitions"):
-        section.blocks.append(Para("Transitions", "h"))
-        section.blocks.append(value_block(analysis["transitions"]))
-    return [section]
-
-
-def _conference(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: set[str]) -> list[Section]:
-    claimed |= {"stages", "agreed_stages"}
-    stages = outcome.get("stages") or []
-    section = Section("stages", "The conference's stages",
-                      [DefList([("Stages agreed", f"{num(outcome.get('agreed_stages'))} of {len(stages)}")])])
-    if stages:
-        section.blocks.append(Table(["stage", "task", "agreed", "closed by", "rounds", "verdicts", "evaluation (mean)"], [
-            [s.get("stage"), s.get("name") or s.get("task"), num(s.get("agreed")), s.get("closed_by") or "", s.get("rounds"),
-             ", ".join(str(v) for v in s.get("verdicts") or []), num((s.get("evaluation") or {}).get("mean"))]
-            for s in stages], numeric=False))
-        factors = {f"stage {s.get('stage')}": (s.get("evaluation") or {}).get("factors") or {} for s in stages}
-        if any(factors.values()):
-            section.blocks.append(Figures([bars("The evaluator's factors (1–10)", factors, scale=10, percent=False)]))
-        for s in stages:
-            comment = (s.get("evaluation") or {}).get("comment")
-            if comment:
-                section.blocks.append(DefList([(f"Evaluator on stage {s.get('stage')}", comment)]))
-    return [section]
-
-
-def _deliberation(debate: Mapping[str, Any], outcome: Mapping[str, Any], claimed: set[str]) -> list[Section]:
-    claimed |= {"analysis"}
-    analysis = outcome.get("analysis") or {}
-    section = Section("analysis", "The analyzer's map of the deliberation")
-    for claim in analysis.get("claims") or []:
-        section.blocks.append(Para(f"{claim.get('id', '')} ({claim.get('speaker', '')}): {claim.get('text', '')}", "lead"))
-        for key, label in (("supports", "supported by"), ("attacks", "attacked by")):
-            if claim.get(key):
-                section.blocks.append(DefList([(label, Bullets([f"{x.get('id', '')}: {x.get('text', '')}" for x in claim[key]]))]))
-    for key in ("agreements", "open_questions", "summary", "links", "notes"):
-        if analysis.get(key):
-            section.blocks += [Para(key.replace("_", " ").capitalize(), "h"), value_block(analysis[key])]
-    if not section.blocks:
-        section.blocks.append(Para("No analysis was made in this debate.", "note"))
-    return [section]
-
-
-#: Protocol name (or its prefix, for variants such as ``d3-samre``) → its own sections.
-PROTOCOL_SECTIONS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any], set[str]], list[Section]]] = {
-    "evince": _evince, "socrasynth": _socrasynth, "d3": _d3, "humanloop": _humanloop, "agreement": _conference,
-    "deliberation": _deliberation,
-}
-
-
-def protocol_sections(protocol: str) -> Callable[[Mapping[str, Any], Mapping[str, Any], set[str]], list[Section]] | None:
-    return PROTOCOL_SECTIONS.get(protocol) or PROTOCOL_SECTIONS.get(protocol.split("-", 1)[0])
 
 
 # -- provenance and seal ----------------------------------------------------------------------------
@@ -585,11 +279,13 @@ def build(debate: Mapping[str, Any], *, redaction: Mapping[str, int] | None = No
     # the findings first (as a paper puts its results before its appendix), the record after
     sections = [_header(debate)]
     sections += [s for s in (_metrics(debate), _distributions(debate)) if s is not None]
-    claimed: set[str] = {"final_distribution", "recommendations"}
-    own = protocol_sections(str(debate.get("protocol", "")))
-    if own is not None:
-        sections += own(debate, outcome, claimed)
-    sections += [s for s in (_judgements(debate), _recommendations(outcome)) if s is not None]
+    claimed: set[str] = {"final_distribution"}
+    definition = BY_NAME.get(str(debate.get("protocol", "")))
+    if definition is not None and definition.present is not None:
+        own = definition.present(outcome, debate)
+        claimed.update(*(s.claims for s in own))
+        sections += own
+    sections += [s for s in (_judgements(debate),) if s is not None]
     rest = {k: v for k, v in outcome.items() if k not in claimed}
     if rest:
         sections.append(Section("outcome", "Outcome (every other recorded value)", [value_block(rest)]))
@@ -619,4 +315,4 @@ def blocks_of(document: Document) -> Iterable[Any]:
             yield from walk(block)
 
 
-__all__: Sequence[str] = ("Document", "Section", "build", "value_block", "PROTOCOL_SECTIONS", "blocks_of")
+__all__: Sequence[str] = ("Document", "Section", "build", "value_block", "blocks_of")

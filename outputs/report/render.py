@@ -14,8 +14,10 @@ import base64
 import hashlib
 from typing import Any
 
-from outputs.report.document import Bullets, DefList, Document, Figures, Para, Section, Table, Turn
+from outputs.report.document import Document, Turn
 from outputs.report.safe import Markup, join, tag, text
+from outputs.report.svg import bars, line_chart
+from protocols.core.present import BarChart, Bullets, DefList, Figures, LineChart, Para, Section, Table
 
 STYLE = """
 :root { --ink: #1b1f23; --muted: #5f6b73; --rule: #d8dde1; --band: #f4f6f8; --accent: #2b4c7e; }
@@ -117,7 +119,7 @@ def _block(block: Any) -> Markup:
         caption = tag("caption", block.caption) if block.caption else ""
         return tag("table", Markup(caption + tag("thead", head) + tag("tbody", join(rows))))
     if isinstance(block, Figures):
-        charts = [c for c in block.charts if c]
+        charts = [c for c in (_chart(c) for c in block.charts) if c]
         if not charts:
             return Markup("")
         caption = tag("figcaption", block.caption) if block.caption else ""
@@ -125,6 +127,15 @@ def _block(block: Any) -> Markup:
     if isinstance(block, Turn):
         return _turn(block)
     return text(block)
+
+
+def _chart(chart: Any) -> Markup:
+    """A chart's data drawn as inline SVG (drawn markup passes as it is)."""
+    if isinstance(chart, LineChart):
+        return line_chart(chart.title, chart.series)
+    if isinstance(chart, BarChart):
+        return bars(chart.title, chart.groups, scale=chart.scale, percent=chart.percent)
+    return chart if isinstance(chart, Markup) else Markup("")
 
 
 def _is_number(value: Any) -> bool:

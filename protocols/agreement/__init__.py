@@ -69,6 +69,8 @@ from protocols.core.text import clip, listed
 from protocols.core.untrusted import parse_as
 
 from protocols.core.roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
+from protocols.agreement.present import present
+from protocols.agreement.sample import SAMPLES
 
 HONOURED = Honoured(interject=("participant-",), skip_to="the conclusion (the current stage closes, no later stage opens)")
 """The person's commands the conference honours: interjections reach a participant's next turn
@@ -559,4 +561,6 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=HONOURED,
     conclude=conclude,
+    present=present,
+    samples=SAMPLES,
 )

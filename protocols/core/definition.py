@@ -22,16 +22,21 @@ person is the live seat. A resume re-runs it under a replay of the journal.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from backends.values import SamplingOptions
+from protocols.core import replay
 from protocols.core.agents import Agent
 from protocols.core.events import Event
 from protocols.core.moderation import CommandChannel, Honoured
 from protocols.core.params import ParamError, Profile, build, from_description, params_of
+from protocols.core.present import Section
 from protocols.core.roles import numbered
+from protocols.core.sample import Sample
 
 InputKind = Literal["text", "textarea", "select", "file", "list", "int", "float", "bool"]
 RoleKind = Literal["model", "models", "person"]
@@ -62,6 +67,19 @@ class Person:
 
     speak: Speak
     confirm: Confirm | None = None
+
+
+def confirm_from_lines(lines: Iterable[str]) -> Confirm:
+    """A scripted person confirming labels: each step consumes one line. A blank line, ``=`` or
+    ``accept`` keeps the label read; anything else is the label to record (checked as a
+    clerk's answer is). When the lines run out, every later label is accepted."""
+    answers: Iterator[str] = iter(list(lines))
+
+    async def confirm(label: str | None, text: str) -> str | None:
+        answer = next(answers, "").strip()
+        return label if answer.casefold() in ("", "=", "accept") else answer
+
+    return confirm
 
 
 def read_file(path: str, what: str) -> str:
@@ -241,6 +259,26 @@ class Variant:
     skip: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Study:
+    """An analysis across the journalled debates of one protocol: the evaluation its paper
+    reports (D3's agreement with reference verdicts, Triem's stance change rates), run by
+    ``symposium study NAME``. ``inputs`` are its own flags, read as a protocol's inputs are;
+    ``run(debates, values)`` gets every debate of the protocol (the export dicts, oldest first)
+    and the parsed values, and returns a JSON-able result (``--json`` prints it);
+    ``present(result)`` says it in sections (:mod:`protocols.core.present`)."""
+
+    name: str
+    help: str
+    inputs: tuple[Input, ...]
+    run: Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], dict[str, Any]]
+    present: Callable[[Mapping[str, Any]], list[Section]]
+
+    def values(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """Every input's value parsed (:class:`InputError` naming the input)."""
+        return {i.name: i.value(raw.get(i.name)) for i in self.inputs}
+
+
 PanelKind = Literal["distributions", "metrics", "judgements", "agenda", "judge_tables"]
 
 
@@ -267,6 +305,9 @@ class Panel:
 
 #: What a protocol that declares nothing shows: its judges' judgements, nothing of EVINCE's.
 DEFAULT_PANELS: tuple[Panel, ...] = (Panel("judgements", "Judgements"),)
+#: What a journalled run of no registered protocol shows (a benchmark's single prediction): the
+#: distributions its turns carry, and its judgements.
+UNREGISTERED_PANELS: tuple[Panel, ...] = (Panel("distributions", "Distributions"), Panel("judgements", "Judgements"))
 
 
 @dataclass(frozen=True)
@@ -305,8 +346,11 @@ class ProtocolDefinition:
     start: Start
     commands: Honoured = field(default_factory=Honoured)
     variants: tuple[Variant, ...] = ()
-    #: Continue a journalled debate (``store.queries.Queries.debate``'s dict) with a team.
-    resume: Callable[[dict[str, Any], Team, CommandChannel], AsyncIterator[Event]] | None = None
+    #: The inputs of small runs from which every contract test is generated (resume at every
+    #: cut, moderation, crashes, context drops, the report): one per variant worth covering.
+    samples: tuple[Sample, ...] = ()
+    #: Analyses across this protocol's journalled debates (``symposium study``).
+    studies: tuple[Study, ...] = ()
     #: Warnings about a choice of models (role → model id) that is allowed but unwise.
     warnings: Callable[[Mapping[str, str]], list[str]] | None = None
     #: The journalled config (``config.describe()`` as stored) → the config, where the generic
@@ -317,6 +361,10 @@ class ProtocolDefinition:
     #: The journalled outcome (``DebateFinished.outcome``) → what it concluded, in words; ``None``:
     #: only the status and stop reason are said (see :mod:`protocols.core.outcome`).
     conclude: Callable[[Mapping[str, Any]], Conclusion] | None = None
+    #: The journalled outcome and the debate (its export dict) → its findings as neutral blocks,
+    #: which the report, the terminal and the app's outcome panel render
+    #: (:mod:`protocols.core.present`); ``None``: the outcome is shown generically.
+    present: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Section]] | None = None
 
     # -- one run --------------------------------------------------------------------------------
 
@@ -326,6 +374,53 @@ class ProtocolDefinition:
         if any(r.kind == "person" and not r.optional for r in self.roles) and person is None:
             raise ValueError(f"{self.name}: the person's seat is required (give a Person)")
         return self.start(config, team, debate_id, channel or CommandChannel(), person)
+
+    def resume(self, debate: Mapping[str, Any], agents: Mapping[str, Agent], *, channel: CommandChannel | None = None,
+               person: Person | None = None) -> AsyncIterator[Event]:
+        """The continuation of a journalled debate (``store.queries.Queries.debate``'s dict) cut
+        off early: the same :meth:`run`, under the config it journalled and with each agent
+        sampling as it did, replayed from the journal up to where it was cut
+        (:mod:`protocols.core.replay`), then live. Every protocol resumes this way, so none
+        writes a resume of its own. ``agents``: by role (:meth:`roles_from` says which model each
+        role played)."""
+        config = self.config_from_journal(debate["config"])
+        recorded = self.recorded_options(debate["participants"])
+        agents = {role: dataclasses.replace(agent, options=recorded.get(role, agent.options)) for role, agent in agents.items()}
+        team = self.team(agents)
+        seat = person if self.person_role() is not None else None
+        return replay.resume(dict(debate), lambda ch: self.run(config, team, debate_id=debate["id"], channel=ch, person=seat),
+                             channel=channel or CommandChannel())
+
+    def roles_from(self, participants: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+        """Role → model id of a journalled debate, in this definition's roles (the inverse of
+        :meth:`role_models`). A ``model`` role the protocol journals per seat (D3's advocates,
+        ``advocate-1`` and ``advocate-2``) takes the model of its first seat."""
+        played = {p["role"]: p["model_id"] for p in participants if p["backend"] != "human"}
+        roles: dict[str, str] = {}
+        for role in self.roles:
+            if role.kind == "model":
+                seat = role.name if role.name in played else next((r for r in played if r.startswith(f"{role.name}-")), None)
+                if seat is not None:
+                    roles[role.name] = played[seat]
+            elif role.kind == "models":
+                for i in itertools.count(1):
+                    if numbered(role.name, i) not in played:
+                        break
+                    roles[numbered(role.name, i)] = played[numbered(role.name, i)]
+        return roles
+
+    def recorded_options(self, participants: Iterable[Mapping[str, Any]]) -> dict[str, SamplingOptions]:
+        """Each role's sampling options as journalled (a seed, a temperature given for one
+        agent), so that a resumed agent samples as it did."""
+        by_seat = {p["role"]: p for p in participants if p["backend"] != "human"}
+        out: dict[str, SamplingOptions] = {}
+        for role in self.roles_from(participants):
+            seat = by_seat.get(role) or next((p for r, p in by_seat.items() if r.startswith(f"{role}-")), None)
+            if seat is not None and seat.get("options"):
+                options = dict(seat["options"])
+                options["stop"] = tuple(options.get("stop") or ())
+                out[role] = SamplingOptions(**options)
+        return out
 
     def config_from_journal(self, described: Mapping[str, Any]) -> Any:
         """The config of a journalled debate (``debate["config"]``): what a resume runs under.
@@ -442,4 +537,4 @@ def check_unique(definitions: tuple[ProtocolDefinition, ...]) -> dict[str, Proto
 
 
 __all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
-           "Variant", "check_unique", "read_file"]
+           "Study", "UNREGISTERED_PANELS", "Variant", "check_unique", "confirm_from_lines", "read_file"]

@@ -103,6 +103,9 @@ from protocols.core.moderation import CommandChannel, Honoured, Moderation
 from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
 from protocols.core.replies import side_by_side
 from protocols.core.untrusted import parse_as
+from protocols.d3.present import present
+from protocols.d3.sample import SAMPLES
+from protocols.d3.study import STUDY
 
 Variant = Literal["more", "samre"]
 ReplyModel = TypeVar("ReplyModel", bound=BaseModel)
@@ -1023,4 +1026,7 @@ DEFINITION = ProtocolDefinition(
         Alias("d3-samre", "D3-SAMRE: one advocate per answer over rounds with judge feedback, budgeted stopping, "
                             "then a jury", {"variant": "samre"}, skip=("variant", "k")),
     ),
+    present=present,
+    samples=SAMPLES,
+    studies=(STUDY,),
 )

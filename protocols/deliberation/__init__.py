@@ -70,11 +70,14 @@ from protocols.core.replies import person_answer
 from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
 from protocols.core.text import clip, listed
 from protocols.core.untrusted import MAX_INPUT_CHARS, json_string
+from protocols.deliberation.present import present
+from protocols.deliberation.sample import SAMPLES
 
 HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
 
 from protocols.core.roles import HUMAN as PERSON, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
+
 HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the end: no further turns, then the final analysis if one is on")
 """The person's commands a deliberation honours: an interjection reaches a deliberator's (or the
 moderator agent's) next turn as a note from the host; there is no contentiousness to set."""
@@ -502,4 +505,6 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=HONOURED,
     conclude=conclude,
+    present=present,
+    samples=SAMPLES,
 )

@@ -115,6 +115,8 @@ from protocols.core.schemas import chars_for, fit_schema
 from protocols.core.text import clip, percent
 from protocols.core.untrusted import parse_as
 from protocols.core.roles import AGENT_A, AGENT_B
+from protocols.evince.present import present
+from protocols.evince.sample import SAMPLES
 
 #: The two debaters (interjections may be addressed to either).
 DEBATERS = (AGENT_A, AGENT_B)
@@ -1035,7 +1037,8 @@ DEFINITION = ProtocolDefinition(
     team=_team,
     start=_start,
     commands=HONOURED,
-    resume=lambda debate, team, channel: resume(debate, team, channel=channel),
     panels=PANELS,
     conclude=conclude,
+    present=present,
+    samples=SAMPLES,
 )

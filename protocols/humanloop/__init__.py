@@ -105,6 +105,9 @@ from protocols.humanloop.stance import (
 )
 from protocols.core.roles import HUMAN, SIMULATOR
 from protocols.core.text import clip
+from protocols.humanloop.present import present
+from protocols.humanloop.sample import SAMPLES
+from protocols.humanloop.study import STUDY
 
 HUMAN_ROLE = HUMAN
 SIMULATOR_ROLE = SIMULATOR  # the one instance of the synthetic condition
@@ -650,4 +653,7 @@ DEFINITION = ProtocolDefinition(
     start=_start,
     commands=HONOURED,
     conclude=conclude,
+    present=present,
+    samples=SAMPLES,
+    studies=(STUDY,),
 )

@@ -31,7 +31,7 @@ This module does the same for any protocol whose turns take a position from a cl
   (Appendix ii's NONE and HALLUCINATION). The reply is untrusted
   (:func:`parse_stance`), then the person may confirm or change it through an async
   ``confirm(stance, text) -> stance`` the caller supplies (the TUI asks; headless runs accept by
-  default, or read answers from a file with :func:`confirm_from_lines`). The result is a
+  default, or read answers from a file with :func:`protocols.core.definition.confirm_from_lines`). The result is a
   ``JudgementMade(kind="stance", target=role, verdict=label)``: ``None`` when the reply was
   rejected and nobody supplied a label, with the reason in ``reasons["rejected"]``.
 * :func:`analyze` and :func:`change_rates` turn stance rows (from a run's events or read back
@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -91,6 +91,10 @@ from protocols.core.agents import Agent
 from protocols.core.events import JudgementMade
 from protocols.measures.labels import normalize_label
 from protocols.core.untrusted import parse_as
+
+#: The kind of the judgement each labelled step is journalled as (``JudgementMade.kind``).
+STANCE = "stance"
+
 
 NONE = "none"
 """The label of a step that takes no position (Triem's 'NONE')."""
@@ -196,19 +200,6 @@ async def accept(stance: str | None, text: str) -> str | None:
     return stance
 
 
-def confirm_from_lines(lines: Iterable[str]) -> Confirm:
-    """A scripted person: each step consumes one line. A blank line, ``=`` or ``accept`` keeps
-    the extracted stance; anything else is the stance to record (checked like a clerk's answer).
-    When the lines run out, every later stance is accepted."""
-    answers: Iterator[str] = iter(list(lines))
-
-    async def confirm(stance: str | None, text: str) -> str | None:
-        answer = next(answers, "").strip()
-        return stance if answer.casefold() in ("", "=", "accept") else answer
-
-    return confirm
-
-
 class StanceReader:
     """Labels turns with the protocol's stances and records each as a ``stance`` judgement."""
 
@@ -248,7 +239,7 @@ class StanceReader:
         final, confirmation = await self._confirmed(parsed.label, text, notes)
         reasons = {"speaker": speaker, "extracted": parsed.label, "evidence": parsed.evidence,
                    "confirmation": confirmation, "rejected": parsed.rejected, "notes": notes}
-        return JudgementMade(debate_id, self.clerk.role, self.clerk.model_id, "stance", role, speaker, confidence,
+        return JudgementMade(debate_id, self.clerk.role, self.clerk.model_id, STANCE, role, speaker, confidence,
                              final, reasons, completion.text, round_, call)
 
     def fixed(self, debate_id: str, *, role: str, speaker: str, label: str, round_: int, source: str,
@@ -256,7 +247,7 @@ class StanceReader:
         """A stance that needs no reading: a script's fixed stance, or ``none`` for an empty turn."""
         reasons: dict[str, Any] = {"speaker": speaker, "extracted": None, "evidence": "", "confirmation": source,
                    "rejected": None, "notes": []}
-        return JudgementMade(debate_id, source, "human", "stance", role, speaker, confidence, label, reasons, "", round_, None)
+        return JudgementMade(debate_id, source, "human", STANCE, role, speaker, confidence, label, reasons, "", round_, None)
 
     async def _confirmed(self, extracted: str | None, text: str, notes: list[str]) -> tuple[str | None, str]:
         if self.confirm is None:
@@ -431,4 +422,4 @@ def change_rates(analyses: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, A
 
 def steps_from(judgements: Iterable[JudgementMade]) -> list[StanceStep]:
     """The stance steps among a run's judgements."""
-    return [StanceStep(j.round or 0, j.target or "", j.verdict, j.score) for j in judgements if j.kind == "stance"]
+    return [StanceStep(j.round or 0, j.target or "", j.verdict, j.score) for j in judgements if j.kind == STANCE]

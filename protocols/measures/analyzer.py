@@ -65,6 +65,10 @@ Transcript = Sequence[tuple[str, str]]
 ITEMS = 4
 """Most items per list part (Figure 8's "no more than X sentences", Figure 9's "up to X points")."""
 
+#: The kind of the judgement an analysis is journalled as (``JudgementMade.kind``).
+ANALYSIS = "analysis"
+
+
 ANALYSIS_TOKENS = 160
 """Each part's reply limit by default (the app's side panel; the deliberation's ``analysis_tokens``):
 :data:`ITEMS` brief items of JSON."""
@@ -373,5 +377,5 @@ class Analyzer:
         analysis = await self.analyze(transcript, topic)
         for call in analysis.calls[:-1]:
             yield ModelCalled(debate_id, call, round_)
-        yield JudgementMade(debate_id, self.agent.role, self.agent.model_id, "analysis", None, clip(topic, 120), None, None,
+        yield JudgementMade(debate_id, self.agent.role, self.agent.model_id, ANALYSIS, None, clip(topic, 120), None, None,
                             analysis.to_json(), json.dumps(analysis.raw, ensure_ascii=False), round_, analysis.calls[-1])

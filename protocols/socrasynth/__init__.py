@@ -142,6 +142,8 @@ from protocols.core.schemas import chars_for, fit_schema
 from protocols.core.text import clip
 from protocols.core.untrusted import loads, parse_as
 from protocols.core.roles import AGENT_A, AGENT_B
+from protocols.socrasynth.present import present
+from protocols.socrasynth.sample import SAMPLES
 
 ROLES = (AGENT_A, AGENT_B)
 
@@ -1231,4 +1233,6 @@ DEFINITION = ProtocolDefinition(
     warnings=_warnings,
     panels=PANELS,
     conclude=conclude,
+    present=present,
+    samples=SAMPLES,
 )

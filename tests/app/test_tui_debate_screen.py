@@ -24,7 +24,8 @@ from protocols.socrasynth import DEFINITION as SOCRASYNTH
 from store.journal import Journal
 from store.queries import Queries
 from tests.app.test_tui import SIZE, make_app, wait_for
-from tests.app.test_tui_moderation import CASES, _start, _until, scripted_models  # noqa: F401 - a fixture
+from tests.app.test_tui_moderation import _start, _until, scripted_models  # noqa: F401 - a fixture
+from tests.helpers.samples import FIRST
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import record_socrasynth, sample_socrasynth
 from tests.store.test_outcome_words import settled_apart
@@ -53,7 +54,7 @@ async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path,
     Γ and Δ per round in the journal's numbering, each judge's scores per subtopic."""
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = await _start(pilot, app, "socrasynth", CASES["socrasynth"][0])
+        debate = await _start(pilot, app, "socrasynth", FIRST["socrasynth"][1].moderated)
         await _until(pilot, app, lambda: not debate.running, "the debate to end", running=None)
         await pilot.pause()
         assert not debate.query(Distributions) and "Distributions" not in _headings(debate)

@@ -26,7 +26,9 @@ from tests.helpers.scripted import ScriptedBackend
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.widgets.transcript import Transcript
-from tui.protocol_catalog import EVINCE
+from tui.protocol_catalog import SPECS
+
+EVINCE = SPECS["evince"]
 
 REPLY = json.dumps({"predictions": [{"label": "Hepatitis B", "probability": 0.6, "argument": "jaundice"},
                                     {"label": "Malaria", "probability": 0.4, "argument": "fever"}],

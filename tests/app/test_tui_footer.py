@@ -26,7 +26,7 @@ from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.new_debate import NewDebateScreen
-from tui.protocol_catalog import PROTOCOLS
+from tui.protocol_catalog import SPECS
 
 SIZE = (80, 24)
 
@@ -99,7 +99,7 @@ async def test_home_and_review_footers_at_80_columns(tmp_path: Path, registry) -
         assert "whole debate" in screen_text(app).splitlines()[0]  # End is the review's, not a scroll
 
 
-@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+@pytest.mark.parametrize("protocol", list(SPECS))
 async def test_new_debate_footer_at_80_columns(tmp_path: Path, registry, protocol: str) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:

@@ -36,13 +36,15 @@ from tests.helpers.scripted import ScriptedBackend
 from tests.app.test_tui import SIZE, make_app, wait_for
 from store.queries import Queries
 from tui.app.app import SymposiumApp
-from tui.protocol_catalog import EVINCE
+from tui.protocol_catalog import SPECS
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import InterjectDialog, PersonDialog, VerdictDialog
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.screens.review import ReviewScreen
 from tui.app.widgets.transcript import Transcript
+
+EVINCE = SPECS["evince"]
 
 #: Markup that crashes (``[/b]``), links and actions, ANSI CSI and OSC (title, hyperlink),
 #: 8-bit C1 controls, bidi overrides and zero-width characters, a huge line.

@@ -1,7 +1,8 @@
-"""The moderator's commands through the real Debate screen, protocol by protocol (issue 25).
+"""The moderator's commands through the real Debate screen, protocol by protocol.
 
-Each protocol is started from the New-debate form and moderated with the keys a person would
-press: what its ``HONOURED`` offers is offered (Interject lists this debate's own roles and
+Each protocol's first sample (its definition's ``samples``, the run's ``moderated`` values) is
+started from the New-debate form and moderated with the keys a person would press: what its
+definition's ``commands`` offer is offered (Interject lists this debate's own roles and
 "all"), each command is checked in the journal (its moderator event, and the interjection in
 the addressed role's next request), and what it does not honour has no key, no footer entry
 and no dialog.
@@ -20,6 +21,7 @@ import contextlib
 import itertools
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +29,13 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, TextArea
 
-from protocols import agreement as conference, d3, deliberation, evince, humanloop, socrasynth
 from store.queries import Queries
 from tests.helpers.form import fill_examples
 from tests.app.test_tui import SIZE, make_app, wait_for
 from protocols.core.events import Interject, Pause
 from protocols.core.roles import SIDE_PANEL
 from tests.helpers.sample_debate import sample_events
+from tests.helpers.samples import FIRST
 from tests.helpers.scripted import answering, fits
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
@@ -41,21 +43,6 @@ from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog
 from tui.app.screens.new_debate import NewDebateScreen
 
 SAID = "Weigh the [b]cost[/b] to small towns."  # markup-like on purpose: it must arrive as typed
-
-#: protocol -> (form values, the role addressed, the roles Interject must list, its HONOURED)
-CASES: dict[str, tuple[dict[str, str], str, list[str], Any]] = {
-    "evince": ({"max_rounds": "2", "turn_tokens": "40", "crit_tokens": "40"}, "agent-b", ["agent-a", "agent-b"], evince.HONOURED),
-    "socrasynth": ({"max_rounds": "2", "subtopics": "1", "turn_tokens": "32", "crit_tokens": "32"}, "agent-b",
-                   ["agent-a", "agent-b"], socrasynth.HONOURED),
-    "agreement": ({"topics": "budget", "max_rounds": "8", "turn_tokens": "24"}, "participant-2",
-                  ["participant-1", "participant-2"], conference.HONOURED),
-    "deliberation": ({"max_turns": "60", "turn_tokens": "24"}, "deliberator-2",
-                     ["deliberator-1", "deliberator-2", "moderator"], deliberation.HONOURED),
-    "humanloop": ({"rounds": "5", "turn_tokens": "24"}, "agent-2", ["agent-1", "agent-2"], humanloop.HONOURED),
-    "d3": ({"max_rounds": "5", "turn_tokens": "24", "budget": "100000"}, "advocate-2",
-           ["advocate-1", "advocate-2", "judge", "juror-1", "juror-2", "juror-3"], d3.HONOURED),
-}
-
 
 _ROUNDS = itertools.count()
 
@@ -72,28 +59,24 @@ def answer(messages: Any, schema: dict[str, Any] | None) -> str:
     return fits(messages, schema)
 
 
-#: How Interject's first entry reads: "all" and whom it reaches, numbered runs shortened.
-ALL_LABEL = {"evince": "all: agent-a, agent-b", "socrasynth": "all: agent-a, agent-b", "agreement": "all: participant-1, participant-2",
-             "deliberation": "all: deliberator-1, deliberator-2, moderator", "humanloop": "all: agent-1, agent-2",
-             "d3": "all: advocate-1, advocate-2, judge, juror-1…3"}
-
-
 @pytest.fixture
 def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer))
 
 
-async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: dict[str, str]) -> DebateScreen:
+async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: Mapping[str, str]) -> DebateScreen:
+    """Fill the protocol's form with its examples, then ``values`` (its sample's ``moderated``),
+    and start it with no side-panel analyzer."""
     await app.push_screen(NewDebateScreen(protocol))
     form = app.screen
     assert isinstance(form, NewDebateScreen)
     fill_examples(form)  # a new form is blank (the examples are placeholders)
     for name, value in values.items():
-        form.query_one(f"#field-{name}", Input).value = value
-    if protocol == "evince":
-        form.query_one("#field-case", TextArea).text = "Fever, chills and a rash after a trip."
-    if protocol == "d3":
-        form.query_one("#field-jury_size", Input).value = "3"
+        field = form.query_one(f"#field-{name}")
+        if isinstance(field, TextArea):
+            field.text = value
+        else:
+            form.query_one(f"#field-{name}", Input).value = value
     form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
     await pilot.press("ctrl+s")
     started = [s for s in app.screen_stack if isinstance(s, DebateScreen)]  # the seat may already ask, on top
@@ -149,14 +132,31 @@ def _shown_keys(debate: DebateScreen) -> dict[str, str]:
     return {key: b.binding.action for key, b in debate.active_bindings.items() if b.binding.show}
 
 
-@pytest.mark.parametrize("protocol", list(CASES))
+def reached(label: str) -> list[str]:
+    """The roles Interject's "all" entry names (``all: a, b, juror-1…3``), a shortened run of
+    numbered roles read back in full."""
+    assert label.startswith("all: "), label
+    roles: list[str] = []
+    for part in label.removeprefix("all: ").split(", "):
+        stem, _, numbers = part.rpartition("-")
+        if "…" in numbers:
+            first, last = numbers.split("…")
+            roles += [f"{stem}-{n}" for n in range(int(first), int(last) + 1)]
+        else:
+            roles.append(part)
+    return roles
+
+
+@pytest.mark.parametrize("protocol", list(FIRST))
 async def test_every_command_a_protocol_offers_works_through_the_screen(
         protocol: str, tmp_path: Path, registry, scripted_models: None) -> None:
-    values, target, roles, honoured = CASES[protocol]
+    definition, sample = FIRST[protocol]
+    values, target, honoured = sample.moderated, sample.addressed, definition.commands
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
         debate = await _start(pilot, app, protocol, values)
         await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        roles = [role for role in debate.addressable]
         await _press(pilot, app, debate, "p")
         await _until(pilot, app, lambda: debate.paused, "the pause to take effect", running=debate)
         keys = _shown_keys(debate)
@@ -174,7 +174,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
         assert isinstance(dialog, InterjectDialog)
         assert [role for _, role in dialog.targets] == ["all", *roles]
         labels = [str(prompt) for prompt, _ in dialog.query_one("#to", Select)._options]
-        assert labels[0] == ALL_LABEL[protocol] and all(label.startswith(f"{role} (") for label, role in zip(labels[1:], roles))
+        assert reached(labels[0]) == roles and all(label.startswith(f"{role} (") for label, role in zip(labels[1:], roles))
+        assert len(labels[0]) < 60  # a numbered run of three or more is shortened
         dialog.query_one("#to", Select).value = target
         dialog.query_one("#text", Input).value = SAID
         await pilot.press("enter")
@@ -199,7 +200,7 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
             return [t for t in (stored or {}).get("turns", []) if t["request"] and SAID in t["request"]]
 
         await _until(pilot, app, lambda: bool(heard()), f"{target}'s next request", running=debate)
-        assert {t["role"] for t in heard()} <= ({target, "advocate-2.1", "advocate-2.2"} if protocol == "d3" else {target})
+        assert {t["role"].split(".")[0] for t in heard()} <= {target}  # D3's advocate-2 speaks as advocate-2.1, -2.2
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
         # the person's words shown as typed, not as markup, in a sentence (protocols.core.outcome.moderator_action)
         assert any(n.startswith("✋ In round ") and n.endswith(f" the moderator said to {target}: “{SAID}”") for n in notes), notes
@@ -273,11 +274,12 @@ async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_
 async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: None) -> None:
     """Cut off by Ctrl-C and resumed from Home: the Debate screen learns the protocol from the
     journal (``resumable``), so a resumed D3 offers D3's commands to D3's roles, as a fresh one."""
-    values, _, roles, _ = CASES["d3"]
+    values = FIRST["d3"][1].moderated
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
         debate = await _start(pilot, app, "d3", values)
         await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        roles = debate.addressable
         await wait_for(pilot, lambda: debate.collector.turns != [], 60, "a finished turn")
         await pilot.press("ctrl+c")
         await pilot.press("enter")  # "Quit"
@@ -290,7 +292,7 @@ async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path
         await pilot.pause()
         resumed = next(s for s in app.screen_stack if isinstance(s, DebateScreen))
         await _until(pilot, app, lambda: bool(resumed.addressable), "the resumed debate's roles")
-        assert resumed.honoured == d3.HONOURED and resumed.addressable == tuple(roles)
+        assert resumed.honoured == FIRST["d3"][0].commands and resumed.addressable == tuple(roles)
         assert "k" not in _shown_keys(resumed) and _shown_keys(resumed).get("i") == "interject"
         await _press(pilot, app, resumed, "x")
         await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")

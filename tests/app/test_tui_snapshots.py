@@ -15,9 +15,11 @@ from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import scripted_models
-from tui.protocol_catalog import EVINCE
+from tui.protocol_catalog import SPECS
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen
+
+EVINCE = SPECS["evince"]
 
 
 @pytest.fixture(autouse=True)

@@ -187,3 +187,64 @@ def test_the_graph_sees_relative_type_checking_and_lazy_imports(tmp_path: Path) 
     graph = module_graph(tmp_path, ("pkg",))
     assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.c"} and graph["pkg.c"] == {"pkg.a"}
     assert circles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def _protocol_names() -> set[str]:
+    from protocols.registry import PROTOCOLS
+
+    return {name for d in PROTOCOLS for name in (d.name, *(v.name for v in d.variants))}
+
+
+def _protocol_folders() -> set[str]:
+    return {p.parent.name for p in (REPO / "protocols").glob("*/__init__.py")} - {"core", "measures"}
+
+
+def named_protocols(path: Path, names: set[str], folders: set[str]) -> list[str]:
+    """Where the module at ``path`` names a protocol: a string that is a protocol's name (or a
+    variant's), or an import of a protocol's folder (``protocols.evince``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            found.append(f"line {node.lineno}: {node.value!r}")
+        modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                   else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+        if isinstance(node, ast.ImportFrom) and node.module == "protocols":
+            modules += [f"protocols.{a.name}" for a in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if len(parts) > 1 and parts[0] == "protocols" and parts[1] in folders:
+                found.append(f"line {node.lineno}: imports {module}")
+    return found
+
+
+#: Where a string outside the protocols' folders equals a protocol's name for another reason:
+#: (module, string) → why. The list only shrinks: a new entry needs a reason a reviewer accepts.
+NAMED_ON_PURPOSE: dict[tuple[str, str], str] = {
+    ("protocols/measures/agreement_judge.py", "'agreement'"): "the judge's own metric per round (1 agreed, 0 not), "
+                                                             "which every protocol using the judge logs",
+    ("protocols/measures/contentiousness.py", "'socrasynth'"): "the name of Table 6.2's Δ/δ schedule, which any "
+                                                               "protocol may choose",
+    ("tui/bench/diagnosis.py", "imports protocols.evince"): "the diagnosis benchmark replicates EVINCE's section 7.4",
+    ("tui/bench/diagnosis.py", "'evince'"): "the diagnosis benchmark replicates EVINCE's section 7.4",
+    ("tui/cli/health_debate.py", "imports protocols.evince"): "`models test --debate` checks a model with one short "
+                                                              "EVINCE debate: structured replies, distributions, KV reuse",
+}
+
+
+def test_no_protocol_is_named_outside_its_folder() -> None:
+    """A protocol is one folder: nothing in the shared machinery, the journal, the outputs or the
+    interfaces names one (by a string or by importing its folder), so adding or removing a
+    protocol touches its folder, the registry's line and its docs page, and nothing else."""
+    names, folders = _protocol_names(), _protocol_folders()
+    shared = [*(REPO / "protocols" / "core").rglob("*.py"), *(REPO / "protocols" / "measures").rglob("*.py")]
+    outside = [f for package in ("backends", "store", "outputs", "tui") for f in (REPO / package).rglob("*.py")]
+    found = {str(f.relative_to(REPO)): named_protocols(f, names, folders) for f in sorted([*shared, *outside])}
+    unexplained = {f: [w for w in where if (f, w.split(": ", 1)[1]) not in NAMED_ON_PURPOSE] for f, where in found.items()}
+    assert {f: where for f, where in unexplained.items() if where} == {}
+
+
+def test_the_name_check_sees_strings_and_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('from protocols import evince\nimport protocols.d3.audit\nx = "socrasynth"\ny = "evinced"\n')
+    assert named_protocols(module, {"evince", "socrasynth"}, {"evince", "d3"}) == [
+        "line 1: imports protocols.evince", "line 2: imports protocols.d3.audit", "line 3: 'socrasynth'"]

@@ -150,9 +150,9 @@ def test_the_form_does_not_come_back_with_the_last_case(session: tuple[Path, str
 def test_no_protocol_s_form_remembers_its_text() -> None:
     """Every protocol's text inputs (case, subject, issue, topic, question, answers, lists, file
     paths) are left out of what the form keeps; its choices and numbers are kept."""
-    from tui.protocol_catalog import PROTOCOLS
+    from tui.protocol_catalog import SPECS
 
-    for name, spec in PROTOCOLS.items():
+    for name, spec in SPECS.items():
         inputs = {i.name: i for i in spec.definition.inputs if i.form}
         values = {f.name: "Farraday-Ostrowski" for f in spec.fields}
         kept = spec.remembered(values)

@@ -24,7 +24,9 @@ from typing import Any
 from tui.app import app as app_module
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
-from tui.protocol_catalog import EVINCE
+from tui.protocol_catalog import SPECS
+
+EVINCE = SPECS["evince"]
 
 #: The debate the app mode runs: EVINCE's form defaults, SmolLM2 in every seat, short turns.
 VALUES: dict[str, Any] = {**EVINCE.defaults(), "agent-a": "smollm2-135m", "agent-b": "smollm2-135m",

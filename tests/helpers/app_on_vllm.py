@@ -21,7 +21,9 @@ from textual.widgets import Static
 
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
-from tui.protocol_catalog import EVINCE
+from tui.protocol_catalog import SPECS
+
+EVINCE = SPECS["evince"]
 
 #: Long enough for a compiled engine's start on a busy 2-core machine, then a short debate.
 LIMIT_S = 1200

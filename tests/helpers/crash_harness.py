@@ -44,7 +44,7 @@ running); then it is resumed to its end and no earlier turn may have changed.
 Three modes: ``fast`` runs any protocol (:data:`PROTOCOLS`), started and resumed through its
 spec as the app and the CLI do, with the real journal, runner and printer, on backends that
 answer from the prompt and stream at a model's pace (:mod:`tests.helpers.scripted_debate`), for
-volume; ``model`` runs ``symposium run <protocol>`` (the command lines: :data:`MODEL_RUNS`) /
+volume; ``model`` runs ``symposium run <protocol>`` (the command lines: :func:`model_command`) /
 ``symposium resume`` on the bundled SmolLM2 model; ``app`` runs the Textual app itself on
 SmolLM2 under a pseudo-terminal (:mod:`tests.helpers.app_debate`; EVINCE only), killed by Ctrl-C
 (confirmed), SIGKILL, SIGTERM or SIGHUP and resumed in the app.
@@ -84,37 +84,13 @@ from typing import IO, Any, Literal
 from tests.helpers.evince_rounds import says_no_prediction
 from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
+from tests.helpers.samples import FIRST, cli_args
 
-LABELS = REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"
-CASES = ["fever, chills and sweating", "itching, yellowish skin, dark urine", "runny nose, sneezing, cough",
-         "joint pain, rash, high fever", "burning urination, bladder discomfort"]
-#: The protocols the harness kills (``tui.protocol_catalog.PROTOCOLS``' names; D3 runs its SAMRE variant).
-PROTOCOLS: tuple[str, ...] = ("evince", "socrasynth", "agreement", "deliberation", "humanloop", "d3")
+#: The protocols the harness kills: each registered protocol's first sample run (its
+#: definition's ``samples``: D3 runs SAMRE), in the fast mode on scripted replies and in the
+#: model mode on the bundled SmolLM2 (``symposium run``, its arguments from the sample).
+PROTOCOLS: tuple[str, ...] = tuple(FIRST)
 SMOL = "smollm2-135m"
-#: The model mode's command line per protocol (``symposium run …`` on the bundled SmolLM2, small
-#: settings): the ONE place to update when a protocol's flags change. ``{case}``, ``{labels}``,
-#: ``{seed}`` and ``{script}`` (a file of the person's turns, see :data:`PERSON_SCRIPT`) are filled in.
-MODEL_RUNS: dict[str, tuple[str, ...]] = {
-    "evince": ("evince", "--case", "{case}", "--labels", "{labels}", "--agent-a", SMOL, "--agent-b", SMOL,
-               "--judge", SMOL, "--max-rounds", "2", "--turn-tokens", "40", "--crit-tokens", "40"),
-    "socrasynth": ("socrasynth", "--subject", "Should hospitals let AI systems triage emergency patients?",
-                   "--agent-a", SMOL, "--agent-b", SMOL, "--judges", SMOL, "--profile", "small", "--subtopics", "2",
-                   "--max-rounds", "1", "--no-case-check", "--turn-tokens", "60", "--crit-tokens", "60"),
-    "agreement": ("agreement", "--issue", "Should our town build a new library or repair the old one?",
-                  "--topic", "needs", "--topic", "costs", "--participant", SMOL, "--participant", SMOL,
-                  "--judge", SMOL, "--profile", "small", "--max-rounds", "2", "--turn-tokens", "40",
-                  "--eval-tokens", "60"),
-    "deliberation": ("deliberation", "--topic", "Should phones be banned in schools?", "--moderator", SMOL,
-                     "--deliberator", SMOL, "--deliberator", SMOL, "--human-script", "{script}", "--profile", "small",
-                     "--max-turns", "6", "--turn-tokens", "40", "--analyze-every", "3", "--analysis-tokens", "60"),
-    "humanloop": ("humanloop", "--case", "The statute never defines consent; is it void for vagueness?",
-                  "--agents", f"{SMOL},{SMOL}", "--human-script", "{script}", "--confirm", "accept",
-                  "--profile", "small", "--rounds", "2", "--turn-tokens", "40", "--stance-tokens", "20"),
-    "d3": ("d3-samre", "--question", "At what temperature does water boil at sea level?", "--answer-a",
-           "100 degrees Celsius.", "--answer-b", "About 50 degrees Celsius.", "--advocate", SMOL, "--judge", SMOL,
-           "--jurors", f"{SMOL},{SMOL},{SMOL}", "--profile", "small", "--max-rounds", "2", "--jury-size", "3",
-           "--turn-tokens", "40", "--judge-tokens", "60", "--vote-tokens", "40"),
-}
 #: The person's turns in the model mode (deliberation: one a line; humanloop: separated by ``---``).
 PERSON_SCRIPT = "I think the evidence matters most.\n---\nI keep my view: the costs are too high.\n"
 Mode = Literal["fast", "model", "app"]
@@ -124,21 +100,17 @@ CTRL_C = "Ctrl-C"
 SIGNALS: dict[Mode, tuple[str, ...]] = {"fast": ("SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"),
                                         "model": ("SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"),
                                         "app": ("SIGKILL", CTRL_C, "SIGTERM", "SIGHUP")}
-#: Debate turns in a 3-round EVINCE debate (the fast mode's always has all six) …
-DEBATE_TURNS = 6
-#: … the fewest turns each protocol's fast-mode debate has (tests.helpers.scripted_debate's
-#: settings; counted over 30 seeds: SocraSynth 14 or 16, the conference 7, 10 or 13) …
-FAST_TURNS: dict[str, int] = {"evince": DEBATE_TURNS, "socrasynth": 14, "agreement": 7, "deliberation": 8,
-                              "humanloop": 6, "d3": 4}
-#: … and the latest shown turn after which each mode kills (a trial draws 1…this; the fast mode:
-#: the protocol's fewest turns less one). On SmolLM2 an EVINCE debate may converge after two
-#: rounds (four turns); the headless run then still writes its joint recommendations, the app's
-#: run (recommendations off, to keep it short) ends.
+#: The fewest turns each protocol's fast-mode debate journals (its sample's ``fewest_turns``) …
+FAST_TURNS: dict[str, int] = {name: sample.fewest_turns for name, (_, sample) in FIRST.items()}
+#: … the latest shown turn after which each mode kills the EVINCE debate of the app mode and of
+#: the runs that name no protocol (a trial draws 1…this; the fast mode: its fewest turns less one).
+#: On SmolLM2 an EVINCE debate may converge after two rounds (four debate turns); the app's run
+#: (recommendations off, to keep it short) then ends.
+DEBATE_TURNS = FAST_TURNS["evince"]
 LAST_KILL_AFTER: dict[Mode, int] = {"fast": DEBATE_TURNS - 1, "model": 4, "app": 3}
-#: The model mode's latest shown turn per protocol (its straight runs on SmolLM2 with MODEL_RUNS' settings had
-#: EVINCE 4–6 debate turns, SocraSynth 12 turns, the conference 7, deliberation 8, humanloop 6, D3 4).
-MODEL_LAST_KILL_AFTER: dict[str, int] = {"evince": 4, "socrasynth": 6, "agreement": 4, "deliberation": 4,
-                                         "humanloop": 3, "d3": 2}
+#: The model mode's latest shown turn per protocol (its sample's ``model_turns``: EVINCE counts its
+#: debate turns, the others every turn).
+MODEL_LAST_KILL_AFTER: dict[str, int] = {name: sample.model_turns for name, (_, sample) in FIRST.items()}
 #: About how long one turn takes in each mode (for the random extra wait after a shown turn).
 TURN_S: dict[Mode, float] = {"fast": 0.4, "model": 4.0, "app": 4.0}
 
@@ -255,11 +227,14 @@ def _start(db: Path, mode: Mode, config_dir: str, *args: str) -> subprocess.Pope
 
 
 def model_command(protocol: str, number: int, rng: random.Random, config_dir: str) -> list[str]:
-    """``symposium run …`` for ``protocol`` in the model mode (:data:`MODEL_RUNS`), seeded by the trial."""
+    """``symposium run …`` for ``protocol``'s sample on SmolLM2 in every seat (see
+    :func:`tests.helpers.samples.cli_args`), seeded by the trial."""
+    definition, sample = FIRST[protocol]
+    person = definition.person_role()
     script = Path(config_dir) / "person.txt"
-    script.write_text(PERSON_SCRIPT if protocol == "humanloop" else PERSON_SCRIPT.replace("---\n", ""), encoding="utf-8")
-    fill = {"{case}": rng.choice(CASES), "{labels}": str(LABELS), "{seed}": str(number), "{script}": str(script)}
-    return ["run", *(fill.get(a, a) for a in MODEL_RUNS[protocol]), "--seed", str(number)]
+    paragraphs = person is not None and person.reads == "paragraph"
+    script.write_text(PERSON_SCRIPT if paragraphs else PERSON_SCRIPT.replace("---\n", ""), encoding="utf-8")
+    return ["run", *cli_args(definition, sample, SMOL, person_script=str(script)), "--seed", str(number)]
 
 
 _DEBATE_TURN_HEADER = re.compile(r"agent-[ab] \(.*\) · (opening|refutation)$")

@@ -14,8 +14,6 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.sample_debate import sample_events
 
-#: Every protocol the registry offers (the fast mode's values name them so).
-FAST_NAMES = ("evince", "socrasynth", "agreement", "deliberation", "humanloop", "d3")
 
 #: What a hostile model (or case text) might write; each must reach the page as text.
 SCRIPT = "<script>document.title='pwned'</script>"
@@ -34,19 +32,19 @@ def every_protocol(folder: Path) -> dict[str, dict[str, Any]]:
     the crash harness's fast mode: the real protocol, journal and runner), as export dicts."""
     import tests.helpers.scripted_debate as scripted
 
-    assert {d.name for d in PROTOCOLS} == set(FAST_NAMES), "a protocol without a report test: add it to FAST_NAMES"
+    names = [d.name for d in PROTOCOLS]
     paces = scripted.PACE_S, scripted.REPLY_S
     scripted.PACE_S = scripted.REPLY_S = 0.0  # no model's pace to imitate here: only the record matters
     db = folder / "all.db"
     try:
-        for name in FAST_NAMES:
+        for name in names:
             assert asyncio.run(scripted.main("run", name, str(db), "7")) == 0, name
     finally:
         scripted.PACE_S, scripted.REPLY_S = paces
     with Journal(db) as journal:
         queries = Queries(journal)
         out = {}
-        for name in FAST_NAMES:
+        for name in names:
             found = queries.find_debate(f"fast-{name}-")
             assert found is not None
             debate = queries.debate(found)

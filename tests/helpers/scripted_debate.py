@@ -1,7 +1,7 @@
 """A debate of any protocol in its own process, on backends that stream at a model's pace.
 
 The crash harness's fast mode: the real protocol (started and resumed through its spec,
-``tui.protocol_catalog.PROTOCOLS``, as the app and ``symposium run``/``resume`` do), journal,
+``tui.protocol_catalog.SPECS``, as the app and ``symposium run``/``resume`` do), journal,
 runner and printer, but replies from :class:`tests.helpers.oracle.OracleBackend` (a reply is a
 function of its prompt, valid JSON for any schema) streamed at about a small model's speed, so
 hundreds of kills fit in minutes, and a person's seat that answers from the prompt
@@ -19,7 +19,6 @@ Besides the printer's output it prints ``@debate ID`` when the debate starts and
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -33,51 +32,25 @@ from store.queries import Queries
 from tui.headless.printer import EventPrinter
 from store.drive import drive
 from tui.headless.signals import Terminated, run_command
-from tui.protocol_catalog import PROTOCOLS, resumable
+from tui.protocol_catalog import SPECS, resumable
 
 from tests.helpers.oracle import Draw, OracleBackend
+from tests.helpers.samples import FIRST, form_values
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
 PACE_S = 0.02  # per 16-character chunk: ~200 tokens/s, about SmolLM2-135M on this machine …
 REPLY_S = 0.15  # … for at most this long a reply (the oracle's JSON is long; a small profile's turns are short)
-LABELS = ("Malaria", "Dengue", "Typhoid", "Hepatitis C", "Common Cold")
-
-#: Each protocol's New-debate form values in the fast mode: small debates that still reach every
-#: stage (as tests/protocols/test_resume_every_protocol.py), on oracle models. ``{seed}`` in a
-#: text makes each trial's debate (and so its replies) its own.
-FAST_VALUES: dict[str, dict[str, str]] = {
-    "evince": {"case": "Fever, chills and sweating (case {seed}).", "agent-a": "oracle-a", "agent-b": "oracle-b",
-               "judge": "oracle-j", "max_rounds": "2", "eps_wd": "0", "eps_mi": "0", "eps_jsd": "0", "eps_crit": "0",
-               "recommendations": "no", "crit_depth": "1"},
-    "socrasynth": {"subject": "Should hospitals let LLMs draft discharge letters? (case {seed})", "agent-a": "oracle-a",
-                   "agent-b": "oracle-b", "judge": "oracle-j1, oracle-j2", "subtopics": "2", "max_rounds": "1"},
-    "agreement": {"issue": "Build a new library or repair the old one? (case {seed})", "topics": "needs; costs",
-                  "participant": "oracle-1, oracle-2", "judge": "oracle-j", "max_rounds": "2"},
-    "deliberation": {"topic": "Should phones be banned in schools? (case {seed})", "moderator": "oracle-m",
-                     "deliberator": "oracle-1, oracle-2", "max_turns": "6", "analyze_every": "3"},
-    "humanloop": {"case": "The statute never defines consent; void for vagueness? (case {seed})",
-                  "agent": "oracle-1, oracle-2", "clerk": "oracle-c", "seat": "shown", "rounds": "2"},
-    "d3": {"question": "At what temperature does water boil at sea level? (case {seed})", "answer_a": "100 C.",
-           "answer_b": "50 C.", "advocate": "oracle-a", "judge": "oracle-j", "juror": "oracle-1, oracle-2, oracle-3",
-           "budget": "", "variant": "samre", "max_rounds": "2", "jury_size": "3"},
-}
-
 
 async def person(prompt: str) -> str:
     """The person's seat: an answer drawn from the prompt (so a resumed run gets the same one)."""
     return Draw(prompt).sentence()
 
 
-def values_for(protocol: str, seed: int, folder: Path) -> dict[str, Any]:
-    spec = PROTOCOLS[protocol]
-    values: dict[str, Any] = {**spec.defaults(), "profile": "small",
-                              **{k: v.replace("{seed}", str(seed)) for k, v in FAST_VALUES[protocol].items()}}
-    if protocol == "evince":
-        labels = folder / "fast-labels.txt"
-        if not labels.exists():
-            labels.write_text("\n".join(LABELS), encoding="utf-8")
-        values["labels"] = str(labels)
-    return values
+def values_for(protocol: str, seed: int) -> dict[str, Any]:
+    """The protocol's first sample run (its definition's ``samples``), its case marked with the
+    seed so that each trial's debate (and so its replies) is its own."""
+    definition, sample = FIRST[protocol]
+    return form_values(SPECS[definition.name], sample, seed=seed)
 
 
 def agents_for(roles: dict[str, str]) -> dict[str, Agent]:
@@ -98,8 +71,8 @@ async def main(command: str, *args: str) -> int:
     with Journal(db) as journal:
         if command == "run":
             protocol, seed = args[0], int(args[2])
-            spec = PROTOCOLS[protocol]
-            values = values_for(protocol, seed, Path(db).parent)
+            spec = SPECS[protocol]
+            values = values_for(protocol, seed)
             events = spec.build(values, agents_for(spec.roles_for(values)), f"fast-{protocol}-{seed:06d}",
                                 CommandChannel(), person)
         else:

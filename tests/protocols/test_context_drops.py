@@ -1,4 +1,4 @@
-"""Context is never dropped in silence (issue 26, item 3): when a seat's conversation outgrows its
+"""Context is never dropped in silence: when a seat's conversation outgrows its
 window, :meth:`Agent.fit` leaves its oldest exchanges out, tells the model, and every caller puts
 a note on the journal's record of that call (a turn's notes, a judgement's notes), which the
 export and the app show.
@@ -30,9 +30,9 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
 from tests.helpers.scripted import ScriptedBackend
-from tests.protocols.test_resume_every_protocol import CASES, Person, values_for
+from tests.helpers.samples import ALL, form_values, spec_of
+from tests.protocols.test_resume_every_protocol import Person
 from store.drive import drive
-from tui.protocol_catalog import PROTOCOLS
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
@@ -84,24 +84,17 @@ def test_a_fitted_conversation_still_alternates_for_templates_that_require_it(te
     assert ELIDED in chat.render(Agent.shortest(messages))
 
 
-#: Per protocol: the form's values beyond the resume contract's case (more rounds, so that
-#: conversations grow) and the window every model gets. D3-MORE is not here: each of its calls
-#: is a conversation of its own (one round), so nothing can be dropped.
-WINDOWS: dict[str, tuple[dict[str, str], int]] = {
-    "evince": ({"max_rounds": "5", "agreement_judge": "no"}, 1024),
-    "socrasynth": ({"max_rounds": "3"}, 1280),
-    "agreement": ({"max_rounds": "5"}, 512),
-    "deliberation": ({"max_turns": "14"}, 768),
-    "humanloop": ({"rounds": "5"}, 768),
-    "d3-samre": ({"max_rounds": "4"}, 768),
-}
+#: The samples whose conversations can outgrow a window (``Sample.windowed``: more rounds, so
+#: that conversations grow; ``Sample.window``: the window every model gets). D3-MORE has none:
+#: each of its calls is a conversation of its own (one round), so nothing can be dropped.
+WINDOWED = [name for name, (_, sample) in ALL.items() if sample.windowed]
 
 
 async def run_small(case: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, OracleBackend]]:
-    name, given = CASES[case]
-    spec = PROTOCOLS[name]
-    more, window = WINDOWS[case]
-    values = {**values_for(spec, given, tmp_path), **more}
+    sample = ALL[case][1]
+    spec = spec_of(case)
+    window = sample.window
+    values = form_values(spec, sample, sample.windowed)
     roles = spec.roles_for(values)
     backends = {model: OracleBackend(model) for model in set(roles.values())}
     for backend in backends.values():
@@ -128,7 +121,7 @@ def drop_notes(debate: dict[str, Any]) -> list[str]:
     return [n for n in notes if isinstance(n, str) and DROPPED.search(n)]
 
 
-@pytest.mark.parametrize("case", list(WINDOWS))
+@pytest.mark.parametrize("case", WINDOWED)
 async def test_every_drop_is_journalled_on_its_call_and_shown_in_the_export(tmp_path: Path, case: str) -> None:
     """Each call sent with older messages left out has exactly one note in the journal, in the
     speaker's name and with the length of the conversation it was cut from; the request the
@@ -160,7 +153,7 @@ async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_pat
     the turns, once per call; neither only in the journal's reasons."""
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
     from tests.app.test_tui import SIZE, make_app
-    from tui.app.replay import replay
+    from tui.app.recorded import recorded_events
     from tui.app.screens.debate import DebateScreen
     from tui.app.widgets.transcript import Transcript, TurnView
 
@@ -170,7 +163,7 @@ async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_pat
     assert turn_notes and judge_notes
     app = make_app(tmp_path / "app", registry)
     async with app.run_test(size=SIZE) as pilot:
-        app.push_screen(DebateScreen(events=list(replay(debate))))
+        app.push_screen(DebateScreen(events=list(recorded_events(debate))))
         await pilot.pause()
         transcript = app.screen.query_one(Transcript)
         turns = "\n".join(str(s.render()) for view in transcript.query(TurnView) for s in view.query("Static"))
@@ -187,13 +180,13 @@ async def test_the_headless_printer_shows_each_drop_once(tmp_path: Path, case: s
     (D3's judge scores both sides in one call: two judgements, one note)."""
     from rich.console import Console
 
-    from tui.app.replay import replay
+    from tui.app.recorded import recorded_events
     from tui.headless.printer import EventPrinter
 
     debate, _ = await run_small(case, tmp_path)
     console = Console(record=True, width=10_000, highlight=False)
     printer = EventPrinter(console)
-    for event in replay(debate):
+    for event in recorded_events(debate):
         printer(event)
     printed = console.export_text()
     for note in drop_notes(debate):

@@ -41,7 +41,7 @@ from tui.cli.params import build_config
 from tui.cli.parser import build_parser
 from tui.errors import UserError
 from tui.forms import DISABLED, FormError
-from tui.protocol_catalog import PROTOCOLS as SPECS
+from tui.protocol_catalog import SPECS
 
 COMMANDS = [(d, None) for d in PROTOCOLS] + [(d, v) for d in PROTOCOLS for v in d.variants]
 

@@ -24,7 +24,7 @@ from protocols.core.moderation import CommandChannel
 from store.journal import Journal
 from store.queries import Queries
 from tui.cli import main
-from tui.cli.reports import with_panel
+from tui.headless.printer import EventPrinter
 from tui.cli.seats import ScriptSeat, StdinSeat
 from store.drive import drive
 
@@ -233,7 +233,7 @@ def test_symposium_run_deliberation_headless(tmp_path: Path, capsys: pytest.Capt
     assert debate["stop_reason"] in ("the person ended the deliberation", "turn limit reached (2 turns after the agenda)")
 
 
-async def test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text() -> None:
+def test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_text() -> None:
     from rich.console import Console
 
     from protocols.measures.analyzer import Analysis, Claim, Link, Premise
@@ -242,12 +242,9 @@ async def test_the_headless_panel_is_printed_after_each_analysis_as_plain_safe_t
                         claims=[Claim("C1", "Ban them", "Person", [Premise("C1.S1", "focus")]), Claim("C2", "Allow them", "Deliberator 1")],
                         links=[Link("C2", "C1", "attacks")])
 
-    async def events() -> AsyncIterator[Event]:
-        yield JudgementMade("p", "analyzer", "m", "analysis", None, TOPIC, None, None, analysis.to_json(), "{}", 3)
-
     out = io.StringIO()
-    seen = [e async for e in with_panel(events(), Console(file=out, width=200))]
-    assert len(seen) == 1
+    printer = EventPrinter(Console(file=out, width=200))
+    printer(JudgementMade("p", "analyzer", "m", "analysis", None, TOPIC, None, None, analysis.to_json(), "{}", 3))
     text = out.getvalue()
     assert "Summary:\n  - Phones distract [bold]students[/bold]" in text and "\x1b" not in text  # no escapes, no markup
     assert "Points of agreement:\n  - Parents matter" in text and "Open questions:\n  (none)" in text

@@ -18,7 +18,7 @@ from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, H
 from protocols.humanloop.stance import HALLUCINATION, LEGAL_LABELS, NONE
 from store.journal import Journal
 from store.queries import Queries
-from store.stances import stance_report
+from protocols.humanloop.study import stances
 from tui.cli import main
 from store.drive import drive
 
@@ -76,7 +76,7 @@ async def test_panels_with_and_without_a_scripted_human_journal_stances_and_thei
     }
     with Journal(tmp_path / "j.db") as journal:
         finals = {name: await drive(run.run(), journal) for name, run in runs.items()}
-        report = stance_report(journal)
+        report = stances(Queries(journal).debates_of(["humanloop"]))
         debates = {run.debate_id: Queries(journal).debate(run.debate_id) for run in runs.values()}
 
     for name, run in runs.items():
@@ -128,7 +128,7 @@ def test_headless_command_reads_the_human_seat_from_stdin_and_prints_the_stance_
     assert main(["--db", str(db), "run", "humanloop", "--case", CASE, "--agents", "gemma3-270m", "--rounds", "1",
                  "--human", "--confirm", str(confirmations), "--turn-tokens", "40", "--seed", "3"]) == 0
     out = capsys.readouterr().out
-    assert "Stances" in out and "human present" in out and "Human Judge" in out
+    assert "Stance analysis" in out and "human present" in out and "Human Judge" in out
     with Journal(db) as journal:
         debate = Queries(journal).debate(Queries(journal).debates()[0]["id"])
     assert debate is not None and debate["protocol"] == "humanloop"

@@ -25,9 +25,9 @@ from protocols.humanloop import HumanloopAgents, HumanloopConfig, split_statemen
 from protocols.humanloop.stance import StanceStep, analyze, parse_confidence
 from store.journal import Journal
 from store.queries import Queries
-from store.stances import stance_report
+from protocols.humanloop.study import present as present_stances, stances
 from tests.helpers.scripted import ScriptedBackend
-from tui.cli.reports import print_stance_report
+from tui.headless.sections import renderables
 from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
@@ -69,7 +69,7 @@ async def test_each_steps_confidence_is_stored_with_the_turn_and_the_stance(tmp_
     with Journal(tmp_path / "j.db") as journal:
         await drive(run.run(), journal)
         debate = Queries(journal).debate("c1")
-        report = stance_report(journal)
+        report = stances(Queries(journal).debates_of(["humanloop"]))
         stored = journal.conn.execute("SELECT role, round, confidence FROM turns ORDER BY seq").fetchall()
     assert [tuple(r) for r in stored] == [("agent-1", 1, 80.0), ("agent-2", 1, 55.0), ("agent-1", 2, 85.0), ("agent-2", 2, None)]
     assert debate is not None
@@ -79,7 +79,7 @@ async def test_each_steps_confidence_is_stored_with_the_turn_and_the_stance(tmp_
     assert report["debates"]["c1"]["confidence"] == {"agent-1": [80.0, 85.0], "agent-2": [55.0, None]}
     assert report["debates"]["c1"] == debate["outcome"]["analysis"]
     shown = StringIO()
-    print_stance_report(report, Console(file=shown, width=120, color_system=None))
+    Console(file=shown, width=120, color_system=None).print(*renderables(present_stances(report)))
     assert "affirm (80)" in shown.getvalue() and "reverse (55)" in shown.getvalue()
 
 
@@ -98,7 +98,7 @@ async def test_the_synthetic_condition_is_one_instance_simulating_the_whole_pane
     with Journal(tmp_path / "j.db") as journal:
         final = await drive(run.run(), journal)
         debate = Queries(journal).debate("s1")
-        report = stance_report(journal)
+        report = stances(Queries(journal).debates_of(["humanloop"]))
     assert final is not None and final.status == "finished" and debate is not None
     turns = debate["turns"]
     assert [(t["role"], t["kind"], t["round"]) for t in turns] == [("simulator", "simulation", 1), ("simulator", "simulation", 2)]
@@ -161,13 +161,13 @@ async def test_the_report_shows_triems_count_beside_ours(tmp_path: Path) -> None
     run = humanloop.Humanloop(HumanloopConfig(case=CASE, rounds=3), HumanloopAgents(seats, labels), debate_id="t1")
     with Journal(tmp_path / "j.db") as journal:
         await drive(run.run(), journal)
-        report = stance_report(journal)
+        report = stances(Queries(journal).debates_of(["humanloop"]))
     analysis = report["debates"]["t1"]
     assert (analysis["opportunities"], analysis["changes"]) == (3, 1)
     assert analysis["triem"] == {"opportunities": 4, "changes": 3, "change_rate": 0.75, "via_no_stance": 2, "unlabelled": 0}
     assert report["by_condition"]["AI only"]["triem"]["opportunities"] == 4
     shown = StringIO()
-    print_stance_report(report, Console(file=shown, width=160, color_system=None))
+    Console(file=shown, width=160, color_system=None).print(*renderables(present_stances(report)))
     text = shown.getvalue()
     assert "AI only: 1 debate(s), 1 change(s) in 3 opportunities (33%)" in text
     assert "Triem's count: 3 change(s) in 4 opportunities (75%; 2 into or out of no stance)" in text

@@ -20,7 +20,7 @@ from tui.cli.parser import build_parser
 from tui.cli.params import build_config
 from tui.errors import UserError
 from tui.forms import FormError, ProtocolSpec
-from tui.protocol_catalog import PROTOCOLS
+from tui.protocol_catalog import SPECS
 
 #: The ``symposium run`` sub-command of each protocol the app offers.
 COMMANDS = {"evince": "evince", "socrasynth": "socrasynth", "agreement": "agreement",
@@ -43,18 +43,18 @@ def flag_action(parser: argparse.ArgumentParser, flag: str) -> argparse.Action |
 
 
 def cases() -> list[tuple[str, ParamInfo]]:
-    return [(name, p) for name, spec in PROTOCOLS.items() for p in params_of(spec.config_cls)]
+    return [(name, p) for name, spec in SPECS.items() for p in params_of(spec.config_cls)]
 
 
 def test_every_protocol_has_a_command_and_parameters() -> None:
-    assert set(COMMANDS) == set(PROTOCOLS)
-    for spec in PROTOCOLS.values():
+    assert set(COMMANDS) == set(SPECS)
+    for spec in SPECS.values():
         assert params_of(spec.config_cls), f"{spec.name}: no parameters declared with param()"
 
 
 @pytest.mark.parametrize(("protocol", "p"), cases(), ids=lambda v: v if isinstance(v, str) else v.name)
 def test_cli_form_and_api_agree(protocol: str, p: ParamInfo) -> None:
-    spec = PROTOCOLS[protocol]
+    spec = SPECS[protocol]
     if (protocol, p.name) == ("d3", "variant"):
         return  # the sub-command (d3-more / d3-samre) is the variant
     parser = run_parser(command_for(protocol, p))
@@ -92,7 +92,7 @@ BOUNDED = [(n, p) for n, p in cases() if p.ge is not None or p.le is not None]
 
 @pytest.mark.parametrize(("protocol", "p"), BOUNDED, ids=lambda v: v if isinstance(v, str) else v.name)
 def test_bounds_are_enforced_the_same_way_everywhere(protocol: str, p: ParamInfo) -> None:
-    spec = PROTOCOLS[protocol]
+    spec = SPECS[protocol]
     companions = COMPANIONS.get((protocol, p.name), {})
     step = 1 if p.kind == "int" else 0.001
     for bound, outside in ((p.ge, -step), (p.le, step)):
@@ -116,7 +116,7 @@ def test_bounds_are_enforced_the_same_way_everywhere(protocol: str, p: ParamInfo
 
 def test_profile_defaults_apply_unless_a_value_is_given() -> None:
     """The small-model profile changes defaults, never a value the user typed."""
-    spec = PROTOCOLS["evince"]
+    spec = SPECS["evince"]
     small = profile_overrides(spec.config_cls, "small")
     assert small, "EVINCE declares a small-model profile"
     name, value = next(iter(small.items()))
@@ -129,7 +129,7 @@ def test_profile_defaults_apply_unless_a_value_is_given() -> None:
 
 def test_auto_profile_follows_the_registry(registry) -> None:
     """The bundled tiny models are marked ``profile = "small"``; a real model entry is not."""
-    spec = PROTOCOLS["evince"]
+    spec = SPECS["evince"]
     assert spec.configure(spec.defaults(), registry).profile == "small"
     real = {**spec.defaults(), "agent-a": "llama31-8b-instruct", "agent-b": "gemma2-9b-it", "judge": "qwen25-7b-instruct"}
     assert spec.configure(real, registry).profile == "standard"
@@ -141,15 +141,15 @@ def test_command_line_rejects_what_the_form_rejects() -> None:
     for flag, value in (("--max-rounds", "-1"), ("--top-k", "0")):
         args = _cli_args("evince", **{flag: value})
         with pytest.raises(UserError, match=flag):
-            build_config(PROTOCOLS["evince"].config_cls, args, "standard", case="x")
+            build_config(SPECS["evince"].config_cls, args, "standard", case="x")
 
 
-@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize("protocol", sorted(SPECS))
 def test_a_misspelt_parameter_is_refused_not_ignored(protocol: str) -> None:
     """A parameter name the config does not know (a typo, or one a newer version dropped) is an
     error naming it: silently running with the default would report a debate the user did not
     ask for. (Before, ``SocraSynthConfig(crit_tolerancee=2.0)`` ran at the default 1.0.)"""
-    spec = PROTOCOLS[protocol]
+    spec = SPECS[protocol]
     required = {f.name: "text" for f in dataclasses.fields(spec.config_cls)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     build(spec.config_cls, required)  # the inputs alone are a valid config
@@ -168,7 +168,7 @@ def test_both_round_caps_count_refutation_rounds_after_the_opening_in_one_wordin
     """EVINCE's and SocraSynth's ``max_rounds`` both count refutation rounds after the opening
     round (Figure 7.1's t, appendix 6.C's rounds), and say so in the same words, first, in the
     declaration, ``symposium run … --help`` and the app's form."""
-    spec = PROTOCOLS[protocol]
+    spec = SPECS[protocol]
     cap = next(p for p in params_of(spec.config_cls) if p.name == "max_rounds")
     assert cap.description.startswith(CAP_WORDING), cap.description
     assert (cap.label, cap.ge) == ("Round cap", 0)  # 0: the opening round alone

@@ -1,8 +1,8 @@
 """Every protocol resumes after a cut at any journal write with the prompts an uninterrupted run
-sends, message for message (issue 25; the mechanism is protocols/core/replay.py).
+sends, message for message (the mechanism is protocols/core/replay.py).
 
-Each protocol is started the way the app and the CLI start it (its form spec) and run straight
-through, with moderator commands sent at fixed events (an interjection, a pause and its resume,
+Each protocol's sample runs (its definition's ``samples``) are started the way the app and the
+CLI start them (the protocol's form spec) and run straight through, with moderator commands sent at fixed events (an interjection, a pause and its resume,
 and a contentiousness change where the protocol has one). Then, for every event the journal
 counts, it is run again and cut there, once right after the event is written and once right
 before (the replies that led to it already kept), and resumed from the journal the way
@@ -42,34 +42,12 @@ from store.journal import Journal
 from store.queries import Queries
 from tui.forms import ProtocolSpec
 from store.drive import drive
-from tui.protocol_catalog import PROTOCOLS, resumable
+from tui.protocol_catalog import resumable
 
 from tests.helpers.oracle import Draw, OracleBackend
+from tests.helpers.samples import ALL, form_values, spec_of
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
-LABELS = ("Dengue", "Malaria", "Typhoid", "Zika", "Influenza")
-
-#: Per case: the protocol and its form's values (small debates that still reach every stage).
-CASES: dict[str, tuple[str, dict[str, str]]] = {
-    "evince": ("evince", {"case": "Fever, rash and joint pain after a trip.", "agent-a": "ma", "agent-b": "mb",
-                          "judge": "mj", "max_rounds": "2", "eps_wd": "0", "eps_mi": "0", "eps_jsd": "0", "eps_crit": "0",
-                          "agreement_judge": "yes", "crit_depth": "1"}),
-    "socrasynth": ("socrasynth", {"subject": "Should hospitals let LLMs draft discharge letters?", "agent-a": "ma",
-                                  "agent-b": "mb", "judge": "m1, m2", "subtopics": "2", "max_rounds": "2",
-                                  "qa_baseline": "yes", "agreement_judge": "yes"}),
-    "agreement": ("agreement", {"issue": "Build a new library or repair the old one?", "topics": "needs; costs",
-                                "participant": "m1, m2", "judge": "mj", "max_rounds": "2"}),
-    "deliberation": ("deliberation", {"topic": "Should phones be banned in schools?", "moderator": "mm",
-                                      "deliberator": "m1, m2", "max_turns": "6", "analyze_every": "3"}),
-    "humanloop": ("humanloop", {"case": "The statute never defines consent; void for vagueness?", "agent": "m1, m2",
-                                "clerk": "mc", "seat": "shown", "rounds": "2"}),
-    "d3-samre": ("d3", {"question": "At what temperature does water boil at sea level?", "answer_a": "100 C.",
-                        "answer_b": "50 C.", "advocate": "ma", "judge": "mj", "juror": "m1, m2, m3", "budget": "",
-                        "variant": "samre", "max_rounds": "2", "swap_audit": "yes", "jury_size": "3"}),
-    "d3-more": ("d3", {"question": "Is a tomato a fruit?", "answer_a": "Yes, botanically.", "answer_b": "No.",
-                       "advocate": "ma", "judge": "mj", "juror": "m1, m2, m3", "budget": "", "variant": "more",
-                       "k": "2", "swap_audit": "yes", "jury_size": "3"}),
-}
 
 
 class Cut(Exception):
@@ -114,7 +92,7 @@ def moderator(spec: ProtocolSpec, channel: CommandChannel, journalled: dict[str,
     journalled turns, and a command that was due but never took effect (it was in memory when the
     process died) is sent again at once, as a person would send it again."""
     due: dict[int, list[Any]] = {2: [Interject("Consider the cost to patients.", to="all"), Pause(), Resume()]}
-    if spec.name in ("evince", "socrasynth"):
+    if spec.definition.commands.contentiousness:
         due[4] = [SetContentiousness(0.4)]
     turns = 0
     if journalled is not None:
@@ -131,15 +109,6 @@ def moderator(spec: ProtocolSpec, channel: CommandChannel, journalled: dict[str,
             for command in due.get(turns, []):
                 channel.send(command)
     return on_event
-
-
-def values_for(spec: ProtocolSpec, given: dict[str, str], tmp_path: Path) -> dict[str, Any]:
-    values: dict[str, Any] = {**spec.defaults(), "profile": "small", **given}
-    if spec.name == "evince":
-        labels = tmp_path / "labels.txt"
-        labels.write_text("\n".join(LABELS), encoding="utf-8")
-        values["labels"] = str(labels)
-    return values
 
 
 def record_of(db: Path, debate_id: str) -> dict[str, Any]:
@@ -174,11 +143,10 @@ def oracles(roles: dict[str, str]) -> dict[str, OracleBackend]:
     return {model: OracleBackend(model) for model in set(roles.values())}
 
 
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", list(ALL))
 async def test_every_protocol_resumes_with_an_uninterrupted_run_s_prompts_at_every_cut(tmp_path: Path, case: str) -> None:
-    name, given = CASES[case]
-    spec = PROTOCOLS[name]
-    values = values_for(spec, given, tmp_path)
+    spec = spec_of(case)
+    values = form_values(spec, ALL[case][1])
     straight_db = tmp_path / "straight.db"
     straight, straight_person = oracles(spec.roles_for(values)), Person()
     with Journal(straight_db) as journal:
@@ -217,8 +185,3 @@ async def test_every_protocol_resumes_with_an_uninterrupted_run_s_prompts_at_eve
                     asked = first[model].prompts(role) + fresh[model].prompts(role)
                     assert asked == backend.prompts(role), f"{label}: {role}'s prompts on {model} differ from the uninterrupted run's"
             assert first_person.prompts + person.prompts == straight_person.prompts, f"{label}: the person was asked otherwise"
-
-
-def test_every_registered_protocol_has_a_case_here() -> None:
-    """A protocol added to the registry is not proven resumable until it has a case above."""
-    assert {name for name, _ in CASES.values()} == set(PROTOCOLS)

@@ -25,7 +25,7 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tui.headless.printer import EventPrinter
-from tui.app.replay import replay
+from tui.app.recorded import recorded_events
 from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
@@ -287,7 +287,7 @@ async def test_a_judge_on_a_debaters_model_is_announced_shown_and_journalled(tmp
     assert [(n["kind"], n["details"]["model"]) for n in debate["notices"]] == [("self_judging", "model-a")]
     assert "⚠ notice: judge-1 runs on model-a, the model of Agent A" in shown
     assert debate["outcome"]["self_judging"] == {"judge-1": ["agent-a"]}
-    replayed = [e for e in replay(debate) if isinstance(e, Notice)]  # a replay in the app shows it again
+    replayed = [e for e in recorded_events(debate) if isinstance(e, Notice)]  # a replay in the app shows it again
     assert [(e.kind, e.text) for e in replayed] == [(notice.kind, notice.text)]
     independent, clean, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=0), agents(), tmp_path, "p2")
     assert not any(isinstance(e, Notice) for e in independent) and clean["notices"] == []

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols.core.agents import Agent
+from protocols.core.definition import confirm_from_lines
 from protocols.humanloop.stance import (
     HALLUCINATION,
     LEGAL_LABELS,
@@ -21,7 +22,6 @@ from protocols.humanloop.stance import (
     StanceStep,
     analyze,
     change_rates,
-    confirm_from_lines,
     exact_label,
     parse_stance,
     stance_schema,

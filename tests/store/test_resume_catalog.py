@@ -1,5 +1,5 @@
 """Which journalled debate can be resumed, by which protocol, with which models and sampling
-(tui/protocol_catalog.py ``resumable``; tui/forms.py ``ProtocolSpec.roles_from``,
+(protocols/registry.py ``resumable``; protocols/core/definition.py ``ProtocolDefinition.roles_from``,
 ``recorded_options`` and ``resume``), read from the journal's rows.
 
 `symposium resume` and Home's `r` both start here: the journal names the protocol and its
@@ -29,7 +29,7 @@ from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
 from tui.forms import FormError, ProtocolSpec
 from store.drive import drive
-from tui.protocol_catalog import PROTOCOLS, resumable
+from tui.protocol_catalog import SPECS, resumable
 
 
 def seat(role: str, model: str, backend: str = "llamacpp", options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -54,20 +54,20 @@ def test_a_debate_that_ended_is_not_resumed(status: str) -> None:
 def test_a_debate_cut_off_or_failed_is_resumed_by_its_own_protocol_with_its_models(status: str) -> None:
     spec, roles = resumable(debate("agreement", [seat("participant-1", "m1"), seat("participant-2", "m2"),
                                                  seat("judge", "mj")], status=status))
-    assert spec is PROTOCOLS["agreement"]
+    assert spec is SPECS["agreement"]
     assert roles == {"participant-1": "m1", "participant-2": "m2", "judge": "mj"}
 
 
 def test_a_protocol_that_journals_its_variant_is_resumed_by_the_protocol() -> None:
     for variant in ("d3-samre", "d3-more"):
-        assert resumable(debate(variant, [seat("advocate-1", "ma")]))[0] is PROTOCOLS["d3"]
+        assert resumable(debate(variant, [seat("advocate-1", "ma")]))[0] is SPECS["d3"]
 
 
 def test_a_protocol_this_symposium_does_not_run_is_refused_naming_what_it_runs() -> None:
     with pytest.raises(FormError) as error:
         resumable(debate("oxford-union", []))
     assert str(error.value) == ("debate d1: its protocol 'oxford-union' is not one this Symposium runs "
-                                f"({', '.join(PROTOCOLS)}); open it with `symposium show` instead")
+                                f"({', '.join(SPECS)}); open it with `symposium show` instead")
 
 
 def test_a_debate_journalled_before_replies_were_kept_is_refused() -> None:
@@ -75,36 +75,36 @@ def test_a_debate_journalled_before_replies_were_kept_is_refused() -> None:
         resumable(debate("evince", [], events_recorded=None))
     assert str(error.value) == ("debate d1 was journalled before Symposium kept its models' replies (journal "
                                 "layout v5), so it cannot be resumed exactly; start it again")
-    assert resumable(debate("evince", [], events_recorded=0))[0] is PROTOCOLS["evince"], "nothing recorded yet is resumable"
+    assert resumable(debate("evince", [], events_recorded=0))[0] is SPECS["evince"], "nothing recorded yet is resumable"
 
 
 # -- roles_from --------------------------------------------------------------------------------
 
 def test_roles_are_the_form_s_own_with_the_models_that_played_them_and_not_the_person() -> None:
-    humanloop = PROTOCOLS["humanloop"]
+    humanloop = SPECS["humanloop"]
     played = [seat("human", "human", backend="human"), seat("agent-1", "m1"), seat("agent-2", "m2"),
               seat("clerk", "mc"), seat("observer", "mo")]
-    assert humanloop.roles_from(played) == {"agent-1": "m1", "agent-2": "m2", "clerk": "mc"}
-    assert humanloop.roles_from(played) == humanloop.roles_for(
+    assert humanloop.definition.roles_from(played) == {"agent-1": "m1", "agent-2": "m2", "clerk": "mc"}
+    assert humanloop.definition.roles_from(played) == humanloop.roles_for(
         {**humanloop.defaults(), "case": "c", "agent": "m1, m2", "clerk": "mc"}), "roles_from is not the inverse of roles_for"
 
 
 def test_a_list_of_models_is_read_up_to_its_first_missing_seat() -> None:
-    agreement = PROTOCOLS["agreement"]
+    agreement = SPECS["agreement"]
     played = [seat("participant-1", "m1"), seat("participant-2", "m2"), seat("participant-4", "m4"), seat("judge", "mj")]
-    assert agreement.roles_from(played) == {"participant-1": "m1", "participant-2": "m2", "judge": "mj"}
+    assert agreement.definition.roles_from(played) == {"participant-1": "m1", "participant-2": "m2", "judge": "mj"}
 
 
 def test_a_model_field_journalled_per_seat_takes_its_first_seat_s_model() -> None:
-    d3 = PROTOCOLS["d3"]
+    d3 = SPECS["d3"]
     played = [seat("judge", "mj"), seat("advocate-1", "ma"), seat("advocate-2", "mb"), seat("juror-1", "m1")]
-    assert d3.roles_from(played) == {"advocate": "ma", "judge": "mj", "juror-1": "m1"}
+    assert d3.definition.roles_from(played) == {"advocate": "ma", "judge": "mj", "juror-1": "m1"}
 
 
 def test_a_role_the_journal_does_not_hold_is_left_out() -> None:
-    assert PROTOCOLS["evince"].roles_from([seat("agent-a", "ma"), seat("moderator", "mm"), seat("agent-bb", "mb")]) \
+    assert SPECS["evince"].definition.roles_from([seat("agent-a", "ma"), seat("moderator", "mm"), seat("agent-bb", "mb")]) \
         == {"agent-a": "ma"}
-    assert PROTOCOLS["evince"].roles_from([seat("agent-a", "ma", backend="human")]) == {}
+    assert SPECS["evince"].definition.roles_from([seat("agent-a", "ma", backend="human")]) == {}
 
 
 # -- recorded_options --------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def test_a_role_the_journal_does_not_hold_is_left_out() -> None:
 def test_each_role_samples_as_journalled_with_its_stop_strings_as_a_tuple() -> None:
     a = {"max_tokens": 64, "temperature": 0.3, "seed": 5, "stop": ["</s>", "END"]}
     j = {"max_tokens": 32, "temperature": 0.0, "seed": 9}
-    opts = PROTOCOLS["evince"].recorded_options([seat("agent-a", "ma", options=a), seat("agent-b", "mb"),
+    opts = SPECS["evince"].definition.recorded_options([seat("agent-a", "ma", options=a), seat("agent-b", "mb"),
                                                  seat("judge", "mj", options=j)])
     assert opts == {"agent-a": SamplingOptions(max_tokens=64, temperature=0.3, seed=5, stop=("</s>", "END")),
                     "judge": SamplingOptions(max_tokens=32, temperature=0.0, seed=9, stop=())}
@@ -121,15 +121,15 @@ def test_each_role_samples_as_journalled_with_its_stop_strings_as_a_tuple() -> N
 def test_a_person_s_seat_never_gives_a_model_its_sampling() -> None:
     """A person may sit in one of a role's seats (``advocate-1``): the role's model samples as
     its own seat was journalled."""
-    d3 = PROTOCOLS["d3"]
+    d3 = SPECS["d3"]
     played = [seat("advocate-1", "human", backend="human", options={"seed": 3}), seat("advocate-2", "mb", options={"seed": 2})]
-    assert d3.roles_from(played) == {"advocate": "mb"}
-    assert d3.recorded_options(played) == {"advocate": SamplingOptions(seed=2)}
+    assert d3.definition.roles_from(played) == {"advocate": "mb"}
+    assert d3.definition.recorded_options(played) == {"advocate": SamplingOptions(seed=2)}
 
 
 def test_a_seat_per_side_gives_the_form_role_its_first_seat_s_options_and_the_person_none() -> None:
-    d3 = PROTOCOLS["d3"]
-    opts = d3.recorded_options([seat("advocate-1", "ma", options={"seed": 1}), seat("advocate-2", "ma", options={"seed": 2}),
+    d3 = SPECS["d3"]
+    opts = d3.definition.recorded_options([seat("advocate-1", "ma", options={"seed": 1}), seat("advocate-2", "ma", options={"seed": 2}),
                                 seat("juror-1", "m1", backend="human", options={"seed": 3})])
     assert opts == {"advocate": SamplingOptions(seed=1)}
 
@@ -161,7 +161,7 @@ OPTIONS = {"participant-1": SamplingOptions(max_tokens=48, temperature=0.9, seed
 
 
 async def run(db: Path, cut_at: int | None) -> None:
-    spec = PROTOCOLS["agreement"]
+    spec = SPECS["agreement"]
     values = {**spec.defaults(), **VALUES}
     roles = spec.roles_for(values)
     agents = {role: Agent(role, OracleBackend(model), OPTIONS.get(role, SamplingOptions())) for role, model in roles.items()}

@@ -26,7 +26,7 @@ from store.queries import Queries
 
 from tui import settings
 from tui.forms import FormError, ProtocolSpec
-from tui.protocol_catalog import EVINCE, resumable
+from tui.protocol_catalog import FIRST, resumable
 from tui.sanitize import terminal_safe
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
@@ -127,15 +127,15 @@ class SymposiumApp(App):
         self.push_screen(NewDebateScreen())
 
     def open_demo(self) -> None:
-        """The demo's form, filled in: EVINCE on a liver case, SmolLM2 against Gemma 3, judged by
-        SmolLM2; ctrl+s (or Start) starts it. A key on Home used to start it at once, so a "d"
-        in a word typed there started a debate (issue 29): a debate starts only by Start."""
-        self.push_screen(NewDebateScreen("evince", self.demo_values()))
+        """The demo's form, filled in with the first protocol's examples (EVINCE on a liver case,
+        SmolLM2 against Gemma 3, judged by SmolLM2); ctrl+s (or Start) starts it, and nothing
+        else does: a key typed on Home never starts a debate."""
+        self.push_screen(NewDebateScreen(FIRST.name, self.demo_values()))
 
     def demo_values(self) -> dict[str, Any]:
-        """EVINCE's defaults, with Gemma 3 270M in SmolLM2's seats where SmolLM2 is not
-        installed (a plain `pip install 'symposium-tui[bundled]'` cannot bring it)."""
-        values = EVINCE.defaults()
+        """The first protocol's defaults and examples, with Gemma 3 270M in SmolLM2's seats where
+        SmolLM2 is not installed (a plain `pip install 'symposium-tui[bundled]'` cannot bring it)."""
+        values = FIRST.defaults()
         try:
             model = demo_model(self.registry).id
         except BackendUnavailable:

@@ -11,7 +11,7 @@ from rich.text import Text
 from backends.lifecycle import Engines
 from backends.registry import load_registry
 from backends.sources import demo_model
-from protocols import chat
+from protocols.core import chat
 from protocols.core.agents import Agent
 from store.journal import Journal, new_debate_id
 

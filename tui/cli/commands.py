@@ -27,8 +27,8 @@ COMMANDS: dict[str, Command] = {
     "export": Command("tui.cli.journal", "export a debate as Markdown or JSON"),
     "report": Command("tui.cli.report", "one debate as a self-contained HTML report (plots, judges' tables, provenance, "
                                         "seal) to keep, print or share"),
-    "d3-report": Command("tui.cli.d3report", "accuracy, Cohen's kappa and self-enhancement of journalled D3 "
-                                             "verdicts against reference verdicts (seed 003, section 4.3)"),
+    "study": Command("tui.cli.study", "an analysis across the journal's debates of one protocol (as its paper "
+                                      "evaluates it: `symposium study --help` lists them)"),
     "serve": Command("tui.cli.serve", "serve a model from the registry over HTTP on 127.0.0.1 (OpenAI-compatible)"),
     "verify": Command("tui.cli.verify", "check that journalled debates (or a JSON export) were not changed after "
                                         "they were written: recompute each hash chain, name the first row that differs"),

@@ -31,7 +31,6 @@ from store.journal import new_debate_id
 
 from tui.cli.commands import help_for
 from tui.cli.params import add_param_flags, build_config
-from tui.cli.reports import REPORTS
 from tui.cli.seats import headless_person
 from tui.errors import UserError
 from tui.headless.session import loaded_agents, resolve_profile, run_headless
@@ -149,18 +148,11 @@ def run_protocol(args: argparse.Namespace) -> int:
     person = None
     if person_role is not None:
         person = headless_person(person_role, getattr(args, PERSON_SCRIPT, None), getattr(args, PERSON_CONFIRM, None))
-    report = REPORTS.get(d.name)
 
-    async def run() -> tuple[int, str]:
+    async def run() -> int:
         async with loaded_agents(registry, roles, seed=args.seed) as agents:
             debate_id = new_debate_id()
             team = d.team(d.tune(agents, values))
-            events = d.run(config, team, debate_id=debate_id, person=person)
-            if report is not None and report.during is not None:
-                events = report.during(events, Console(highlight=False))
-            return await run_headless(args.db, debate_id, events), debate_id
+            return await run_headless(args.db, debate_id, d.run(config, team, debate_id=debate_id, person=person))
 
-    code, debate_id = run_command(run())  # SIGTERM and SIGHUP end it as Ctrl-C does (resumable)
-    if report is not None and report.after is not None:
-        report.after(args.db, debate_id)
-    return code
+    return run_command(run())  # SIGTERM and SIGHUP end it as Ctrl-C does (resumable)

@@ -15,13 +15,21 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from protocols.core.definition import Confirm, Person, Role, Speak
-from protocols.humanloop.stance import confirm_from_lines
+from protocols.core.definition import Confirm, Person, Role, Speak, confirm_from_lines, read_file
 
+from tui.errors import UserError
 from tui.sanitize import terminal_safe
-from tui.cli.textarg import read_text
 
 END = "/end"
+
+
+def read_text(path: str, what: str) -> str:
+    """The UTF-8 text of the file ``path`` (the one reader every input's ``@FILE`` uses,
+    :func:`protocols.core.definition.read_file`), its error as one line naming the file."""
+    try:
+        return read_file(path, what)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 class ScriptSeat:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, RenderableType
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -33,22 +33,27 @@ from protocols.core.events import (
 )
 from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.core.roles import AGENT_A, AGENT_B
+from protocols.measures.analyzer import ANALYSIS, Analysis
+from protocols.registry import BY_NAME
 
+from tui.headless.sections import renderables
 from tui.sanitize import terminal_safe
 
 ROLE_STYLES = {AGENT_A: "cyan", AGENT_B: "magenta", "user": "green", "assistant": "cyan"}
 
 
 class EventPrinter:
-    """Streams turns as they are generated; prints metrics and judgements as tables."""
+    """Streams turns as they are generated; prints metrics and judgements as tables, and at the
+    end the protocol's findings (its definition's ``present``, :mod:`tui.headless.sections`)."""
 
-    def __init__(self, console: Console | None = None, *, show_headers: bool = True) -> None:
+    def __init__(self, console: Console | None = None, *, show_headers: bool = True, protocol: str = "") -> None:
         self.console = console or Console(highlight=False)
         self.show_headers = show_headers
         self._streaming = False
         self._metric_rows: list[dict[str, Any]] = []
         self._phase = ""
-        self._protocol = ""
+        #: The protocol's registry name (a resumed run starts without a DebateStarted: give it here).
+        self._protocol = protocol
         self._context_said: set[tuple[int | None, str, str]] = set()  # a call judged twice (D3) is noted once
 
     def __call__(self, event: Event) -> None:
@@ -97,6 +102,8 @@ class EventPrinter:
                     if isinstance(note, str) and about_context(note) and said not in self._context_said:
                         self._context_said.add(said)
                         c.print(Text(f"    ✂ {terminal_safe(note)}", style="dim italic"))
+                if event.kind == ANALYSIS and isinstance(event.reasons, dict):  # the analyzer's map, whoever ran it
+                    c.print(Text(terminal_safe(Analysis.from_json(event.reasons).render()), style="dim"))
             case ModeratorActed():
                 c.print(Text(f"  ✋ {terminal_safe(moderator_action(event.kind, event.payload, event.round))}", style="yellow"))
             case Notice():
@@ -109,8 +116,11 @@ class EventPrinter:
                     self._streaming = False
                 if self._metric_rows:
                     c.print(metrics_table(self._metric_rows))
-                for part in socrasynth_report(event.outcome):
-                    c.print(part)
+                definition = BY_NAME.get(self._protocol)
+                if definition is not None and definition.present is not None:
+                    ended = {"protocol": self._protocol, "status": event.status, "stop_reason": event.stop_reason}
+                    for part in renderables(definition.present(event.outcome, ended)):
+                        c.print(part)
                 if self.show_headers:
                     words = outcome_in_words({"protocol": self._protocol, "status": event.status,
                                              "stop_reason": event.stop_reason, "outcome": event.outcome})
@@ -129,79 +139,6 @@ def metrics_table(rows: list[dict[str, Any]]) -> Table:
                  _fmt(r.get("crit")), _fmt(r.get("jsd")))
         table.add_row(*(Text(cell) for cell in cells))
     return table
-
-
-ALIGNMENT_TITLES = {
-    "a_argues": "CRIT scores: Agent A argues, Agent B counters (as Table 6.5)",
-    "b_argues": "CRIT scores: Agent B argues, Agent A counters (as Table 6.6)",
-}
-
-
-def socrasynth_report(outcome: dict[str, Any]) -> list[RenderableType]:
-    """A SocraSynth outcome's judge tables, winners, joint text and Q&A verdicts (nothing for
-    other protocols' outcomes)."""
-    parts: list[RenderableType] = []
-    evaluation = outcome.get("evaluation")
-    if isinstance(evaluation, dict) and evaluation.get("alignments"):
-        parts += [judge_table(evaluation, alignment) for alignment in evaluation["alignments"] if evaluation["alignments"][alignment]]
-        parts.append(_winners(evaluation))
-    joint = outcome.get("joint")
-    if isinstance(joint, dict) and ("proposal" in joint or "recommendations" in joint):
-        parts.append(joint_text(joint))
-    qa = outcome.get("qa")
-    if isinstance(qa, dict) and qa.get("verdicts"):
-        votes = ", ".join(f"{judge} → {verdict or 'missing'}" for judge, verdict in qa["verdicts"].items())
-        parts.append(Text(f"Debate vs one answer ({terminal_safe(str(qa.get('model', '')))}): {terminal_safe(votes)}", style="bold"))
-    return parts
-
-
-def judge_table(evaluation: dict[str, Any], alignment: str) -> Table:
-    """Subtopic rows × one (arguing, countering) column pair per judge, with totals, laid out
-    like Tables 6.5 and 6.6; a missing score shows as —."""
-    arguing, countering = (AGENT_A, AGENT_B) if alignment == "a_argues" else (AGENT_B, AGENT_A)
-    judges: dict[str, dict[str, dict[str, float | None]]] = evaluation["alignments"][alignment]
-    models = evaluation.get("judges", {})
-    caption = ", ".join(f"{judge} = {models.get(judge, '?')}" for judge in judges)
-    title = Text(terminal_safe(ALIGNMENT_TITLES.get(alignment, alignment)))
-    table = Table(title=title, caption=Text(terminal_safe(caption)), show_footer=True)
-    table.add_column(Text("Subtopic"), footer=Text("Total"))
-    for judge in judges:
-        totals = evaluation.get("totals", {}).get(alignment, {}).get(judge, {})
-        for role in (arguing, countering):
-            head = Text(f"{terminal_safe(judge)}\n{_SHORT[role]}'s")
-            table.add_column(head, footer=Text(_score(totals.get(role))), justify="right")
-    subtopics = list(dict.fromkeys(key for rows in judges.values() for key in rows))
-    for key in subtopics:
-        cells = [_score(judges[j].get(key, {}).get(role)) for j in judges for role in (arguing, countering)]
-        table.add_row(Text(terminal_safe(key)), *(Text(cell) for cell in cells))
-    return table
-
-
-def joint_text(joint: dict[str, Any]) -> Text:
-    """The conciliatory stage's joint proposal (or joint recommendations), as plain text."""
-    title = "Joint proposal" if "proposal" in joint else "Joint recommendations"
-    out = Text(f"\n{title} ({terminal_safe(', '.join(map(str, joint.get('written_by', []))))})\n", style="bold")
-    out.append(terminal_safe(str(joint.get("proposal") or joint.get("recommendations") or "")) + "\n")
-    for key, mark in (("pros", "+"), ("cons", "−"), ("questions", "?"), ("tests", "✚")):
-        for item in joint.get(key) or []:
-            out.append(f"  {mark} {terminal_safe(str(item))}\n")
-    return out
-
-
-def _winners(evaluation: dict[str, Any]) -> Text:
-    names: dict[str | None, str] = {"tie": "tie", None: "no complete row"}
-    names.update(_SHORT.items())
-    per_judge = "; ".join(f"{judge} → {names.get(w, w)}" for judge, w in evaluation.get("winners", {}).items())
-    gaps = evaluation.get("gaps", 0)
-    line = f"Winner: {names.get(evaluation.get('winner'), '?')} ({per_judge})"
-    return Text(terminal_safe(line) + (f"; {gaps} missing score(s) left out of the totals" if gaps else ""), style="bold")
-
-
-_SHORT = {AGENT_A: "A", AGENT_B: "B"}
-
-
-def _score(value: Any) -> str:
-    return "—" if value is None else f"{value:g}"
 
 
 def _fmt(value: Any) -> str:

@@ -54,8 +54,7 @@ from protocols.core.events import (
 )
 from protocols.core.agents import agents_for
 from protocols.measures.analyzer import Analysis, Analyzer, TranscriptCollector
-from protocols.core.definition import Panel, ProtocolDefinition
-from protocols.evince import PANELS as EVINCE_PANELS
+from protocols.core.definition import UNREGISTERED_PANELS, Panel, ProtocolDefinition
 from protocols.core.moderation import CommandChannel, Honoured
 from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.registry import BY_NAME
@@ -65,12 +64,13 @@ from store.journal import JournalError, new_debate_id
 from tui.app.screens.typed import symposium
 from tui.forms import FormError, ProtocolSpec
 from tui.protocol_catalog import resumable
-from tui.app.replay import replay
+from tui.app.recorded import recorded_events
 from tui.app.theme import role_style
 from store.drive import drive
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.widgets.distribution import Distributions
+from tui.app.widgets.findings import brief_lines
 from tui.app.widgets.metrics import MetricsPanel
 from tui.app.widgets.panels import AgendaPanel, JudgeTables
 from tui.app.widgets.transcript import Transcript
@@ -188,9 +188,9 @@ class DebateScreen(Screen):
 
     @property
     def panels(self) -> tuple[Panel, ...]:
-        """The side panels the protocol declares; a protocol not in the registry (a benchmark's
-        single prediction) is shown as EVINCE, whose turns it shares."""
-        return self.definition.panels if self.definition is not None else EVINCE_PANELS
+        """The side panels the protocol declares; a run of no registered protocol (a benchmark's
+        single prediction) shows its distributions and judgements."""
+        return self.definition.panels if self.definition is not None else UNREGISTERED_PANELS
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -241,7 +241,7 @@ class DebateScreen(Screen):
             if self.resume_debate is not None:
                 spec, roles = resumable(self.resume_debate)
                 self.honoured = honoured_of(spec)
-                for event in replay(self.resume_debate):  # what was said before the interruption
+                for event in recorded_events(self.resume_debate):  # what was said before the interruption
                     self.show(event)
             else:
                 assert self.spec is not None
@@ -468,11 +468,9 @@ class DebateScreen(Screen):
                 bars.set("consensus", final)
         for tables in self.query(JudgeTables):
             tables.finish(outcome)
-        check = outcome.get("label_check")
-        if isinstance(check, dict) and check.get("flag"):
-            parts.append(Content.styled(f"⚑ {terminal_safe(check['flag'])}", "$notice"))
-        for key in ("recommendations", "joint"):
-            parts += _listing(outcome.get(key))
+        if self.definition is not None and self.definition.present is not None:
+            ended = {"protocol": self.protocol_name, "status": event.status, "stop_reason": event.stop_reason}
+            parts += brief_lines(self.definition.present(outcome, ended))
         parts.append(Content.styled("v: accept or reject the outcome · escape: back", "dim"))
         parts = [p for p in parts if p.plain.strip()]
         self.query_one("#outcome", Static).update(Content("\n").join(parts))
@@ -647,20 +645,3 @@ def _compact(roles: Iterable[str]) -> str:
             out.append(role)
     flush()
     return ", ".join(out)
-
-
-def _listing(value: Any, limit: int = 12) -> list[Content]:
-    """A joint proposal or recommendations (a dict of texts and lists) as short lines; the joint
-    text's head (proposal, recommendations) is already quoted by the outcome in words, and who
-    wrote it is in the transcript."""
-    if not isinstance(value, dict):
-        return []
-    lines: list[Content] = []
-    for key, item in value.items():
-        if key == "written_by" or (key in ("proposal", "recommendations") and isinstance(item, str)):
-            continue
-        items = item if isinstance(item, list) else [item]
-        for entry in items:
-            if isinstance(entry, str | int | float) and str(entry).strip():
-                lines.append(Content(f"{key}: {terminal_safe(str(entry))[:160]}"))
-    return lines[:limit]

@@ -17,7 +17,7 @@ from protocols.core.roles import SIDE_PANEL
 from tui import settings
 from tui.app.screens.typed import symposium
 from tui.forms import Field, FormError, ProtocolSpec
-from tui.protocol_catalog import PROTOCOLS
+from tui.protocol_catalog import FIRST, SPECS
 from tui.sanitize import plain
 from tui.app.widgets.fields import FormInput, FormText
 from tui.app.widgets.footer import SteadyFooter
@@ -33,10 +33,10 @@ def remember_form(protocol: str | None = None, values: dict[str, Any] | None = N
     the settings file then holds no case. With no ``protocol`` only the clean-up runs (the app
     does it at start)."""
     saved = settings.load().get("defaults", {})
-    kept = {name: PROTOCOLS[name].remembered(old) for name, old in saved.items()
-            if name in PROTOCOLS and isinstance(old, dict)}
+    kept = {name: SPECS[name].remembered(old) for name, old in saved.items()
+            if name in SPECS and isinstance(old, dict)}
     if protocol is not None and values is not None:
-        kept[protocol] = PROTOCOLS[protocol].remembered(values)
+        kept[protocol] = SPECS[protocol].remembered(values)
     if protocol is not None or kept != {k: v for k, v in saved.items() if k in kept}:
         settings.remember("defaults", kept)
 
@@ -47,14 +47,14 @@ class NewDebateScreen(Screen):
         Binding("escape", "app.pop_screen", "Back", id="new.back"),
     ]
 
-    def __init__(self, protocol: str = "evince", values: dict[str, Any] | None = None) -> None:
+    def __init__(self, protocol: str = FIRST.name, values: dict[str, Any] | None = None) -> None:
         super().__init__()
-        self.protocol = protocol if protocol in PROTOCOLS else next(iter(PROTOCOLS))
+        self.protocol = protocol if protocol in SPECS else next(iter(SPECS))
         self.initial = values
 
     @property
     def spec(self) -> ProtocolSpec:
-        return PROTOCOLS[self.protocol]
+        return SPECS[self.protocol]
 
     def _values(self) -> dict[str, Any]:
         """The demo's values when given (``initial``); else a blank form (the examples only as
@@ -69,7 +69,7 @@ class NewDebateScreen(Screen):
         values = self._values()
         with VerticalScroll(id="form"):
             yield Label("Protocol")
-            yield Select([(f"{s.title} — {s.summary}", s.name) for s in PROTOCOLS.values()], value=self.protocol,
+            yield Select([(f"{s.title} — {s.summary}", s.name) for s in SPECS.values()], value=self.protocol,
                          allow_blank=False, id="protocol")
             with Grid(id="fields"):
                 for field in self.spec.fields:

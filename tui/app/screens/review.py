@@ -18,7 +18,7 @@ from store.queries import Queries
 
 from tui.app.report import save_report
 from tui.app.screens.typed import symposium
-from tui.app.replay import replay, rounds_of
+from tui.app.recorded import recorded_events, rounds_of
 from tui.titles import distinct_clips, when
 from tui.sanitize import plain, terminal_safe
 from tui.app.widgets.transcript import Transcript
@@ -68,7 +68,7 @@ class ReviewScreen(DebateScreen, inherit_bindings=False):
         transcript.current = None
         self.reset_panels()
         self.query_one("#analysis", Static).update(Text("no analysis was made in this debate", style="dim"))
-        for event in replay(self.debate, upto_round=upto):
+        for event in recorded_events(self.debate, upto_round=upto):
             self.show(event)
         if self.compare_rows is not None:
             self._show_metrics(self.compare_rows, ("", self.compare_label), self.compare_legend)

@@ -27,7 +27,7 @@ from protocols.core.events import (
 _CALL_FIELDS = ("prompt_tokens", "prompt_tokens_evaluated", "completion_tokens", "duration_s")
 
 
-def replay(debate: dict[str, Any], *, upto_round: int | None = None) -> Iterator[Event]:
+def recorded_events(debate: dict[str, Any], *, upto_round: int | None = None) -> Iterator[Event]:
     """The events of ``debate`` (as read by ``store.queries.Queries.debate``) in time order.
 
     With ``upto_round`` only the events of rounds ``<= upto_round`` (and the debate's start)
