@@ -11,7 +11,7 @@ SAMPLES = (
         {"question": "At what temperature does water boil at sea level?", "answer_a": "100 C.", "answer_b": "50 C.",
          "advocate": "model-a", "judge": "model-j", "juror": "model-1, model-2, model-3", "budget": "",
          "variant": "samre", "max_rounds": "2", "swap_audit": "yes", "jury_size": "3"},
-        fewest_turns=4,
+        fewest_turns=8,
         moderated={"max_rounds": "5", "turn_tokens": "24", "budget": "100000", "jury_size": "3"},
         addressed="advocate-2",
         window=768,

@@ -1,6 +1,6 @@
-"""EVINCE's sample run for the contract tests (see :mod:`protocols.core.sample`): two rounds with
-every ε at 0 (so the stop rule cannot end it early), the agreement judge and one CRIT step on,
-the joint recommendations at the end."""
+"""EVINCE's sample run for the contract tests (see :mod:`protocols.core.sample`): two refutation
+rounds with every ε at 0 (so only the agreement judge can end it early), one CRIT step, the
+joint recommendations at the end."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ SAMPLES = (
         {"case": "Fever, rash and joint pain after a trip.", "labels": "symptom2disease", "agent-a": "model-a",
          "agent-b": "model-b", "judge": "model-j", "max_rounds": "2", "eps_wd": "0", "eps_mi": "0", "eps_jsd": "0",
          "eps_crit": "0", "agreement_judge": "yes", "crit_depth": "1"},
-        fewest_turns=8,
+        fewest_turns=6,
         moderated={"case": "Fever, chills and a rash after a trip.", "max_rounds": "2", "turn_tokens": "40",
                    "crit_tokens": "40"},
         addressed="agent-b",

@@ -12,7 +12,7 @@ SAMPLES = (
         {"subject": "Should hospitals let LLMs draft discharge letters?", "agent-a": "model-a", "agent-b": "model-b",
          "judge": "model-j1, model-j2", "subtopics": "2", "max_rounds": "2", "qa_baseline": "yes",
          "agreement_judge": "yes"},
-        fewest_turns=14,
+        fewest_turns=15,
         moderated={"max_rounds": "2", "subtopics": "1", "turn_tokens": "32", "crit_tokens": "32"},
         addressed="agent-b",
         window=1280,
