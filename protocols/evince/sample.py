@@ -16,7 +16,7 @@ SAMPLES = (
         moderated={"case": "Fever, chills and a rash after a trip.", "max_rounds": "2", "turn_tokens": "40",
                    "crit_tokens": "40"},
         addressed="agent-b",
-        window=1024,
+        window=1536,
         windowed={"max_rounds": "5", "agreement_judge": "no"},
         on_model={"max_rounds": "2", "turn_tokens": "40", "crit_tokens": "40"},
         model_turns=4,
