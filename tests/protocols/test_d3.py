@@ -210,7 +210,8 @@ def test_headless_d3_samre_command_prints_the_verdict_and_the_token_budget(tmp_p
                  "--max-rounds", "1", "--budget", "5000,judge=2000", "--turn-tokens", "40", "--judge-tokens", "80",
                  "--vote-tokens", "60", "--seed", "5"]) == 0
     out = capsys.readouterr().out
-    assert "A/B: verdict" in out and "Tokens · A/B" in out and "5000" in out and "2000" in out
+    assert "D3: passes and audits" in out and "Pass 1 (answers shown as A/B)" in out  # the protocol's findings (present)
+    assert "Budget" in out and "5000" in out and "2000" in out
     with Journal(db) as journal:
         debate = Queries(journal).debate(Queries(journal).debates()[0]["id"])
     assert debate is not None and debate["protocol"] == "d3-samre"
