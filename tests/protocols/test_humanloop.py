@@ -18,7 +18,7 @@ from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, H
 from protocols.humanloop.stance import HALLUCINATION, LEGAL_LABELS, NONE
 from store.journal import Journal
 from store.queries import Queries
-from protocols.humanloop.study import stances
+from protocols.humanloop.study import stances as stance_study
 from tui.cli import main
 from store.drive import drive
 
@@ -76,7 +76,7 @@ async def test_panels_with_and_without_a_scripted_human_journal_stances_and_thei
     }
     with Journal(tmp_path / "j.db") as journal:
         finals = {name: await drive(run.run(), journal) for name, run in runs.items()}
-        report = stances(Queries(journal).debates_of(["humanloop"]))
+        report = stance_study(Queries(journal).debates_of(["humanloop"]))
         debates = {run.debate_id: Queries(journal).debate(run.debate_id) for run in runs.values()}
 
     for name, run in runs.items():

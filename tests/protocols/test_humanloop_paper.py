@@ -25,7 +25,7 @@ from protocols.humanloop import HumanloopAgents, HumanloopConfig, split_statemen
 from protocols.humanloop.stance import StanceStep, analyze, parse_confidence
 from store.journal import Journal
 from store.queries import Queries
-from protocols.humanloop.study import present as present_stances, stances
+from protocols.humanloop.study import present as present_stances, stances as stance_study
 from tests.helpers.scripted import ScriptedBackend
 from tui.headless.sections import renderables
 from store.drive import drive
@@ -69,7 +69,7 @@ async def test_each_steps_confidence_is_stored_with_the_turn_and_the_stance(tmp_
     with Journal(tmp_path / "j.db") as journal:
         await drive(run.run(), journal)
         debate = Queries(journal).debate("c1")
-        report = stances(Queries(journal).debates_of(["humanloop"]))
+        report = stance_study(Queries(journal).debates_of(["humanloop"]))
         stored = journal.conn.execute("SELECT role, round, confidence FROM turns ORDER BY seq").fetchall()
     assert [tuple(r) for r in stored] == [("agent-1", 1, 80.0), ("agent-2", 1, 55.0), ("agent-1", 2, 85.0), ("agent-2", 2, None)]
     assert debate is not None
@@ -79,7 +79,9 @@ async def test_each_steps_confidence_is_stored_with_the_turn_and_the_stance(tmp_
     assert report["debates"]["c1"]["confidence"] == {"agent-1": [80.0, 85.0], "agent-2": [55.0, None]}
     assert report["debates"]["c1"] == debate["outcome"]["analysis"]
     shown = StringIO()
-    Console(file=shown, width=120, color_system=None).print(*renderables(present_stances(report)))
+    console = Console(file=shown, width=120, color_system=None)
+    for part in renderables(present_stances(report)):
+        console.print(part)
     assert "affirm (80)" in shown.getvalue() and "reverse (55)" in shown.getvalue()
 
 
@@ -98,7 +100,7 @@ async def test_the_synthetic_condition_is_one_instance_simulating_the_whole_pane
     with Journal(tmp_path / "j.db") as journal:
         final = await drive(run.run(), journal)
         debate = Queries(journal).debate("s1")
-        report = stances(Queries(journal).debates_of(["humanloop"]))
+        report = stance_study(Queries(journal).debates_of(["humanloop"]))
     assert final is not None and final.status == "finished" and debate is not None
     turns = debate["turns"]
     assert [(t["role"], t["kind"], t["round"]) for t in turns] == [("simulator", "simulation", 1), ("simulator", "simulation", 2)]
@@ -161,13 +163,15 @@ async def test_the_report_shows_triems_count_beside_ours(tmp_path: Path) -> None
     run = humanloop.Humanloop(HumanloopConfig(case=CASE, rounds=3), HumanloopAgents(seats, labels), debate_id="t1")
     with Journal(tmp_path / "j.db") as journal:
         await drive(run.run(), journal)
-        report = stances(Queries(journal).debates_of(["humanloop"]))
+        report = stance_study(Queries(journal).debates_of(["humanloop"]))
     analysis = report["debates"]["t1"]
     assert (analysis["opportunities"], analysis["changes"]) == (3, 1)
     assert analysis["triem"] == {"opportunities": 4, "changes": 3, "change_rate": 0.75, "via_no_stance": 2, "unlabelled": 0}
     assert report["by_condition"]["AI only"]["triem"]["opportunities"] == 4
     shown = StringIO()
-    Console(file=shown, width=160, color_system=None).print(*renderables(present_stances(report)))
+    console = Console(file=shown, width=160, color_system=None)
+    for part in renderables(present_stances(report)):
+        console.print(part)
     text = shown.getvalue()
     assert "AI only: 1 debate(s), 1 change(s) in 3 opportunities (33%)" in text
     assert "Triem's count: 3 change(s) in 4 opportunities (75%; 2 into or out of no stance)" in text

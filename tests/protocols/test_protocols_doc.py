@@ -582,7 +582,7 @@ CLAIMS += [
     Claim("socrasynth-other-deltas", "SocraSynth",
           r"a δ between ([\d.]+) and ([\d.]+) would make the Δ test end the loop after (\d) … (\d) refutation rounds, but would "
           r"argue the last of them at Δ = ([\d.]+)–([\d.]+), beyond Table 6\.1's ([\d.]+)", socrasynth_other_deltas),
-    Claim("socrasynth-crit-recursion", "SocraSynth", r"recurses one level \(`protocols\.crit\.crit`'s default depth (\d+)\)",
+    Claim("socrasynth-crit-recursion", "SocraSynth", r"recurses one level \(`protocols\.measures\.crit\.crit`'s default depth (\d+)\)",
           lambda: [inspect.signature(C.crit).parameters["depth"].default]),
     Claim("socrasynth-conciliatory", "SocraSynth", r"\| Δ = ([\d.]+) \(([\d.]+)–([\d.]+)\); A drafts, B revises", conciliatory),
     Claim("socrasynth-point-sizes", "SocraSynth",
