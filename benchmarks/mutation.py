@@ -265,7 +265,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/store/test_journal_later_writes.py",
     )),
     Target("outputs/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
-                               "tests/store/test_redact_recall.py")),
+                               "tests/store/test_redact_recall.py", "tests/store/test_redact_findings.py",
+                               "tests/store/test_redact_heldout.py")),
     Target("tui/sanitize.py", (
         "tests/guarantees/test_terminal_safe.py",
         "tests/app/test_tui_stream.py::test_stream_sanitizer_equals_sanitizing_the_whole",

@@ -1,13 +1,23 @@
-"""The labelled redaction set (``tests/fixtures/redaction/labelled.txt``) and its scoring, shared by
-``benchmarks/redaction.py`` (the table) and ``tests/store/test_redact_recall.py`` (the same figures
-held in ``make test``, and by the mutation benchmark: a recognizer loosened or dropped moves them).
+"""The labelled redaction sets and their scoring, shared by ``benchmarks/redaction.py`` (the tables)
+and the recall tests (the same figures held in ``make test``, and by the mutation benchmark: a
+recognizer loosened or dropped moves them).
+
+Three sets, each in ``tests/fixtures/redaction/``: ``labelled.txt`` and ``dev.txt`` are the tuning
+sets (the recognizers were written and tuned against them); ``frozen.txt`` is held out, written
+before any tuning and never read to tune, so its figures say what the recognizers do on text they
+were not written for.
+
+Marks: ``{{kind:text}}`` is an identifier, ``{{kind/sub:text}}`` the same with a finer label for the
+tables (``number/mrn``, ``address/town``); ``{{keep:text}}`` is a distractor (a dose, a code, a
+version) that must come out exactly as written.
 
 Scoring, per kind of the identifiers marked in the set:
 
 * **recall**: the share of marked identifiers whose every letter and digit is masked (by a mask of
   any kind: a phone masked as ``[NUMBER]`` is still hidden); **as its kind**: masked by its own kind;
 * **precision**: of the masks of that kind, the share that cover some part of a marked identifier
-  (a mask on a dose, a blood pressure, a year alone or a disease is a false one).
+  (a mask on a dose, a blood pressure, a year alone or a disease is a false one);
+* **survival**: the share of ``keep`` distractors of which no letter or digit is masked.
 """
 
 from __future__ import annotations
@@ -19,8 +29,11 @@ from pathlib import Path
 
 from outputs.redact import KINDS, Span, find
 
-LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "redaction" / "labelled.txt"
-_MARK = re.compile(r"\{\{(\w+):(.+?)\}\}")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "redaction"
+LABELLED = FIXTURES / "labelled.txt"
+DEV = FIXTURES / "dev.txt"
+FROZEN = FIXTURES / "frozen.txt"
+_MARK = re.compile(r"\{\{(\w+)(?:/(\w+))?:(.+?)\}\}")
 
 
 @dataclass(frozen=True)
@@ -29,28 +42,38 @@ class Snippet:
     line: int
     text: str
     gold: tuple[Span, ...]
+    subs: tuple[str, ...] = ()  # each gold span's finer label ("" where none), in gold's order
+    keeps: tuple[Span, ...] = ()  # the distractors that must survive
 
 
 def load(path: Path = LABELLED) -> list[Snippet]:
-    """Every snippet of the set, its identifiers as spans of the unmarked text."""
+    """Every snippet of the set, its identifiers (and distractors) as spans of the unmarked text."""
     snippets, section = [], ""
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if raw.startswith("## "):
             section = raw[3:].strip()
         if not raw.strip() or raw.startswith("#"):
             continue
-        text, gold, last = [], [], 0
+        text: list[str] = []
+        gold: list[Span] = []
+        subs: list[str] = []
+        keeps: list[Span] = []
+        last = 0
         for match in _MARK.finditer(raw):
-            kind, inner = match.group(1), match.group(2)
-            if kind not in KINDS:
-                raise ValueError(f"{path}:{number}: unknown kind {kind!r} (one of {', '.join(KINDS)})")
+            kind, sub, inner = match.group(1), match.group(2) or "", match.group(3)
+            if kind not in KINDS and kind != "keep":
+                raise ValueError(f"{path}:{number}: unknown kind {kind!r} (one of {', '.join(KINDS)}, or keep)")
             text.append(raw[last:match.start()])
             start = sum(len(t) for t in text)
             text.append(inner)
-            gold.append(Span(start, start + len(inner), kind))
+            if kind == "keep":
+                keeps.append(Span(start, start + len(inner), kind))
+            else:
+                gold.append(Span(start, start + len(inner), kind))
+                subs.append(sub)
             last = match.end()
         text.append(raw[last:])
-        snippets.append(Snippet(section, number, "".join(text), tuple(gold)))
+        snippets.append(Snippet(section, number, "".join(text), tuple(gold), tuple(subs), tuple(keeps)))
     return snippets
 
 
@@ -80,24 +103,57 @@ def _covered(text: str, span: Span, spans: Iterable[Span]) -> bool:
     return all(i in hidden for i in range(span.start, span.end) if text[i].isalnum())
 
 
-def score(snippets: list[Snippet], finder: Callable[[str], list[Span]] = find) -> dict[str, Tally]:
-    """Each kind's tally over ``snippets``, with the misses and false masks quoted."""
-    tallies = {kind: Tally() for kind in KINDS}
+@dataclass
+class Result:
+    """One set scored: a tally per kind, the recall per finer label, and the distractors' fate."""
+
+    kinds: dict[str, Tally]
+    subs: dict[str, Tally]
+    keeps: int = 0
+    survived: int = 0
+    clobbered: list[str] = field(default_factory=list)
+
+    @property
+    def survival(self) -> float | None:
+        return self.survived / self.keeps if self.keeps else None
+
+
+def evaluate(snippets: list[Snippet], finder: Callable[[str], list[Span]] = find) -> Result:
+    """Every figure of ``snippets``: each kind's tally, each finer label's recall, and how many
+    distractors came out whole; misses, false masks and clobbered distractors quoted."""
+    result = Result({kind: Tally() for kind in KINDS}, {})
     for snip in snippets:
         found = finder(snip.text)
-        for g in snip.gold:
-            t = tallies[g.kind]
+        subs = snip.subs or ("",) * len(snip.gold)
+        for g, sub in zip(snip.gold, subs):
+            t = result.kinds[g.kind]
+            fine = result.subs.setdefault(f"{g.kind}/{sub}" if sub else g.kind, Tally())
             t.gold += 1
+            fine.gold += 1
             if _covered(snip.text, g, found):
                 t.masked += 1
+                fine.masked += 1
                 t.as_kind += _covered(snip.text, g, [s for s in found if s.kind == g.kind])
             else:
                 t.misses.append(f"line {snip.line}: {snip.text[g.start:g.end]!r}")
+                fine.misses.append(t.misses[-1])
         for s in found:
-            t = tallies[s.kind]
+            t = result.kinds[s.kind]
             t.predicted += 1
             if any(s.start < g.end and g.start < s.end for g in snip.gold):
                 t.correct += 1
             else:
                 t.false.append(f"line {snip.line}: {snip.text[s.start:s.end]!r}")
-    return tallies
+        for k in snip.keeps:
+            result.keeps += 1
+            if any(s.start < k.end and k.start < s.end and any(c.isalnum() for c in snip.text[max(s.start, k.start):min(s.end, k.end)])
+                   for s in found):
+                result.clobbered.append(f"line {snip.line}: {snip.text[k.start:k.end]!r}")
+            else:
+                result.survived += 1
+    return result
+
+
+def score(snippets: list[Snippet], finder: Callable[[str], list[Span]] = find) -> dict[str, Tally]:
+    """Each kind's tally over ``snippets``, with the misses and false masks quoted."""
+    return evaluate(snippets, finder).kinds

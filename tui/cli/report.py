@@ -10,6 +10,7 @@ from rich.console import Console
 from outputs.export import write_private
 from store.journal import Journal
 from store.queries import Queries
+from outputs.redact import describe
 from outputs.report import report_html
 
 from tui.cli.commands import help_for
@@ -24,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("debate_id", help="id or unique prefix (see `symposium history`)")
     p.add_argument("--out", metavar="FILE", help="file to write (created 0600); default: symposium-ID.html here")
     p.add_argument("--redact", action="store_true",
-                   help="mask names, dates, phone numbers and emails as `export --redact` does, and say how many of each")
+                   help="as `export --redact` does, and say how many of each were masked: " + describe())
     p.set_defaults(handler=run)
 
 
