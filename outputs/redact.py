@@ -493,8 +493,8 @@ def _honorific(part: str) -> bool:
 def _candidates(text: str) -> Iterator[tuple[int, int, str, int]]:
     """Every span each recognizer finds, most specific first, with how it was found: the
     project's patterns, then libphonenumber's phones and the model's people and places
-    (:mod:`store.redact_models`, loaded on first use), then names by capitalisation alone."""
-    from store import redact_models
+    (:mod:`outputs.redact_models`, loaded on first use), then names by capitalisation alone."""
+    from outputs import redact_models
 
     asked = False
     for rec in _recognizers():
