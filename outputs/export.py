@@ -1,4 +1,4 @@
-"""Exporting one debate as Markdown (to read or share) or JSON (to analyse)."""
+"""Exporting one debate as Markdown (to read or share) or JSON (to analyse), whole or redacted."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from protocols.core.outcome import outcome_in_words
 from protocols.core.events import about_context
 from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
 
+from store import seal
+from outputs.redact import redact_debate
+
 
 def _when(ts: float | None) -> str:
     if ts is None:
@@ -18,7 +21,23 @@ def _when(ts: float | None) -> str:
 
 
 def to_json(debate: dict[str, Any]) -> str:
-    return json.dumps(debate, ensure_ascii=False, indent=2, sort_keys=True)
+    """The JSON export: every section, without the debate row's bookkeeping (``updated_at``, the
+    head's own columns: :data:`store.seal.UNSEALED`), which no hash covers and the ``seal``
+    object states where it matters; so everything the file shows can be checked against it."""
+    shown = {k: v for k, v in debate.items() if ("debates", k) not in seal.UNSEALED}
+    return json.dumps(shown, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def redacted_copy(debate: dict[str, Any]) -> dict[str, Any]:
+    """A debate to share with its identifiers masked (:func:`outputs.redact.redact_debate`) and
+    nothing from which the masked text could be recomputed: no seal (its hashes cover the
+    unredacted rows: :func:`store.seal.redacted` says so in the copy) and no hash of a prompt
+    the model was sent (a reader who can rebuild the prompt could test guesses of it)."""
+    copy = redact_debate({k: v for k, v in debate.items() if k != "seal"})
+    for reply in copy.get("replies") or []:
+        reply.pop("prompt_sha256", None)
+    copy["seal"] = seal.redacted()
+    return copy
 
 
 def to_markdown(debate: dict[str, Any]) -> str:
@@ -130,13 +149,24 @@ def provenance_lines(prov: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def seal_lines(seal: dict[str, Any] | None) -> list[str]:
-    """The chain's head: a reader who keeps it can later run ``symposium verify ID --head HEAD``."""
-    if not seal or not seal.get("head"):
+def seal_lines(found: dict[str, Any] | None) -> list[str]:
+    """The chain's head and who signed it: a reader who keeps them can later run ``symposium
+    verify ID --head HEAD`` or ``symposium verify --export FILE --key FINGERPRINT``."""
+    if found and found.get("redacted"):
+        return ["", "## Seal", "", f"_{found.get('note')}_"]
+    if not found or not found.get("head"):
         return ["", "## Seal", "", "_Not sealed._"]
-    out = ["", "## Seal", "", f"- **Chain head:** `{seal['head']}` ({seal['rows']} rows)"]
-    if seal.get("sealed_on_migration_at"):
-        out.append(f"- sealed on migration at {seal['sealed_on_migration_at']}: the chain vouches for the rows "
+    out = ["", "## Seal", "", f"- **Chain head:** `{found['head']}` ({found['rows']} rows)"]
+    if found.get("signature"):
+        out.append(f"- **Signed by key:** `{found.get('fingerprint')}` (`{found.get('key')}`)")
+        out.append(f"- **Signature:** `{found['signature']}`")
+        if (found.get("signed_from") or 1) > 1:
+            out.append(f"- signed from link {found['signed_from']} on: the links before were written before Symposium "
+                       "signed its records")
+    else:
+        out.append("- not signed: written before Symposium signed its records; only a head noted earlier can vouch for it")
+    if found.get("sealed_on_migration_at"):
+        out.append(f"- sealed on migration at {found['sealed_on_migration_at']}: the chain vouches for the rows "
                    "from then on, not for what happened to them before")
     out.append("- check it with `symposium verify <id> --head <head>`, or an export with `symposium verify --export FILE`")
     return out

@@ -8,7 +8,8 @@ Guarantees (each has a test):
 * the file (and its WAL) is created with mode 0600 in a 0700 folder: cases are sensitive;
 * an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged;
 * every sealed row written is hash-chained (:mod:`store.seal`) in the transaction that writes
-  it, so the chain is exactly as whole as the rows after any crash.
+  it, and the chain's head signed with the user's key (:mod:`store.signing`), so the chain is
+  exactly as whole as the rows after any crash.
 
 Writes use plain SQL in explicit transactions (``BEGIN IMMEDIATE … COMMIT``); sqlite-utils
 wraps the same connection for reading (see :mod:`store.queries`).
@@ -21,7 +22,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,16 +47,10 @@ from protocols.core.events import (
 from protocols.core.replay import counted
 from protocols.core.replies import Reply
 
-from . import seal
+from . import seal, signing
 from .schema import LATEST, MIGRATIONS
 
 BUSY_TIMEOUT_MS = 10_000
-
-#: The busiest writes, one column per sealed column after the row id (store.seal.insert), so
-#: the values bound are the row the seal hashes.
-_INSERT_TURN = seal.insert("turns")
-_INSERT_DISTRIBUTION = seal.insert("distributions")
-_INSERT_CALL = seal.insert("model_calls")
 
 
 class JournalError(RuntimeError):
@@ -82,10 +77,12 @@ def _dumps(value: Any) -> str:
 class Journal:
     """An open journal file. Not shared between threads: open one per thread or process."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, signer: seal.Signs | None = None) -> None:
+        """``signer`` signs each debate's seal head; by default the user's own key
+        (:func:`store.signing.user_signer`), read (or made) at the first write."""
         self.path = Path(path) if path is not None else default_db_path()
         #: Rows written in the open transaction, to be sealed before it commits: (debate, table, key).
-        self._unsealed: list[tuple[str, str, Any, Sequence[Any] | None]] = []
+        self._unsealed: list[tuple[str, str, Any]] = []
         #: Debates whose ``updated_at`` the open transaction moves, and to when: set by the UPDATE
         #: that moves the seal's head (:meth:`_seal_written`), not by one of its own.
         self._touched: dict[str, float] = {}
@@ -93,6 +90,7 @@ class Journal:
         self._heads: dict[str, seal.Head] = {}
         #: False writes without sealing: only for ``benchmarks/journal_seal.py``'s comparison.
         self.sealing = True
+        self._signer = signer
         self._prepare_file()
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -103,6 +101,8 @@ class Journal:
         if mode.lower() != "wal":
             raise JournalError(f"{self.path}: could not switch to WAL mode (got {mode!r}); is it on a network drive?")
         self._migrate()
+        #: The columns each sealed row's hash covers, as this journal declares them.
+        self._sealed_columns = seal.columns(self.conn)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -216,12 +216,18 @@ class Journal:
             self.conn.execute("ROLLBACK")
             raise JournalError(f"{self.path}: could not save ({exc}); is the disk full or read-only?") from None
 
-    def _sealed(self, debate_id: str, table: str, key: Any, values: Sequence[Any] | None = None) -> None:
-        """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT.
-        ``values``: its sealed columns as bound to its INSERT (``seal.insert``; the row id
-        first), hashed without reading the row back where :func:`store.seal.as_stored` is sure
-        of them; else (or ``None``) the row is read back."""
-        self._unsealed.append((debate_id, table, key, values))
+    def _sealed(self, debate_id: str, table: str, key: Any) -> None:
+        """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT."""
+        self._unsealed.append((debate_id, table, key))
+
+    def _signing(self) -> seal.Signs:
+        """The signer, the user's key read (or made) at the first write that needs it."""
+        if self._signer is None:
+            try:
+                self._signer = signing.user_signer()
+            except signing.KeyFileError as exc:
+                raise JournalError(f"{self.path}: cannot sign the journal's seal: {exc}") from None
+        return self._signer
 
     def _seal_written(self) -> None:
         """Append a seal link for each row written in this transaction, debate by debate, in
@@ -230,12 +236,14 @@ class Journal:
         (or with sealing off) gets an UPDATE of its own."""
         written, self._unsealed = self._unsealed, []
         touched, self._touched = self._touched, {}
-        if self.sealing:
-            by_debate: dict[str, list[tuple[str, Any, Sequence[Any] | None]]] = {}
-            for debate_id, table, key, values in written:
-                by_debate.setdefault(debate_id, []).append((table, key, values))
+        if self.sealing and written:
+            by_debate: dict[str, list[tuple[str, Any]]] = {}
+            for debate_id, table, key in written:
+                by_debate.setdefault(debate_id, []).append((table, key))
+            signer = self._signing()
             for debate_id, rows in by_debate.items():
-                if seal.append(self.conn, debate_id, rows, heads=self._heads, updated_at=touched.get(debate_id)):
+                if seal.append(self.conn, debate_id, rows, self._sealed_columns, heads=self._heads,
+                               updated_at=touched.get(debate_id), signer=signer):
                     touched.pop(debate_id, None)
         for debate_id, at in touched.items():
             self.conn.execute("UPDATE debates SET updated_at = ? WHERE id = ?", (at, debate_id))
@@ -348,15 +356,20 @@ class Journal:
                 *_turn_cost(e.call), e.at, e.request, e.confidence,
                 None if e.exchange is None else _dumps([{"role": r, "content": c} for r, c in e.exchange]),
             )
-            turn_id = c.execute(_INSERT_TURN, params).lastrowid
+            turn_id = c.execute(
+                "INSERT INTO turns(debate_id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json,"
+                " parse_notes_json, prompt_tokens, prompt_tokens_evaluated, completion_tokens, duration_s,"
+                " finish_reason, created_at, request, confidence, exchange_json)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", params).lastrowid
             assert turn_id is not None  # an INSERT's row id
-            self._sealed(e.debate_id, "turns", turn_id, (turn_id, *params))
+            self._sealed(e.debate_id, "turns", turn_id)
             if e.distribution:
                 ranked = sorted(e.distribution.items(), key=lambda lp: lp[1], reverse=True)
                 for i, (label, p) in enumerate(ranked):
-                    bound = (turn_id, e.debate_id, e.round, e.role, i + 1, label, p)
-                    row_id = c.execute(_INSERT_DISTRIBUTION, bound).lastrowid
-                    self._sealed(e.debate_id, "distributions", row_id, (row_id, *bound))
+                    row_id = c.execute(
+                        "INSERT INTO distributions(turn_id, debate_id, round, role, rank, label, probability)"
+                        " VALUES (?,?,?,?,?,?,?)", (turn_id, e.debate_id, e.round, e.role, i + 1, label, p)).lastrowid
+                    self._sealed(e.debate_id, "distributions", row_id)
             if e.call is not None:
                 self._call(e.debate_id, e.call, turn_id, e.round)
             self._touch(e.debate_id)
@@ -368,8 +381,11 @@ class Journal:
             call.prompt_tokens, call.prompt_tokens_evaluated, call.completion_tokens, call.duration_s,
             call.first_token_s, call.finish_reason, call.error, time.time(),
         )
-        call_id = self.conn.execute(_INSERT_CALL, params).lastrowid
-        self._sealed(debate_id, "model_calls", call_id, (call_id, *params))
+        call_id = self.conn.execute(
+            "INSERT INTO model_calls(debate_id, turn_id, round, role, model_id, purpose, options_json, prompt_tokens,"
+            " prompt_tokens_evaluated, completion_tokens, duration_s, first_token_s, finish_reason, error, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", params).lastrowid
+        self._sealed(debate_id, "model_calls", call_id)
 
     def _phase_changed(self, e: PhaseChanged) -> None:
         with self._writing() as c:

@@ -255,6 +255,17 @@ _V6_SEAL = """
 """
 
 
+# v7: each debate's head is signed by the user's key (store/signing.py), kept outside the
+# journal: the signature (base64), the public key that made it (an OpenSSH line) and the first
+# link it vouches for, moved with the head. Debates already in the journal stay unsigned until
+# their next write, from which link on they are signed (``seal_signed_from``).
+_V7_SIGNED_HEADS = """
+        ALTER TABLE debates ADD COLUMN seal_signature TEXT;
+        ALTER TABLE debates ADD COLUMN seal_key TEXT;
+        ALTER TABLE debates ADD COLUMN seal_signed_from INTEGER;
+"""
+
+
 def _seal_on_migration(conn: sqlite3.Connection) -> int:
     return seal_existing(conn, time.time())
 
@@ -266,6 +277,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "turn exchanges", _V4_TURN_EXCHANGES),
     Migration(5, "replies for resuming", _V5_REPLAY),
     Migration(6, "seal and provenance", _V6_SEAL, _seal_on_migration),
+    Migration(7, "signed seal heads", _V7_SIGNED_HEADS),
 )
 
 LATEST = MIGRATIONS[-1].version

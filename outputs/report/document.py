@@ -31,6 +31,7 @@ from protocols.core.present import (
     value_block,
 )
 from protocols.registry import BY_NAME
+from store import signing
 
 # -- blocks: the neutral ones every protocol presents with, and the report's own ---------------------
 
@@ -246,26 +247,51 @@ def _provenance(debate: Mapping[str, Any]) -> Section:
 
 
 def _seal(debate: Mapping[str, Any], redacted: bool) -> Section:
-    seal = debate.get("seal")
-    if not seal:
-        return Section("seal", "The journal's seal", [Para(
+    """The seal: the chain's head, who signed it, and how to check it; a redacted copy shows
+    none of it (every hash of the seal is of the unredacted text: ``store.seal.redacted``)."""
+    found = debate.get("seal")
+    title = "The journal's seal"
+    if redacted or (isinstance(found, Mapping) and found.get("redacted")):
+        return Section("seal", title, [Para(
+            "This copy is redacted, so it carries no seal: the seal's hashes (of each row, each link and the head) are "
+            "of the unredacted text and would let a reader test guesses of what was masked. To check the record, "
+            f"verify the journal it was made from: symposium verify {debate.get('id', '')}.", "warn")])
+    if not isinstance(found, Mapping) or not found.get("head"):
+        return Section("seal", title, [Para(
             "This journal keeps no hash chain for the debate, so this report cannot be checked against it.", "warn")])
-    items: list[tuple[str, Any]] = [("Chain head (SHA-256)", Para(str(seal.get("head", "")), "hash")),
-                                    ("Rows sealed", num(seal.get("rows")))]
-    if seal.get("sealed_on_migration_at"):
-        items.append(("Sealed on migration at", str(seal["sealed_on_migration_at"])))
+    chain = found.get("chain")
+    links = found.get("links") or (len(chain) if isinstance(chain, list) else None)
+    items: list[tuple[str, Any]] = [("Chain head (SHA-256)", Para(str(found["head"]), "hash")),
+                                    ("Rows sealed", num(found.get("rows")))]
+    if links:
+        items.append(("Links", num(links)))
+    if found.get("signature"):
+        items += [("Signed by key", Para(str(found.get("fingerprint") or _fingerprint(found.get("key"))), "hash")),
+                  ("Public key", Para(str(found.get("key")), "hash")),
+                  ("Signature (Ed25519)", Para(str(found["signature"]), "hash"))]
+        if isinstance(found.get("signed_from"), int) and found["signed_from"] > 1:
+            items.append(("Signed from", f"link {found['signed_from']} on: the links before were written before "
+                                         "Symposium signed its records"))
+    else:
+        items.append(("Signature", "none: written before Symposium signed its records, so only a head noted earlier "
+                                   "can vouch for it"))
+    migrated = found.get("sealed_on_migration_at")
+    if migrated:
+        items.append(("Sealed on migration at", when(migrated)))
         items.append(("Note", "rows recorded before the journal was sealed were chained as they stood at the migration"))
-    chain = seal.get("chain")
-    if isinstance(chain, list) and chain:
-        items.append(("Chain entries", str(len(chain))))
-    known = {"head", "rows", "sealed_on_migration_at", "chain"}
-    items += [(str(k), value_block(v)) for k, v in seal.items() if k not in known and v is not None]
-    items.append(("To check", f"symposium verify {debate.get('id', '')} (the journal) or symposium verify --export FILE"))
-    blocks: list[Any] = [DefList(items)]
-    if redacted:
-        blocks.append(Para("This copy is redacted, so its text does not match the sealed rows: the seal vouches for the "
-                           "journal this report was made from, not for the masked text.", "warn"))
-    return Section("seal", "The journal's seal", blocks)
+    known = {"head", "rows", "links", "sealed_on_migration_at", "chain", "key", "fingerprint", "signature",
+             "signed_from", "format", "layout", "columns"}
+    items += [(str(k), value_block(v)) for k, v in found.items() if k not in known and v is not None]
+    items.append(("To check", f"symposium verify {debate.get('id', '')} --head {found['head']} (the journal), or "
+                              "symposium verify --export FILE (a JSON export)"))
+    return Section("seal", title, [DefList(items)])
+
+
+def _fingerprint(key: Any) -> str:
+    try:
+        return signing.fingerprint(str(key))
+    except ValueError:
+        return "(a key that does not parse)"
 
 
 # -- the whole document ----------------------------------------------------------------------------

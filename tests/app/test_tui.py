@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select, Static, TextArea
 
-from store import seal
+from store import export_check
 from store.journal import Journal
 from protocols.core.outcome import outcome_in_words
 from store.queries import Queries
@@ -67,7 +67,7 @@ async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry)
         assert exported.exists() and stat.S_IMODE(exported.stat().st_mode) == 0o600
         await pilot.press("j")  # the JSON export carries the seal's chain: it verifies without the journal
         exported_json = json.loads((tmp_path / "exports" / f"symposium-{home.selected()}.json").read_text())
-        assert seal.verify_export(exported_json).ok and exported_json["seal"]["chain"]
+        assert export_check.verify_export(exported_json).ok and exported_json["seal"]["chain"]
         await pilot.press("delete")
         await pilot.press("enter")  # "Cancel" is focused: a destructive question opens on it
         await pilot.pause()

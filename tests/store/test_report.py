@@ -223,11 +223,12 @@ def test_redact_masks_as_the_export_does_and_counts_each_kind(tmp_path: Path) ->
     assert masked is not None and masked["EMAIL"] == 2 and masked["PHONE"] == 1 and masked["NAME"] >= 1
     assert "ana.ruiz@example.org" not in html and "bob@example.com" not in html and "Ana Ruiz" not in html
     assert re.search(r"Redacted copy: masked [^<]*2 email", html)
-    # the journal seals every debate (store/seal.py): the redacted copy says its text is not what was sealed …
-    assert "This copy is redacted, so its text does not match the sealed rows" in html
-    assert debate["seal"]["head"] in html  # (a hash is not a phone number to the redactor)
-    unsealed = {k: v for k, v in debate.items() if k != "seal"}  # … and a dict without a seal says so
-    assert "This journal keeps no hash chain" in report_html(unsealed, redact=True)[0]
+    # the journal seals every debate (store/seal.py): the redacted copy carries none of the seal's hashes, and says why
+    assert "This copy is redacted, so it carries no seal" in html
+    assert debate["seal"]["head"] not in html and debate["seal"]["signature"] not in html
+    assert debate["seal"]["head"] in report_html(debate)[0]  # (a hash is not a phone number to the redactor)
+    unsealed = {k: v for k, v in debate.items() if k != "seal"}  # a dict without a seal says so
+    assert "This journal keeps no hash chain" in report_html(unsealed)[0]
     assert "This copy is redacted" not in report_html(debate)[0]
     # the same code as `export --redact`: what it masks, the report masks
     from outputs.redact import redact_debate

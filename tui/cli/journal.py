@@ -15,8 +15,8 @@ from rich.text import Text
 
 from protocols.core.text import clip
 from store import seal
-from outputs.export import to_json, to_markdown, write_private
-from outputs.redact import describe, redact_debate
+from outputs.export import redacted_copy, to_json, to_markdown, write_private
+from outputs.redact import describe
 from store.journal import Journal
 from store.queries import Queries
 
@@ -88,17 +88,16 @@ def history_table(rows: list[dict[str, Any]], title: Text, width: int) -> Table:
 
 def _load(args: argparse.Namespace, *, chain: bool = False, redact: bool = False) -> dict:
     """The debate as the exports show it. With ``chain`` its seal carries every link (the JSON
-    export); redacted, the links carry hashes only — added after the redaction, which must not
-    touch them — so the masked text does not travel in the chain."""
+    export); redacted, it carries no seal and no hash of the unredacted text at all
+    (:func:`outputs.export.redacted_copy`)."""
     with Journal(args.db) as journal:
         queries = Queries(journal)
         debate_id = _resolve(queries, args.debate_id)
         debate = queries.debate(debate_id)
         assert debate is not None
         if redact:
-            debate = redact_debate(debate)
-        debate["seal"] = (seal.export(journal.conn, debate_id, with_rows=not redact) if chain
-                          else seal.summary(journal.conn, debate_id))
+            return redacted_copy(debate)
+        debate["seal"] = seal.export(journal.conn, debate_id) if chain else seal.summary(journal.conn, debate_id)
     return debate
 
 

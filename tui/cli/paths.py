@@ -27,6 +27,7 @@ def paths(args: argparse.Namespace) -> dict[str, Path]:
     from backends.registry import registry_path
     from backends.sources import models_dir
     from store.journal import default_db_path
+    from store.signing import key_path
     from tui.settings import config_dir
 
     log = args.log_file or os.environ.get("SYMPOSIUM_LOG")
@@ -36,6 +37,7 @@ def paths(args: argparse.Namespace) -> dict[str, Path]:
         "model files": models_dir(),
         "settings": config_dir(),
         "key map": config_dir() / "keymap.toml",
+        "seal key": key_path(),
         "log": Path(log).expanduser() if log else default_log_file(),
     }
 
