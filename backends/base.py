@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-import numpy as np
 from pydantic import BaseModel
 
 # Defined in the leaf module :mod:`backends.values` and re-exported: callers import them from here.
@@ -101,6 +100,8 @@ class ScoreResult:
            model_id: str) -> ScoreResult:
         """The result for summed ``logprobs``, with ``probs`` their softmax over the candidates
         (shifted by the largest, so long candidates' tiny probabilities do not underflow)."""
+        import numpy as np  # here, not at the top: the journal commands import this module and need no numpy
+
         lp = np.array(logprobs)
         probs = np.exp(lp - lp.max())
         probs /= probs.sum()
