@@ -18,6 +18,13 @@ server speaks its own dialect beyond the common core and we need to see exactly 
   prompt token; a candidate's score is the sum over its own tokens and the end-of-turn marker.
   That needs the entry's ``chat_format`` (to render the prompt as the server does) and a server
   that returns prompt log-probabilities; otherwise :class:`NotSupported` says which is missing.
+* A loopback server is reached directly, whatever the environment says: httpx would otherwise
+  send every request (the case with it) to the proxy that ``HTTP_PROXY``/``ALL_PROXY`` name,
+  as hospital networks set them, off the machine. Only a remote server the entry allows
+  (``allow_remote``) goes the way the environment asks.
+* Before anything is sent, a loopback port another account listens on is refused (it may have
+  taken the port first), and a server ``symposium serve`` started gets the key of its start
+  (:mod:`backends.served`).
 """
 
 from __future__ import annotations
@@ -30,15 +37,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel
 
-from . import structured
+from . import served, structured
 from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit, FinishReason, Generation,
                     Message, NotSupported, SamplingOptions, ScoreResult, Session, Timing, Usage, context_overflow)
 from .chat_format import ChatFormat, get_format
-from .loopback import check_server_url, is_loopback_host, url_host
+from .loopback import account_name, check_server_url, is_loopback_host, listener_uids, url_host
 from .markers import defang
 from .registry import ModelEntry, ServerSource
 
@@ -94,6 +102,8 @@ class OpenAIBackend(Backend):
         self.context_length = entry.context_length
         self.remote = not is_loopback_host(url_host(self.base_url))
         self.format: ChatFormat | None = get_format(entry.chat_format) if entry.chat_format else None
+        if not self.remote:
+            self._check_listener(src)
         self.headers = self._auth(src)
         self.served_model = self._check_server(src.model)
         self.dialect: str | None = None
@@ -104,9 +114,28 @@ class OpenAIBackend(Backend):
 
     # -- set-up -----------------------------------------------------------------------------
 
+    def _check_listener(self, src: ServerSource) -> None:
+        """Refuse a loopback port another account listens on (unless the entry names it in
+        ``account``), before anything is sent: any account can bind a free loopback port, and
+        one that took the server's port first would receive the debate. Checked where the
+        system says who listens (Linux); elsewhere :func:`backends.loopback.listener_uids`
+        cannot tell, and the server's key (:mod:`backends.served`) is the only protection."""
+        parts = urlsplit(self.base_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        uids = listener_uids(url_host(self.base_url), port)
+        others = sorted(account_name(uid) for uid in uids or () if uid != os.getuid())
+        strangers = [name for name in others if name != src.account]
+        if strangers:
+            raise BackendUnavailable(
+                f"model {self.model_id!r}: the server at {self.base_url} is run by the account {', '.join(strangers)}, "
+                "not by you: another account may have taken its port first, and every message of the debate would go "
+                "to it. Stop that server, or start yours on another port; if it is a service you trust (Ollama's runs "
+                f"as the account ollama), add account = \"{strangers[0]}\" to this model's source in models.toml")
+
     def _auth(self, src: ServerSource) -> dict[str, str]:
         if not src.api_key_env:
-            return {}
+            key = served.key_for(self.base_url)  # a server `symposium serve` started: its key of this start
+            return {"Authorization": f"Bearer {key}"} if key else {}
         key = os.environ.get(src.api_key_env)
         if not key:
             raise BackendError(f"model {self.model_id!r}: set the environment variable {src.api_key_env} "
@@ -116,7 +145,7 @@ class OpenAIBackend(Backend):
     def _check_server(self, wanted: str | None) -> str:
         """Ask the server which models it serves (it must answer now) and pick ours."""
         try:
-            reply = httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=10.0)
+            reply = httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=10.0, trust_env=self.remote)
         except httpx.TransportError as exc:
             raise BackendUnavailable(self.down(exc)) from None
         if reply.status_code != 200:
@@ -136,7 +165,7 @@ class OpenAIBackend(Backend):
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
             limit = self.entry.max_concurrency
-            client = httpx.AsyncClient(timeout=TIMEOUT, headers=self.headers,
+            client = httpx.AsyncClient(timeout=TIMEOUT, headers=self.headers, trust_env=self.remote,
                                        limits=httpx.Limits(max_connections=limit + 2, max_keepalive_connections=limit))
             self._state = _LoopState(loop, client, asyncio.Semaphore(limit), asyncio.Lock())
         return self._state

@@ -37,7 +37,7 @@ from pydantic import (
 from .values import SamplingOptions
 from .chat_format import FORMATS
 from .loopback import check_server_url
-from .private import private_dir, write_private
+from .private import ForeignFolder, private_dir, refuse_foreign, write_private
 
 BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
 
@@ -107,6 +107,10 @@ class ServerSource(_Strict):
     api_key_env: str | None = None
     #: Off by default: users' cases are sensitive and must not leave the machine unnoticed.
     allow_remote: bool = False
+    #: The account that runs a loopback server when it is not the user (Ollama's service runs as
+    #: ``ollama``). The openai backend sends nothing to a loopback port another account listens
+    #: on unless it is this one: an account that took the port first would receive the debate.
+    account: str | None = None
 
     @model_validator(mode="after")
     def _stays_local(self) -> ServerSource:
@@ -254,6 +258,10 @@ def load_registry(path: str | os.PathLike[str] | None = None, *, user: bool = Tr
     entries = dict(base.entries)
     user_file = user_registry_path()
     if user and user_file.exists() and user_file.resolve() != base.path.resolve():
+        try:
+            refuse_foreign(user_file, "your model registry")
+        except ForeignFolder as exc:
+            raise RegistryError(str(exc)) from None
         mine = _read_file(user_file)
         entries.update(mine.entries)
         origins.update(dict.fromkeys(mine.entries, user_file))

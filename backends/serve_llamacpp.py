@@ -12,7 +12,9 @@ and the test suite run. Why not plain ``python -m llama_cpp.server``:
 * ``interrupt_requests`` is off: by default a second request *aborts* the stream in flight,
   which would cut a debater off whenever a judge is asked something;
 * ``logits_all`` (needed for prompt log-probabilities, i.e. scoring) costs ``n_ctx × n_vocab``
-  floats, so it is on only while that stays under :data:`LOGITS_BUDGET_BYTES`.
+  floats, so it is on only while that stays under :data:`LOGITS_BUDGET_BYTES`;
+* it answers only requests with a key made for this start (:mod:`backends.served`): every
+  account on the machine can reach a loopback port.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from . import served
 from .base import BackendUnavailable, Message
 from .chat_format import ChatFormat, detect_format, get_format
 from .llamacpp import default_threads
@@ -133,12 +136,25 @@ def serve(model_id: str, *, port: int, models: str | None = None,
     if logits_all is None:
         logits_all = entry.context_length * n_vocab * 4 <= LOGITS_BUDGET_BYTES
     settings = ModelSettings(**model_settings(entry, path, register_format(fmt), logits_all))
-    app = create_app(server_settings=ServerSettings(host=host, port=port, interrupt_requests=False),
+    key = served.new_key()
+    app = create_app(server_settings=ServerSettings(host=host, port=port, interrupt_requests=False, api_key=key),
                      model_settings=[settings])
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    try:
+        sock = config.bind_socket()  # the port is ours before the key is announced for it
+    except SystemExit:  # uvicorn has logged why (the port is taken)
+        raise BackendUnavailable(f"cannot listen on {host}:{port}: another server (perhaps another account's) has "
+                                 "the port; choose another with --port") from None
+    record = served.announce(port, key)
     print(f"serving {entry.id} at http://{host}:{port}/v1 (prompt format {fmt.name}; scoring "
           f"{'on' if logits_all else 'off: start with --logits-all to allow it'})\n"
+          f"It answers only requests with this start's key (Authorization: Bearer …), kept in {record}, readable by "
+          "you only; Symposium sends it by itself.\n"
           f"To use it, add to models.toml:\n{entry_snippet(entry, f'http://{host}:{port}/v1', fmt.name)}", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        served.withdraw(port, key)
 
 
 def entry_snippet(entry: ModelEntry, base_url: str, chat_format: str | None) -> str:
@@ -172,13 +188,17 @@ def command(model_id: str, port: int, *, models: str | None = None, logits_all: 
 
 
 def wait_until_ready(base_url: str, process: subprocess.Popen[Any] | None = None, timeout: float = 120.0) -> None:
-    """Poll ``GET {base_url}/models`` until it answers; raise with the reason if it never does."""
+    """Poll ``GET {base_url}/models`` (with the key of a server ``serve`` started, directly:
+    never through a proxy the environment names) until it answers; raise with the reason if it
+    never does."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise BackendUnavailable(f"the server for {base_url} exited with status {process.returncode} before it was ready")
+        key = served.key_for(base_url)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         try:
-            if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
+            if httpx.get(f"{base_url}/models", headers=headers, timeout=2.0, trust_env=False).status_code == 200:
                 return
         except httpx.TransportError:
             pass  # not listening yet

@@ -18,7 +18,7 @@ from typing import Literal
 from platformdirs import user_data_dir
 
 from .base import BackendUnavailable
-from .private import private_dir
+from .private import narrow_own, private_dir
 from .registry import HubSource, LocalSource, ModelEntry, PackageSource, Registry, ServerSource
 
 Availability = Literal["ready", "not pulled", "missing", "not installed", "server", "no runtime"]
@@ -132,6 +132,7 @@ def _assemble(entry: ModelEntry, src: PackageSource) -> Path:
     target = models_dir() / entry.id / f"{entry.id}.gguf"
     stamp = target.with_suffix(".ok")
     if target.exists() and stamp.exists() and stamp.stat().st_mtime >= target.stat().st_mtime:
+        narrow_own(target)  # one assembled by a version that left it 0644
         return target
     module = importlib.import_module(src.module)
     private_dir(target.parent, ours=False)
@@ -140,6 +141,7 @@ def _assemble(entry: ModelEntry, src: PackageSource) -> Path:
     except (OSError, ValueError) as exc:
         target.unlink(missing_ok=True)
         raise BackendUnavailable(f"model {entry.id!r}: could not assemble {src.package}: {exc}; reinstall the package") from exc
+    narrow_own(target)  # the package writes it with the usual umask
     stamp.touch(mode=0o600)
     return target
 

@@ -61,7 +61,7 @@ from .hf_prompt import Prompter
 from .registry import ModelEntry
 from .sources import resolve_path
 from .structured import closed
-from .vllm_process import _SLOT, EngineSlot, Progress, _import_vllm, _vllm_engine, engine_arguments, engine_log_path, on_cpu
+from .vllm_process import PROCESS, EngineSlot, Progress, _import_vllm, _vllm_engine, engine_arguments, engine_log_path, on_cpu
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -120,7 +120,7 @@ class VllmBackend(Backend):
         if tokenizer is None:
             progress("loading the tokenizer")
             tokenizer = load_tokenizer(entry, path)
-        self.slot = slot or _SLOT
+        self.slot = slot or PROCESS.slot()
         self.prompter = Prompter(tokenizer, entry)
         self.end_ids = self.prompter.end_ids()
         #: What the journal records of the engine (a test's fake engine has no arguments).

@@ -1,6 +1,6 @@
 """vLLM's engine as a process of ours: its arguments, its start, its private event loop, its
-log, its death and its shutdown (:class:`EngineSlot`), for the backend (``vllm_engine.py``)
-and for ``symposium serve vllm``.
+log, its death and its shutdown (:class:`EngineSlot`, the process's own one kept by
+:data:`PROCESS`), for the backend (``vllm_engine.py``) and for ``symposium serve vllm``.
 
 Why apart from the backend: starting and watching vLLM's engine is process management (a
 wrapper that sends what its processes print to a log file, a thread running its event loop, a
@@ -112,6 +112,12 @@ def on_cpu() -> bool:
 ENGINE_ENV = {"VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "VLLM_HOST_IP": "127.0.0.1"}
 
 
+#: What vLLM's engine is told not to log, whatever its defaults: its statistics every few
+#: seconds, and each request (at DEBUG with the prompt's text; the log is at INFO, but a prompt
+#: is the case, and the setting is said here so that no default of a later vLLM can bring it back).
+QUIET_ENGINE = {"disable_log_stats": True, "enable_log_requests": False}
+
+
 def _import_vllm() -> Any:
     """Import vLLM without letting it print to the terminal (the app's screen): its logging, in
     this process and in the engine's (which inherit the setting), goes to
@@ -138,7 +144,10 @@ def engine_log_path() -> Path:
 
 
 def _logging_config(log_file: Path) -> Path:
-    """A ``dictConfig`` file sending the ``vllm`` loggers to ``log_file`` (and nowhere else)."""
+    """A ``dictConfig`` file sending the ``vllm`` loggers to ``log_file`` (and nowhere else), at
+    INFO whatever ``--verbose`` says: vLLM logs prompts only at DEBUG (and only with request
+    logging on, which :data:`QUIET_ENGINE` turns off), and the engine's log is no diagnostic of
+    Symposium's own."""
     private_dir(log_file.parent)
     create_private(log_file)
     config = {
@@ -242,7 +251,7 @@ def _vllm_engine(entry: ModelEntry, path: Path) -> Any:
     log.info("starting vLLM's engine for %s: %s", entry.id, args)
     try:
         with _engine_output_to(log_file):
-            return AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**args, disable_log_stats=True))
+            return AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**args, **QUIET_ENGINE))
     except Exception as exc:  # vLLM raises whatever its start met; each is the user's to fix, in words
         log.exception("vLLM's engine did not start for %s", entry.id)
         cause = last_error(log_file) or f"{type(exc).__name__}: {exc}"
@@ -423,7 +432,7 @@ class EngineSlot:
                 loop.call(engine.shutdown, SHUTDOWN_TIMEOUT_S)
             except (concurrent.futures.TimeoutError, RuntimeError) as exc:
                 log.warning("vLLM's engine did not shut down cleanly: %s", exc)
-            _without_finalizer(engine)
+            _retire(engine)
         if loop is not None:
             loop.close()
         _reap(processes)
@@ -469,26 +478,22 @@ def _reap(pids: set[int], wait_s: float = 5.0, grace_s: float = 10.0) -> None:
             proc.kill()
 
 
-def _without_finalizer(engine: Any) -> None:
-    """Drop the ``__del__`` of an engine already shut down. vLLM's ``AsyncLLM.__del__`` calls
+def _retire(engine: Any) -> None:
+    """Make a shut-down engine's finalizer do nothing. vLLM's ``AsyncLLM.__del__`` calls
     ``shutdown()`` again when the object is collected; after an explicit shutdown that call has
     nothing to do, and when collection happens at interpreter exit it fails on torn-down module
     globals, printing "Exception ignored in: AsyncLLM.__del__ … 'NoneType' object is not
-    callable" after every program that used vLLM."""
-    cls = type(engine)
-    if getattr(cls, "__del__", None) is None or cls.__dict__.get("_symposium_shut_down"):
-        return
-    quiet = _QUIET_CLASSES.get(cls)
-    if quiet is None:
-        quiet = _QUIET_CLASSES[cls] = type(cls.__name__, (cls,), {"__del__": lambda self: None,
-                                                                  "_symposium_shut_down": True})
+    callable" after every program that used vLLM. The finalizer looks ``shutdown`` up on the
+    engine, so the engine's own attribute (this object only; its class is vLLM's, untouched)
+    answers it with nothing to do."""
     try:
-        engine.__class__ = quiet
-    except TypeError:  # an extension type: its finalizer stays, and so may the message
-        log.debug("cannot silence %s's finalizer", cls.__name__)
+        engine.shutdown = _already_shut_down
+    except (AttributeError, TypeError):  # an extension type or slots: its finalizer stays, and so may the message
+        log.debug("cannot quiet %s's finalizer", type(engine).__name__)
 
 
-_QUIET_CLASSES: dict[type, type] = {}
+def _already_shut_down(*_args: Any, **_kwargs: Any) -> None:
+    """What a retired engine's ``shutdown`` does (:func:`_retire`): it has been shut down."""
 
 
 class EngineStopped(Exception):
@@ -501,8 +506,30 @@ def _is_dead(exc: BaseException) -> bool:
     return isinstance(exc, EngineStopped) or any(cls.__name__ == "EngineDeadError" for cls in type(exc).__mro__)
 
 
-_SLOT = EngineSlot()
-# A backend left open at exit (a crash in a command, a test that forgot aclose) must not leave
-# vLLM's engine processes behind, nor vLLM's own finalizers complaining during interpreter
-# shutdown: the engine is shut down while the interpreter still works.
-atexit.register(_SLOT.shutdown)
+class ProcessEngine:
+    """The process's own engine slot, made on first use: vLLM claims most of a GPU's memory, so
+    every vLLM backend of a process shares one engine (:meth:`slot`), whoever loads it. Made, it
+    is shut down at interpreter exit: a backend left open (a crash in a command, a test that
+    forgot ``aclose``) must not leave vLLM's engine processes behind, nor vLLM's finalizers
+    complaining during interpreter shutdown, so the engine goes while the interpreter still
+    works."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slot: EngineSlot | None = None
+
+    def slot(self) -> EngineSlot:
+        with self._lock:
+            if self._slot is None:
+                self._slot = EngineSlot()
+                atexit.register(self._slot.shutdown)
+            return self._slot
+
+    @property
+    def running(self) -> bool:
+        """Whether the process's engine runs (``False`` before any backend made one)."""
+        return self._slot is not None and self._slot.running
+
+
+#: What every vLLM backend without a slot of its own uses (:class:`backends.vllm_engine.VllmBackend`).
+PROCESS = ProcessEngine()

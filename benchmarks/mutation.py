@@ -267,12 +267,20 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/store/test_resume_prompts.py",
         "tests/store/test_seal.py",  # each write seals its rows in its own transaction (issue 27)
         "tests/store/test_journal_later_writes.py",
+        "tests/guarantees/test_deleted_words.py",  # a delete a reader keeps from wiping says so; the next open wipes
+        "tests/guarantees/test_planted_files.py",  # a journal restored 0644 narrowed, another account's warned of
     )),
     Target("outputs/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
                                "tests/store/test_redact_recall.py", "tests/store/test_redact_findings.py",
                                "tests/store/test_redact_heldout.py")),
+    Target("outputs/markdown_text.py", ("tests/guarantees/test_markdown_literal.py",
+                                      "tests/guarantees/test_terminal_output.py")),
+    Target("backends/served.py", ("tests/guarantees/test_loopback_ports.py",)),
+    Target("backends/private.py", ("tests/guarantees/test_planted_files.py",
+                                   "tests/guarantees/test_private_files.py::test_a_case_an_older_version_saved_is_dropped_and_its_file_narrowed")),
     Target("tui/sanitize.py", (
         "tests/guarantees/test_terminal_safe.py",
+        "tests/guarantees/test_terminal_output.py",
         "tests/app/test_tui_stream.py::test_stream_sanitizer_equals_sanitizing_the_whole",
         _UNTRUSTED + "test_terminal_safe_strips_every_escape_and_control",
         _UNTRUSTED + "test_printed_events_cannot_drive_the_terminal",
@@ -283,6 +291,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         _OPENAI + "test_registry_refuses_a_remote_server_unless_allowed",
         _OPENAI + "test_the_backend_rechecks_the_rule_and_warns_when_remote",
         "tests/backends/test_loopback.py",
+        "tests/guarantees/test_loopback_ports.py",  # another account's listener refused before anything is sent
     )),
     Target("protocols/core/untrusted.py", (
         "tests/protocols/test_untrusted.py",
@@ -405,6 +414,11 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'return "SHA256:" + base64.b64encode(digest).decode().rstrip("XX=XX")',
                "a 32-byte digest's base64 ends in one '=' after a character that carries 4 bits and 2 zero bits "
                "(one of AEIMQUYcgkosw048): never an X to strip"),
+    Equivalent("backends/served.py", "new_key", "return secrets.token_urlsafe(32)", "return secrets.token_urlsafe(None)",
+               "None asks for secrets' default, DEFAULT_ENTROPY, which is 32 bytes: 32 says it where it matters"),
+    *(Equivalent("backends/private.py", function, "private_dir(path.parent, ours=False)",
+                 "private_dir(path.parent, ours=None)", "ours is only tested for truth: None is False")
+      for function in ("create_private", "write_private")),
     Equivalent("outputs/redact.py", "_recognizers",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",

@@ -189,7 +189,7 @@ async def measure_vllm_start(presses: int, folder: Path) -> tuple[dict[str, list
             phase = str(debate.phase)
             if not shown or shown[-1] != phase:
                 shown.append(phase)
-            return not vllm_engine._SLOT.running and debate.running
+            return not vllm_engine.PROCESS.running and debate.running
 
         results["vLLM engine starting"] = await press_latencies(pilot, clock, 100_000, starting, label="starting")
         debate.workers.cancel_group(debate, "debate")

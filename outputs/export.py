@@ -1,4 +1,8 @@
-"""Exporting one debate as Markdown (to read or share) or JSON (to analyse), whole or redacted."""
+"""Exporting one debate as Markdown (to read or share) or JSON (to analyse), whole or redacted.
+
+In the Markdown, everything the debate holds (the title, the case, every turn, verdict, label,
+name and note) is shown as written and never read as Markdown (:mod:`outputs.markdown_text`): a
+reply cannot draw a heading of the transcript's own, a hidden link or a table cell."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from backends.private import write_private  # noqa: F401 - every export is writt
 
 from store import seal
 from outputs.redact import redact_debate
+from outputs.markdown_text import block, code, inline
 
 
 def _when(ts: float | None) -> str:
@@ -42,40 +47,42 @@ def redacted_copy(debate: dict[str, Any]) -> dict[str, Any]:
 
 def to_markdown(debate: dict[str, Any]) -> str:
     """A readable transcript: header, participants, turns, metrics table, judgements, outcome."""
-    out: list[str] = [f"# {debate['title']}", ""]
-    out.append(f"- **Protocol:** {debate['protocol']}")
-    out.append(f"- **Debate id:** `{debate['id']}`")
-    out.append(f"- **Started:** {_when(debate['created_at'])}; **status:** {debate['status']}"
-               + (f" ({debate['stop_reason']})" if debate.get("stop_reason") else ""))
+    out: list[str] = [f"# {inline(debate['title'])}", ""]
+    out.append(f"- **Protocol:** {inline(debate['protocol'])}")
+    out.append(f"- **Debate id:** {code(debate['id'])}")
+    out.append(f"- **Started:** {_when(debate['created_at'])}; **status:** {inline(debate['status'])}"
+               + (f" ({inline(debate['stop_reason'])})" if debate.get("stop_reason") else ""))
     if debate.get("subject"):
-        out += ["", "## Subject", "", debate["subject"]]
+        out += ["", "## Subject", "", block(debate["subject"])]
     out += ["", "## Participants", "", "| role | model | backend |", "| --- | --- | --- |"]
-    out += [f"| {p['role']} | {p['model_id']} | {p['backend']} |" for p in debate["participants"]]
+    out += [f"| {inline(p['role'])} | {inline(p['model_id'])} | {inline(p['backend'])} |" for p in debate["participants"]]
 
     out += ["", "## Transcript"]
     for t in debate["turns"]:
         kappa = f", κ={t['kappa']:.2f}" if t.get("kappa") is not None else ""
-        out += ["", f"### {t['role']} ({t['model_id']}) — {t['phase']}, round {t['round']}{kappa}", "", t["text"].strip() or "_(empty reply)_"]
+        out += ["", f"### {inline(t['role'])} ({inline(t['model_id'])}) — {inline(t['phase'])}, round {t['round']}{kappa}", "",
+                block(t["text"].strip()) or "_(empty reply)_"]
         if t.get("distribution"):
             out.append("")
-            out += [f"- {label}: {p:.0%}" for label, p in t["distribution"].items()]
+            out += [f"- {inline(label)}: {p:.0%}" for label, p in t["distribution"].items()]
         if t.get("parse_notes"):  # the parse's repairs, and what the speaker's window had to leave out
-            out += ["", "> notes: " + "; ".join(t["parse_notes"])]
+            out += ["", "> notes: " + inline("; ".join(t["parse_notes"]))]
 
     if debate.get("metrics"):
         names = sorted({k for row in debate["metrics"] for k in row} - {"round", "phase", "kappa"})
-        out += ["", "## Metrics per round", "", "| round | phase | κ | " + " | ".join(names) + " |",
+        out += ["", "## Metrics per round", "", "| round | phase | κ | " + " | ".join(map(inline, names)) + " |",
                 "| --- " * (3 + len(names)) + "|"]
         for row in debate["metrics"]:
             cells = [_num(row.get(n)) for n in names]
-            out.append(f"| {row['round']} | {row.get('phase') or ''} | {_num(row.get('kappa'))} | " + " | ".join(cells) + " |")
+            out.append(f"| {row['round']} | {inline(row.get('phase') or '')} | {_num(row.get('kappa'))} | " + " | ".join(cells) + " |")
 
     if debate.get("judgements"):
         out += ["", "## Judgements", "", "| round | judge | kind | target | subject | score | verdict |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for j in debate["judgements"]:
-            out.append(f"| {j['round'] if j['round'] is not None else ''} | {j['judge_role']} ({j['judge_model']}) | "
-                       f"{j['kind']} | {j['target'] or ''} | {j['subject'] or ''} | {_num(j['score'])} | {j['verdict'] or ''} |")
+            out.append(f"| {j['round'] if j['round'] is not None else ''} | {inline(j['judge_role'])} ({inline(j['judge_model'])}) | "
+                       f"{inline(j['kind'])} | {inline(j['target'] or '')} | {inline(j['subject'] or '')} | {_num(j['score'])} | "
+                       f"{inline(j['verdict'] or '')} |")
         unseen = _context_notes(debate["judgements"])
         if unseen:
             out += ["", "What the judges' context windows left out:", ""] + unseen
@@ -83,14 +90,14 @@ def to_markdown(debate: dict[str, Any]) -> str:
     said = outcome_in_words(debate)
     if said.moderator:
         out += ["", "## Moderator", ""]
-        out += [f"- {line}" for line in said.moderator]
+        out += [f"- {inline(line)}" for line in said.moderator]
 
-    out += ["", "## Outcome", "", said.ending]
+    out += ["", "## Outcome", "", block(said.ending)]
     if said.conclusion:
-        out += ["", said.conclusion]
+        out += ["", block(said.conclusion)]
     out += _lists(debate.get("outcome") or {})
     if debate.get("outcome"):
-        out += ["", f"_Every figure of the outcome: `symposium export {debate['id'][:8]} --format json`._"]
+        out += ["", f"_Every figure of the outcome: {code('symposium export ' + debate['id'][:8] + ' --format json')}._"]
     out += provenance_lines(debate.get("provenance"))
     out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"
@@ -104,7 +111,8 @@ def _context_notes(judgements: list[dict[str, Any]]) -> list[str]:
     for j in judgements:
         notes = [n for n in (j.get("reasons") or {}).get("notes") or [] if isinstance(n, str) and about_context(n)]
         if notes:
-            line = f"- round {j['round'] if j['round'] is not None else '—'}, {j['judge_role']} ({j['kind']}): " + "; ".join(notes)
+            line = (f"- round {j['round'] if j['round'] is not None else '—'}, {inline(j['judge_role'])} ({inline(j['kind'])}): "
+                    + inline("; ".join(notes)))
             if line not in lines:
                 lines.append(line)
     return lines
@@ -115,37 +123,39 @@ def provenance_lines(prov: dict[str, Any] | None) -> list[str]:
     if not prov:
         return ["", "## Provenance", "", "_Not recorded (a debate journalled before Symposium kept provenance)._"]
     if "error" in prov:
-        return ["", "## Provenance", "", f"_Incomplete: {prov['error']}_"]
+        return ["", "## Provenance", "", f"_Incomplete: {inline(prov['error'])}_"]
     host = prov.get("host") or {}
     protocol = prov.get("protocol") or {}
     out = ["", "## Provenance", "",
-           f"- **Symposium:** {prov.get('symposium_version')}",
-           f"- **Protocol:** {protocol.get('name')} (profile {protocol.get('profile') or 'standard'}); parameters "
-           f"`{json.dumps(protocol.get('parameters'), ensure_ascii=False, sort_keys=True)}`",
-           f"- **Host:** {host.get('os')} on {host.get('machine')}, {host.get('cpu')} ({host.get('cpu_count')} hardware threads)"
-           + (f", GPU {', '.join(host['gpu'])}" if host.get("gpu") else ", no GPU"),
-           f"- **Started:** {prov.get('started_at')}; **ended:** {prov.get('ended_at') or 'not yet'}", ""]
+           f"- **Symposium:** {inline(prov.get('symposium_version'))}",
+           f"- **Protocol:** {inline(protocol.get('name'))} (profile {inline(protocol.get('profile') or 'standard')}); parameters "
+           f"{code(json.dumps(protocol.get('parameters'), ensure_ascii=False, sort_keys=True))}",
+           f"- **Host:** {inline(host.get('os'))} on {inline(host.get('machine'))}, {inline(host.get('cpu'))} "
+           f"({inline(host.get('cpu_count'))} hardware threads)"
+           + (f", GPU {inline(', '.join(host['gpu']))}" if host.get("gpu") else ", no GPU"),
+           f"- **Started:** {inline(prov.get('started_at'))}; **ended:** {inline(prov.get('ended_at') or 'not yet')}", ""]
     # A list, not a table: a table's cells fold a hash or a path, and both must be copied whole.
     for p in prov.get("participants") or []:
         if p["backend"] in ("human", "code"):
-            out.append(f"- **{p['role']}:** {p['model_id']} ({p['backend']})")
+            out.append(f"- **{inline(p['role'])}:** {inline(p['model_id'])} ({inline(p['backend'])})")
             continue
         server = p.get("server")
-        backend = f"{p['backend']} {p.get('backend_version') or ''}".strip()
+        backend = inline(f"{p['backend']} {p.get('backend_version') or ''}".strip())
         if server:
-            backend += f" at {server.get('url')} (reports {server.get('reported_model')})"
-        sampling = ", ".join(f"{k}={v}" for k, v in sorted((p.get("sampling") or {}).items()) if k not in ("seed", "stop"))
+            backend += f" at {inline(server.get('url'))} (reports {inline(server.get('reported_model'))})"
+        sampling = inline(", ".join(f"{k}={v}" for k, v in sorted((p.get("sampling") or {}).items()) if k not in ("seed", "stop")))
         facts = [f"quantization {p.get('quantization') or 'unknown'}", f"context {p.get('context_size') or 'unknown'}",
                  f"seed {p.get('seed') if p.get('seed') is not None else 'none'}"]
         if p.get("threads"):
             facts.append(f"threads {p['threads']}")
-        out.append(f"- **{p['role']}:** {p['model_id']} on {backend}; " + ", ".join(facts) + f"; sampling {sampling}")
+        out.append(f"- **{inline(p['role'])}:** {inline(p['model_id'])} on {backend}; " + inline(", ".join(facts))
+                   + f"; sampling {sampling}")
         if p.get("file"):
-            out.append(f"  - file `{p['file']}`, SHA-256 `{p.get('file_sha256') or 'not computed'}`")
+            out.append(f"  - file {code(p['file'])}, SHA-256 {code(p.get('file_sha256') or 'not computed')}")
     repro = prov.get("reproducibility") or {}
     out += ["", "**Reproducible bit for bit:** " + ("yes, under these conditions:" if repro.get("bit_for_bit")
                                                      else "no:")]
-    out += [f"- {reason}" for reason in repro.get("reasons") or []]
+    out += [f"- {inline(reason)}" for reason in repro.get("reasons") or []]
     return out
 
 
@@ -185,7 +195,7 @@ def _lists(outcome: dict[str, Any]) -> list[str]:
                 continue
             for entry in item if isinstance(item, list) else [item]:
                 if isinstance(entry, str | int | float) and str(entry).strip():
-                    lines.append(f"- {name}: {entry}")
+                    lines.append(f"- {inline(name)}: {inline(entry)}")
         if lines:
             out += ["", f"### {title}", "", *lines]
     return out
@@ -196,4 +206,4 @@ def _num(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.3f}"
-    return str(value)
+    return inline(value)

@@ -5,7 +5,9 @@ Guarantees (each has a test):
 * WAL mode and a busy timeout, so the TUI and a headless run can write to one file at once;
 * one transaction per finished turn (the turn, its distribution and its model call land
   together or not at all), so a process killed mid-reply leaves every earlier turn intact;
-* the file (and its WAL) is created with mode 0600 in a 0700 folder: cases are sensitive;
+* the file (and its WAL) is created with mode 0600 in a 0700 folder, and one already there is
+  narrowed to 0600 when opened (a journal of another account's is opened with a warning):
+  cases are sensitive;
 * an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged;
 * every sealed row written is hash-chained (:mod:`store.seal`) in the transaction that writes
   it, and the chain's head signed with the user's key (:mod:`store.signing`), so the chain is
@@ -22,6 +24,7 @@ import os
 import sqlite3
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +32,7 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
-from backends.private import private_dir
+from backends.private import narrow_own, private_dir, write_private
 from protocols.core.events import (
     CallRecord,
     DebateFinished,
@@ -51,10 +54,22 @@ from . import seal, signing
 from .schema import LATEST, MIGRATIONS
 
 BUSY_TIMEOUT_MS = 10_000
+#: How long a delete waits for other connections' reads to end before it says its words are
+#: still in the file (:meth:`Journal._wipe`): the app's screen waits on it.
+WIPE_WAIT_MS = 2_000
 
 
 class JournalError(RuntimeError):
     """The journal cannot be opened or written. ``str()`` names the file and what to do."""
+
+
+class DeleteUnfinished(JournalError):
+    """A debate was deleted from the tables, but another connection's read kept its words in the
+    file; the next open wipes them. ``str()`` says so, for the user."""
+
+
+class ForeignJournal(UserWarning):
+    """The journal opened belongs to another account (``str()`` names the file and the owner)."""
 
 
 def default_db_path() -> Path:
@@ -103,6 +118,8 @@ class Journal:
         self._migrate()
         #: The columns each sealed row's hash covers, as this journal declares them.
         self._sealed_columns = seal.columns(self.conn)
+        if self._unwiped.exists():  # a delete that could not wipe its words: finished now if it can be
+            self._wipe()
 
     # -- opening --------------------------------------------------------------------------
 
@@ -116,9 +133,21 @@ class Journal:
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
             os.close(fd)
         except FileExistsError:
-            return  # a journal already there (so its folder is a folder): opened as it is
+            self._narrow_existing()
         except OSError as exc:
             self._cannot_create(exc.strerror)
+
+    def _narrow_existing(self) -> None:
+        """A journal already there (restored from a backup, copied, written by an older version)
+        keeps whatever mode it came with, and SQLite gives its WAL and shared memory the same:
+        the user's own are narrowed to ``0600``; one owned by another account is opened as it is,
+        with a warning naming the owner (who can read it, whatever its mode)."""
+        for path in (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm"))):
+            owner = narrow_own(path)
+            if owner is not None:
+                warnings.warn(ForeignJournal(f"{path}: belongs to {owner}, not to you: that account can read every "
+                                             "debate in it whatever its mode. Keep your cases in a journal of your "
+                                             "own (--db or SYMPOSIUM_DB)"), stacklevel=4)
 
     def _cannot_create(self, why: str | None) -> None:
         raise JournalError(
@@ -487,15 +516,45 @@ class Journal:
         Gone from the files too: ``secure_delete`` overwrites the freed rows, the search index
         is rebuilt into one segment (FTS5 only marks a deleted turn's words as deleted and keeps
         them in its older segments until they are merged), and the WAL is checkpointed into the
-        journal and emptied. (What the file system or a backup kept of earlier versions of the
-        file is beyond a program's reach.)"""
+        journal and emptied (:meth:`_wipe`). When another connection's read keeps that from
+        finishing, :class:`DeleteUnfinished` says so and the next open finishes it. (What the
+        file system or a backup kept of earlier versions of the file is beyond a program's reach.)"""
         with self._transaction() as c:
             cur = c.execute("DELETE FROM debates WHERE id = ?", (debate_id,))
             if cur.rowcount:
                 c.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
         if cur.rowcount:  # the file itself, now: the old pages would wait in it for a checkpoint
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._wipe(debate_id)
         return cur.rowcount > 0
+
+    @property
+    def _unwiped(self) -> Path:
+        """Names the deletes whose words are still in the files (debate ids only, no text)."""
+        return self.path.with_name(self.path.name + "-purge")
+
+    def _wipe(self, debate_id: str | None = None) -> None:
+        """Copy every page the WAL holds into the journal and empty the WAL, so deleted words
+        (in the journal's old pages and the WAL's old frames) are overwritten. A connection in
+        the middle of a read (the app beside a command, a database browser) holds the old pages
+        in use: the checkpoint then cannot finish, and a delete must not claim it did. Its id is
+        kept beside the journal and :class:`DeleteUnfinished` raised; opening the journal tries
+        again (:meth:`__init__`)."""
+        self.conn.execute(f"PRAGMA busy_timeout = {WIPE_WAIT_MS}")
+        try:
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not busy:
+            self._unwiped.unlink(missing_ok=True)
+            return
+        if debate_id is None:
+            return
+        pending = self._unwiped.read_text(encoding="utf-8").split() if self._unwiped.exists() else []
+        write_private(self._unwiped, "\n".join([*pending, debate_id]) + "\n")
+        raise DeleteUnfinished(
+            f"{self.path}: debate {debate_id} is deleted from the journal, but its words are still in the file: "
+            "another program is reading the journal (the app, a command in another terminal, a database browser). "
+            "They are wiped the next time the journal is opened with those closed.")
 
     def mark_interrupted(self, debate_id: str, reason: str) -> None:
         """Flag a debate cut off by Ctrl-C or a crash, so it can be listed and resumed."""

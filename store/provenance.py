@@ -31,6 +31,7 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
+from backends.private import write_private
 from protocols.core.events import DebateStarted, Participant
 
 Progress = Callable[[str], None]
@@ -66,12 +67,7 @@ def _load_cache(path: Path) -> dict[str, Any]:
 def _save_cache(path: Path, data: dict[str, Any]) -> None:
     """Replace the cache file atomically, readable by the owner only (file names say what a
     person works on)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    write_private(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def file_sha256(path: Path, progress: Progress | None = None, *, cache: Path | None = None) -> str:

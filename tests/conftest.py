@@ -107,7 +107,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     terminalreporter.write_line(f"{len(skipped)} test(s) in {NETWORK_WALL_TESTS} skipped: {reason}", red=True, bold=True)
     terminalreporter.write_line("Only the Python-level guard (tests/guarantees/test_privacy.py) checked that nothing leaves "
                                 "the machine. Run the suite as root with strace and util-linux's unshare to check below "
-                                "Python; SYMPOSIUM_REQUIRE_NETWORK_WALL=1 makes this skip a failure.", red=True)
+                                "Python; CI=true or SYMPOSIUM_REQUIRE_NETWORK_WALL=1 makes this skip a failure.", red=True)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

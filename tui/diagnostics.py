@@ -27,6 +27,35 @@ def default_log_file() -> Path:
     return Path(user_log_dir("symposium")) / "symposium.log"
 
 
+class _ShownNotObeyed(logging.Formatter):
+    """A record for the terminal: its text through :func:`tui.sanitize.terminal_safe`, since a
+    message can quote a server's error, a model's reply or a file's name."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from tui.sanitize import terminal_safe
+
+        return terminal_safe(super().format(record))
+
+
+class _Stderr(logging.StreamHandler):
+    """Whatever ``sys.stderr`` is when a record comes (as Python's own last-resort handler)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
+def _to_terminal(level: int, fmt: str | None = None) -> logging.Handler:
+    handler = _Stderr()
+    handler.setLevel(level)
+    handler.setFormatter(_ShownNotObeyed(fmt))
+    return handler
+
+
 class _DebateId(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.debate_id = current_debate.get()
@@ -43,6 +72,8 @@ def configure(log_file: str | None, verbose: bool, *, interactive: bool) -> Path
     if target is None and verbose and interactive:
         target = str(default_log_file())
     if target is None and not verbose:
+        # Python's handler of last resort prints warnings raw on stderr: the same, made safe.
+        logging.lastResort = _to_terminal(logging.WARNING)
         return None
     if target is not None:
         path = Path(target).expanduser()
@@ -50,9 +81,9 @@ def configure(log_file: str | None, verbose: bool, *, interactive: bool) -> Path
             private_dir(path.parent)  # Symposium's own log folder: narrowed if an older version left it open
         create_private(path)  # 0600 before the handler opens it: it names models and files, and under --verbose the case
         handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter(FORMAT))
     else:
-        path, handler = None, logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(FORMAT))
+        path, handler = None, _to_terminal(logging.NOTSET, FORMAT)
     handler.addFilter(_DebateId())
     root = logging.getLogger()
     root.addHandler(handler)

@@ -14,7 +14,7 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
-from backends.private import private_dir, write_private
+from backends.private import ForeignFolder, foreign_owner, private_dir, refuse_foreign, write_private
 
 
 def config_dir() -> Path:
@@ -28,6 +28,8 @@ def _settings_file() -> Path:
 
 def load() -> dict[str, Any]:
     """The saved settings, or ``{}`` when there are none or the file is unreadable."""
+    if foreign_owner(config_dir()) is not None:
+        return {}  # another account's folder: what it holds is theirs to choose (see keymap)
     try:
         data = json.loads(_settings_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -70,6 +72,10 @@ def keymap() -> tuple[dict[str, str], str | None]:
     path = config_dir() / "keymap.toml"
     if not path.exists():
         return {}, None
+    try:
+        refuse_foreign(path, "your key map")
+    except ForeignFolder as exc:
+        return {}, str(exc)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

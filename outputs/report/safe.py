@@ -19,10 +19,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from protocols.core.text import UNSAFE_CHARACTERS
+from protocols.core.text import UNSAFE_CHARACTERS, mark
 
 
-_MARK = re.compile(r"⟨U\+[0-9A-F]{4}⟩")
+_MARK = re.compile(r"⟨U\+[0-9A-F]{4,6}⟩")
 
 
 class Markup(str):
@@ -43,7 +43,7 @@ def neutral(value: str) -> str:
     """``value`` with every control and bidi character replaced by a visible ``⟨U+XXXX⟩``
     (``\\r\\n`` and ``\\r`` become newlines first, as in the app); not yet escaped."""
     value = value.replace("\r\n", "\n").replace("\r", "\n")
-    return UNSAFE_CHARACTERS.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", value)
+    return UNSAFE_CHARACTERS.sub(lambda m: mark(m.group()), value)
 
 
 def text(value: Any) -> Markup:

@@ -13,6 +13,7 @@ transformers model is needed.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 import threading
@@ -291,7 +292,7 @@ async def test_the_engine_starts_in_the_load_step_off_the_event_loop(monkeypatch
     the first reply then starts nothing (the old code started the engine on the loop at the first
     request: the app froze for the whole start)."""
     factory = SlowFactory()
-    monkeypatch.setattr(vllm_engine, "_SLOT", EngineSlot(factory))
+    monkeypatch.setattr(vllm_engine.PROCESS, "_slot", EngineSlot(factory))
     monkeypatch.setattr(vllm_engine, "load_tokenizer", lambda _entry, _path: CharTokenizer())
     monkeypatch.setattr(vllm_engine, "resolve_path", lambda e: Path(e.source.path))
     monkeypatch.setattr(vllm_engine, "_sampling_params", dict)
@@ -315,7 +316,7 @@ async def test_the_engine_starts_in_the_load_step_off_the_event_loop(monkeypatch
     assert (await be.session("a").complete(QUESTION, SamplingOptions(max_tokens=4))).text
     assert len(factory.engines) == 1, "the first reply started the engine again"
     await engines.aclose()
-    assert not vllm_engine._SLOT.running, "closing the engines shuts the engine down"
+    assert not vllm_engine.PROCESS.running, "closing the engines shuts the engine down"
 
 
 class EngineDeadError(Exception):
@@ -423,6 +424,33 @@ def test_closing_the_last_backend_shuts_the_engine_down_on_its_own_loop() -> Non
     assert not loop_thread.is_alive(), "the engine's loop thread is left running"
     with pytest.raises(BackendError, match="model 'tiny' was closed; it cannot answer"):  # the base class's words
         asyncio.run(two.session("a").complete(QUESTION))
+
+
+class Finalized(FakeEngine):
+    """Finalized as vLLM's ``AsyncLLM`` is: its ``__del__`` shuts it down (again)."""
+
+    shutdowns = 0
+
+    def shutdown(self) -> None:
+        type(self).shutdowns += 1
+        super().shutdown()
+
+    def __del__(self) -> None:
+        self.shutdown()
+
+
+def test_a_shut_down_engine_is_not_shut_down_again_by_its_finalizer() -> None:
+    """vLLM's finalizer calls ``shutdown()`` once more when the engine is collected, which at
+    interpreter exit fails on torn-down globals: after the slot's own shutdown, the finalizer
+    finds nothing to do, and the engine's class is still vLLM's own."""
+    made: list[Finalized] = []
+    be = backend(EngineSlot(lambda _e, _p: made.append(Finalized()) or made[-1]))
+    asyncio.run(be.aclose())
+    engine = made.pop()
+    assert Finalized.shutdowns == 1 and type(engine) is Finalized
+    del engine
+    gc.collect()
+    assert Finalized.shutdowns == 1, "the finalizer shut the engine down a second time"
 
 
 # -- engine arguments ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from backends import served
 from backends.serve_llamacpp import free_port
 from tests.helpers.guarded import OFFLINE_VARIABLES
 from tests.helpers.paths import REPO
@@ -113,10 +114,14 @@ def test_serve_opens_no_connection_off_the_machine_while_answering(tmp_path: Pat
     try:
         base, deadline, reply = f"http://127.0.0.1:{port}/v1", time.monotonic() + 300, None
         while reply is None and time.monotonic() < deadline and server.poll() is None:
+            key = served.key_for(base)  # this start's key, announced once the port is bound
             try:
-                reply = httpx.post(f"{base}/chat/completions", timeout=120,
-                                   json={"messages": [{"role": "user", "content": "Name one fruit."}], "max_tokens": 8})
+                if key is not None:
+                    reply = httpx.post(f"{base}/chat/completions", timeout=120, headers={"Authorization": f"Bearer {key}"},
+                                       json={"messages": [{"role": "user", "content": "Name one fruit."}], "max_tokens": 8})
             except httpx.TransportError:
+                pass
+            if reply is None:
                 time.sleep(0.5)
         assert reply is not None and reply.status_code == 200, server.stderr.read() if server.poll() is not None else reply
         assert reply.json()["choices"][0]["message"]["content"] is not None

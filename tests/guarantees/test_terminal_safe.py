@@ -12,13 +12,15 @@ each test failed for a change to ``tui/sanitize.py`` the others let through.)
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from tui.sanitize import StreamSanitizer, plain, terminal_safe
+from protocols.core.text import UNSAFE_CHARACTERS
+from tui.sanitize import StreamSanitizer, json_for_terminal, plain, terminal_safe
 
 HOLD = StreamSanitizer.HOLD_LIMIT
 
@@ -28,7 +30,11 @@ HOLD = StreamSanitizer.HOLD_LIMIT
     ("a\rb\r", "a\nb\n"),                         # a lone carriage return too: it cannot rewrite the line
     ("a\x07b\x00c\x7fd\x9be", "abcde"),           # C0 and C1 controls vanish, leaving nothing in their place
     ("x\x1b[31mred\x1b[0m \x1b]0;title\x07y", "xred y"),
-    ("\u202eevil\u2066 \u200b", "evil \u200b"),   # bidi overrides go; a zero-width space is only a character
+    # bidi controls and marks, zero-width and tag characters are shown, not obeyed
+    ("\u202eevil\u2066 \u200b", "⟨U+202E⟩evil⟨U+2066⟩ ⟨U+200B⟩"),
+    ("a\u200eb\u200fc\u061cd\ufeffe\u2060f\u180eg", "a⟨U+200E⟩b⟨U+200F⟩c⟨U+061C⟩d⟨U+FEFF⟩e⟨U+2060⟩f⟨U+180E⟩g"),
+    ("hidden\U000e0041\U000e007f", "hidden⟨U+E0041⟩⟨U+E007F⟩"),
+    ("\u0631\u200c\u0627 \U0001f469\u200d\U0001f4bb", "\u0631\u200c\u0627 \U0001f469\u200d\U0001f4bb"),  # joiners: script needs them
     ("tab\tand\nnewline", "tab\tand\nnewline"),
 ])
 def test_terminal_safe_exactly(raw: str, shown: str) -> None:
@@ -88,3 +94,23 @@ def test_pieces_without_escape_or_carriage_return_are_shown_whole_at_once(pieces
     for piece in pieces:
         assert stream.feed(piece) == terminal_safe(piece)
     assert stream.close() == ""
+
+
+@pytest.mark.parametrize(("raw", "json_text"), [
+    ('"a\x1bb"', '"a\\u001bb"'),
+    ('"\u202eevil\x9b"', '"\\u202eevil\\u009b"'),
+    ('"tag\U000e0041"', '"tag\\udb40\\udc41"'),     # beyond the BMP: a surrogate pair, as JSON spells it
+    ('"tag\U000e007f"', '"tag\\udb40\\udc7f"'),
+    ('{"k": "plain é 😀"}', '{"k": "plain é 😀"}'),  # what a terminal shows as it is stays as it is
+])
+def test_json_for_the_terminal_escapes_exactly_what_must_not_reach_it(raw: str, json_text: str) -> None:
+    assert json_for_terminal(raw) == json_text
+    assert json.loads(json_for_terminal(raw)) == json.loads(raw, strict=False)  # the same value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_string_as_terminal_json_parses_back_to_itself_and_holds_nothing_unsafe(text: str) -> None:
+    shown = json_for_terminal(json.dumps({"text": text}, ensure_ascii=False))
+    assert json.loads(shown) == {"text": text}
+    assert not UNSAFE_CHARACTERS.search(shown)

@@ -1,4 +1,11 @@
-"""Reading the journal from the command line: ``history``, ``show``, ``export``."""
+"""Reading the journal from the command line: ``history``, ``show``, ``export``.
+
+What reaches the terminal is the journal's text, and the journal holds what models and people
+wrote: every string is printed through :func:`tui.sanitize.terminal_safe` (escape sequences and
+controls dropped, invisible formatting shown as marks), ``show`` draws a Markdown document in
+which that text is never read as Markdown (:mod:`outputs.markdown_text`; no links at all), and
+JSON on the terminal carries those characters as JSON escapes (:func:`tui.sanitize.json_for_terminal`), so
+the same values parse back and none is obeyed."""
 
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.sanitize import terminal_safe
+from tui.sanitize import json_for_terminal, terminal_safe
 from tui.titles import distinct_clips, when
 
 
@@ -55,7 +62,7 @@ def history(args: argparse.Namespace) -> int:
     with Journal(args.db) as journal:
         rows = Queries(journal).debates(limit=args.limit)
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json_for_terminal(json.dumps(rows, indent=2, ensure_ascii=False)))
         return 0
     console = Console()
     console.print(history_table(rows, Text(f"Debates in {journal.path}"), console.width))
@@ -82,7 +89,7 @@ def history_table(rows: list[dict[str, Any]], title: Text, width: int) -> Table:
         details = " · ".join([r["protocol"], r["status"], f"{r['turns']} turns", *([", ".join(models)] if models else [])])
         debate = Text(shown, style="bold")
         debate.append("\n" + clip(terminal_safe(details), room), style="dim")
-        table.add_row(Text(r["id"]), Text(when(r["created_at"])), debate)
+        table.add_row(Text(terminal_safe(r["id"])), Text(when(r["created_at"])), debate)
     return table
 
 
@@ -104,7 +111,7 @@ def _load(args: argparse.Namespace, *, chain: bool = False, redact: bool = False
 def show(args: argparse.Namespace) -> int:
     from tui.cli.fitted import FittedMarkdown  # only here: rich.markdown takes a while to import
 
-    Console().print(FittedMarkdown(terminal_safe(to_markdown(_load(args)))))
+    Console().print(FittedMarkdown(terminal_safe(to_markdown(_load(args))), hyperlinks=False))
     return 0
 
 
@@ -114,6 +121,7 @@ def export(args: argparse.Namespace) -> int:
     if args.out:
         write_private(Path(args.out), text)
         Console(stderr=True).print(f"wrote {args.out}", markup=False)
-    else:
-        print(text, end="")
+    else:  # the terminal, or a pipe to one: nothing in it may be obeyed
+        print(json_for_terminal(text) if args.format == "json" else terminal_safe(text), end="")
     return 0
+

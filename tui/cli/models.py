@@ -21,6 +21,7 @@ from rich.text import Text
 
 from backends.discovery import DiscoveryError, Found, entry_toml, hf_cache_root, lmstudio_roots, locate, ollama_root, scan_all, suggest_id
 from backends.gguf_meta import GGUFError, GGUFInfo, read_gguf
+from backends.private import narrow_tree
 from backends.registry import HubSource, LocalSource, ModelEntry, Registry, add_user_entry, load_registry, shipped_registry_path
 from backends.sources import hub_target, status
 
@@ -317,14 +318,24 @@ def pull_model(args: argparse.Namespace) -> int:
         ) from None
     except huggingface_hub.errors.EntryNotFoundError:
         raise UserError(f"{source.file!r} is not in huggingface.co/{source.repo} (check source.file of {entry.id!r})") from None
+    narrow_tree(target if target.is_dir() else target.parent)  # the hub writes with the usual umask: 0600 like every file of ours
     console.print(f"ready: {path}", markup=False)
     return 0
 
 
 def _unreachable(endpoint: str, timeout: float = 5.0) -> str | None:
     """Why ``endpoint`` cannot be reached, or ``None``. A quick check before the hub client's
-    own retries, which take half a minute to give up on a machine with no network."""
+    own retries, which take half a minute to give up on a machine with no network.
+
+    The hub client honours the proxy variables (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``):
+    the one request of Symposium's meant to leave the machine goes the way the network asks,
+    so where a proxy carries it, the proxy is what must answer."""
+    import urllib.request
+
     url = urlsplit(endpoint)
+    proxy = urllib.request.getproxies().get(url.scheme) or urllib.request.getproxies().get("all")
+    if proxy and not urllib.request.proxy_bypass(url.hostname or ""):
+        url = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
         with socket.create_connection((url.hostname or "", port), timeout=timeout):

@@ -135,7 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not is_user_error(exc):
             raise
         # One line whatever the terminal's width: a path broken by a wrap cannot be copied.
-        _error_console().print(f"error: {exc}", style="red", markup=False, soft_wrap=True)
+        from tui.sanitize import terminal_safe  # the message may quote a server, a file or a model: shown, never obeyed
+
+        _error_console().print(f"error: {terminal_safe(str(exc))}", style="red", markup=False, soft_wrap=True)
         return 1
 
 

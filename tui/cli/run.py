@@ -3,7 +3,8 @@
 Every sub-command and every flag is generated from the protocols' definitions
 (:data:`protocols.registry.PROTOCOLS`), and one handler, :func:`run_protocol`, runs them all:
 
-* each input is a flag ``--name`` (``--answer-a``); text inputs take ``@FILE`` too; a list input
+* each input is a flag ``--name`` (``--answer-a``); text inputs take ``@FILE`` too, and ``-``
+  for standard input (:func:`read_stdin_inputs`: a case kept out of the command line); a list input
   takes its items separated as the input says (the conference's topics: ``;``) or the flag
   repeated (``--topic A --topic B``); a yes/no input is a switch;
 * each model role is ``--role MODEL`` (``--agent-a``); a list of models is one flag with model
@@ -19,6 +20,7 @@ Every sub-command and every flag is generated from the protocols' definitions
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -83,8 +85,10 @@ def _add_input(p: argparse.ArgumentParser, i: Input) -> None:
                        help=_help(i.help, i.default))
     else:
         metavar = i.metavar or {"int": "N", "float": "X", "file": "FILE"}.get(i.kind, "TEXT")
+        text = i.help + ("; - reads it from standard input (kept out of the command line, which other accounts "
+                         "can read)" if i.kind in ("text", "textarea") else "")
         p.add_argument(*flags, dest=i.name, metavar=metavar, required=i.required, default=None,
-                       help=_help(i.help, i.default))
+                       help=_help(text, i.default))
 
 
 def _add_role(p: argparse.ArgumentParser, role: Role) -> None:
@@ -130,10 +134,39 @@ def values_from(args: argparse.Namespace, d: ProtocolDefinition) -> dict[str, An
     return {name: given.get(name) for name in names}
 
 
+#: A text input's value that means "read it from standard input" (``--case -``).
+STDIN = "-"
+
+
+def read_stdin_inputs(d: ProtocolDefinition, args: argparse.Namespace, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with a text input given as ``-`` read from standard input, where no one else
+    reads it. Why offer it: a case typed as ``--case "…"`` is in the command line, which every
+    account on the machine can read (``/proc/PID/cmdline``, ``ps``) and the shell keeps in its
+    history; from standard input (or ``@FILE``) it is in neither."""
+    asked = [i for i in d.inputs if i.kind in ("text", "textarea") and values.get(i.name) == STDIN]
+    if not asked:
+        return values
+    if len(asked) > 1:
+        raise UserError(f"{' and '.join(i.cli_flag for i in asked)}: only one input can be read from standard input "
+                        "(-); give the others as @FILE")
+    flag = asked[0].cli_flag
+    person = d.person_role()
+    if person is not None and (not person.optional or values.get(person.name)) and not getattr(args, PERSON_SCRIPT, None):
+        raise UserError(f"{flag} -: standard input is where you take your turns in this debate; give the text as @FILE")
+    if sys.stdin is None or sys.stdin.isatty():
+        Console(stderr=True, highlight=False).print(f"{flag}: type or paste the text, then Ctrl-D on a line of its own",
+                                                   style="dim")
+    text = sys.stdin.read() if sys.stdin is not None else ""
+    if not text.strip():
+        raise UserError(f"{flag} -: standard input was empty; pipe the text in (symposium run … {flag} - < case.txt) "
+                        "or give it as @FILE")
+    return values | {asked[0].name: text}
+
+
 def run_protocol(args: argparse.Namespace) -> int:
     """The one handler of ``symposium run``: values → roles and config → agents → team → run."""
     d = definition(args.definition)
-    values = values_from(args, d)
+    values = read_stdin_inputs(d, args, values_from(args, d))
     try:
         roles = d.role_models(values)
         prepared = d.prepared(values)

@@ -4,6 +4,10 @@ API on this machine (127.0.0.1 only), for the openai backend or any other local 
 ``llamacpp`` runs :mod:`backends.serve_llamacpp` (llama-cpp-python's server with the entry's
 settings); ``vllm`` runs ``vllm serve`` with prefix caching on, for users who prefer vLLM as a
 separate process (several models, restarts independent of the app).
+
+Every account on the machine can reach a loopback port, so each start makes a key of its own
+that the server asks of every request (:mod:`backends.served`; the openai backend finds and
+sends it), and vLLM's server is told not to log requests (their prompts are the case).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import sys
 from typing import Any
 
+from backends import served
 from backends.registry import load_registry
 from backends.serve_llamacpp import LOOPBACK, entry_snippet, serve
 from backends.sources import resolve_path
@@ -68,7 +73,29 @@ def vllm_command(engine_args: dict[str, Any], model_id: str, port: int, extra: l
         raise UserError(f"symposium serve vllm listens on {LOOPBACK} only, so that nothing a model is asked leaves this "
                         f"machine; drop {' '.join(moved)} from the flags after --")
     return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", *serve_flags(engine_args),
-            "--served-model-name", model_id, "--host", LOOPBACK, "--port", str(port), *extra]
+            "--served-model-name", model_id, "--host", LOOPBACK, "--port", str(port), "--no-enable-log-requests", *extra]
+
+
+def port_among(flags: list[str], default: int) -> tuple[int, list[str]]:
+    """The ``--port`` argparse left among vLLM's flags (after the model id every option lands
+    there), and the flags without it: the port the key is kept for and the snippet names must
+    be the one vLLM listens on."""
+    port, rest, i = default, [], 0
+    while i < len(flags):
+        flag = flags[i]
+        if flag == "--port" and i + 1 < len(flags):
+            value, i = flags[i + 1], i + 2
+        elif flag.startswith("--port="):
+            value, i = flag.split("=", 1)[1], i + 1
+        else:
+            rest.append(flag)
+            i += 1
+            continue
+        try:
+            port = int(value)
+        except ValueError:
+            raise UserError(f"--port {value}: not a port number") from None
+    return port, rest
 
 
 def serve_vllm(args: argparse.Namespace) -> int:
@@ -85,11 +112,18 @@ def serve_vllm(args: argparse.Namespace) -> int:
     if path.suffix.lower() == ".gguf":
         raise UserError(f"model {entry.id!r}: vLLM (0.24 and later) cannot load GGUF files; point its source at a "
                         f"Hugging Face model folder, or use `symposium serve llamacpp {entry.id}`")
-    extra = [a for a in args.vllm_args if a != "--"]
-    cmd = vllm_command(engine_arguments(entry, path, cpu=on_cpu()), entry.id, args.port, extra)
-    print(f"To use it, add to models.toml:\n{entry_snippet(entry, f'http://{LOOPBACK}:{args.port}/v1', entry.chat_format)}",
+    port, extra = port_among([a for a in args.vllm_args if a != "--"], args.port)
+    cmd = vllm_command(engine_arguments(entry, path, cpu=on_cpu()), entry.id, port, extra)
+    print(f"To use it, add to models.toml:\n{entry_snippet(entry, f'http://{LOOPBACK}:{port}/v1', entry.chat_format)}",
           flush=True)
     env = {**ENGINE_ENV, **os.environ}
     if env.get("VLLM_LOGGING_CONFIG_PATH") == str(engine_log_path().with_name("vllm-logging.json")):
         del env["VLLM_LOGGING_CONFIG_PATH"]  # ours, for the app; the server logs to its terminal, as `vllm serve` does
+    # This start's key, through the environment (the command line is readable by every account):
+    # vLLM then answers /v1 only to a client that has it; the record lasts as long as this process
+    # (the same process once exec'd: served.key_for checks it lives).
+    env["VLLM_API_KEY"] = key = served.new_key()
+    record = served.announce(port, key)
+    print(f"It answers only requests with this start's key, kept in {record} (readable by you only); Symposium "
+          "sends it by itself.", flush=True)
     os.execve(cmd[0], cmd, env)

@@ -16,6 +16,7 @@ from protocols.core.outcome import outcome_in_words
 from protocols.core.text import clip
 from backends.private import private_dir
 from outputs.export import to_json, to_markdown, write_private
+from store.journal import DeleteUnfinished
 from store.queries import Queries
 
 from tui.app.report import save_report
@@ -237,7 +238,10 @@ class HomeScreen(Screen):
 
         def delete(yes: bool | None) -> None:
             if yes:
-                symposium(self).journal.delete_debate(debate_id)
+                try:
+                    symposium(self).journal.delete_debate(debate_id)
+                except DeleteUnfinished as exc:  # gone from the list; its words wait for the next open
+                    self.app.notify(str(exc), severity="warning", timeout=20)
                 self.refresh_debates()
                 hits = self.query_one("#hits", DataTable)
                 for row_key in [k for k in hits.rows if str(k.value).startswith(f"{debate_id}:")]:
