@@ -13,7 +13,7 @@ from backends.base import Message
 from protocols._template.config import TemplateConfig
 from protocols._template.schemas import Answer, read_answer
 from protocols.core.agents import Agent
-from protocols.core.events import DebateFinished, DebateStarted, Event, PhaseChanged, TurnFinished
+from protocols.core.events import DebateFinished, DebateStarted, Event, PhaseChanged, Status, TurnFinished
 from protocols.core.moderation import CommandChannel, Moderation
 from protocols.core.text import clip
 
@@ -45,7 +45,7 @@ class Template:
                 yield event
         async for event in self.moderation.closing(1):
             yield event
-        status = "stopped" if self.moderation.stopped else "finished"
+        status: Status = "stopped" if self.moderation.stopped else "finished"
         reason = self.moderation.stop_reason or ("skipped to the end" if self.moderation.skip_requested else "every agent answered")
         yield DebateFinished(self.debate_id, status, reason, {"answers": self.answers})
 
