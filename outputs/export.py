@@ -16,7 +16,9 @@ from backends.private import write_private  # noqa: F401 - every export is writt
 
 from store import seal
 from outputs.redact import redact_debate
+from outputs.markdown_sections import sections_markdown
 from outputs.markdown_text import block, code, inline
+from protocols.registry import BY_NAME
 
 
 def _when(ts: float | None) -> str:
@@ -95,7 +97,9 @@ def to_markdown(debate: dict[str, Any]) -> str:
     out += ["", "## Outcome", "", block(said.ending)]
     if said.conclusion:
         out += ["", block(said.conclusion)]
-    out += _lists(debate.get("outcome") or {})
+    definition = BY_NAME.get(str(debate.get("protocol", "")))
+    if definition is not None and definition.present is not None and isinstance(debate.get("outcome"), dict):
+        out += sections_markdown(definition.present(debate["outcome"], debate), level=3)
     if debate.get("outcome"):
         out += ["", f"_Every figure of the outcome: {code('symposium export ' + debate['id'][:8] + ' --format json')}._"]
     out += provenance_lines(debate.get("provenance"))
@@ -179,25 +183,6 @@ def seal_lines(found: dict[str, Any] | None) -> list[str]:
         out.append(f"- sealed on migration at {found['sealed_on_migration_at']}: the chain vouches for the rows "
                    "from then on, not for what happened to them before")
     out.append("- check it with `symposium verify <id> --head <head>`, or an export with `symposium verify --export FILE`")
-    return out
-
-
-def _lists(outcome: dict[str, Any]) -> list[str]:
-    """The outcome's recommendations or joint text as Markdown lists (the words of the agents)."""
-    out: list[str] = []
-    for key, title in (("recommendations", "Recommendations"), ("joint", "Joint text")):
-        value = outcome.get(key)
-        if not isinstance(value, dict):
-            continue
-        lines = []
-        for name, item in value.items():
-            if name == "written_by":
-                continue
-            for entry in item if isinstance(item, list) else [item]:
-                if isinstance(entry, str | int | float) and str(entry).strip():
-                    lines.append(f"- {inline(name)}: {inline(entry)}")
-        if lines:
-            out += ["", f"### {title}", "", *lines]
     return out
 
 
