@@ -56,26 +56,41 @@ def present(outcome: Mapping[str, Any], debate: Mapping[str, Any]) -> list[Secti
     return out
 
 
+ALIGNMENT_TITLES = {
+    "a_argues": "Agent A argues, Agent B counters (as Table 6.5)",
+    "b_argues": "Agent B argues, Agent A counters (as Table 6.6)",
+}
+ARGUING = {"a_argues": ("agent-a", "agent-b"), "b_argues": ("agent-b", "agent-a")}  # (arguing, countering)
+_SHORT = {"agent-a": "A", "agent-b": "B"}
+
+
+def _score(value: Any) -> str:
+    """A judge's Γ; a score the judge did not give shows as —, never as an empty cell read as 0."""
+    return "—" if value is None else num(value)
+
+
 def _judges(evaluation: Mapping[str, Any]) -> Section:
-    section = Section("judges", "The judges' tables (Table 6.3): Γ per subtopic", claims=frozenset({"evaluation"}))
+    """One table per role alignment, laid out like Tables 6.5 and 6.6: a row per subtopic, a pair of
+    columns (arguing side, countering side) per judge, the totals last; then the winner in words."""
+    section = Section("judges", "CRIT scores per subtopic (Tables 6.5 and 6.6)", claims=frozenset({"evaluation"}))
     alignments = evaluation.get("alignments") or {}
     totals = evaluation.get("totals") or {}
     judges = evaluation.get("judges") or {}
     for alignment, per_judge in alignments.items():
+        if not per_judge:
+            continue
+        pair = ARGUING.get(alignment) or tuple(dict.fromkeys(a for rows in per_judge.values() for s in rows.values() for a in s))
+        headers = ["subtopic", *(f"{judge}: {_SHORT.get(a, a)}'s Γ" for judge in per_judge for a in pair)]
+        subtopics = list(dict.fromkeys(key for rows in per_judge.values() for key in rows))
+        rows = [[key, *(_score((per_judge[j].get(key) or {}).get(a)) for j in per_judge for a in pair)] for key in subtopics]
+        rows.append(["total", *(_score(((totals.get(alignment) or {}).get(j) or {}).get(a)) for j in per_judge for a in pair)])
+        caption = ALIGNMENT_TITLES.get(alignment, alignment) + "; " + ", ".join(f"{j} = {judges.get(j, '?')}" for j in per_judge)
+        section.blocks.append(Table(headers, rows, caption=caption))
         for judge, per_subtopic in per_judge.items():
-            agents = list(dict.fromkeys(a for scores in per_subtopic.values() for a in scores))
-            rows = [[subtopic, *(num(scores.get(a)) for a in agents)] for subtopic, scores in per_subtopic.items()]
-            total = (totals.get(alignment) or {}).get(judge) or {}
-            rows.append(["total", *(num(total.get(a)) for a in agents)])
-            caption = f"{judge} ({judges.get(judge, '')}), {alignment.replace('_', ' ')}"
-            section.blocks.append(Table(["subtopic", *agents], rows, caption=caption))
-            section.blocks.append(Figures([BarChart(f"Γ per subtopic: {caption}",
+            section.blocks.append(Figures([BarChart(f"Γ per subtopic: {judge}, {ALIGNMENT_TITLES.get(alignment, alignment)}",
                                                     {a: {s: v.get(a) for s, v in per_subtopic.items() if v.get(a) is not None}
-                                                     for a in agents}, scale=10, percent=False)]))
-    winners = evaluation.get("winners") or {}
-    section.blocks.append(DefList([("Winner", evaluation.get("winner") or "—"),
-                                   *((f"{judge}'s verdict", w) for judge, w in winners.items()),
-                                   ("Gaps", num(evaluation.get("gaps")))]))
+                                                     for a in pair}, scale=10, percent=False)]))
+    section.blocks.append(Para(_winner_line(evaluation), "lead"))
     reasons = evaluation.get("reasons") or {}
     for judge, given in reasons.items():
         section.blocks.append(Para(f"{judge}'s reasons", "h"))
@@ -83,3 +98,13 @@ def _judges(evaluation: Mapping[str, Any]) -> Section:
                                     [[r.get("subtopic", ""), r.get("alignment", ""), r.get("claim", ""), r.get("justification", "")]
                                      for r in given if isinstance(r, Mapping)], numeric=False))
     return section
+
+
+def _winner_line(evaluation: Mapping[str, Any]) -> str:
+    """"Winner: A (judge-1 → A; judge-2 → tie); 2 missing score(s) left out of the totals"."""
+    names: dict[Any, str] = {"tie": "tie", None: "missing", **_SHORT}
+    per_judge = "; ".join(f"{judge} → {names.get(w, str(w))}" for judge, w in (evaluation.get("winners") or {}).items())
+    winner = evaluation.get("winner")
+    line = f"Winner: {names.get(winner, str(winner)) if winner is not None else 'none'}" + (f" ({per_judge})" if per_judge else "")
+    gaps = evaluation.get("gaps") or 0
+    return line + (f"; {gaps} missing score(s) left out of the totals" if gaps else "")

@@ -21,6 +21,7 @@ from protocols.core.events import Event, Interject, MetricsComputed
 from protocols.core.moderation import CommandChannel
 from protocols.core.outcome import moderator_action, outcome_in_words
 from outputs.export import to_markdown
+from outputs.markdown_text import inline
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
@@ -67,7 +68,9 @@ async def test_the_markdown_export_says_the_outcome_and_the_moderator_in_words(t
     assert "The agents settled without agreement" in outcome and "Finished: settled without agreement" in outcome
     assert "symposium export apart000 --format json" in outcome  # where the figures are
     moderator = md.split("## Moderator", 1)[1].split("## Outcome", 1)[0]
-    assert f"- In round 1 the moderator said to every participant: “{SAID}”" in moderator
+    # Escaped so that a Markdown viewer shows the brackets as typed rather than reading them
+    assert f"- In round 1 the moderator said to every participant: “{inline(SAID)}”" in moderator
+    assert inline(SAID) == r"Ask about \[b\]travel\[/b\] history."
 
 
 async def test_symposium_show_prints_the_outcome_in_words(tmp_path: Path) -> None:
