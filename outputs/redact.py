@@ -382,7 +382,10 @@ def redact_text(text: str, keep: Iterable[str] = ()) -> str:
 
 
 #: Keys of a journalled debate whose values are identifiers of Symposium's own, never free text.
-_DATA_KEYS = ("id", "debate_id", "model_id", "role", "backend", "status")
+_DATA_KEYS = ("id", "debate_id", "model_id", "role", "backend", "status", "passage", "kind", "match")
+#: Keys whose values are withheld from a redacted copy: a file's hash would let a reader test
+#: guesses of what was masked in a short file (hash "Patient: John Smith", compare).
+_WITHHELD = ("sha256",)
 
 
 def redact_debate(debate: dict[str, Any], counts: Counter[str] | None = None) -> dict[str, Any]:
@@ -400,7 +403,8 @@ def redact_debate(debate: dict[str, Any], counts: Counter[str] | None = None) ->
         if isinstance(value, list):
             return [clean(v) for v in value]
         if isinstance(value, dict):
-            return {k: clean(v) if k not in _DATA_KEYS else v for k, v in value.items()}
+            return {k: "withheld (redacted copy)" if k in _WITHHELD else clean(v) if k not in _DATA_KEYS else v
+                    for k, v in value.items()}
         return value
 
     return clean(debate)

@@ -69,6 +69,12 @@ SEALED: dict[str, tuple[str, tuple[str, ...]]] = {
                            "prompt_tokens", "prompt_tokens_evaluated", "completion_tokens", "duration_s", "first_token_s",
                            "finish_reason", "error", "created_at")),
     "replies": ("id", ("id", "debate_id", "role", "kind", "prompt_sha256", "reply", "details_json", "created_at")),
+    "evidence": ("debate_id", ("debate_id", "settings_json", "created_at")),
+    "evidence_files": ("id", ("id", "debate_id", "number", "name", "kind", "size", "sha256", "pages", "first_passage",
+                              "passages", "redactions_json", "notes_json")),
+    "evidence_passages": ("id", ("id", "debate_id", "number", "file", "page", "paragraph", "part", "parts", "text")),
+    "citations": ("id", ("id", "debate_id", "turn_id", "claim_no", "role", "claim", "source", "quote", "status", "passage",
+                         "match", "problem", "label")),
 }
 
 #: The debate's own column naming it, per table (``debates`` names itself by ``id``).
@@ -104,6 +110,7 @@ REAL_COLUMNS: dict[str, frozenset[str]] = {
     "notices": frozenset({"created_at"}),
     "model_calls": frozenset({"duration_s", "first_token_s", "created_at"}),
     "replies": frozenset({"created_at"}),
+    "evidence": frozenset({"created_at"}),
 }
 INTEGER_COLUMNS: dict[str, frozenset[str]] = {
     "participants": frozenset({"id"}),
@@ -117,6 +124,9 @@ INTEGER_COLUMNS: dict[str, frozenset[str]] = {
     "notices": frozenset({"id", "round"}),
     "model_calls": frozenset({"id", "turn_id", "round", "prompt_tokens", "prompt_tokens_evaluated", "completion_tokens"}),
     "replies": frozenset({"id"}),
+    "evidence_files": frozenset({"id", "number", "size", "pages", "first_passage", "passages"}),
+    "evidence_passages": frozenset({"id", "number", "file", "page", "paragraph", "part", "parts"}),
+    "citations": frozenset({"id", "turn_id", "claim_no"}),
 }
 
 #: Per table, each sealed column's declared type: ``"r"`` REAL, ``"i"`` INTEGER, ``"t"`` TEXT.
@@ -352,8 +362,12 @@ def seal_existing(conn: sqlite3.Connection, at: float) -> int:
     table in :data:`SEALED`'s order, by key. Such a chain vouches for the rows from ``at`` on,
     not before: :func:`verify` and the export say so."""
     debates = [r[0] for r in conn.execute("SELECT id FROM debates WHERE seal_head IS NULL ORDER BY created_at, id")]
+    # a table of a later layout is not there yet when an older journal is sealed (v6): it has no rows
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for debate_id in debates:
         for table, (key, columns) in SEALED.items():  # one link per table
+            if table not in present:
+                continue
             rows: list[tuple[str, Any, Sequence[Any] | None]] = [(table, r[0], r[1:]) for r in conn.execute(
                 f"SELECT {key}, {', '.join(columns)} FROM {table} WHERE {_OWNER[table]} = ? ORDER BY {key}", (debate_id,))]
             append(conn, debate_id, rows, at)
@@ -577,7 +591,7 @@ def export(conn: sqlite3.Connection, debate_id: str, *, with_rows: bool = True) 
 
 
 def _typed_key(table: str, key: str) -> Any:
-    return key if table in ("debates", "provenance") else int(key)
+    return key if table in ("debates", "provenance", "evidence") else int(key)
 
 
 class ExportError(ValueError):
@@ -649,8 +663,8 @@ def _check_sections(debate_id: str, doc: dict[str, Any], rows: dict[tuple[str, s
                                         link.n if link else 0))
                 return
 
-    def section(table: str, name: str, fields: Sequence[str] | None = None) -> None:
-        shown = doc.get(name) or []
+    def section(table: str, name: str, fields: Sequence[str] | None = None, items: Any = None) -> None:
+        shown = (doc.get(name) if items is None else items) or []
         sealed = of(table)
         if len(shown) != len(sealed):
             problems.append(Problem(debate_id, table, "-", "changed" if shown else "deleted",
@@ -694,4 +708,9 @@ def _check_sections(debate_id: str, doc: dict[str, Any], rows: dict[tuple[str, s
             problems.append(Problem(debate_id, "metrics", key, "changed",
                                     f"round {ident[0]} {ident[1]}: the export shows {shown_metrics.get(ident)!r}, "
                                     f"the seal holds {value!r}", link.at if link else None, link.n if link else 0))
+    found = doc.get("evidence")
+    evidence: dict[str, Any] = found if isinstance(found, dict) else {}
+    section("evidence_files", "evidence files", items=evidence.get("files") or [])
+    section("evidence_passages", "evidence passages", items=evidence.get("passages") or [])
+    section("citations", "citations", items=[c for t in doc.get("turns") or [] for c in t.get("citations") or []])
     return problems
