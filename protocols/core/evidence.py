@@ -154,7 +154,9 @@ class Grounding:
     def relevant(self, queries: Sequence[str]) -> list[Passage]:
         """The passages most relevant to ``queries`` (several: one per subtopic, say): the best
         of each query in turn, then the second best of each …, without repeats, up to the
-        settings' number of passages."""
+        settings' number of passages. When no passage shares a word with any query, the first
+        passages of the evidence: the user attached the files to this debate, and a turn shown
+        none could not cite any."""
         if self.evidence is None or self._retrieve is None:
             return []
         k = self.settings.evidence_passages
@@ -164,6 +166,8 @@ class Grounding:
             for ids in ranked:
                 if rank < len(ids) and ids[rank] not in chosen and len(chosen) < k:
                     chosen.append(ids[rank])
+        if not chosen:
+            return list(self.evidence.passages[:k])
         return [p for p in (self.evidence.passage(i) for i in chosen) if p is not None]
 
     def block(self, passages: Sequence[Passage], texts: Mapping[str, str] | None = None) -> str:

@@ -115,9 +115,9 @@ def _cut(text: str, limit: int) -> tuple[str, str]:
         end = ends[-1]
         return text[: end - 1], text[end:]
     space = window.rfind(" ", half)
-    if space > 0:
-        return text[:space], text[space + 1:]
-    return text[:limit], text[limit:]
+    if space == -1:
+        return text[:limit], text[limit:]
+    return text[:space], text[space + 1:]
 
 
 def split(pages: Iterable[tuple[int | None, str]], *, file: int, first: int, limit: int = MAX_CHARS) -> list[Passage]:

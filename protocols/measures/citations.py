@@ -46,9 +46,9 @@ def check_claim(claim: str, source: str, quote: str, passages: Mapping[str, str]
     if not written:
         return Citation(claim, source, quote, "uncited")
     pid = passage_id(written)
-    text = passages.get(pid) if pid is not None else None
-    if text is None:
+    if pid is None or pid not in passages:
         return Citation(claim, source, quote, "not_found", problem=f"no passage {pid or written}")
+    text = passages[pid]
     if not quote.strip():
         return Citation(claim, source, quote, "supported", passage=pid)
     if quote in text:
