@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
+from pydantic import Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message, schema_of
@@ -64,6 +65,9 @@ class EvidenceSettings:
     evidence_claims: int = param(4, ge=1, le=12, section="Symposium", label="Claims per reply",
                                  description="the most factual claims a reply lists with the passage each rests on")
     profile: Profile = "standard"
+    #: Tokens a reply's limit grows by per claim it may list. 0 keeps a turn's reply limit as it
+    #: is without evidence: the diagnosis benchmark's evidence arm, at the plain arm's budget.
+    tokens_per_claim: int = Field(TOKENS_PER_CLAIM, ge=0, le=1000)
 
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"evidence_passages": 2, "evidence_claims": 2}
 
@@ -201,7 +205,7 @@ class Grounding:
 
     def reply_tokens(self, tokens: int) -> int:
         """A reply's token limit with room for its claims (``tokens`` without evidence)."""
-        return tokens + self.settings.evidence_claims * TOKENS_PER_CLAIM if self else tokens
+        return tokens + self.settings.evidence_claims * self.settings.tokens_per_claim if self else tokens
 
     def schema(self, schema: Any, *, text_chars: int = 4000) -> Any:
         """``schema`` (a pydantic model, a JSON schema, or ``None`` for a free-text reply) with
