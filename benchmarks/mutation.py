@@ -372,6 +372,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("tui/cli/verify.py", _SEAL),
     Target("outputs/report/safe.py", _REPORT),
     Target("outputs/report/render.py", _REPORT),
+    Target("protocols/core/passages.py", ("tests/protocols/test_passages.py",)),
+    Target("protocols/measures/citations.py", ("tests/protocols/test_citations.py",)),
 )}
 
 

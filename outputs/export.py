@@ -10,6 +10,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from outputs.sources import markdown as sources_markdown, turn_markdown
 from protocols.core.outcome import outcome_in_words
 from protocols.core.events import about_context
 from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
@@ -47,8 +48,9 @@ def redacted_copy(debate: dict[str, Any]) -> dict[str, Any]:
     return copy
 
 
-def to_markdown(debate: dict[str, Any]) -> str:
-    """A readable transcript: header, participants, turns, metrics table, judgements, outcome."""
+def to_markdown(debate: dict[str, Any], *, redacted: bool = False) -> str:
+    """A readable transcript: header, participants, turns (with their checked citations),
+    metrics table, judgements, outcome, the evidence's sources."""
     out: list[str] = [f"# {inline(debate['title'])}", ""]
     out.append(f"- **Protocol:** {inline(debate['protocol'])}")
     out.append(f"- **Debate id:** {code(debate['id'])}")
@@ -69,6 +71,7 @@ def to_markdown(debate: dict[str, Any]) -> str:
             out += [f"- {inline(label)}: {p:.0%}" for label, p in t["distribution"].items()]
         if t.get("parse_notes"):  # the parse's repairs, and what the speaker's window had to leave out
             out += ["", "> notes: " + inline("; ".join(t["parse_notes"]))]
+        out += turn_markdown(t)
 
     if debate.get("metrics"):
         names = sorted({k for row in debate["metrics"] for k in row} - {"round", "phase", "kappa"})
@@ -102,6 +105,7 @@ def to_markdown(debate: dict[str, Any]) -> str:
         out += sections_markdown(definition.present(debate["outcome"], debate), level=3)
     if debate.get("outcome"):
         out += ["", f"_Every figure of the outcome: {code('symposium export ' + debate['id'][:8] + ' --format json')}._"]
+    out += sources_markdown(debate, redacted=redacted)
     out += provenance_lines(debate.get("provenance"))
     out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"

@@ -566,7 +566,10 @@ def redact_text(text: str, keep: Iterable[str] = ()) -> str:
 
 
 #: Keys of a journalled debate whose values are identifiers of Symposium's own, never free text.
-_DATA_KEYS = ("id", "debate_id", "model_id", "role", "backend", "status")
+_DATA_KEYS = ("id", "debate_id", "model_id", "role", "backend", "status", "passage", "kind", "match")
+#: Keys whose values are withheld from a redacted copy: a file's hash would let a reader test
+#: guesses of what was masked in a short file (hash "Patient: John Smith", compare).
+_WITHHELD = ("sha256",)
 
 
 def redact_debate(debate: dict[str, Any], counts: Counter[str] | None = None) -> dict[str, Any]:
@@ -599,7 +602,7 @@ def redact_debate(debate: dict[str, Any], counts: Counter[str] | None = None) ->
                 while key in out:
                     n += 1
                     key = f"{masked(k)} ({n})"
-                out[key] = v if k in _DATA_KEYS else clean(v)
+                out[key] = "withheld (redacted copy)" if k in _WITHHELD else v if k in _DATA_KEYS else clean(v)
             return out
         return value
 

@@ -135,7 +135,7 @@ def verify_export(document: Mapping[str, Any]) -> seal.Verdict:
     signature, bad = seal.signature_of(debate_id, head, found.get("key"), found.get("signature"),
                                        found.get("signed_from"), migrated)
     where = {(t, k): (link.at, link.n) for link in links for t, k, _ in link.rows}
-    problems += bad + compare(debate_id, document, rows, where)
+    problems += bad + compare(debate_id, document, rows, where, evidence="citations" in sealed)
     problems.sort(key=lambda p: (p.n, p.at or 0.0))
     return seal.Verdict(debate_id, sum(len(x) for x in entries), head, migrated, tuple(problems), signature,
                         count if isinstance(count, int) else len(links))
@@ -174,7 +174,7 @@ def _links(chain: list[Any]) -> tuple[list[seal.Link], list[list[dict[str, Any]]
 def _hashed(table: str, row: Any, sealed: seal.Columns) -> tuple[str | None, tuple[Any, ...]]:
     """A carried row's hash and values, in the layout's column order; no hash (a change) when
     it holds other columns than the layout's or a value SQLite never returns."""
-    if not isinstance(row, dict) or set(row) != set(sealed[table]):
+    if table not in sealed or not isinstance(row, dict) or set(row) != set(sealed[table]):
         return None, ()
     values = tuple(row[c] for c in sealed[table])
     try:
@@ -189,10 +189,13 @@ def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
             (None if v is None else json.loads(v)) if c.endswith("_json") else v for c, v in row.items()}
 
 
-def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]], *, evidence: bool = True
+             ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """What an export of the sealed ``rows`` shows outside its seal (``Queries.debate``'s
-    reading of the journal), and the keys of each list's items, in order."""
-    by_table: dict[str, list[tuple[str, Mapping[str, Any]]]] = {t: [] for t in seal.KEYS}
+    reading of the journal), and the keys of each list's items, in order. ``evidence``: the
+    export's layout has the evidence's tables (v8 on), so it shows each turn's citations and the
+    debate's evidence."""
+    by_table: dict[str, list[tuple[str, Mapping[str, Any]]]] = {t: [] for t in seal.KEYS}  # a table of a later layout: no rows
     for (table, key), row in rows.items():
         by_table[table].append((key, row))
     document = next((_decoded(r) for k, r in by_table["debates"] if k == debate_id), {})
@@ -205,13 +208,33 @@ def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]]) -> tuple[d
     dists: dict[Any, dict[str, Any]] = {}
     for r in ranked:
         dists.setdefault(r["turn_id"], {})[r["label"]] = r["probability"]
+    cited: dict[Any, list[dict[str, Any]]] = {}
+    for r in sorted((r for _, r in by_table["citations"]), key=lambda r: (r["turn_id"], r["claim_no"])):
+        cited.setdefault(r["turn_id"], []).append({c: v for c, v in r.items() if c != "debate_id"})
     for turn in document["turns"]:
         turn["distribution"] = dists.get(turn["id"])
+        if evidence:
+            turn["citations"] = cited.get(turn["id"], [])
+    if evidence:
+        document["evidence"] = _evidence(by_table)
     document["metrics"] = _metrics(by_table)
     provenance = [_decoded(r) for _, r in by_table["provenance"]]
     document["provenance"] = (with_end(provenance[0]["provenance"], document.get("finished_at"))
                               if provenance else None)
     return document, keys
+
+
+def _evidence(by_table: Mapping[str, list[tuple[str, Mapping[str, Any]]]]) -> dict[str, Any] | None:
+    """``Queries.evidence``: the settings, the files and the passages in order; ``None`` without."""
+    if not by_table["evidence"]:
+        return None
+    settings = _decoded(by_table["evidence"][0][1])["settings"]
+
+    def listed(table: str) -> list[dict[str, Any]]:
+        rows = sorted((r for _, r in by_table[table]), key=lambda r: r["number"])
+        return [{c: v for c, v in _decoded(r).items() if c != "debate_id"} for r in rows]
+
+    return {"settings": settings, "files": listed("evidence_files"), "passages": listed("evidence_passages")}
 
 
 def _metrics(by_table: Mapping[str, list[tuple[str, Mapping[str, Any]]]]) -> list[dict[str, Any]]:
@@ -236,7 +259,7 @@ _ABSENT = object()
 
 
 def compare(debate_id: str, document: Mapping[str, Any], rows: Mapping[Ident, Mapping[str, Any]],  # noqa: C901
-            where: Mapping[Ident, tuple[float, int]]) -> list[seal.Problem]:
+            where: Mapping[Ident, tuple[float, int]], *, evidence: bool = True) -> list[seal.Problem]:
     """The export's readable sections against what its sealed rows give, each difference
     named by its row, its field and the link that sealed the row."""
     problems: list[seal.Problem] = []
@@ -246,7 +269,7 @@ def compare(debate_id: str, document: Mapping[str, Any], rows: Mapping[Ident, Ma
         problems.append(seal.Problem(debate_id, table, key, what, detail, at, n))
 
     try:
-        want, keys = expected(debate_id, rows)
+        want, keys = expected(debate_id, rows, evidence=evidence)
     except (KeyError, TypeError, ValueError) as exc:  # rows re-sealed with values no journal writes
         problem("seal", "-", "changed", f"its sealed rows cannot be read as an export reads a journal ({exc!r})")
         return problems
@@ -261,7 +284,7 @@ def compare(debate_id: str, document: Mapping[str, Any], rows: Mapping[Ident, Ma
         elif shown is _ABSENT:
             problem("debates", debate_id, "deleted", f"the export leaves out the sealed {field!r}")
         elif not _same(shown, held):
-            table = "provenance" if field == "provenance" else "debates"
+            table = {"provenance": "provenance", "evidence": "evidence_passages"}.get(field, "debates")
             problem(table, debate_id, "changed", f"the export's {field!r} differs from the sealed row")
     return problems
 

@@ -39,6 +39,7 @@ from protocols.core.events import (
     DebateResumed,
     DebateStarted,
     Event,
+    EvidenceAttached,
     JudgementMade,
     MetricsComputed,
     ModelCalled,
@@ -353,6 +354,8 @@ class Journal:
                 self._finished(event)
             case DebateResumed():
                 self._resumed(event)
+            case EvidenceAttached():
+                self._evidence(event)
         return None
 
     def _debate_started(self, e: DebateStarted) -> None:
@@ -401,8 +404,36 @@ class Journal:
                     self._sealed(e.debate_id, "distributions", row_id)
             if e.call is not None:
                 self._call(e.debate_id, e.call, turn_id, e.round)
+            for n, cited in enumerate(e.citations, start=1):
+                claim_id = c.execute(
+                    "INSERT INTO citations(debate_id, turn_id, claim_no, role, claim, source, quote, status, passage, match,"
+                    " problem, label) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (e.debate_id, turn_id, n, e.role, cited.claim, cited.source, cited.quote, cited.status, cited.passage,
+                     cited.match, cited.problem, cited.label)).lastrowid
+                self._sealed(e.debate_id, "citations", claim_id)
             self._touch(e.debate_id)
         return turn_id
+
+    def _evidence(self, e: EvidenceAttached) -> None:
+        """The debate's evidence: its settings, each file (name, size, SHA-256 …) and every
+        passage, in the event's one transaction: a resumed run reads them, not the files."""
+        with self._writing() as c:
+            c.execute("INSERT INTO evidence(debate_id, settings_json, created_at) VALUES (?,?,?)",
+                      (e.debate_id, _dumps(e.settings), time.time()))
+            self._sealed(e.debate_id, "evidence", e.debate_id)
+            for f in e.files:
+                cur = c.execute(
+                    "INSERT INTO evidence_files(debate_id, number, name, kind, size, sha256, pages, first_passage, passages,"
+                    " redactions_json, notes_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (e.debate_id, f.number, f.name, f.kind, f.size, f.sha256, f.pages, f.first, f.passages,
+                     _dumps(f.redactions), _dumps(list(f.notes))))
+                self._sealed(e.debate_id, "evidence_files", cur.lastrowid)
+            for p in e.passages:
+                cur = c.execute(
+                    "INSERT INTO evidence_passages(debate_id, number, file, page, paragraph, part, parts, text)"
+                    " VALUES (?,?,?,?,?,?,?,?)", (e.debate_id, p.number, p.file, p.page, p.paragraph, p.part, p.parts, p.text))
+                self._sealed(e.debate_id, "evidence_passages", cur.lastrowid)
+            self._touch(e.debate_id)
 
     def _call(self, debate_id: str, call: CallRecord, turn_id: int | None, round_: int | None) -> None:
         params = (

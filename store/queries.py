@@ -16,7 +16,8 @@ from .journal import Journal
 from .provenance import with_end
 
 _JSON_COLUMNS = {"config_json", "outcome_json", "options_json", "details_json", "parsed_json",
-                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json", "provenance_json"}
+                 "parse_notes_json", "reasons_json", "payload_json", "exchange_json", "provenance_json",
+                 "settings_json", "redactions_json", "notes_json"}
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
@@ -98,8 +99,13 @@ class Queries:
         dists: dict[int, dict[str, float]] = {}
         for r in self.query("SELECT turn_id, label, probability FROM distributions WHERE debate_id = ? ORDER BY turn_id, rank", q):
             dists.setdefault(r["turn_id"], {})[r["label"]] = r["probability"]
+        cited: dict[int, list[dict[str, Any]]] = {}
+        for r in self._rows("SELECT id, turn_id, claim_no, role, claim, source, quote, status, passage, match, problem, label"
+                            " FROM citations WHERE debate_id = ? ORDER BY turn_id, claim_no", q):
+            cited.setdefault(r["turn_id"], []).append(r)
         for t in d["turns"]:
             t["distribution"] = dists.get(t["id"])
+            t["citations"] = cited.get(t["id"], [])
         d["metrics"] = self.metrics(debate_id)
         d["judgements"] = self._rows(
             "SELECT round, judge_role, judge_model, kind, target, subject, score, verdict, reasons_json, raw, created_at"
@@ -111,10 +117,45 @@ class Queries:
         d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
         d["replies"] = self._rows(
             "SELECT role, kind, prompt_sha256, reply, details_json FROM replies WHERE debate_id = ? ORDER BY id", q)
+        d["evidence"] = self.evidence(debate_id)
         stored = self._rows("SELECT provenance_json FROM provenance WHERE debate_id = ?", q)
         d["provenance"] = with_end(stored[0]["provenance"], d["finished_at"]) if stored else None
         d["seal"] = seal.export(self.conn, debate_id, with_rows=chain_rows) if chain else seal.summary(self.conn, debate_id)
         return d
+
+    def evidence(self, debate_id: str) -> dict[str, Any] | None:
+        """The debate's evidence as journalled: ``settings``, ``files`` (each with its name, kind,
+        size, SHA-256, pages, first passage, passages, redactions, notes) and ``passages`` (number,
+        file, page, paragraph, part, parts, text), in order; ``None`` when it has none."""
+        q = (debate_id,)
+        found = self._rows("SELECT settings_json FROM evidence WHERE debate_id = ?", q)
+        if not found:
+            return None
+        files = self._rows("SELECT id, number, name, kind, size, sha256, pages, first_passage, passages, redactions_json,"
+                           " notes_json FROM evidence_files WHERE debate_id = ? ORDER BY number", q)
+        passages = self._rows("SELECT id, number, file, page, paragraph, part, parts, text FROM evidence_passages"
+                              " WHERE debate_id = ? ORDER BY number", q)
+        return {"settings": found[0]["settings"], "files": files, "passages": passages}
+
+    def evidence_named(self, text: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Debates whose evidence holds a file whose name contains every word of ``text``,
+        newest first, as :meth:`search`'s rows (``role`` "evidence", the file's name as the
+        snippet): someone looking for the debate about a chart types the chart's name."""
+        words = re.findall(r"\w+", text)
+        if not words:
+            return []
+        like = " AND ".join(["f.name LIKE ? ESCAPE '\\'"] * len(words))
+        patterns = ["%" + w.replace("_", "\\_") + "%" for w in words]
+        rows = self._rows(
+            f"SELECT f.debate_id, d.title, d.created_at, f.name FROM evidence_files f JOIN debates d ON d.id = f.debate_id"
+            f" WHERE {like} ORDER BY d.created_at DESC, f.number LIMIT ?", (*patterns, limit))
+        out: list[dict[str, Any]] = []
+        for row in rows:
+            if any(r["debate_id"] == row["debate_id"] for r in out):
+                continue
+            out.append({"debate_id": row["debate_id"], "title": row["title"], "created_at": row["created_at"], "seq": None,
+                        "round": "", "role": "evidence", "model_id": None, "snippet": row["name"]})
+        return out
 
     def metrics(self, debate_id: str) -> list[dict[str, Any]]:
         """One dict per round that has metrics: ``{"round": r, "phase": …, "kappa": κ, "jsd": …}``.

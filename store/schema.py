@@ -266,6 +266,62 @@ _V7_SIGNED_HEADS = """
 """
 
 
+# v8: a debate's evidence (the user's files, cut into passages: protocols/core/evidence.py) and
+# the verdict on each claim a turn cited (protocols/measures/citations.py). A resumed run reads the
+# passages from here, never the files. Every table is sealed; each row goes with its debate.
+_V8_EVIDENCE = """
+        CREATE TABLE evidence (
+            debate_id      TEXT PRIMARY KEY REFERENCES debates(id) ON DELETE CASCADE,
+            settings_json  TEXT NOT NULL DEFAULT '{}',
+            created_at     REAL NOT NULL
+        );
+        CREATE TABLE evidence_files (
+            id               INTEGER PRIMARY KEY,
+            debate_id        TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            number           INTEGER NOT NULL,
+            name             TEXT NOT NULL,
+            kind             TEXT NOT NULL,
+            size             INTEGER NOT NULL,
+            sha256           TEXT NOT NULL,
+            pages            INTEGER,
+            first_passage    INTEGER NOT NULL,
+            passages         INTEGER NOT NULL,
+            redactions_json  TEXT NOT NULL DEFAULT '{}',
+            notes_json       TEXT NOT NULL DEFAULT '[]',
+            UNIQUE (debate_id, number)
+        );
+        CREATE INDEX evidence_files_name ON evidence_files(name);
+        CREATE TABLE evidence_passages (
+            id          INTEGER PRIMARY KEY,
+            debate_id   TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            number      INTEGER NOT NULL,
+            file        INTEGER NOT NULL,
+            page        INTEGER,
+            paragraph   INTEGER NOT NULL,
+            part        INTEGER NOT NULL,
+            parts       INTEGER NOT NULL,
+            text        TEXT NOT NULL,
+            UNIQUE (debate_id, number)
+        );
+        CREATE TABLE citations (
+            id          INTEGER PRIMARY KEY,
+            debate_id   TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            turn_id     INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            claim_no    INTEGER NOT NULL,
+            role        TEXT NOT NULL,
+            claim       TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            quote       TEXT NOT NULL,
+            status      TEXT NOT NULL CHECK (status IN ('supported', 'not_found', 'uncited')),
+            passage     TEXT,
+            match       TEXT NOT NULL DEFAULT '',
+            problem     TEXT NOT NULL DEFAULT '',
+            label       TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX citations_debate ON citations(debate_id, turn_id);
+"""
+
+
 def _seal_on_migration(conn: sqlite3.Connection) -> int:
     return seal_existing(conn, time.time())
 
@@ -278,6 +334,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "replies for resuming", _V5_REPLAY),
     Migration(6, "seal and provenance", _V6_SEAL, _seal_on_migration),
     Migration(7, "signed seal heads", _V7_SIGNED_HEADS),
+    Migration(8, "evidence and citations", _V8_EVIDENCE),
 )
 
 LATEST = MIGRATIONS[-1].version

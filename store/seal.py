@@ -57,7 +57,12 @@ KEYS: dict[str, str] = {
     "debates": "id", "provenance": "debate_id", "participants": "id", "phases": "id", "rounds": "round",
     "turns": "id", "distributions": "id", "metrics": "id", "judgements": "id", "moderator_events": "id",
     "notices": "id", "model_calls": "id", "replies": "id",
+    "evidence": "debate_id", "evidence_files": "id", "evidence_passages": "id", "citations": "id",
 }
+
+#: Sealed tables a journal layout before v8 does not have (the evidence's): a journal of that
+#: layout, or an export naming it, simply holds no rows of them.
+LATER_TABLES: frozenset[str] = frozenset({"evidence", "evidence_files", "evidence_passages", "citations"})
 
 #: The columns of sealed tables that no row hash covers: the debate row's bookkeeping, rewritten
 #: by every event (``updated_at``, ``events_recorded``), and the seal's own head and signature.
@@ -82,6 +87,8 @@ def columns(conn: sqlite3.Connection) -> Columns:
     found: Columns = {}
     for table in KEYS:
         names = tuple(str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})") if (table, r[1]) not in UNSEALED)
+        if not names and table in LATER_TABLES:
+            continue
         if not names:
             raise sqlite3.DatabaseError(f"the journal has no table {table!r}: it is not a Symposium journal")
         found[table] = names
@@ -239,7 +246,8 @@ def seal_existing(conn: sqlite3.Connection, at: float) -> int:
     sealed = columns(conn)
     debates = [r[0] for r in conn.execute("SELECT id FROM debates WHERE seal_head IS NULL ORDER BY created_at, id")]
     for debate_id in debates:
-        for table, key in KEYS.items():  # one link per table
+        for table in sealed:  # one link per table (of those this journal's layout has)
+            key = KEYS[table]
             keys = [(table, r[0]) for r in conn.execute(
                 f"SELECT {key} FROM {table} WHERE {_OWNER[table]} = ? ORDER BY {key}", (debate_id,))]
             append(conn, debate_id, keys, sealed, at=at)
@@ -405,7 +413,7 @@ def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], late
 
 def typed_key(table: str, key: str) -> Any:
     """A row's key as its column holds it: text for a debate's own rows, else an integer."""
-    return key if table in ("debates", "provenance") else int(key)
+    return key if table in ("debates", "provenance", "evidence") else int(key)
 
 
 def signature_of(debate_id: str, head: str | None, key: str | None, signature: str | None, signed_from: Any,
@@ -459,8 +467,8 @@ def _current(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple
     current: dict[tuple[str, str], str | None] = {}
     times: dict[tuple[str, str], float | None] = {}
     values: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for table, key in KEYS.items():
-        names = sealed[table]
+    for table, names in sealed.items():
+        key = KEYS[table]
         time_col = next((c for c in _TIME_COLUMNS if c in names), None)
         select = ", ".join((key, *names, time_col or "NULL"))
         for r in conn.execute(f"SELECT {select} FROM {table} WHERE {_OWNER[table]} = ?", (debate_id,)):

@@ -16,14 +16,18 @@ from typing import Any, Literal
 
 from backends.registry import Registry
 from protocols.core.agents import Agent
-from protocols.core.definition import Input, InputError, Person, ProtocolDefinition, Role
+from protocols.core.definition import EVIDENCE, Input, InputError, Person, ProtocolDefinition, Role
 from protocols.core.events import Event
 from protocols.measures.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from protocols.core.moderation import CommandChannel
 from protocols.core.params import PROFILES, ParamError, Profile, params_of, profile_overrides
 from protocols.core.roles import SIDE_PANEL
+from store.evidence import grounding_of
 
-FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float"]
+from protocols.core.documents import gather
+from tui.evidence import EvidenceError, paths_of, read_evidence, settings_of, with_evidence
+
+FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float", "files"]
 
 #: The person's seat in protocols that have one: the app asks in a dialog, the command line on stdin.
 PersonSeat = Callable[[str], Awaitable["str | None"]]
@@ -59,6 +63,11 @@ PROFILE_FIELD = Field("profile", "Defaults", "select", "auto",
                        ("standard", "standard: real instruction models (7B and up)"),
                        ("small", "small: the bundled tiny models")),
                       help="empty parameter fields take this profile's defaults")
+
+
+#: Every protocol's evidence: files or folders the agents argue from and cite (one field, a path
+#: or several separated by ';', with a file picker beside it). Never remembered: a case's files.
+EVIDENCE_FIELD = Field(EVIDENCE.name, EVIDENCE.label, "files", "", help=EVIDENCE.help, optional=True, remember=False)
 
 
 def param_fields(config_cls: type) -> tuple[Field, ...]:
@@ -158,7 +167,7 @@ class ProtocolSpec:
 
     @property
     def fields(self) -> tuple[Field, ...]:
-        return (*self.inputs, PROFILE_FIELD, *param_fields(self.config_cls))
+        return (*self.inputs, EVIDENCE_FIELD, PROFILE_FIELD, *param_fields(self.config_cls))
 
     def remembered(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The part of a form's ``values`` the app may keep for the next form: every field but
@@ -209,7 +218,32 @@ class ProtocolSpec:
         except InputError as exc:
             raise FormError(str(exc)) from None
         seat = Person(person) if d.person_role() is not None else None
-        return d.run(config, team, debate_id=debate_id, channel=channel, person=seat)
+        try:
+            paths = paths_of(values.get(EVIDENCE.name))
+        except InputError as exc:
+            raise FormError(str(exc)) from None
+        if not paths:
+            return d.run(config, team, debate_id=debate_id, channel=channel, person=seat)
+        settings = settings_of(values, self.profile(values, registry))
+
+        def load() -> Any:
+            try:
+                return read_evidence(paths, settings)
+            except EvidenceError as exc:
+                raise FormError(f"{EVIDENCE.label}: {exc}") from None
+
+        return with_evidence(load, lambda found: d.run(config, team, debate_id=debate_id, channel=channel, person=seat,
+                                                       evidence=found))
+
+    def evidence_paths(self, values: Mapping[str, Any]) -> list[str]:
+        """The evidence's paths, each there and of a kind Symposium reads (a folder: holding
+        one); nothing is read yet. FormError naming the field."""
+        try:
+            paths = paths_of(values.get(EVIDENCE.name))
+            gather(paths)
+        except (InputError, EvidenceError) as exc:
+            raise FormError(f"{EVIDENCE.label}: {exc}") from None
+        return paths
 
     def roles_for(self, values: Mapping[str, Any]) -> dict[str, str]:
         """Role → model id (see :meth:`ProtocolDefinition.role_models`); FormError naming the field."""
@@ -221,8 +255,8 @@ class ProtocolSpec:
     def resume(self, debate: dict[str, Any], agents: Mapping[str, Agent], channel: CommandChannel,
                person: PersonSeat) -> AsyncIterator[Event]:
         """The continuation of a journalled debate (:meth:`ProtocolDefinition.resume`), the
-        person seated as the interface seats them."""
-        return self.definition.resume(debate, agents, channel=channel, person=Person(person))
+        person seated as the interface seats them, its evidence the passages its journal holds."""
+        return self.definition.resume(debate, agents, channel=channel, person=Person(person), evidence=grounding_of(debate))
 
     def defaults(self) -> dict[str, Any]:
         """Every field's default, examples included: values a debate can start from (the demo's)."""

@@ -11,10 +11,12 @@ no section claims of the outcome is still shown, generically, so a new outcome k
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from outputs.sources import cited_passages, location, per_agent, share
+from protocols.core.evidence import cited_line
 from protocols.core.outcome import outcome_in_words
 from protocols.core.present import (
     BarChart,
@@ -44,6 +46,18 @@ class Turn:
     request: str | None
     distribution: dict[str, float] | None
     notes: list[tuple[str, list[str]]]  # ("parse notes", [...]), ("fit notes", [...])
+    #: The turn's checked claims: (status, the claim in words, the id of the passage a supported
+    #: citation links to, or ``None``: a citation that did not check links nowhere).
+    citations: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+
+@dataclass
+class Cited:
+    """A passage of the evidence that a supported citation names: the target of its links."""
+
+    passage: str  # "E7"
+    label: str  # "E7 p.4 ¶3 · labs.pdf"
+    text: str
 
 
 @dataclass
@@ -54,7 +68,7 @@ class Document:
     redaction: dict[str, int] | None = None
 
 
-Block = Para | DefList | Table | Bullets | Figures | Turn
+Block = Para | DefList | Table | Bullets | Figures | Turn | Cited
 
 
 def when(ts: Any) -> str:
@@ -141,8 +155,10 @@ def _transcript(debate: Mapping[str, Any]) -> Section:
             meta += f" · {tokens} tokens in {num(t.get('duration_s'))} s"
         notes = [(name.replace("_", " "), [str(n) for n in t[name]]) for name in sorted(t)
                  if name.endswith("notes") and isinstance(t.get(name), list) and t[name]]
+        cited = [(str(c.get("status")), cited_line(c), c.get("passage") if c.get("status") == "supported" else None)
+                 for c in t.get("citations") or []]
         section.blocks.append(Turn(f"{t['role']} ({t.get('model_id', '')})", meta, t.get("text") or "",
-                                   t.get("request"), t.get("distribution"), notes))
+                                   t.get("request"), t.get("distribution"), notes, cited))
     return section
 
 
@@ -235,6 +251,42 @@ def _reason_summary(reasons: Any) -> Any:
     return DefList(items) if items else ""
 
 
+def _sources(debate: Mapping[str, Any], redacted: bool) -> Section | None:
+    """The evidence: each file with its SHA-256, each agent's claims counted by verdict, and the
+    passages that supported citations name (each citation in the transcript links to its own)."""
+    evidence = debate.get("evidence")
+    if not isinstance(evidence, Mapping):
+        return None
+    files = list(evidence.get("files") or [])
+    section = Section("sources", "Sources")
+    section.blocks.append(Para("The files the debate argued from, read and cut into passages before its first turn. Each "
+                               "claim an agent cited was checked: the passage must exist and a quote must be in it. A "
+                               "citation that did not check is never shown as a source.", "lead"))
+    section.blocks.append(Table(["#", "file", "kind", "size (bytes)", "pages", "passages", "SHA-256"], [
+        [f.get("number"), f.get("name"), f.get("kind"), f.get("size"), f.get("pages") if f.get("pages") is not None else "—",
+         f.get("passages"), "withheld (redacted copy)" if redacted else Para(str(f.get("sha256")), "hash")] for f in files],
+        numeric=False))
+    notes = [f"{f.get('name')}: {n}" for f in files for n in f.get("notes") or []]
+    notes += [f"{f.get('name')}: masked before indexing: " + ", ".join(f"{n} {k}" for k, n in sorted(f["redactions"].items()))
+              for f in files if f.get("redactions")]
+    if notes:
+        section.blocks.append(Bullets(notes))
+    counts = per_agent(debate)
+    if counts:
+        section.blocks.append(Table(["agent", "claims", "supported", "cited, not found", "uncited", "citation precision"],
+                                    [[role, t["claims"], t["supported"], t["not_found"], t["uncited"], share(t["precision"])]
+                                     for role, t in counts.items()], caption="Claims per agent"))
+    else:
+        section.blocks.append(Para("No agent listed a claim.", "note"))
+    cited = cited_passages(debate)
+    if cited:
+        section.blocks.append(Para("The passages cited", "h"))
+        section.blocks += [Cited(f"E{p.get('number')}", location(p, files), str(p.get("text") or "")) for p in cited]
+    section.blocks.append(Para(f"All {len(evidence.get('passages') or [])} passages are in the journal and the JSON export.",
+                               "note"))
+    return section
+
+
 # -- provenance and seal ----------------------------------------------------------------------------
 
 
@@ -315,7 +367,7 @@ def build(debate: Mapping[str, Any], *, redaction: Mapping[str, int] | None = No
     rest = {k: v for k, v in outcome.items() if k not in claimed}
     if rest:
         sections.append(Section("outcome", "Outcome (every other recorded value)", [value_block(rest)]))
-    sections += [s for s in (_transcript(debate), _parameters(debate)) if s is not None]
+    sections += [s for s in (_sources(debate, redaction is not None), _transcript(debate), _parameters(debate)) if s is not None]
     sections += [_provenance(debate), _seal(debate, redacted=redaction is not None)]
     subtitle = f"{debate.get('protocol', '')} · {debate.get('status', '')} · {when(debate.get('created_at'))}"
     return Document(str(debate.get("title") or debate.get("id") or "debate"), subtitle, sections,
@@ -341,4 +393,4 @@ def blocks_of(document: Document) -> Iterable[Any]:
             yield from walk(block)
 
 
-__all__: Sequence[str] = ("Document", "Section", "build", "value_block", "blocks_of")
+__all__: Sequence[str] = ("Cited", "Document", "Section", "build", "value_block", "blocks_of")

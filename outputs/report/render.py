@@ -14,7 +14,9 @@ import base64
 import hashlib
 from typing import Any
 
-from outputs.report.document import Document, Turn
+import re
+
+from outputs.report.document import Cited, Document, Turn
 from outputs.report.safe import Markup, join, tag, text
 from outputs.report.svg import bars, line_chart
 from protocols.core.present import BarChart, Bullets, DefList, Figures, LineChart, Para, Section, Table
@@ -61,6 +63,12 @@ article.turn .meta { color: var(--muted); font-size: .85rem; }
 article.turn .text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0; }
 article.turn .asked { color: var(--muted); font-size: .85rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 article.turn table.dist { width: auto; min-width: 16rem; }
+ul.cited { list-style: none; padding-left: .2rem; font-size: .88rem; margin: .2rem 0; }
+ul.cited li.supported a { color: #1d6b2f; }
+ul.cited li.not_found { color: #a01818; }
+ul.cited li.uncited { color: var(--muted); }
+div.passage { border-left: 3px solid #1d6b2f; padding: .2rem .6rem; margin: .4rem 0; overflow-wrap: anywhere; }
+div.passage p { margin: 0; white-space: pre-wrap; }
 span.ctl { color: #b00020; background: #fde7ea; font-family: ui-monospace, monospace; font-size: .8em; }
 .notes { font-size: .85rem; color: #6b4b00; }
 footer.doc { margin-top: 2rem; color: var(--muted); font-size: .8rem; border-top: 1px solid var(--rule); padding-top: .5rem; }
@@ -126,7 +134,19 @@ def _block(block: Any) -> Markup:
         return tag("figure", Markup(tag("div", join(charts), class_="charts") + caption))
     if isinstance(block, Turn):
         return _turn(block)
+    if isinstance(block, Cited):
+        anchor = _anchor(block.passage)
+        return tag("div", Markup(tag("p", block.label, class_="h") + tag("p", block.text)), class_="passage",
+                   id=anchor or None)
     return text(block)
+
+
+_PASSAGE_ID = re.compile(r"E[0-9]{1,9}")
+
+
+def _anchor(passage: str | None) -> str:
+    """The page's anchor of a passage (``E7`` → ``e7``); empty for anything that is not an id."""
+    return passage.lower() if passage is not None and _PASSAGE_ID.fullmatch(passage) else ""
 
 
 def _chart(chart: Any) -> Markup:
@@ -160,6 +180,13 @@ def _turn(turn: Turn) -> Markup:
         parts.append(tag("table", Markup(tag("caption", "distribution") + tag("tbody", rows)), class_="dist"))
     for name, notes in turn.notes:
         parts.append(tag("div", f"{name}: " + "; ".join(notes), class_="notes"))
+    if turn.citations:
+        items = []
+        for status, line, passage in turn.citations:
+            anchor = _anchor(passage) if status == "supported" else ""
+            body = tag("a", line, href=f"#{anchor}") if anchor else text(line)
+            items.append(tag("li", body, class_=status if status in ("supported", "not_found", "uncited") else None))
+        parts.append(tag("ul", join(items), class_="cited"))
     return tag("article", join(parts), class_="turn")
 
 

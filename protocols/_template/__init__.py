@@ -31,6 +31,7 @@ from protocols._template.sample import SAMPLES
 from protocols.core.agents import Agent
 from protocols.core.definition import Conclusion, Input, ProtocolDefinition, Role
 from protocols.core.events import Event
+from protocols.core.evidence import Grounding
 from protocols.core.moderation import CommandChannel, Honoured
 
 #: The roles: a numbered list of agents (``agent-1``, ``agent-2`` …). Use the shared names of
@@ -47,8 +48,9 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
     return Conclusion(f"{len(answers)} agent(s) answered.", f"{len(answers)} answer(s)")
 
 
-def _start(config: TemplateConfig, team: list[Agent], debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
-    return Template(config, team, debate_id=debate_id, channel=channel).run()
+def _start(config: TemplateConfig, team: list[Agent], debate_id: str, channel: CommandChannel, person: Any,
+           evidence: Grounding) -> AsyncIterator[Event]:
+    return Template(config, team, debate_id=debate_id, channel=channel, evidence=evidence).run()
 
 
 DEFINITION = ProtocolDefinition(

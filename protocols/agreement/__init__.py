@@ -59,8 +59,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from protocols.core.agents import Agent
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.measures.agreement_judge import AgreementJudge, JudgeMode, Verdict
-from protocols.core.events import (AdvanceStage, CallRecord, Command, DebateFinished, DebateStarted, Event, JudgementMade, Status,
+from protocols.core.events import (AdvanceStage, CallRecord, Citation, Command, DebateFinished, DebateStarted, Event, JudgementMade, Status,
                      ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from protocols.core.fitting import Section, discussion, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
@@ -251,7 +252,7 @@ class Conference:
     """One decision conference. Iterate :meth:`run` for its events."""
 
     def __init__(self, config: ConferenceConfig, agents: ConferenceAgents, *, debate_id: str,
-                 channel: CommandChannel | None = None) -> None:
+                 channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> None:
         roles = [a.role for a in agents.participants]
         if len(roles) < 2 or len(set(roles)) != len(roles) or {MODERATOR, JUDGE, EVALUATOR} & set(roles):
             raise ValueError("a conference needs two or more participants with distinct roles (participant-1, participant-2, …)")
@@ -275,6 +276,11 @@ class Conference:
         self.round = 0
         self.order: list[str] = []
         self.concluded = False
+        #: The user's files (falsy when the conference has none): each participant's turn is shown
+        #: the passages most relevant to the issue, the stage and what was just said, and lists
+        #: its claims' sources; the agreement judge reads every checked citation.
+        self.evidence = evidence
+        self.cited: list[tuple[str, Citation]] = []
 
     # -- prompts --------------------------------------------------------------------------------
 
@@ -363,24 +369,34 @@ class Conference:
         if not history:
             history.append(Message("system", self._system(role)))
         request = self._ask(role)
+        tokens = self.evidence.reply_tokens(c.turn_tokens)
+        heard = " ".join(text for _, text in self._round_said[-len(self.roles):])
+        grounded = self.evidence.ground(agent, history, request, [f"{c.issue} {self.stage.task} {heard}"], reply_tokens=tokens)
+        request = grounded.request
         history.append(Message("user", request))
-        fit = agent.fit(history, c.turn_tokens)
-        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, tokens)
+        turn = agent.turn(fit.messages, schema=self.evidence.schema(None, text_chars=c.word_cap * 8),
+                          options=agent.options.merged(max_tokens=tokens))
         async for event in self.moderation.stream(turn, round_=self.round, phase=self.stage.name, kind="argument"):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
-        text = completion.text.strip()
-        notes = (*fit.notes, *((f"cut off at max_tokens ({c.turn_tokens})",) if completion.finish_reason == "length" else ()))
+        said = self.evidence.read(completion.text, free_text=True)
+        self.cited += [(_name(role), cited) for cited in said.citations]
+        text = said.text.strip()
+        notes = (*grounded.notes, *fit.notes, *said.notes,
+                 *((f"cut off at max_tokens ({tokens})",) if completion.finish_reason == "length" else ()))
         yield TurnFinished(self.debate_id, role, agent.model_id, self.stage.name, self.round, "argument",
-                           text=text, raw=completion.text, call=turn.call(), parse_notes=notes, request=request)
+                           text=text, raw=completion.text, call=turn.call(), parse_notes=notes, request=request,
+                           citations=said.citations)
         self.stage.turns += 1
         self._said(role, text)
 
     async def _judge(self) -> AsyncIterator[Event]:
         async for event in self.judge.events(self.debate_id, self.round, self.stage.transcript, self.config.issue,
-                                             topic=self.stage.task, latest=len(self._round_said)):
+                                             topic=self.stage.task, latest=len(self._round_said),
+                                             sources=self.evidence.sources(self.cited) or None):
             yield event
         verdict = self.judge.last
         assert verdict is not None
@@ -497,9 +513,9 @@ class Conference:
 
 
 async def run(config: ConferenceConfig, agents: ConferenceAgents, *, debate_id: str,
-              channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+              channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """Run one decision conference, yielding its events (the protocol's public entry point)."""
-    async for event in Conference(config, agents, debate_id=debate_id, channel=channel).run():
+    async for event in Conference(config, agents, debate_id=debate_id, channel=channel, evidence=evidence).run():
         yield event
 
 
@@ -515,8 +531,8 @@ def _team(agents: Mapping[str, Agent]) -> ConferenceAgents:
 
 
 def _start(config: ConferenceConfig, team: ConferenceAgents, debate_id: str, channel: CommandChannel,
-           person: Any) -> AsyncIterator[Event]:
-    return run(config, team, debate_id=debate_id, channel=channel)
+           person: Any, evidence: Grounding) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel, evidence=evidence)
 
 
 def conclude(outcome: Mapping[str, Any]) -> Conclusion:

@@ -32,6 +32,7 @@ from backends.values import SamplingOptions
 from protocols.core import replay
 from protocols.core.agents import Agent
 from protocols.core.events import Event
+from protocols.core.evidence import NO_EVIDENCE, Grounding, attach
 from protocols.core.moderation import CommandChannel, Honoured
 from protocols.core.params import ParamError, Profile, build, from_description, params_of
 from protocols.core.present import Section
@@ -205,6 +206,15 @@ class Input:
         raise ValueError(f"unknown input kind {self.kind!r}")  # pragma: no cover - Literal guards it
 
 
+#: The input every protocol offers (declared once: the command line's ``--evidence``, the form's
+#: field): files or folders of the user's own documents that the debate argues from and cites.
+#: Interfaces read them (:mod:`protocols.core.documents`) and hand the protocol a
+#: :class:`~protocols.core.evidence.Grounding`; the value never enters a protocol's config.
+EVIDENCE = Input("evidence", "Evidence files", "list", optional=True, metavar="PATH",
+                 help="a file (.txt, .md, .pdf, .docx, .html) or a folder of them that the agents argue from and "
+                      "cite, each citation checked; repeat the flag (or separate paths with ';') for more")
+
+
 @dataclass(frozen=True)
 class Role:
     """A part in the debate: one model (``kind="model"``), a list of models that become numbered
@@ -369,26 +379,32 @@ class ProtocolDefinition:
     # -- one run --------------------------------------------------------------------------------
 
     def run(self, config: Any, team: Team, *, debate_id: str, channel: CommandChannel | None = None,
-            person: Person | None = None) -> AsyncIterator[Event]:
-        """The run's events: a pure function of its arguments (nothing read from an interface)."""
+            person: Person | None = None, evidence: Grounding | None = None) -> AsyncIterator[Event]:
+        """The run's events: a pure function of its arguments (nothing read from an interface).
+        With ``evidence``, its passages are journalled right after the start
+        (:class:`~protocols.core.events.EvidenceAttached`) and the protocol grounds its turns in them."""
         if any(r.kind == "person" and not r.optional for r in self.roles) and person is None:
             raise ValueError(f"{self.name}: the person's seat is required (give a Person)")
-        return self.start(config, team, debate_id, channel or CommandChannel(), person)
+        grounding = evidence or NO_EVIDENCE
+        events = self.start(config, team, debate_id, channel or CommandChannel(), person, grounding)
+        return attach(events, grounding) if grounding else events
 
     def resume(self, debate: Mapping[str, Any], agents: Mapping[str, Agent], *, channel: CommandChannel | None = None,
-               person: Person | None = None) -> AsyncIterator[Event]:
+               person: Person | None = None, evidence: Grounding | None = None) -> AsyncIterator[Event]:
         """The continuation of a journalled debate (``store.queries.Queries.debate``'s dict) cut
         off early: the same :meth:`run`, under the config it journalled and with each agent
         sampling as it did, replayed from the journal up to where it was cut
         (:mod:`protocols.core.replay`), then live. Every protocol resumes this way, so none
         writes a resume of its own. ``agents``: by role (:meth:`roles_from` says which model each
-        role played)."""
+        role played). ``evidence``: the debate's journalled evidence, indexed again
+        (``store.evidence.grounding_of``), never the files on disk."""
         config = self.config_from_journal(debate["config"])
         recorded = self.recorded_options(debate["participants"])
         agents = {role: dataclasses.replace(agent, options=recorded.get(role, agent.options)) for role, agent in agents.items()}
         team = self.team(agents)
         seat = person if self.person_role() is not None else None
-        return replay.resume(dict(debate), lambda ch: self.run(config, team, debate_id=debate["id"], channel=ch, person=seat),
+        return replay.resume(dict(debate), lambda ch: self.run(config, team, debate_id=debate["id"], channel=ch, person=seat,
+                                                               evidence=evidence),
                              channel=channel or CommandChannel())
 
     def roles_from(self, participants: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -536,5 +552,5 @@ def check_unique(definitions: tuple[ProtocolDefinition, ...]) -> dict[str, Proto
     return by_name
 
 
-__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
+__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "EVIDENCE", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
            "Study", "UNREGISTERED_PANELS", "Variant", "check_unique", "confirm_from_lines", "read_file"]

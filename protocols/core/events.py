@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from protocols.core.passages import EvidenceFile, Passage
+
 Status = Literal["running", "finished", "stopped", "failed", "interrupted"]
 
 
@@ -41,6 +43,28 @@ class CallRecord:
     first_token_s: float | None = None
     finish_reason: str = "stop"
     error: str | None = None
+
+
+CitationStatus = Literal["supported", "not_found", "uncited"]
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One factual claim of a turn and what its citation turned out to be
+    (:mod:`protocols.measures.citations`): ``source`` and ``quote`` as the agent wrote them;
+    ``status`` the verdict; ``passage`` the id of the passage the source names when there is one
+    (also when the quote is not in it); ``match`` how a quote matched (``exact``, ``folded``);
+    ``problem`` why a citation did not check; ``label`` where the passage is (``E3 p.4 ¶3 ·
+    chart.pdf``), for a supported citation only: a fabricated one is never shown as a source."""
+
+    claim: str
+    source: str
+    quote: str
+    status: CitationStatus
+    passage: str | None = None
+    match: str = ""
+    problem: str = ""
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,6 +142,21 @@ class TurnFinished(Event):
     #: each conversation exactly as it was (a resumed run replays the replies instead:
     #: :mod:`protocols.core.replay`).
     exchange: tuple[tuple[str, str], ...] | None = None
+    #: The turn's factual claims and the verdict on each one's citation, when the debate has
+    #: evidence (:mod:`protocols.core.evidence`); empty otherwise.
+    citations: tuple[Citation, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvidenceAttached(Event):
+    """The user's files a debate argues from, as read and cut into passages before its first
+    turn (:mod:`protocols.core.evidence`): journalled once, right after the debate's start, so
+    that a resumed or replayed run uses these passages and never the files on disk.
+    ``settings``: how many passages each turn is shown, how many claims a reply may list."""
+
+    files: tuple[EvidenceFile, ...]
+    passages: tuple[Passage, ...]
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from protocols.core.events import (
     DebateResumed,
     DebateStarted,
     Event,
+    EvidenceAttached,
     Interject,
     JudgementMade,
     MetricsComputed,
@@ -138,7 +139,7 @@ def counted(event: Event) -> bool:
     ended is not resumed), not a failed call (a replay does not fail it again)."""
     if isinstance(event, ModelCalled):
         return event.call.error is None
-    return isinstance(event, (DebateStarted, TurnFinished, PhaseChanged, MetricsComputed, JudgementMade,
+    return isinstance(event, (DebateStarted, EvidenceAttached, TurnFinished, PhaseChanged, MetricsComputed, JudgementMade,
                               ModeratorActed, Notice))
 
 

@@ -83,6 +83,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Completion, Message
 
 from protocols.core.agents import Agent
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.d3.audit import evaluators_of, family
 from protocols.core.events import (
     CallRecord,
@@ -102,6 +103,7 @@ from protocols.core.fitting import Section, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
 from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
 from protocols.core.replies import side_by_side
+from protocols.core.schemas import chars_for
 from protocols.core.untrusted import parse_as
 from protocols.d3.present import present
 from protocols.d3.sample import SAMPLES
@@ -425,7 +427,8 @@ class _Pass:
 class D3:
     """One D3 evaluation (MORE or SAMRE, optionally with its swap audit)."""
 
-    def __init__(self, config: D3Config, agents: D3Agents, *, debate_id: str, channel: CommandChannel | None = None) -> None:
+    def __init__(self, config: D3Config, agents: D3Agents, *, debate_id: str, channel: CommandChannel | None = None,
+                 evidence: Grounding = NO_EVIDENCE) -> None:
         if not agents.jurors:
             raise ValueError("the jury needs at least one juror model")
         self.config = config
@@ -437,6 +440,9 @@ class D3:
         self.moderation = Moderation(debate_id, addressed, channel)
         self._agents: dict[str, Agent] = {}
         self.passes: list[_Pass] = []
+        #: The user's files (falsy when the evaluation has none): each advocate's defense is shown
+        #: the passages most relevant to the question and its answer and lists its claims' sources.
+        self.evidence = evidence
 
     # -- roles --------------------------------------------------------------------------------
 
@@ -483,6 +489,11 @@ class D3:
         """The two answers as shown (Answer 1 first), as material to fit."""
         texts = {"A": self.config.answer_a, "B": self.config.answer_b}
         return [Section(f"Answer {side}", texts[p.answer(side)].strip(), priority) for side in self.sides]
+
+    def _about(self, p: _Pass, side: int) -> str:
+        """What an advocate of ``side`` argues about, as the evidence is searched for it."""
+        texts = {"A": self.config.answer_a, "B": self.config.answer_b}
+        return f"{self.config.question} {texts[p.answer(side)]}"
 
     def _shown(self, texts: Mapping[str, str]) -> str:
         """The question and both answers, as ``texts`` shows them (whole unless fitted)."""
@@ -569,12 +580,13 @@ class D3:
         replies = await side_by_side(*(self._defend(p, side, j, heard[side]) for side, j in team))
         defenses: dict[int, list[str]] = {1: [], 2: []}
         for (side, _), (agent, completion, call, notes, request) in zip(team, replies, strict=True):
-            defenses[side].append(completion.text.strip())
+            read = self.evidence.read(completion.text, free_text=True)
+            defenses[side].append(read.text.strip())
             yield TurnStarted(self.debate_id, agent.role, agent.model_id, "advocacy" + p.suffix, round_, "defense")
             yield TokenDelta(self.debate_id, agent.role, completion.text)
             yield TurnFinished(self.debate_id, agent.role, agent.model_id, "advocacy" + p.suffix, round_, "defense",
-                               text=completion.text.strip(), raw=completion.text, call=call, request=request,
-                               parse_notes=tuple(notes))
+                               text=read.text.strip(), raw=completion.text, call=call, request=request,
+                               parse_notes=(*notes, *read.notes), citations=read.citations)
         arguments: dict[int, str] = {}
         for side in self.sides:
             async for event in self._between(round_):
@@ -612,11 +624,14 @@ class D3:
         seed = None if agent.options.seed is None else agent.options.seed + j
         history: list[Message] = []
         request = "\n".join([_defend_ask(side), *heard])
+        tokens = self.evidence.reply_tokens(c.turn_tokens)
         ask, notes = self._fit(p, agent, history, lambda texts: self._advocate_system(side, texts, (j, c.k)),
-                               lambda _: request, [], tokens=c.turn_tokens)
-        options = agent.options.merged(max_tokens=c.turn_tokens, seed=seed)
-        completion, call = await agent.ask([*history, Message("user", ask)], purpose="turn", options=options)
-        return agent, completion, call, notes, ask
+                               lambda _: request, [], tokens=tokens)
+        grounded = self.evidence.ground(agent, history, ask, [self._about(p, side)], reply_tokens=tokens)
+        options = agent.options.merged(max_tokens=tokens, seed=seed)
+        completion, call = await agent.ask([*history, Message("user", grounded.request)], purpose="turn",
+                                           schema=self.evidence.schema(None, text_chars=chars_for(tokens, 1)), options=options)
+        return agent, completion, call, [*notes, *grounded.notes], grounded.request
 
     async def _samre(self, p: _Pass) -> AsyncIterator[Event]:
         c = self.config
@@ -695,18 +710,23 @@ class D3:
         ``ask`` makes the request from ``sections`` as fitted to the advocate's window."""
         agent, c = self._agent(role), self.config
         history = p.histories.setdefault(role, [])
+        tokens = self.evidence.reply_tokens(c.turn_tokens)
         request, notes = self._fit(p, agent, history, lambda texts: self._advocate_system(side, texts), ask, sections,
-                                   tokens=c.turn_tokens)
+                                   tokens=tokens)
+        grounded = self.evidence.ground(agent, history, request, [self._about(p, side)], reply_tokens=tokens)
+        request = grounded.request
         history.append(Message("user", request))
-        fit = agent.fit(history, c.turn_tokens)
-        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, tokens)
+        turn = agent.turn(fit.messages, schema=self.evidence.schema(None, text_chars=chars_for(tokens, 1)),
+                          options=agent.options.merged(max_tokens=tokens))
         async for event in self.moderation.stream(turn, round_=round_, phase="advocacy" + p.suffix, kind=kind):
             yield event
         assert turn.completion is not None
         history.append(Message("assistant", turn.completion.text))
+        said = self.evidence.read(turn.completion.text, free_text=True)
         yield TurnFinished(self.debate_id, role, agent.model_id, "advocacy" + p.suffix, round_, kind,
-                           text=turn.completion.text.strip(), raw=turn.completion.text, call=turn.call(), request=request,
-                           parse_notes=(*notes, *fit.notes))
+                           text=said.text.strip(), raw=turn.completion.text, call=turn.call(), request=request,
+                           parse_notes=(*notes, *grounded.notes, *fit.notes, *said.notes), citations=said.citations)
 
     async def _judge(self, p: _Pass, r: _Round) -> AsyncIterator[Event]:
         """The judge scores both defenses of the round in one call (appendix D.2's criteria)."""
@@ -953,9 +973,10 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-async def run(config: D3Config, agents: D3Agents, *, debate_id: str, channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+async def run(config: D3Config, agents: D3Agents, *, debate_id: str, channel: CommandChannel | None = None,
+              evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """Run one D3 evaluation, yielding its events (the protocol's public entry point)."""
-    async for event in D3(config, agents, debate_id=debate_id, channel=channel).run():
+    async for event in D3(config, agents, debate_id=debate_id, channel=channel, evidence=evidence).run():
         yield event
 
 
@@ -971,8 +992,9 @@ def _team(agents: Mapping[str, Agent]) -> D3Agents:
     return D3Agents(agents[ADVOCATE], agents[JUDGE], [agents[r] for r in in_order(agents, JUROR)])
 
 
-def _start(config: D3Config, team: D3Agents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
-    return run(config, team, debate_id=debate_id, channel=channel)
+def _start(config: D3Config, team: D3Agents, debate_id: str, channel: CommandChannel, person: Any,
+           evidence: Grounding) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel, evidence=evidence)
 
 
 def conclude(outcome: Mapping[str, Any]) -> Conclusion:

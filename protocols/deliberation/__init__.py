@@ -61,8 +61,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from protocols.core.agents import Agent
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.measures.analyzer import ANALYSIS_TOKENS, Analysis, Analyzer
-from protocols.core.events import (CallRecord, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant, Status,
+from protocols.core.events import (CallRecord, Citation, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant, Status,
                      PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
 from protocols.measures.labels import normalize_label
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
@@ -223,7 +224,7 @@ class Deliberation:
     """One deliberation. Iterate :meth:`run` for its events."""
 
     def __init__(self, config: DeliberationConfig, agents: DeliberationAgents, human_turn: HumanTurn, *,
-                 debate_id: str, channel: CommandChannel | None = None) -> None:
+                 debate_id: str, channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> None:
         roles = [a.role for a in agents.deliberators]
         if len(roles) < 2 or len(set(roles)) != len(roles) or {MODERATOR, PERSON} & set(roles):
             raise ValueError("a deliberation needs two or more deliberators with distinct roles (deliberator-1, deliberator-2, …)")
@@ -251,6 +252,11 @@ class Deliberation:
         self.selections: list[Choice] = []
         self.ended = False  # the person ended the session
         self._phase = "opening"
+        #: The user's files (falsy when the session has none): each model's turn is shown the
+        #: passages most relevant to the topic and its instruction and lists its claims' sources;
+        #: the analyzer reads every checked citation.
+        self.evidence = evidence
+        self.cited: list[tuple[str, Citation]] = []
 
     # -- prompts ----------------------------------------------------------------------------------
 
@@ -328,18 +334,28 @@ class Deliberation:
         agent = self._by_role[role]
         c = self.config
         history = self._request(role, instruction)
-        request = history[-1].content
-        fit = agent.fit(history, c.turn_tokens)
-        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=c.turn_tokens))
+        tokens = self.evidence.reply_tokens(c.turn_tokens)
+        grounded = self.evidence.ground(agent, history[:-1], history[-1].content,
+                                        [f"{c.topic} {instruction} {' '.join(t for _, t in self.transcript[-2:])}"],
+                                        reply_tokens=tokens)
+        history[-1] = Message("user", grounded.request)
+        request = grounded.request
+        fit = agent.fit(history, tokens)
+        turn = agent.turn(fit.messages, schema=self.evidence.schema(None, text_chars=c.word_cap * 8),
+                          options=agent.options.merged(max_tokens=tokens))
         async for event in self.moderation.stream(turn, round_=turn_no, phase=self._phase, kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
-        shown, note = cap_words(completion.text, c.word_cap)
-        notes = [*fit.notes, *([note] if note else []), *([f"cut off at max_tokens ({c.turn_tokens})"] if completion.finish_reason == "length" else [])]
+        said = self.evidence.read(completion.text, free_text=True)
+        self.cited += [(self.roster.name(role), cited) for cited in said.citations]
+        shown, note = cap_words(said.text, c.word_cap)
+        notes = [*grounded.notes, *fit.notes, *said.notes, *([note] if note else []),
+                 *([f"cut off at max_tokens ({tokens})"] if completion.finish_reason == "length" else [])]
         yield TurnFinished(self.debate_id, role, agent.model_id, self._phase, turn_no, kind, text=shown,
-                           raw=completion.text, call=turn.call(), parse_notes=tuple(notes), request=request)
+                           raw=completion.text, call=turn.call(), parse_notes=tuple(notes), request=request,
+                           citations=said.citations)
         self._heard(role, shown)
 
     async def _person_turn(self, turn_no: int, kind: str, text: str | None = None) -> AsyncIterator[Event]:
@@ -373,7 +389,8 @@ class Deliberation:
     async def _analyze(self, turn_no: int) -> AsyncIterator[Event]:
         if self.analyzer is None:
             return
-        async for event in self.analyzer.events(self.debate_id, self.transcript, topic=self.config.topic, round_=turn_no):
+        async for event in self.analyzer.events(self.debate_id, self.transcript, topic=self.config.topic, round_=turn_no,
+                                                sources=self.evidence.sources(self.cited)):
             yield event
 
     async def run(self) -> AsyncIterator[Event]:
@@ -447,9 +464,9 @@ class Deliberation:
 
 
 async def run(config: DeliberationConfig, agents: DeliberationAgents, human_turn: HumanTurn, *, debate_id: str,
-              channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+              channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """Run one deliberation, yielding its events (the protocol's public entry point)."""
-    async for event in Deliberation(config, agents, human_turn, debate_id=debate_id, channel=channel).run():
+    async for event in Deliberation(config, agents, human_turn, debate_id=debate_id, channel=channel, evidence=evidence).run():
         yield event
 
 
@@ -467,8 +484,8 @@ def _team(agents: Mapping[str, Agent]) -> DeliberationAgents:
 
 
 def _start(config: DeliberationConfig, team: DeliberationAgents, debate_id: str, channel: CommandChannel,
-           person: Person) -> AsyncIterator[Event]:
-    return run(config, team, person.speak, debate_id=debate_id, channel=channel)
+           person: Person, evidence: Grounding) -> AsyncIterator[Event]:
+    return run(config, team, person.speak, debate_id=debate_id, channel=channel, evidence=evidence)
 
 
 def conclude(outcome: Mapping[str, Any]) -> Conclusion:

@@ -86,6 +86,7 @@ from backends.base import Message
 from protocols.measures import metrics as M
 from protocols.core import replay
 from protocols.core.agents import Agent
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.measures.agreement_judge import AgreementJudge
 from protocols.measures.contentiousness import SCHEDULES, RoundSignals, Schedule, instruction, make_schedule
 from protocols.measures.crit import CritResult, crit
@@ -96,6 +97,7 @@ from protocols.measures.distribution import (
     reply_schema,
 )
 from protocols.core.events import (
+    Citation,
     DebateFinished,
     DebateStarted,
     Event,
@@ -317,7 +319,7 @@ class Evince:
     """One run of Figure 7.1. Iterate :meth:`run` for its events."""
 
     def __init__(self, config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
-                 channel: CommandChannel | None = None) -> None:
+                 channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> None:
         if config.scoring == "scored" and (config.labels is None or not config.labels.closed):
             raise ValueError("scored distributions need a closed class set (give labels)")
         self.config = config
@@ -340,6 +342,13 @@ class Evince:
         #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
         self.said: list[tuple[str, str]] = []
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
+        #: The user's files (falsy when the debate has none): each turn is shown the passages
+        #: most relevant to the case and the opponent's arguments and lists its claims' sources.
+        self.evidence = evidence
+        #: Each agent's latest checked citations, and every one so far with its speaker: what
+        #: CRIT's judge and the agreement judge read beside the arguments.
+        self.cited: dict[str, tuple[Citation, ...]] = {}
+        self.all_cited: list[tuple[str, Citation]] = []
 
     @property
     def history(self) -> list[dict[str, float]]:
@@ -414,10 +423,13 @@ class Evince:
         if not history:
             history.append(Message("system", self._system(role)))
         request = self._ask(role, kappa, opponent, opponent_spoke)
+        tokens = self.evidence.reply_tokens(c.turn_tokens)
+        grounded = self.evidence.ground(agent, history, request, [f"{c.case}\n{request}"], reply_tokens=tokens)
+        request = grounded.request
         history.append(Message("user", request))
         asked_at = len(history)
-        fit = agent.fit(history, c.turn_tokens)
-        turn = agent.turn(fit.messages, schema=self._schema(), options=agent.options.merged(max_tokens=c.turn_tokens))
+        fit = agent.fit(history, tokens)
+        turn = agent.turn(fit.messages, schema=self.evidence.schema(self._schema()), options=agent.options.merged(max_tokens=tokens))
         kind = "opening" if round_ == 0 else "refutation"
         async for event in self.moderation.stream(turn, round_=round_, phase=phase_for(kappa), kind=kind):
             yield event
@@ -440,7 +452,11 @@ class Evince:
             yield score_call
         added = history[asked_at:]  # one reply, or a retry's whole exchange (journalled whole)
         exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
-        notes = [*fit.notes, *parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []), *notes]
+        said = self.evidence.read(completion.text)
+        self.cited[role] = said.citations
+        self.all_cited += [(_speaker(role), cited) for cited in said.citations]
+        notes = [*grounded.notes, *fit.notes, *parsed.repairs, *([parsed.rejected_reason] if parsed.rejected_reason else []),
+                 *said.notes, *notes]
         if parsed.probs is not None:
             position = _Position(parsed.probs, parsed.arguments, round_, list(parsed.arguments))
             self.positions[role] = position
@@ -456,6 +472,7 @@ class Evince:
             text=text, raw=raw, call=turn.call(),
             parsed={"probs": parsed.probs, "arguments": parsed.arguments} if parsed.ok else None,
             parse_notes=tuple(notes), distribution=parsed.probs, kappa=kappa, request=request, exchange=exchange,
+            citations=said.citations,
         )
 
     async def _retry(self, agent: Agent, history: list[Message], round_: int, first: DistributionParse,
@@ -509,9 +526,12 @@ class Evince:
         mine = self._fresh(role, round_)
         if not c.crit_judge or mine is None:
             return
+        other = AGENT_B if role == AGENT_A else AGENT_A
+        cited = [(_speaker(r), cited) for r in (role, other) for cited in self.cited.get(r, ())]
         result = await crit(self.agents.judge, mine.text(mine.arguments), author="Agent A" if role == AGENT_A else "Agent B",
                             counter=None if counter is None else counter.text(), subject=c.case,
-                            max_tokens=c.crit_tokens, arguments=mine.arguments, depth=c.crit_depth)
+                            max_tokens=c.crit_tokens, arguments=mine.arguments, depth=c.crit_depth,
+                            sources=self.evidence.sources(cited) or None)
         self.crits[role] = result
         self.crit_rounds[role] = round_
         gate = self._gate(role, round_, mine, result)
@@ -708,7 +728,8 @@ class Evince:
             # B's admitted arguments before A's next turn), journalled in this order.
             a, b = self._fresh(AGENT_A, round_), self._fresh(AGENT_B, round_)
             if not self.moderation.stopped and self.agreement is not None and a is not None and b is not None:
-                after_b.append(self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2))  # the whole case
+                after_b.append(self.agreement.events(self.debate_id, round_, self.said, c.case, latest=2,  # the whole case
+                                                     sources=self.evidence.sources(self.all_cited) or None))
             for events in await streams_side_by_side(*after_b):
                 for event in events:
                     yield event
@@ -877,19 +898,23 @@ def _merge(old: list[str], new: list[str]) -> list[str]:
 
 
 async def run(config: EvinceConfig, agents: EvinceAgents, *, debate_id: str,
-              channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+              channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """Run one EVINCE debate, yielding its events (the protocol's public entry point)."""
-    async for event in Evince(config, agents, debate_id=debate_id, channel=channel).run():
+    async for event in Evince(config, agents, debate_id=debate_id, channel=channel, evidence=evidence).run():
         yield event
 
 
-async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str) -> AsyncIterator[Event]:
+async def predict_alone(config: EvinceConfig, agent: Agent, *, debate_id: str,
+                        evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """One model's prediction on its own, journalled as a "single" run: EVINCE's opening turn
     (agent A's prompt, no opponent, no contentiousness). The diagnosis benchmark's single-model
-    baselines and the inputs of its mixture and vote ensembles (section 7.4.1)."""
-    run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
+    baselines and the inputs of its mixture and vote ensembles (section 7.4.1); with
+    ``evidence``, its evidence arm (the turn shown the passages most relevant to the case)."""
+    run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id, evidence=evidence)
     yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
                         config.describe(), (agent.participant(),))
+    if evidence:
+        yield evidence.attached(debate_id)
     async for event in run_._turn(AGENT_A, 0, None, None, opponent_spoke=False):
         yield event
     position = run_.positions.get(AGENT_A)
@@ -1010,8 +1035,9 @@ def _team(agents: Mapping[str, Agent]) -> EvinceAgents:
     return EvinceAgents(agents[AGENT_A], agents[AGENT_B], agents[JUDGE])
 
 
-def _start(config: EvinceConfig, team: EvinceAgents, debate_id: str, channel: CommandChannel, person: Any) -> AsyncIterator[Event]:
-    return run(config, team, debate_id=debate_id, channel=channel)
+def _start(config: EvinceConfig, team: EvinceAgents, debate_id: str, channel: CommandChannel, person: Any,
+           evidence: Grounding) -> AsyncIterator[Event]:
+    return run(config, team, debate_id=debate_id, channel=channel, evidence=evidence)
 
 
 DEFINITION = ProtocolDefinition(

@@ -74,6 +74,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from protocols.core.agents import Agent
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.events import (
     AwaitingModerator,
     DebateFinished,
@@ -91,6 +92,7 @@ from protocols.core.fitting import Section, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
 from protocols.core.replies import person_answer
 from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
+from protocols.core.schemas import chars_for
 from protocols.humanloop.stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
@@ -284,7 +286,7 @@ class Humanloop:
 
     def __init__(self, config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: str,
                  channel: CommandChannel | None = None, human_turn: HumanTurn | None = None,
-                 confirm: Confirm | None = None) -> None:
+                 confirm: Confirm | None = None, evidence: Grounding = NO_EVIDENCE) -> None:
         if not agents.panel:
             raise ValueError("the panel needs at least one AI seat")
         if config.human is not None and config.human.script is None and human_turn is None:
@@ -302,6 +304,10 @@ class Humanloop:
         self.messages: dict[str, list[Message]] = {s.role: [] for s in self.seats if s.agent}
         self.messages[SIMULATOR_ROLE] = []
         self.stances: list[JudgementMade] = []
+        #: The user's files (falsy when the panel has none): each AI statement is shown the
+        #: passages most relevant to the question, the case and the last round, and lists its
+        #: claims' sources.
+        self.evidence = evidence
 
     def _seat(self, panel: list[Agent]) -> list[_Seat]:
         """Seats in table order; names as in Appendix i (or all "Judge n" when blind)."""
@@ -364,15 +370,27 @@ class Humanloop:
                               lambda texts: agent.shortest([*history, Message("user", self._ask(round_, log, texts, said))]),
                               reply_tokens=self.config.turn_tokens)
         request = self._ask(round_, log, fitted.texts, said)
-        fit = agent.fit([*history, Message("user", request)], self.config.turn_tokens)
-        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=self.config.turn_tokens))
+        tokens = self.evidence.reply_tokens(self.config.turn_tokens)
+        grounded = self.evidence.ground(agent, history, request, [self._topic(log)], reply_tokens=tokens)
+        request = grounded.request
+        fit = agent.fit([*history, Message("user", request)], tokens)
+        turn = agent.turn(fit.messages, schema=self.evidence.schema(None, text_chars=chars_for(tokens, 1)),
+                          options=agent.options.merged(max_tokens=tokens))
         async for event in self._exchange(history, request, turn, round_, "opinion"):
             yield event
-        text = history[-1].content
+        raw = history[-1].content
+        read = self.evidence.read(raw, free_text=True)
+        text = read.text
         confidence, note = parse_confidence(text)
         yield TurnFinished(self.debate_id, seat.role, agent.model_id, "discussion", round_, "opinion",
-                           text=text.strip(), raw=text, call=turn.call(), request=request, confidence=confidence,
-                           parse_notes=(*fitted.notes, *fit.notes, *((note,) if note else ())))
+                           text=text.strip(), raw=raw, call=turn.call(), request=request, confidence=confidence,
+                           parse_notes=(*fitted.notes, *grounded.notes, *fit.notes, *read.notes, *((note,) if note else ())),
+                           citations=read.citations)
+
+    def _topic(self, log: list[tuple[str, str]]) -> str:
+        """What a statement is about, as the evidence is searched for it: the question, the case
+        and the last round's statements."""
+        return " ".join([self.config.question, self.config.case, *(text for _, text in log)])
 
     async def _exchange(self, history: list[Message], request: str, turn: Any, round_: int, kind: str) -> AsyncIterator[Event]:
         """Stream ``turn`` (already given ``history`` plus ``request``), then append the request
@@ -443,17 +461,23 @@ class Humanloop:
         request = "\n\n".join([*(f"The moderator says: {n}" for n in notes),
                                 f"Proceed with round {round_}. All {_number(c.simulated_judges)} {c.seat_title.lower()}s "
                                 "should speak in each round."])
-        tokens = c.turn_tokens * c.simulated_judges
+        tokens = self.evidence.reply_tokens(c.turn_tokens * c.simulated_judges)
+        grounded = self.evidence.ground(agent, history, request, [self._topic([])], reply_tokens=tokens)
+        request = grounded.request
         fit = agent.fit([*history, Message("user", request)], tokens)
-        turn = agent.turn(fit.messages, options=agent.options.merged(max_tokens=tokens))
+        turn = agent.turn(fit.messages, schema=self.evidence.schema(None, text_chars=chars_for(tokens, 1)),
+                          options=agent.options.merged(max_tokens=tokens))
         async for event in self._exchange(history, request, turn, round_, "simulation"):
             yield event
-        text = history[-1].content
+        raw = history[-1].content
+        read = self.evidence.read(raw, free_text=True)
+        text = read.text
         parts = split_statements(text, c.seat_title, c.simulated_judges)
         missing = [f"no statement headed '{c.seat_title} {i}'" for i, part in enumerate(parts, 1) if not part]
         yield TurnFinished(self.debate_id, SIMULATOR_ROLE, agent.model_id, "discussion", round_, "simulation",
-                           text=text.strip(), raw=text, call=turn.call(), request=request, parse_notes=(*fit.notes, *missing),
-                           parsed={"statements": parts})
+                           text=text.strip(), raw=raw, call=turn.call(), request=request,
+                           parse_notes=(*grounded.notes, *fit.notes, *read.notes, *missing),
+                           parsed={"statements": parts}, citations=read.citations)
         async for event in self.moderation.checkpoint(round_):
             yield event
         for seat, part in zip(self.seats, parts, strict=True):
@@ -541,10 +565,11 @@ class Humanloop:
 
 
 async def run(config: HumanloopConfig, agents: HumanloopAgents, *, debate_id: str, channel: CommandChannel | None = None,
-              human_turn: HumanTurn | None = None, confirm: Confirm | None = None) -> AsyncIterator[Event]:
+              human_turn: HumanTurn | None = None, confirm: Confirm | None = None,
+              evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """Run one panel discussion, yielding its events (the protocol's public entry point)."""
     async for event in Humanloop(config, agents, debate_id=debate_id, channel=channel,
-                                 human_turn=human_turn, confirm=confirm).run():
+                                 human_turn=human_turn, confirm=confirm, evidence=evidence).run():
         yield event
 
 
@@ -603,7 +628,7 @@ def _team(agents: Mapping[str, Agent]) -> HumanloopAgents:
 
 
 def _start(config: HumanloopConfig, team: HumanloopAgents, debate_id: str, channel: CommandChannel,
-           person: Person | None) -> AsyncIterator[Event]:
+           person: Person | None, evidence: Grounding) -> AsyncIterator[Event]:
     human_turn: HumanTurn | None = None
     if person is not None:
         speak = person.speak
@@ -612,7 +637,7 @@ def _start(config: HumanloopConfig, team: HumanloopAgents, debate_id: str, chann
             return (await speak(prompt)) or ""
 
     return run(config, team, debate_id=debate_id, channel=channel, human_turn=human_turn,
-               confirm=person.confirm if person is not None else None)
+               confirm=person.confirm if person is not None else None, evidence=evidence)
 
 
 def conclude(outcome: Mapping[str, Any]) -> Conclusion:

@@ -147,26 +147,32 @@ class AgreementJudge:
         self.max_tokens = max_tokens
         self.last: AgreementVerdict | None = None
 
-    def _fitted(self, turns: Transcript, issue: str, topic: str | None, latest: int | None) -> tuple[list[Message], list[str]]:
+    def _fitted(self, turns: Transcript, issue: str, topic: str | None, latest: int | None,
+                sources: str | None = None) -> tuple[list[Message], list[str]]:
         """The prompt fitted to the judge's window: older turns give way first (oldest first),
-        then the issue, the latest round last."""
+        then the issue, the latest round last. ``sources``: the user's evidence as the
+        participants cited it, each citation checked (shortened with the oldest turns)."""
         sections, render, older = discussion(turns, latest=latest)
         stage = f"The current stage: {topic}\n" if topic else ""
+        cited = [Section("the cited evidence", sources.strip(), 0, cut="end")] if sources and sources.strip() else []
 
         def build(texts: Mapping[str, str]) -> list[Message]:
+            evidence = (f"The user's evidence, as the participants cited it (each citation checked):\n"
+                        f"{texts['the cited evidence']}\n") if cited else ""
             ask = (f"The issue:\n<<<\n{texts['the issue']}\n>>>\n{stage}"
-                   f"The discussion so far, oldest first (the latest round last):\n<<<\n{render(texts)}\n>>>\n"
+                   f"The discussion so far, oldest first (the latest round last):\n<<<\n{render(texts)}\n>>>\n{evidence}"
                    f"Have the participants reached agreement on {'this stage' if topic else 'the issue'}, or is there still "
                    "something to debate? Reply with exactly one of: AGREEMENT or MORE DEBATE.")
             return [Message("system", JUDGE_SYSTEM), Message("user", ask)]
 
-        fitted = fit_sections(self.agent, [*sections, Section("the issue", issue.strip(), older)], build,
+        fitted = fit_sections(self.agent, [*sections, *cited, Section("the issue", issue.strip(), older)], build,
                               reply_tokens=self.max_tokens)
         return fitted.messages, fitted.notes
 
-    async def assess(self, turns: Transcript, issue: str, *, topic: str | None = None, latest: int | None = None) -> AgreementVerdict:
+    async def assess(self, turns: Transcript, issue: str, *, topic: str | None = None, latest: int | None = None,
+                     sources: str | None = None) -> AgreementVerdict:
         """AGREEMENT or MORE DEBATE for the discussion in ``turns`` (see the class docstring)."""
-        messages, fit_notes = self._fitted(turns, issue, topic, latest)
+        messages, fit_notes = self._fitted(turns, issue, topic, latest, sources)
         if self.mode == "score":
             result, score_call = await self.agent.score(messages, LABELS)
             probs = dict(zip(result.candidates, result.probs))
@@ -184,10 +190,10 @@ class AgreementJudge:
         return self.last
 
     async def events(self, debate_id: str, round_: int, turns: Transcript, issue: str, *, topic: str | None = None,
-                     latest: int | None = None) -> AsyncIterator[Event]:
+                     latest: int | None = None, sources: str | None = None) -> AsyncIterator[Event]:
         """Judge the discussion and yield its ``JudgementMade(kind="agreement")``; :attr:`last`
         holds the verdict afterwards (for the round's metrics and the stopping rule)."""
-        v = await self.assess(turns, issue, topic=topic, latest=latest)
+        v = await self.assess(turns, issue, topic=topic, latest=latest, sources=sources)
         yield JudgementMade(debate_id, self.agent.role, self.agent.model_id, "agreement", None, clip(topic or issue, 120),
                             v.p_agreement, v.verdict, v.reasons(), v.raw, round_, v.calls[-1])
 

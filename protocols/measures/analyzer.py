@@ -336,29 +336,39 @@ class Analyzer:
         self.latest: Analysis | None = None
 
     @staticmethod
-    def _messages(topic: str, body: str, part: str) -> list[Message]:
+    def _messages(topic: str, body: str, part: str, sources: str = "") -> list[Message]:
+        evidence = (f"The user's evidence, as the participants cited it (each citation checked):\n{sources}\n\n"
+                    if sources else "")
         return [Message("system", ANALYZER_SYSTEM),
-                Message("user", f"Topic: {topic}\nDiscussion:\n<<<\n{body}\n>>>\n\n### Instruction:\n"
+                Message("user", f"Topic: {topic}\nDiscussion:\n<<<\n{body}\n>>>\n\n{evidence}### Instruction:\n"
                                 f"{_INSTRUCTIONS[part]} Keep every item brief. Reply with the JSON object only.")]
 
-    def _read(self, transcript: Transcript, topic: str) -> tuple[str, str, list[str]]:
-        """The topic and the transcript as the analyzer reads them (whole, unless its window
-        cannot hold them with its reply; see the module docstring) and the notes on what was cut."""
+    def _read(self, transcript: Transcript, topic: str, sources: str = "") -> tuple[str, str, str, list[str]]:
+        """The topic, the transcript and the cited evidence as the analyzer reads them (whole,
+        unless its window cannot hold them with its reply; see the module docstring) and the
+        notes on what was cut."""
         sections, render, older = discussion(transcript)  # every turn on one level, ``older`` below it
         about = Section("the topic", topic.strip(), older + 2)
+        cited = [Section("the cited evidence", sources.strip(), 0, cut="end")] if sources.strip() else []
         longest = max(PARTS, key=lambda part: len(_INSTRUCTIONS[part]))
-        fitted = fit_sections(self.agent, [*sections, about],
-                              lambda texts: self._messages(texts[about.name], render(texts), longest), reply_tokens=self.max_tokens)
-        return fitted.texts[about.name], render(fitted.texts), fitted.notes
 
-    async def analyze(self, transcript: Transcript, topic: str) -> Analysis:
-        """One analysis of ``transcript`` (all four parts; never raises on a bad reply)."""
-        topic_read, body, fit_notes = self._read(transcript, topic)
+        def build(texts: Mapping[str, str]) -> list[Message]:
+            return self._messages(texts[about.name], render(texts), longest, texts["the cited evidence"] if cited else "")
+
+        fitted = fit_sections(self.agent, [*sections, *cited, about], build, reply_tokens=self.max_tokens)
+        return (fitted.texts[about.name], render(fitted.texts), fitted.texts["the cited evidence"] if cited else "",
+                fitted.notes)
+
+    async def analyze(self, transcript: Transcript, topic: str, sources: str = "") -> Analysis:
+        """One analysis of ``transcript`` (all four parts; never raises on a bad reply).
+        ``sources``: the user's evidence as the participants cited it, checked
+        (:meth:`protocols.core.evidence.Grounding.sources`)."""
+        topic_read, body, evidence, fit_notes = self._read(transcript, topic, sources)
         analysis = Analysis(turns=len(transcript), notes=list(fit_notes))
         options = self.agent.options.merged(max_tokens=self.max_tokens, temperature=min(self.agent.options.temperature, 0.3))
         for part in PARTS:
             schema = MapReply if part == "argument_map" else Points
-            completion, call = await self.agent.ask(self._messages(topic_read, body, part), purpose="analysis",
+            completion, call = await self.agent.ask(self._messages(topic_read, body, part, evidence), purpose="analysis",
                                                     schema=schema, options=options)
             analysis.calls.append(call)
             analysis.raw[part] = completion.text
@@ -372,9 +382,10 @@ class Analyzer:
         self.latest = analysis
         return analysis
 
-    async def events(self, debate_id: str, transcript: Transcript, *, topic: str, round_: int | None) -> AsyncIterator[Event]:
+    async def events(self, debate_id: str, transcript: Transcript, *, topic: str, round_: int | None,
+                     sources: str = "") -> AsyncIterator[Event]:
         """Analyze, then yield the calls and one ``JudgementMade(kind="analysis")``."""
-        analysis = await self.analyze(transcript, topic)
+        analysis = await self.analyze(transcript, topic, sources)
         for call in analysis.calls[:-1]:
             yield ModelCalled(debate_id, call, round_)
         yield JudgementMade(debate_id, self.agent.role, self.agent.model_id, ANALYSIS, None, clip(topic, 120), None, None,

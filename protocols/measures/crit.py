@@ -207,7 +207,7 @@ def argument_scores(reasons: Sequence[dict[str, Any]], n_arguments: int) -> dict
 
 
 def _prompt(document: str, author: str, counter: str | None, subject: str | None, strict: bool,
-            arguments: Sequence[str] | None) -> list[Message]:
+            arguments: Sequence[str] | None, sources: str | None = None) -> list[Message]:
     parts = []
     if subject:
         parts.append(f"Debate subject:\n<<<\n{subject.strip()}\n>>>")
@@ -217,6 +217,10 @@ def _prompt(document: str, author: str, counter: str | None, subject: str | None
         parts.append(f"The document's numbered arguments:\n<<<\n{listed}\n>>>")
     if counter:
         parts.append(f"Counter-arguments from the opponent:\n<<<\n{counter.strip()}\n>>>")
+    if sources:
+        parts.append(f"The user's evidence, as the debaters cited it (each citation checked):\n{sources.strip()}\n"
+                     "Rate a reason's credibility by its source: high when a checked passage above supports it, low when "
+                     "it rests on a citation that did not check or on no source at all.")
     n = 1 if strict else MAX_REASONS
     cite = " and the number of the argument it comes from (0 if none)" if arguments else ""
     recurse = "" if strict else "; mark is_claim true when a reason is itself a conclusion that needs support of its own"
@@ -240,20 +244,23 @@ def _parts(name: str, material: Material | None) -> list[Section]:
 
 
 def _fitted(judge: Agent, document: Material, author: str, counter: Material | None, subject: str | None,
-            strict: bool, arguments: Sequence[str] | None, max_tokens: int) -> tuple[list[Message], str, str | None, list[str]]:
+            strict: bool, arguments: Sequence[str] | None, max_tokens: int,
+            sources: str | None = None) -> tuple[list[Message], str, str | None, list[str]]:
     """The CRIT prompt fitted to the judge's context (:mod:`protocols.core.fitting`); also the
     document and subject as shown (for the recursion) and the notes on what was cut."""
     doc, against = _parts("the document", document), _parts("the counter-arguments", counter)
     about = [Section("the subject", subject.strip(), SUBJECT_PRIORITY)] if subject and subject.strip() else []
+    cited = [Section("the cited evidence", sources.strip(), 0, cut="end")] if sources and sources.strip() else []
 
     def joined(texts: Any, parts: list[Section]) -> str:
         return "\n".join(texts[p.name] for p in parts)
 
     def build(texts: Any) -> list[Message]:
         return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,
-                       texts["the subject"] if about else None, strict, arguments)
+                       texts["the subject"] if about else None, strict, arguments,
+                       texts["the cited evidence"] if cited else None)
 
-    fitted = fit_sections(judge, [*about, *doc, *against], build, reply_tokens=max_tokens)
+    fitted = fit_sections(judge, [*about, *cited, *doc, *against], build, reply_tokens=max_tokens)
     return fitted.messages, joined(fitted.texts, doc), fitted.texts["the subject"] if about else None, fitted.notes
 
 
@@ -267,6 +274,7 @@ async def crit(
     max_tokens: int = 320,
     arguments: Sequence[str] | None = None,
     depth: int = 1,
+    sources: str | None = None,
 ) -> CritResult:
     """Evaluate ``document`` (by ``author``) with CRIT; retry once, then record as missing.
 
@@ -274,14 +282,18 @@ async def crit(
     one (see :attr:`CritResult.argument_scores`). ``depth``: how many levels of step #3's
     recursion to run on reasons that are claims themselves (0: none). ``document`` and
     ``counter`` are one text or its ranked parts (:data:`Material`); everything is shown whole
-    unless the judge's context is too small, and then the notes say what was cut.
+    unless the judge's context is too small, and then the notes say what was cut. ``sources``:
+    the passages of the user's evidence the debaters cited, checked, and the citations that did
+    not check (:meth:`protocols.core.evidence.Grounding.sources`), shown beside the arguments so
+    that θ rates each reason's source (section 6.2.2: "the source's reliability").
     """
     notes: list[str] = []
     calls: list[CallRecord] = []
     raw = ""
     attempts: tuple[tuple[type[CritReply | StrictCritReply], bool], ...] = ((CritReply, False), (StrictCritReply, True))
     for attempt, (schema, strict) in enumerate(attempts, start=1):
-        messages, shown, subject_used, cuts = _fitted(judge, document, author, counter, subject, strict, arguments, max_tokens)
+        messages, shown, subject_used, cuts = _fitted(judge, document, author, counter, subject, strict, arguments, max_tokens,
+                                                      sources)
         notes += [cut for cut in cuts if cut not in notes]
         options = judge.options.merged(max_tokens=max_tokens, temperature=0.0 if strict else min(judge.options.temperature, 0.3))
         completion, call = await judge.ask(messages, purpose="crit", schema=schema, options=options)

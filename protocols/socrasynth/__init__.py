@@ -108,7 +108,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -118,10 +118,12 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from backends.base import Message
 
 from protocols.core.agents import Agent
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.measures.agreement_judge import AgreementJudge
 from protocols.measures.contentiousness import Schedule, instruction, make_schedule
 from protocols.measures.crit import JUDGE_SYSTEM, CritResult, crit
 from protocols.core.events import (
+    Citation,
     CallRecord,
     DebateFinished,
     DebateStarted,
@@ -333,13 +335,17 @@ class _Reply:
     raw: str = ""
     notes: list[str] = field(default_factory=list)
     call: CallRecord | None = None
+    #: A grounded turn's checked claims, and a free-text reply's words when it was asked for as
+    #: JSON under evidence (``{"text": …, "claims": […]}``).
+    citations: tuple[Citation, ...] = ()
+    said: str | None = None
 
 
 class SocraSynth:
     """One run of Table 6.2 with its agenda, evaluative and conciliatory stages."""
 
     def __init__(self, config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: str,
-                 channel: CommandChannel | None = None) -> None:
+                 channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> None:
         if not agents.judges:
             raise ValueError("SocraSynth needs at least one judge")
         self.config = config
@@ -363,6 +369,11 @@ class SocraSynth:
         self.closing_kappa: float | None = None  # the moderator's κ for the conciliatory stage
         self.stop_reason = ""
         self.agreement = AgreementJudge(agents.judges[0]) if config.agreement_judge else None
+        #: The user's files (falsy when the debate has none): each argument is shown the passages
+        #: most relevant to each subtopic and lists its claims' sources; every citation so far,
+        #: with its speaker, is what the judges read beside the arguments.
+        self.evidence = evidence
+        self.cited: list[tuple[str, Citation]] = []
 
     # -- Δ, the debate's contentiousness ------------------------------------------------------
 
@@ -461,11 +472,12 @@ class SocraSynth:
 
     async def _speak(self, role: str, ask: str, model: type[BaseModel] | None, schema: dict[str, Any] | None,
                      out: _Reply, *, round_: int, phase: str, kind: str, tokens: int | None = None,
-                     stage_kappa: float | None = None) -> AsyncIterator[Event]:
+                     stage_kappa: float | None = None, queries: Sequence[str] = ()) -> AsyncIterator[Event]:
         """Checkpoint, then one streamed reply added to ``role``'s own growing history (so its
         KV cache is reused), parsed into ``out``. Nothing is said once the moderator stopped.
         ``stage_kappa``: the contentiousness the system prompt states from this turn on (the
-        conciliatory stage's); ``None`` keeps the debate's."""
+        conciliatory stage's); ``None`` keeps the debate's. ``queries``: what the turn is about,
+        one per subtopic, when it is to be grounded in the debate's evidence."""
         async for event in self._checkpoint():
             yield event
         if self.moderation.stopped:
@@ -480,20 +492,29 @@ class SocraSynth:
                 history[0] = system
         notes = self.moderation.take_interjections(role) if role in ROLES else []
         out.request = "\n".join([ask, *(f"The moderator says: {n}" for n in notes)])
+        evidence = self.evidence if queries else NO_EVIDENCE
+        budget = evidence.reply_tokens(tokens or self.config.turn_tokens)
+        grounded = evidence.ground(agent, history, out.request, queries, reply_tokens=budget)
+        out.request = grounded.request
         history.append(Message("user", out.request))
-        budget = tokens or self.config.turn_tokens
         fit = agent.fit(history, budget)
-        turn = agent.turn(fit.messages, schema=schema, options=agent.options.merged(max_tokens=budget))
+        turn = agent.turn(fit.messages, schema=evidence.schema(schema, text_chars=chars_for(budget, 1)),
+                          options=agent.options.merged(max_tokens=budget))
         async for event in self.moderation.stream(turn, round_=round_, phase=phase, kind=kind):
             yield event
         completion = turn.completion
         assert completion is not None
         history.append(Message("assistant", completion.text))
         out.spoken, out.raw, out.call = True, completion.text, turn.call()
-        out.notes = list(fit.notes)
+        out.notes = [*grounded.notes, *fit.notes]
         if model is not None:
             out.parsed, parse_notes = parse_as(completion.text, model)
             out.notes += parse_notes
+        if evidence:
+            said = evidence.read(completion.text, free_text=schema is None)
+            out.citations, out.notes = said.citations, [*out.notes, *said.notes]
+            out.said = said.text if schema is None else None
+            self.cited += [(_name(role), cited) for cited in said.citations]
         if completion.finish_reason in _CUT:
             out.notes.append(_CUT[completion.finish_reason])
 
@@ -501,7 +522,7 @@ class SocraSynth:
                   parsed: dict[str, Any] | None, notes: list[str] | None = None, kappa: float | None = None) -> TurnFinished:
         return TurnFinished(self.debate_id, role, self._agent(role).model_id, phase, round_, kind, text=text or out.raw,
                             raw=out.raw, call=out.call, parsed=parsed, parse_notes=tuple(out.notes + (notes or [])), kappa=kappa,
-                            request=out.request)
+                            request=out.request, citations=out.citations)
 
     # -- #1 the agenda --------------------------------------------------------------------------
 
@@ -650,7 +671,8 @@ class SocraSynth:
         if self.moderation.stopped:
             return
         if self.agreement is not None:  # the whole subject and every round so far, the latest last
-            async for event in self.agreement.events(self.debate_id, t, self._said(), self.config.subject, latest=2):
+            async for event in self.agreement.events(self.debate_id, t, self._said(), self.config.subject, latest=2,
+                                                     sources=self.evidence.sources(self.cited) or None):
                 yield event
         self.rounds.append({"round": t, "kind": kind, "delta": delta, "gamma": score})  # Γ on CRIT's 1-10 scale
         metrics = {"delta": delta, **({"crit": score / 10} if score is not None else {}),
@@ -675,7 +697,9 @@ class SocraSynth:
         n = len(self.agenda)
         schema = _fitted(Points, items=n, chars=self._point_chars(), min_items=n)
         out = _Reply()
-        async for event in self._speak(role, ask, Points, schema, out, round_=t, phase=kind, kind=kind):
+        queries = [" ".join([self.config.subject, s.title, s.description, opponent[i] if i < len(opponent) else ""])
+                   for i, s in enumerate(self.agenda)]
+        async for event in self._speak(role, ask, Points, schema, out, round_=t, phase=kind, kind=kind, queries=queries):
             yield event
         if not out.spoken:
             return
@@ -704,7 +728,8 @@ class SocraSynth:
         judge = self.agents.judges[0]
         position = Section("the position", "Position: for the subject.", _TOP)
         result = await crit(judge, [position, *self._record(self.pro)], author=_name(self.pro), counter=self._record(self.con),
-                            subject=self.config.subject, max_tokens=self.config.crit_tokens)
+                            subject=self.config.subject, max_tokens=self.config.crit_tokens,
+                            sources=self.evidence.sources(self.cited) or None)
         for extra in result.calls[:-1]:
             yield ModelCalled(self.debate_id, extra, t)
         yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", "debate", None, result.score, None,
@@ -765,7 +790,8 @@ class SocraSynth:
                 results = await side_by_side(*(
                     crit(judge, self._record(arguing, i), author=f"{_name(arguing)}, arguing {self.stance(arguing)} the subject",
                          counter=self._record(countering, i), max_tokens=self.config.crit_tokens,
-                         subject=f"{self.config.subject.strip()} (subtopic: {topic.title}: {topic.description})")
+                         subject=f"{self.config.subject.strip()} (subtopic: {topic.title}: {topic.description})",
+                         sources=self.evidence.sources(self.cited) or None)
                     for judge in judges))
                 for judge, result in zip(judges, results, strict=True):
                     table = tables[judge.role]
@@ -861,18 +887,20 @@ class SocraSynth:
                "considerations on each side.")
         out = _Reply()
         tokens = self._text_1_tokens()  # one answer stands for the whole of what the judges compare it with
-        async for event in self._speak("qa", ask, None, None, out, round_=round_, phase="qa", kind="qa", tokens=tokens):
+        async for event in self._speak("qa", ask, None, None, out, round_=round_, phase="qa", kind="qa", tokens=tokens,
+                                       queries=[self.config.subject]):  # the same evidence as the debate had
             yield event
         if not out.spoken:
             return
-        yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=out.raw, parsed=None)
-        self.qa_result = {"model": self.qa.model_id, "answer": out.raw, "verdicts": {}}
+        answer = out.said if out.said is not None else out.raw
+        yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=answer, parsed=None)
+        self.qa_result = {"model": self.qa.model_id, "answer": answer, "verdicts": {}}
         async for event in self._checkpoint():
             yield event
         if self.moderation.stopped:
             return
         judges = self.agents.judges  # independent verdicts: asked at once, journalled in the panel's order
-        for events in await streams_side_by_side(*(self._compare(judge, out.raw, round_) for judge in judges)):
+        for events in await streams_side_by_side(*(self._compare(judge, answer, round_) for judge in judges)):
             for event in events:
                 yield event
         verdicts = self.qa_result["verdicts"]
@@ -1093,9 +1121,9 @@ def _other(role: str) -> str:
 
 
 async def run(config: SocraSynthConfig, agents: SocraSynthAgents, *, debate_id: str,
-              channel: CommandChannel | None = None) -> AsyncIterator[Event]:
+              channel: CommandChannel | None = None, evidence: Grounding = NO_EVIDENCE) -> AsyncIterator[Event]:
     """Run one SocraSynth debate, yielding its events (the protocol's public entry point)."""
-    async for event in SocraSynth(config, agents, debate_id=debate_id, channel=channel).run():
+    async for event in SocraSynth(config, agents, debate_id=debate_id, channel=channel, evidence=evidence).run():
         yield event
 
 
@@ -1145,10 +1173,10 @@ def _team(agents: Mapping[str, Agent]) -> SocraSynthAgents:
 
 
 def _start(config: SocraSynthConfig, team: SocraSynthAgents, debate_id: str, channel: CommandChannel,
-           person: Any) -> AsyncIterator[Event]:
+           person: Any, evidence: Grounding) -> AsyncIterator[Event]:
     if config.agenda is not None:  # the agenda given in advance is the moderator's edit (also when resumed)
         config = replace(config, agenda_editor=fixed_agenda(config.agenda))
-    return run(config, team, debate_id=debate_id, channel=channel)
+    return run(config, team, debate_id=debate_id, channel=channel, evidence=evidence)
 
 
 #: The debate screen's side panels: the agreed agenda, Γ per round (Table 6.2) with its Δ, and

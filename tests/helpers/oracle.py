@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 import json
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from backends.base import (
@@ -96,9 +96,12 @@ def instance(schema: dict[str, Any], draw: Draw, defs: dict[str, Any] | None = N
 class OracleBackend(Backend):
     kind = "oracle"
 
-    def __init__(self, model_id: str, *, delay: float = 0.0, reply_s: float | None = None) -> None:
+    def __init__(self, model_id: str, *, delay: float = 0.0, reply_s: float | None = None,
+                 reply: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None) -> None:
         super().__init__()
         self.model_id = model_id
+        #: The reply to a call: a function of its messages and schema (:func:`reply_to` by default).
+        self.reply = reply or reply_to
         #: Seconds per streamed 16-character chunk (and per score call): 0 answers at once; the
         #: crash harness's fast mode streams at about a small model's pace …
         self.delay = delay
@@ -131,7 +134,7 @@ class _OracleSession(Session):
         opts = options or SamplingOptions()
         as_dict = schema_of(schema)
         self.backend.calls.append((self.name, list(messages), as_dict))
-        text = reply_to(messages, as_dict)
+        text = self.backend.reply(messages, as_dict)
 
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
             chunks = max(1, math.ceil(len(text) / 16))

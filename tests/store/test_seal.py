@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from protocols.core.events import CallRecord, ModeratorActed, Notice, TurnFinished
+from protocols.core.events import CallRecord, Citation, EvidenceAttached, ModeratorActed, Notice, TurnFinished
+from protocols.core.passages import EvidenceFile, Passage
 from protocols.core.replies import Reply
 from store import export_check, seal, signing
 from outputs.export import to_json
@@ -34,8 +35,16 @@ ID = "sample0001ab"
 
 def _record(journal: Journal, debate_id: str = ID) -> None:
     """The fixed EVINCE-shaped debate, plus the rows it lacks: moderator events, a notice, a
-    reply, provenance; so every sealed table holds a row."""
+    reply, evidence and a turn's checked citations, provenance; so every sealed table holds a row."""
     record_sample(journal, debate_id)
+    journal.record(EvidenceAttached(debate_id, (EvidenceFile(1, "chart.pdf", "pdf", 1234, "cd" * 32, 1, 2, 3, {"name": 1},
+                                                             ("no text on page 3 (scanned?)",)),),
+                                    (Passage(1, 1, 1, 1, "Bilirubin 4.1 mg/dL."), Passage(2, 1, 2, 1, "No fever.", 1, 2)),
+                                    {"evidence_passages": 5}))
+    journal.record(TurnFinished(debate_id, "agent-a", "smollm2-135m", "exploratory", 2, "refutation", "Jaundice.", "{}", None,
+                                citations=(Citation("bilirubin is high", "E1", "Bilirubin 4.1", "supported", "E1", "exact", "",
+                                                    "E1 p.1 ¶1 · chart.pdf"),
+                                           Citation("a biopsy", "E9", "", "not_found", None, "", "no passage E9"))))
     journal.record(ModeratorActed(debate_id, "interject", {"text": "Consider malaria."}, 1, checkpoint=3))
     journal.record(ModeratorActed(debate_id, "set_kappa", {"kappa": 0.5}, 1, checkpoint=4))
     journal.record(Notice(debate_id, "judge_is_debater", "the judge is agent-a's model", {"model": "smollm2-135m"}, 1))
@@ -172,6 +181,8 @@ def test_every_column_of_every_sealed_table_is_in_its_hash(sealed: Path) -> None
                 new: Any = 50.0 if value is None else (value + 1) % 100
             elif table == "replies" and column == "kind":
                 new = "score" if value != "score" else "chat"
+            elif table == "citations" and column == "status":
+                new = "uncited" if value != "uncited" else "supported"
             else:
                 new = _different(value)
             conn.execute("BEGIN")
@@ -244,9 +255,9 @@ def _v5_journal(tmp_path: Path) -> Path:
     source = sqlite3.connect(tmp_path / "new.db")
     old = sqlite3.connect(path)
     for table in seal.KEYS:
-        if table == "provenance":
-            continue
         columns = [d[1] for d in old.execute(f"PRAGMA table_info({table})")]  # v5's columns: no seal head
+        if table == "provenance" or not columns:  # provenance and the evidence's tables came after v5
+            continue
         rows = source.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
         old.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
     old.commit()

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from store.schema import LATEST
 from store import export_check, seal, signing
 from outputs.export import to_json
 from store.journal import Journal
@@ -184,7 +185,7 @@ def test_a_stripped_signature_leaves_it_not_verifiable_unless_the_head_was_noted
      "the seal holds 'note', which no export's seal carries"),
     ("seal key left out", lambda d: d["seal"].pop("signed_from"), "the seal leaves out its 'signed_from'"),
     ("columns renamed", lambda d: d["seal"]["columns"]["turns"].reverse(),
-     "the seal's column lists are not those of journal layout v7"),
+     f"the seal's column lists are not those of journal layout v{LATEST}"),
     ("row count", lambda d: d["seal"].__setitem__("rows", 3), "the seal says it holds 3 rows, its chain holds"),
     ("migration time", lambda d: d["seal"].__setitem__("sealed_on_migration_at", "yesterday"),
      "the seal's migration time is not a number"),

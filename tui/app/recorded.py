@@ -23,6 +23,7 @@ from protocols.core.events import (
     PhaseChanged,
     TurnFinished,
 )
+from protocols.core.evidence import as_citation
 
 _CALL_FIELDS = ("prompt_tokens", "prompt_tokens_evaluated", "completion_tokens", "duration_s")
 
@@ -49,7 +50,8 @@ def recorded_events(debate: dict[str, Any], *, upto_round: int | None = None) ->
         timeline.append((t["created_at"], 1, TurnFinished(
             did, t["role"], t["model_id"], t["phase"], t["round"], t["kind"], t["text"], t["raw"], call,
             t["parsed"], tuple(t["parse_notes"] or ()), t["distribution"], t["kappa"], at=t["created_at"],
-            request=t.get("request"), confidence=t.get("confidence"))))
+            request=t.get("request"), confidence=t.get("confidence"),
+            citations=tuple(as_citation(c) for c in t.get("citations") or ()))))
     for j in debate["judgements"]:
         timeline.append((j["created_at"], 2, JudgementMade(
             did, j["judge_role"], j["judge_model"], j["kind"], j["target"], j["subject"], j["score"], j["verdict"],

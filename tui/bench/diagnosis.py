@@ -17,6 +17,14 @@ miss), never an invented one: the mixture and the vote combine the models that a
 report counts, per system, the cases without a prediction and the ensembles' cases built
 from one model only.
 
+With ``--evidence FILE`` (a short file of disease descriptions: docs/diagnosis-benchmark.md says
+how to build one from the dataset's description table), each model also answers every case alone
+with the evidence (``"<model> alone + evidence"``): shown the passages most relevant to the case,
+listing its claims with their sources, at the same reply limit as the plain arm (no tokens added
+for the claims). The report then gives, per model, the accuracy with and without the evidence,
+the citation precision (the share of citations that check) and the share of claims with a
+supported citation (:func:`evidence_rows`).
+
 Finished (case, system) results are appended to ``PATH.cases.jsonl`` as they come, so an
 interrupted run picks up where it stopped. Cases run ``--jobs`` at a time (each job has its own
 KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
@@ -61,7 +69,9 @@ from backends.private import append_private, private_dir
 from protocols.measures import evaluation as E
 from protocols import evince
 from protocols.core.agents import Agent
-from protocols.core.events import DebateFinished, Event, MetricsComputed
+from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
+from protocols.core.evidence import EvidenceSettings, Grounding
+from protocols.measures.citations import tally
 from protocols.measures.labels import BUILTIN_SYNONYMS, LabelSet, normalize_label, read_synonyms
 from protocols.measures.metrics import mixture
 from protocols.registry import definition
@@ -137,6 +147,8 @@ class BenchConfig:
     #: Sampling temperature of self-consistency's samples (Wang et al. 2023 sample at 0.5–0.7;
     #: at the model's greedy default k samples would be one answer k times).
     sc_temperature: float = 0.7
+    #: The evidence arm's file (disease descriptions); ``None``: no evidence arm.
+    evidence: Path | None = None
 
     def __post_init__(self) -> None:
         if self.design not in DESIGNS:
@@ -197,6 +209,11 @@ class Outcome:
     trajectory: list[dict[str, float]] = field(default_factory=list)
     #: Self-consistency: how many samples were drawn (k).
     samples: int = 0
+    #: The evidence arm: the claims its turns listed, and how many of them a citation supported
+    #: or cited a passage that was not found (fabricated or misquoted).
+    claims: int = 0
+    supported: int = 0
+    not_found: int = 0
 
 
 @dataclass
@@ -208,6 +225,8 @@ class Report:
     outcomes: list[dict[str, Any]] = field(default_factory=list)
     #: Per system, every label renamed or merged when scoring ("c3: 'Dengue fever' -> 'Dengue' (synonym)").
     label_merges: dict[str, list[str]] = field(default_factory=dict)
+    #: The evidence arm per model (:func:`evidence_rows`); empty without ``--evidence``.
+    evidence: list[dict[str, Any]] = field(default_factory=list)
 
 
 # -- cases and labels ---------------------------------------------------------------------------
@@ -283,8 +302,11 @@ class Bench:
     """Runs every system on every case, journalling each run and caching each result."""
 
     def __init__(self, config: BenchConfig, backends: dict[str, Backend], options: dict[str, SamplingOptions],
-                 journal: Journal, on_done: Callable[[Outcome], None] = lambda _: None) -> None:
+                 journal: Journal, on_done: Callable[[Outcome], None] = lambda _: None,
+                 evidence: Grounding | None = None) -> None:
         self.config = config
+        #: The evidence arm's files, read and indexed once (``None``: no evidence arm).
+        self.evidence = evidence
         self.backends = backends
         self.options = options
         self.journal = journal
@@ -321,8 +343,13 @@ class Bench:
         return [f"EVINCE, {s} cooling" for s in self.config.schedules]
 
     @property
+    def evidence_names(self) -> list[str]:
+        return [f"{m} alone + evidence" for m in self.config.models] if self.evidence else []
+
+    @property
     def systems(self) -> list[str]:
-        return [*self.single_names, *self.ensemble_names, self.cot_name, self.sc_name, *self.debate_names]
+        return [*self.single_names, *self.evidence_names, *self.ensemble_names, self.cot_name, self.sc_name,
+                *self.debate_names]
 
     def _save(self, outcome: Outcome) -> None:
         self.done[(outcome.case_id, outcome.system)] = outcome
@@ -349,9 +376,12 @@ class Bench:
         debate_id = new_debate_id()
         generated = prompt = 0
         trajectory: list[dict[str, float]] = []
+        cited: list[Any] = []
 
         def count(event: Event) -> None:
             nonlocal generated, prompt
+            if isinstance(event, TurnFinished):
+                cited.extend(event.citations)
             call = getattr(event, "call", None)  # turns, judgements and other model calls
             if call is not None:
                 generated += call.completion_tokens
@@ -364,9 +394,11 @@ class Bench:
         final: DebateFinished | None = await drive(events_of(debate_id), self.journal, count)
         seconds = time.perf_counter() - started
         outcome = final.outcome if final else {}
+        counts = tally(cited)
         return Outcome(case.case_id, system, case.disease, dict(outcome.get("final_distribution") or {}),
                        int(outcome.get("rounds", 0)), generated + prompt, round(seconds, 3), debate_id,
-                       final.stop_reason if final else "cut off", generated, prompt, trajectory)
+                       final.stop_reason if final else "cut off", generated, prompt, trajectory,
+                       claims=counts["claims"], supported=counts["supported"], not_found=counts["not_found"])
 
     async def run_case(self, case: Case, labels: LabelSet, job: int) -> None:
         """Every arm but self-consistency on one case (whose k needs every case's debates)."""
@@ -378,6 +410,11 @@ class Bench:
                 config = self._evince_config(case, labels, "none")
                 self._save(await self._run(functools.partial(_single, config, agent), case, name))
             singles.append(self.done[(case.case_id, name)])
+        for model, name in zip((a, b), self.evidence_names):
+            if self.evidence is not None and (case.case_id, name) not in self.done:
+                agent = self._agent(model, AGENT_A, job)
+                config = self._evince_config(case, labels, "none")
+                self._save(await self._run(functools.partial(_grounded, config, agent, self.evidence), case, name))
         for outcome in self._ensembles(case, singles):
             if (case.case_id, outcome.system) not in self.done:
                 self._save(outcome)
@@ -633,6 +670,45 @@ def convergence(trajectories: Sequence[Sequence[dict[str, float]]], *, seed: int
 def _single(config: evince.EvinceConfig, agent: Agent, debate_id: str) -> AsyncIterator[Event]:
     """One model's prediction alone (the benchmark's single-model arms)."""
     return evince.predict_alone(config, agent, debate_id=debate_id)
+
+
+def _grounded(config: evince.EvinceConfig, agent: Agent, evidence: Grounding, debate_id: str) -> AsyncIterator[Event]:
+    return evince.predict_alone(config, agent, debate_id=debate_id, evidence=evidence)
+
+
+def evidence_settings(design: str) -> EvidenceSettings:
+    """The evidence arm's settings: the profile's passages and claims, and no tokens added to a
+    reply for its claims, so that it answers at the plain arm's reply limit."""
+    return EvidenceSettings.of({"tokens_per_claim": 0}, "small" if design == "quick" else "standard")
+
+
+def evidence_rows(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = None) -> list[dict[str, Any]]:
+    """Per model: top-1 accuracy alone and alone with the evidence (over the same cases), the
+    citation precision (supported citations / all citations) and the share of claims with a
+    supported citation, with the counts they come from."""
+    rows: list[dict[str, Any]] = []
+    for model, plain, grounded in zip(bench.config.models, bench.single_names, bench.evidence_names):
+        pairs: list[tuple[Outcome, Outcome]] = []
+        for c in cases:
+            p, g = bench.done.get((c.case_id, plain)), bench.done.get((c.case_id, grounded))
+            if p is not None and g is not None:
+                pairs.append((p, g))
+        claims = sum(g.claims for _, g in pairs)
+        supported = sum(g.supported for _, g in pairs)
+        cited = supported + sum(g.not_found for _, g in pairs)
+
+        def hits(outcomes: Sequence[Outcome]) -> float | None:
+            """Top-1 accuracy, labels matched as :func:`summarize` matches them."""
+            if not outcomes:
+                return None
+            preds, truths, _ = E.canonicalize([o.prediction for o in outcomes], [o.truth for o in outcomes], labels)
+            return float(E.hits_at(preds, truths, 1).mean())
+
+        rows.append({"model": model, "cases": len(pairs), "accuracy": hits([p for p, _ in pairs]),
+                     "accuracy_with_evidence": hits([g for _, g in pairs]), "claims": claims, "cited": cited,
+                     "supported": supported, "citation_precision": supported / cited if cited else None,
+                     "supported_share": supported / claims if claims else None})
+    return rows
 
 
 def _reasoned(config: evince.EvinceConfig, agent: Agent, debate_id: str) -> AsyncIterator[Event]:

@@ -223,11 +223,49 @@ def markdown(report: Report, command: str) -> str:
         for name, notes in merged.items():
             shown = "; ".join(_md(n) for n in notes[:8]) + (f"; and {len(notes) - 8} more (all in OUT.json)" if len(notes) > 8 else "")
             out.append(f"- {_md(name)}: {shown}")
+    out += evidence_markdown(report)
     out += ["", "Intervals: 95% percentile bootstrap over cases. ECE: 15 equal-frequency bins of top-1 confidence. "
             "Brier: multi-class, over the whole label set. No prediction: cases where the system gave no usable "
             "distribution, scored as misses (never an invented one); an ensemble whose other model gave none "
             "combines the one that answered, counted as \"from one model\"."]
     return "\n".join(out) + "\n"
+
+
+#: What the evidence arm's figures mean, and what they mean on the bundled models.
+EVIDENCE_NOTE = ("Evidence arm: each model alone, shown the passages of the evidence file most relevant to the case, "
+                 "at the plain arm's reply limit; it lists its claims with their sources, each checked. Citation "
+                 "precision: the share of its citations that name a real passage (and quote it, when quoting). "
+                 "Supported share: the share of its claims with such a citation. On the bundled 135M/270M models these "
+                 "figures are poor (they rarely cite, and often cite ids that do not exist); run it with 7B+ models.")
+
+
+def _share(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def evidence_table(report: Report) -> Table:
+    """Per model: accuracy alone and with the evidence, citation precision, supported share."""
+    table = Table(title="Evidence arm (each model alone, with and without the evidence file)")
+    for title in ("model", "cases", "Acc@1 alone", "Acc@1 + evidence", "claims", "citations", "supported",
+                  "citation precision", "supported share"):
+        table.add_column(title, justify="left" if title == "model" else "right")
+    for row in report.evidence:
+        table.add_row(row["model"], str(row["cases"]), _share(row["accuracy"]), _share(row["accuracy_with_evidence"]),
+                      str(row["claims"]), str(row["cited"]), str(row["supported"]), _share(row["citation_precision"]),
+                      _share(row["supported_share"]))
+    return table
+
+
+def evidence_markdown(report: Report) -> list[str]:
+    """The evidence arm's table for ``PATH.md`` (nothing without ``--evidence``)."""
+    if not report.evidence:
+        return []
+    out = ["", EVIDENCE_NOTE, "", "| model | cases | Acc@1 alone | Acc@1 + evidence | claims | citations | supported | "
+           "citation precision | supported share |", "| --- " * 9 + "|"]
+    out += [f"| {_md(row['model'])} | {row['cases']} | {_share(row['accuracy'])} | {_share(row['accuracy_with_evidence'])} | "
+            f"{row['claims']} | {row['cited']} | {row['supported']} | {_share(row['citation_precision'])} | "
+            f"{_share(row['supported_share'])} |" for row in report.evidence]
+    return out
 
 
 def _md(text: str) -> str:
@@ -311,7 +349,7 @@ def write_outputs(report: Report, out: Path, command: str) -> list[Path]:
     write_private(paths[1], json.dumps({"command": command, "warnings": [warning] if warning else [],
                                         "config": report.config, "systems": report.systems,
                                         "metrics": report.rows, "comparisons": report.comparisons,
-                                        "label_merges": report.label_merges,
+                                        "label_merges": report.label_merges, "evidence": report.evidence,
                                         "cases": report.outcomes}, indent=2, ensure_ascii=False))
     write_private(paths[2], svg(report))
     write_private(paths[3], cost_svg(report))

@@ -19,6 +19,7 @@ from rich.progress import (
 
 from backends.lifecycle import Engines
 from backends.registry import load_registry
+from protocols.core.evidence import Grounding
 from protocols.measures.labels import LabelSet
 from store.journal import Journal
 
@@ -30,16 +31,20 @@ from tui.bench.diagnosis import (
     BenchConfig,
     Case,
     default_jobs,
+    evidence_rows,
+    evidence_settings,
     prepare_backends,
     summarize,
 )
 from tui.bench.cases import class_set, load_cases, subset
 from tui.bench.report import (
     COMPARISON_NOTE,
+    EVIDENCE_NOTE,
     comparisons_table,
     convergence_rows,
     convergence_table,
     cost_plot,
+    evidence_table,
     paper_table,
     self_judging_warning,
     terminal_table,
@@ -47,6 +52,7 @@ from tui.bench.report import (
 )
 from tui.cli.commands import help_for
 from tui.errors import UserError
+from tui.evidence import EvidenceError, read_evidence
 from tui.headless.session import print_load_events
 from tui.headless.signals import run_command
 
@@ -80,6 +86,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--k", type=int, default=None,
                    help="self-consistency's samples (default: measured, the debates' generated tokens per case "
                         "over cot's, so the vote costs what a debate does)")
+    d.add_argument("--evidence", type=Path, metavar="FILE",
+                   help="adds the evidence arm: each model alone shown this file's passages (disease descriptions; see "
+                        "docs/diagnosis-benchmark.md to build one), at the same reply limit; reports accuracy with and "
+                        "without it, citation precision and the share of claims with a supported citation")
     d.set_defaults(handler=run_bench)
 
 
@@ -95,9 +105,16 @@ def run_bench(args: argparse.Namespace) -> int:
         config = BenchConfig(cases=args.cases, models=models, out=args.out, judge=args.judge, scoring=args.scoring,
                              schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
                              synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
-                             turn_tokens=args.turn_tokens, baseline_model=args.baseline_model, k=args.k)
+                             turn_tokens=args.turn_tokens, baseline_model=args.baseline_model, k=args.k,
+                             evidence=args.evidence)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    evidence = None
+    if config.evidence is not None:  # read before any model loads: a file that cannot be read stops it here
+        try:
+            evidence, _ = read_evidence([str(config.evidence)], evidence_settings(config.design))
+        except EvidenceError as exc:
+            raise UserError(f"--evidence: {exc}") from None
     try:
         every_case = load_cases(config.cases)
         labels = class_set(every_case, args.labels, config.synonyms)
@@ -107,11 +124,11 @@ def run_bench(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     cases = subset(every_case, config.limit, config.seed)
     command = "symposium " + shlex.join(sys.argv[1:]) if sys.argv[0].endswith("symposium") else shlex.join(sys.argv)
-    return run_command(_bench(args.db, args.models, config, cases, labels, command))
+    return run_command(_bench(args.db, args.models, config, cases, labels, command, evidence))
 
 
 async def _bench(db: str | None, models_file: str | None, config: BenchConfig, cases: list[Case], labels: LabelSet,
-                 command: str) -> int:
+                 command: str, evidence: Grounding | None = None) -> int:
     console = Console(highlight=False)
     warning = self_judging_warning({"self_judging": config.self_judging, "judge_model": config.judge_model})
     if warning:
@@ -124,14 +141,18 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
         with Journal(db) as journal, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                               console=console) as progress:
-            bench = Bench(config, backends, options, journal)
+            bench = Bench(config, backends, options, journal, evidence=evidence)
             total = len(cases) * len(bench.systems)
             task = progress.add_task("cases × systems", total=total,
                                      completed=sum(1 for c in cases for s in bench.systems if (c.case_id, s) in bench.done))
             bench.on_done = lambda _: progress.advance(task)
             await bench.run(cases, labels)
     report = summarize(bench, cases, labels)
+    report.evidence = evidence_rows(bench, cases, labels)
     console.print(terminal_table(report))
+    if report.evidence:
+        console.print(evidence_table(report))
+        console.print(EVIDENCE_NOTE, style="dim", markup=False)
     if warning:
         console.print(warning, style="bold yellow", markup=False)
     if report.comparisons:

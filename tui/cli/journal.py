@@ -117,7 +117,7 @@ def show(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     debate = _load(args, chain=args.format == "json", redact=args.redact)
-    text = to_json(debate) if args.format == "json" else to_markdown(debate)
+    text = to_json(debate) if args.format == "json" else to_markdown(debate, redacted=args.redact)
     if args.out:
         write_private(Path(args.out), text)
         Console(stderr=True).print(f"wrote {args.out}", markup=False)

@@ -37,6 +37,11 @@ def _metavar(p: ParamInfo) -> str | None:
     return None if p.choices else {"int": "N", "float": "X"}.get(p.kind, "TEXT")
 
 
+def param_help(p: ParamInfo, small: Mapping[str, Any]) -> str:
+    """A parameter flag's help: its description, defaults, range and section."""
+    return _help(p, small)
+
+
 def _help(p: ParamInfo, small: Mapping[str, Any]) -> str:
     default = "not set" if p.default is None else p.default
     parts = [f"default {default}"]

@@ -14,7 +14,10 @@ Every sub-command and every flag is generated from the protocols' definitions
 * the person's seat reads stdin, or a script where the role declares a ``--…-script`` flag;
   an optional seat is taken with its switch (``--human``);
 * the parameters come from the config (see :mod:`tui.cli.params`), with ``--profile``;
-  ``--seed`` seeds sampling.
+  ``--seed`` seeds sampling;
+* ``--evidence PATH`` (repeatable; a file or a folder) grounds the debate in the user's files,
+  read before any model loads so that an unreadable file stops it with its reason
+  (:mod:`tui.evidence`); ``--redact-evidence`` masks identifiers before indexing.
 """
 
 from __future__ import annotations
@@ -27,14 +30,17 @@ from rich.console import Console
 from rich.text import Text
 
 from backends.registry import load_registry
-from protocols.core.definition import Input, InputError, ProtocolDefinition, Role, Variant
+from protocols.core.definition import EVIDENCE, Input, InputError, ProtocolDefinition, Role, Variant
+from protocols.core.evidence import EvidenceSettings
+from protocols.core.params import ParamError, params_of
 from protocols.registry import PROTOCOLS, definition
 from store.journal import new_debate_id
 
 from tui.cli.commands import help_for
-from tui.cli.params import add_param_flags, build_config
+from tui.cli.params import add_param_flags, build_config, given, param_help
 from tui.cli.seats import headless_person
 from tui.errors import UserError
+from tui.evidence import EvidenceError, read_evidence, summary
 from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.headless.signals import run_command
 
@@ -65,10 +71,25 @@ def add_protocol(protocols: argparse._SubParsersAction, d: ProtocolDefinition,
         if i.sampling is not None:
             _add_input(p, i)
     p.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
+    add_evidence_flags(p)
     add_param_flags(p, d.config_cls, skip=variant.skip if variant else ())
     p.set_defaults(handler=run_protocol, definition=variant.name if variant else d.name,
                    preset=dict(variant.values) if variant else {})
     return p
+
+
+def add_evidence_flags(p: argparse.ArgumentParser) -> None:
+    """``--evidence`` (every protocol's, declared once: :data:`protocols.core.definition.EVIDENCE`),
+    ``--redact-evidence`` and the evidence settings' parameters."""
+    group = p.add_argument_group("evidence", "the user's own files, which the agents argue from and cite; every citation "
+                                             "is checked against the passage it names")
+    group.add_argument(EVIDENCE.cli_flag, dest=EVIDENCE.name, action="append", metavar="PATH", help=_help(EVIDENCE.help))
+    group.add_argument("--redact-evidence", action="store_true",
+                       help="mask identifiers (names, dates, numbers …: see --redact) in the evidence before it is indexed, "
+                            "so the journal never holds them; the counts are printed")
+    small = EvidenceSettings.SMALL_MODEL_PROFILE
+    for info in params_of(EvidenceSettings):
+        group.add_argument(info.flag, dest=info.name, default=None, metavar="N", help=param_help(info, small))
 
 
 def _help(text: str, default: Any = None) -> str:
@@ -173,7 +194,22 @@ def run_protocol(args: argparse.Namespace) -> int:
     except InputError as exc:
         raise UserError(f"{flag_for(d, exc.name)}: {exc.problem}") from None
     registry = load_registry(args.models)
-    config = build_config(d.config_cls, args, resolve_profile(args, registry, roles.values()), **prepared, **args.preset)
+    profile = resolve_profile(args, registry, roles.values())
+    config = build_config(d.config_cls, args, profile, **prepared, **args.preset)
+    grounding = None
+    if getattr(args, EVIDENCE.name, None):
+        try:
+            settings = EvidenceSettings.of(given(args, EvidenceSettings), profile)
+        except ParamError as exc:
+            raise UserError(f"--{exc.name.replace('_', '-')}: {exc.problem}") from None
+        try:
+            grounding, notes = read_evidence(EVIDENCE.value(getattr(args, EVIDENCE.name)), settings,
+                                             redact=bool(getattr(args, "redact_evidence", False)))
+        except (EvidenceError, InputError) as exc:
+            raise UserError(f"{EVIDENCE.cli_flag}: {exc}") from None
+        said = Console(stderr=True, highlight=False)
+        for line in [*notes, summary(grounding)]:
+            said.print(Text(line, style="dim"), soft_wrap=True)
     if d.warnings is not None:
         for warning in d.warnings(roles):
             Console(stderr=True, highlight=False).print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
@@ -186,6 +222,7 @@ def run_protocol(args: argparse.Namespace) -> int:
         async with loaded_agents(registry, roles, seed=args.seed) as agents:
             debate_id = new_debate_id()
             team = d.team(d.tune(agents, values))
-            return await run_headless(args.db, debate_id, d.run(config, team, debate_id=debate_id, person=person))
+            return await run_headless(args.db, debate_id, d.run(config, team, debate_id=debate_id, person=person,
+                                                                evidence=grounding))
 
     return run_command(run())  # SIGTERM and SIGHUP end it as Ctrl-C does (resumable)

@@ -21,6 +21,7 @@ from protocols.core.events import (
     DebateResumed,
     DebateStarted,
     Event,
+    EvidenceAttached,
     JudgementMade,
     MetricsComputed,
     ModeratorActed,
@@ -31,6 +32,7 @@ from protocols.core.events import (
     TurnStarted,
     about_context,
 )
+from protocols.core.evidence import cited_line
 from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.measures.analyzer import ANALYSIS, Analysis
@@ -85,6 +87,13 @@ class EventPrinter:
                     c.print(Text(f"  ↳ {dist}", style="dim"))
                 for note in event.parse_notes:
                     c.print(Text(f"  ↳ note: {terminal_safe(note)}", style="dim italic"))
+                for cited in event.citations:
+                    line = cited_line(cited)
+                    c.print(Text(f"  {terminal_safe(line)}", style="green" if cited.status == "supported" else "red"
+                                 if cited.status == "not_found" else "dim"), soft_wrap=True)
+            case EvidenceAttached():
+                names = ", ".join(terminal_safe(f.name) for f in event.files[:4]) + (", …" if len(event.files) > 4 else "")
+                c.print(Text(f"evidence: {len(event.files)} file(s) ({names}), {len(event.passages)} passages", style="dim"))
             case MetricsComputed():
                 self._metric_rows.append({"round": event.round, "phase": self._phase, "kappa": event.kappa, **event.metrics})
                 m = event.metrics

@@ -179,11 +179,14 @@ class HomeScreen(Screen):
     @on(Input.Submitted, "#search")
     def search(self, event: Input.Submitted) -> None:
         """Show what matches, the debates whose case matches first (their "who" is "case"), then
-        the turns; the focus stays in the search box, since the next thing typed is
-        more often a better search than a command (↓ goes to the results)."""
+        those whose evidence holds a file of that name ("evidence"), then the turns; the focus
+        stays in the search box, since the next thing typed is more often a better search than a
+        command (↓ goes to the results)."""
         hits = self.query_one("#hits", DataTable)
         hits.clear()
-        found = [*self.queries.cases(event.value), *self.queries.search(event.value)] if event.value.strip() else []
+        text = event.value
+        found = ([*self.queries.cases(text), *self.queries.evidence_named(text), *self.queries.search(text)]
+                 if text.strip() else [])
         titles = distinct_clips([str(hit["title"]) for hit in found], title_width(self.app.size.width, HITS_OTHERS))
         for i, (hit, title) in enumerate(zip(found, titles, strict=True)):
             hits.add_row(plain(when(hit["created_at"])), plain(title), plain(hit["round"]), plain(hit["role"]),

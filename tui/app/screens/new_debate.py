@@ -15,6 +15,7 @@ from backends.sources import status
 from protocols.core.roles import SIDE_PANEL
 
 from tui import settings
+from tui.app.screens.evidence_picker import EvidencePicker, added
 from tui.app.screens.typed import symposium
 from tui.forms import Field, FormError, ProtocolSpec
 from tui.protocol_catalog import FIRST, SPECS
@@ -78,6 +79,8 @@ class NewDebateScreen(Screen):
                         yield self._widget(field, values.get(field.name, field.default))
                         if field.open_choice:
                             yield from self._file_widget(field, values.get(field.name))
+                        if field.kind == "files":
+                            yield Button("Browse…", id=f"browse-{field.name}", classes="browse")
                         if field.help:
                             yield Static(field.help, classes="help")
                 with Vertical(classes="field"):
@@ -113,6 +116,8 @@ class NewDebateScreen(Screen):
             case "int" | "float":
                 return FormInput(str(value), type="integer" if field.kind == "int" else "number", id=wid,
                                  placeholder=field.placeholder)
+            case "files":
+                return FormInput(str(value or ""), id=wid, placeholder="a file or folder (several: separate with ;)")
             case _:
                 return FormInput(str(value or ""), id=wid, placeholder=field.placeholder or example)
 
@@ -177,6 +182,7 @@ class NewDebateScreen(Screen):
                 return f"{field.label}: required"
         try:
             roles = self.spec.roles_for(values)
+            self.spec.evidence_paths(values)  # each path there and of a kind read (read when the debate starts)
         except FormError as exc:
             return str(exc)
         registry = symposium(self).registry
@@ -208,5 +214,13 @@ class NewDebateScreen(Screen):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "start":
             self.action_start()
+        elif event.button.id and event.button.id.startswith("browse-"):
+            field = self.query_one(f"#field-{event.button.id.removeprefix('browse-')}", Input)
+
+            def chosen(path: str | None) -> None:
+                if path:
+                    field.value = added(field.value, path)
+
+            self.app.push_screen(EvidencePicker(), chosen)
         else:
             self.app.pop_screen()

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from protocols.core.events import TokenDelta, TurnFinished, TurnStarted
 
+from tui.app.widgets.citations import Citations
 from tui.sanitize import StreamSanitizer, plain, terminal_safe
 
 #: Repaint a streaming turn at most this often (seconds): tokens arrive faster than eyes read.
@@ -87,6 +88,8 @@ class TurnView(Vertical):
         self.remove_children()
         self._tail = Static(body)
         self.mount(self._tail)
+        if event.citations:  # the turn's claims, each with its verdict; a supported one opens its passage
+            self.mount(Citations(event.debate_id, event.citations))
         self.remove_class("streaming")
         call = event.call
         if call is None:
