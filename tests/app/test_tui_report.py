@@ -27,8 +27,7 @@ def _notices(app: SymposiumApp) -> list[str]:
 
 
 async def test_h_writes_the_report_from_home_and_from_review(tmp_path: Path, registry) -> None:
-    app = SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry)
-    app.export_dir = tmp_path / "exports"
+    app = SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry, export_dir=tmp_path / "exports")
     record_sample(app.journal, "sample0001ab", rounds=3)
     report = tmp_path / "exports" / "symposium-sample0001ab.html"
     async with app.run_test(size=SIZE) as pilot:

@@ -19,7 +19,9 @@ from outputs.export import to_json, to_markdown, write_private
 from store.queries import Queries
 
 from tui.app.report import save_report
-from tui.app.screens.typed import symposium
+from tui.app.messages import OpenReview, ResumeDebate
+from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.workspace import Workspace
 from tui.titles import distinct_clips, when
 from tui.sanitize import plain
 from tui.app.widgets.fields import FormInput
@@ -83,6 +85,10 @@ class HomeScreen(Screen):
         Binding("f5", "refresh", "Refresh", id="home.refresh", show=False),
     ]
 
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self.workspace = workspace
+
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, id="welcome")
         with Vertical():
@@ -124,7 +130,7 @@ class HomeScreen(Screen):
 
     @property
     def queries(self) -> Queries:
-        return Queries(symposium(self).journal)
+        return Queries(self.workspace.journal)
 
     def refresh_debates(self) -> None:
         """List the journal's debates again, the cursor kept on the debate it was on (if still there)."""
@@ -154,20 +160,23 @@ class HomeScreen(Screen):
     # -- actions ----------------------------------------------------------------------------------
 
     def action_demo(self) -> None:
-        symposium(self).open_demo()
+        """The demo's form, filled in. Pushed here, as the key arrives, not asked of the app by a
+        message: the keys typed right after ``d`` would reach Home before the message."""
+        self.app.push_screen(NewDebateScreen.demo(self.workspace))
 
     def action_new(self) -> None:
-        symposium(self).open_new_debate()
+        """The New-debate form, pushed as the key arrives (see :meth:`action_demo`)."""
+        self.app.push_screen(NewDebateScreen(self.workspace))
 
     def action_open(self) -> None:
         debate_id = self.selected()
         if debate_id:
-            symposium(self).open_review(debate_id)
+            self.post_message(OpenReview(debate_id))
 
     def action_resume(self) -> None:
         debate_id = self.selected()
         if debate_id:
-            symposium(self).resume(debate_id)
+            self.post_message(ResumeDebate(debate_id))
 
     def action_search(self) -> None:
         self.query_one("#search", Input).focus()
@@ -208,7 +217,7 @@ class HomeScreen(Screen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
-        symposium(self).open_review(key.split(":", 1)[0])
+        self.post_message(OpenReview(key.split(":", 1)[0]))
 
     def action_export(self, fmt: str) -> None:
         debate_id = self.selected()
@@ -216,7 +225,7 @@ class HomeScreen(Screen):
             return
         debate = self.queries.debate(debate_id, chain=fmt == "json")  # the JSON carries the seal's chain
         assert debate is not None
-        folder = private_dir(Path(symposium(self).export_dir))  # Symposium's own folder: 0700
+        folder = private_dir(Path(self.workspace.export_dir))  # Symposium's own folder: 0700
         path = folder / f"symposium-{debate_id}.{fmt}"
         write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
         self.app.notify(f"exported {clip(debate['title'], 60)!r} to {path} (readable by you only)")
@@ -227,7 +236,7 @@ class HomeScreen(Screen):
             return
         debate = self.queries.debate(debate_id)
         assert debate is not None
-        path = save_report(Path(symposium(self).export_dir), debate)
+        path = save_report(Path(self.workspace.export_dir), debate)
         self.app.notify(f"report written to {path} (readable by you only; open it in a browser, print it as PDF)")
 
     def action_delete(self) -> None:
@@ -237,7 +246,7 @@ class HomeScreen(Screen):
 
         def delete(yes: bool | None) -> None:
             if yes:
-                symposium(self).journal.delete_debate(debate_id)
+                self.workspace.journal.delete_debate(debate_id)
                 self.refresh_debates()
                 hits = self.query_one("#hits", DataTable)
                 for row_key in [k for k in hits.rows if str(k.value).startswith(f"{debate_id}:")]:
@@ -257,5 +266,5 @@ class HomeScreen(Screen):
         """The files ``e``, ``j`` and ``h`` wrote for this debate that are still there: deleting
         the debate leaves them, and the question must not say "everything" without naming them
         (a case exported, then deleted, was still on disk unmentioned)."""
-        folder = Path(symposium(self).export_dir)
+        folder = Path(self.workspace.export_dir)
         return [path for ext in ("md", "json", "html") if (path := folder / f"symposium-{debate_id}.{ext}").exists()]
