@@ -47,6 +47,8 @@ async def wait_for(pilot: Pilot, condition: Callable[[], bool], timeout: float, 
 
 
 async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry) -> None:
+    from tests.app.test_tui_files import save
+
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab")
     record_sample(app.journal, "sample0002cd")
@@ -61,10 +63,10 @@ async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry)
         hits = home.query_one("#hits", DataTable)
         assert hits.display and hits.row_count > 0
         table.focus()
-        await pilot.press("e")
+        await save(pilot, "e", redacted=False)
         exported = tmp_path / "exports" / f"symposium-{home.selected()}.md"
         assert exported.exists() and stat.S_IMODE(exported.stat().st_mode) == 0o600
-        await pilot.press("j")  # the JSON export carries the seal's chain: it verifies without the journal
+        await save(pilot, "j", redacted=False)  # the JSON export carries the seal's chain: it verifies without the journal
         exported_json = json.loads((tmp_path / "exports" / f"symposium-{home.selected()}.json").read_text())
         assert seal.verify_export(exported_json).ok and exported_json["seal"]["chain"]
         await pilot.press("delete")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from textual.widgets import DataTable, OptionList, Static
 
 from protocols.core.events import AwaitingModerator, DebateStarted, MetricsComputed, ModeratorActed, PhaseChanged
@@ -50,7 +52,8 @@ def _columns(screen: DebateScreen) -> list[str]:
     return [c.label.plain for c in screen.query_one(MetricsTable).columns.values()]
 
 
-async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path, registry, scripted_models: None) -> None:
+@pytest.mark.usefixtures("scripted_models")
+async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path, registry) -> None:
     """Item 8, live: no "Distributions: no distributions yet", no WD/MI/JSD; the agenda agreed,
     Γ and Δ per round in the journal's numbering, each judge's scores per subtopic."""
     app = make_app(tmp_path, registry)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from functools import partial
 import signal
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Literal
 
-from platformdirs import user_documents_dir
 from textual import on
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
@@ -24,6 +24,8 @@ from store.queries import Queries
 
 from tui import settings
 from tui.forms import FormError, ProtocolSpec
+from tui.saving import app_folder
+from outputs.redact import find
 from tui.protocol_catalog import resumable
 from tui.sanitize import terminal_safe
 from tui.app.messages import OpenReview, ResumeDebate, StartDebate
@@ -57,8 +59,7 @@ class SymposiumApp(App):
                  registry: Registry | None = None, journal: Journal | None = None,
                  export_dir: Path | None = None) -> None:
         super().__init__()
-        self.workspace = Workspace(registry or load_registry(models), journal or Journal(db),
-                                   export_dir or Path(user_documents_dir()) / "symposium")
+        self.workspace = Workspace(registry or load_registry(models), journal or Journal(db), export_dir or app_folder())
         self.start_with = start
         self._help_screens: dict[tuple, str] = {}  # keys shown → name of the installed Help screen
         self._help_names = itertools.count()
@@ -78,6 +79,9 @@ class SymposiumApp(App):
             self.notify(problem, severity="warning", timeout=10)
         self.push_screen(HomeScreen(self.workspace))
         self.call_after_refresh(settle_memory)
+        # the title a form suggests is checked by the redaction's recognizers, whose patterns take
+        # a quarter of a second to build: built now, off the event loop, not at the first keystroke
+        self.run_worker(partial(find, "warm up"), thread=True, group="warm-up")
         if self.start_with == "demo":
             self.open_demo()
         elif self.start_with == "new":

@@ -19,9 +19,10 @@ from protocols.core.roles import SIDE_PANEL
 from tui import settings
 from tui.app.messages import StartDebate
 from tui.app.workspace import Workspace
-from tui.forms import Field, FormError, ProtocolSpec
+from tui.forms import TITLE_FIELD, Field, FormError, ProtocolSpec
 from tui.protocol_catalog import FIRST, SPECS
 from tui.sanitize import plain
+from tui.titles import automatic_title
 from tui.app.widgets.fields import FormInput, FormText
 from tui.app.widgets.footer import SteadyFooter
 
@@ -154,7 +155,29 @@ class NewDebateScreen(Screen):
         return options
 
     def on_mount(self) -> None:
+        self._title_shown = ""
+        self._fill_title()
         self.focus_first_field()
+
+    def _fill_title(self) -> None:
+        """The title field follows the subject (see :func:`tui.titles.automatic_title`) until the
+        person types a title of their own."""
+        subject = self.spec.subject
+        field = next(iter(self.query(f"#field-{TITLE_FIELD.name}").results(Input)), None)
+        if subject is None or field is None or field.value not in ("", self._title_shown):
+            return
+        widget = self.query_one(f"#field-{subject}")
+        text = widget.text if isinstance(widget, TextArea) else str(getattr(widget, "value", ""))
+        self._title_shown = automatic_title(text, self.spec.title)
+        field.value = self._title_shown
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id == f"field-{self.spec.subject}":
+            self._fill_title()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == f"field-{self.spec.subject}":
+            self._fill_title()
 
     def focus_first_field(self) -> None:
         """Focus the protocol's first field (the case, the subject …), where typing starts. Never
@@ -176,6 +199,8 @@ class NewDebateScreen(Screen):
             self.protocol = str(event.value)
             self.initial = None
             await self.recompose()  # the old fields, the focused Select among them, are gone
+            self._title_shown = ""
+            self._fill_title()
             self.focus_first_field()
 
     def collect(self) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from textual.app import ComposeResult
@@ -19,9 +18,9 @@ from store.queries import Queries
 
 from tui.app.messages import ResumeDebate
 from tui.app.recorded import recorded_events, rounds_of
-from tui.app.report import save_report
 from tui.app.screens.debate import verdict_event, verdict_note
 from tui.app.screens.dialogs import VerdictDialog
+from tui.app.screens.save import save_debate
 from tui.app.widgets.debate_view import DebateView
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.workspace import Workspace, settle_memory
@@ -138,9 +137,9 @@ class ReviewScreen(Screen):
             self.app.notify("copied the last turn")
 
     def action_report(self) -> None:
-        """The whole debate as an HTML report (whatever round is shown: a report is the record)."""
-        path = save_report(Path(self.workspace.export_dir), self.debate)
-        self.app.notify(f"report written to {path} (readable by you only; open it in a browser, print it as PDF)")
+        """The whole debate as an HTML report, redacted or not (whatever round is shown: a report
+        is the record); asked first."""
+        save_debate(self, self.workspace, self.debate, "html")
 
     def action_compare(self) -> None:
         queries = Queries(self.workspace.journal)
