@@ -16,7 +16,8 @@ interface for CPU, which is what this measures honestly.
 ``--scripted`` isolates the interface's own cost: the Debate screen opens on a recorded
 transcript of ``--history-turns`` long turns, then two scripted models (tests/helpers/scripted.py,
 no CPU of their own) take turns writing ``--turn-tokens``-token replies at ``--rate`` tokens per
-second each, through the same ``drive`` → ``DebateScreen.show`` path as a live debate. What is
+second each, through the same ``drive`` → ``DebateScreen.show`` path as a live debate (the
+screen runs them as it runs a protocol: :class:`BenchRun`). What is
 left is what the app does per token and per frame, and whether it grows with turn length.
 """
 
@@ -47,6 +48,7 @@ from textual.pilot import Pilot  # noqa: E402
 from backends.registry import load_registry  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
+from tui.app.runs import DebateRun  # noqa: E402
 from tui.protocol_catalog import SPECS  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 from tui.app.screens.help import HelpScreen  # noqa: E402
@@ -54,8 +56,7 @@ from textual.widgets import Static  # noqa: E402
 from rich.text import Text  # noqa: E402
 from tui.sanitize import terminal_safe  # noqa: E402
 from tui.app.widgets.transcript import Transcript, TurnView  # noqa: E402
-from store.drive import drive  # noqa: E402
-from protocols.core.events import DebateStarted, Participant, TurnFinished  # noqa: E402
+from protocols.core.events import DebateStarted, Event, Participant, TurnFinished  # noqa: E402
 from protocols.core.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
 
 EVINCE = SPECS["evince"]
@@ -182,11 +183,11 @@ async def measure_vllm_start(presses: int, folder: Path) -> tuple[dict[str, list
         await pilot.pause()
         debate = app.screen
         assert isinstance(debate, DebateScreen)
-        while "starting vLLM" not in str(debate.phase):
+        while "starting vLLM" not in str(debate.view.phase):
             await asyncio.sleep(0.05)
 
         def starting() -> bool:
-            phase = str(debate.phase)
+            phase = str(debate.view.phase)
             if not shown or shown[-1] != phase:
                 shown.append(phase)
             return not vllm_engine.PROCESS.running and debate.running
@@ -241,21 +242,44 @@ async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: fl
         n += 1
 
 
+class BenchRun(DebateRun):
+    """The Debate screen's run of ``given`` events, then, once :attr:`go` is set, of ``more``
+    (on no models): the screen journals and shows them as it does a protocol's."""
+
+    def __init__(self, given: list[Event], more=None) -> None:  # type: ignore[no-untyped-def]
+        self.definition = EVINCE.definition
+        self.given, self.more = given, more
+        self.go = asyncio.Event()
+
+    def roles(self):  # type: ignore[no-untyped-def]
+        return {}
+
+    async def _stream(self):  # type: ignore[no-untyped-def]
+        for event in self.given:
+            yield event
+        await self.go.wait()
+        if self.more is not None:
+            async for event in self.more:
+                yield event
+
+    def events(self, agents, channel, person, registry):  # type: ignore[no-untyped-def]
+        return self._stream()
+
+
 async def measure_scripted(presses: int, history: int, tokens: int, rate: float) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {}
     async with bench_app() as (app, pilot, clock):
-        events = scripted_history("bench00000ab", history, tokens)
-        for event in events:
-            app.journal.record(event)
-        debate = DebateScreen(events=events)
+        run = BenchRun(scripted_history("bench00000ab", history, tokens),
+                       scripted_turns("bench00000ab", history, tokens, rate))
+        debate = DebateScreen(run, app.workspace)
         app.push_screen(debate)
+        transcript_ready = lambda: debate.is_mounted and len(debate.query_one(Transcript).turns) == history  # noqa: E731
+        while not transcript_ready():
+            await asyncio.sleep(0.05)
         await pilot.pause(0.5)
         idle_cpu: list[float] = []
         results[f"idle, {history} long turns shown"] = await press_latencies(pilot, clock, presses, cpu=idle_cpu, label="idle")
-        debate.replay_events = None
-        debate.running = True
-        app.run_worker(drive(scripted_turns("bench00000ab", history, tokens, rate), app.journal, debate.show,
-                             debate.collector), group="bench")
+        run.go.set()
         transcript = debate.query_one(Transcript)
         while transcript.current is None or len(transcript.current.raw) < tokens * 2:  # halfway into a long turn
             await asyncio.sleep(0.05)
@@ -263,7 +287,7 @@ async def measure_scripted(presses: int, history: int, tokens: int, rate: float)
         results[f"generating {tokens}-token turns at {rate:g} tok/s"] = await press_latencies(pilot, clock, presses, cpu=busy_cpu,
                                                                                                 label="generating")
         results["CPU ms, idle"], results["CPU ms, generating"] = idle_cpu, busy_cpu
-        app.workers.cancel_group(app, "bench")
+        debate.workers.cancel_group(debate, "debate")
         await pilot.pause()
     return results
 
@@ -290,8 +314,8 @@ async def flush_costs(lengths: tuple[int, ...], flushes: int) -> dict[str, list[
     event loop, and other people's processes on a busy machine do not inflate it."""
     results: dict[str, list[float]] = {}
     async with bench_app() as (app, pilot, clock):
-        screen = DebateScreen(events=scripted_history("flush0000000", 0, 0))
-        app.push_screen(screen)
+        screen = DebateScreen(BenchRun(scripted_history("flush0000000", 0, 0)), app.workspace)
+        await app.push_screen(screen)
         await pilot.pause()
         transcript = screen.query_one(Transcript)
         for way, make in (("before: whole turn", WholeTurn), ("now: paragraphs", lambda: TurnView(AGENT_A, "m", "t"))):

@@ -27,8 +27,8 @@ from store.journal import Journal  # noqa: E402
 from store.queries import Queries  # noqa: E402
 from outputs.report import report_html  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
-from tui.app.recorded import recorded_events, rounds_of  # noqa: E402
-from tui.app.screens.debate import DebateScreen  # noqa: E402
+from tui.app.recorded import rounds_of  # noqa: E402
+from tui.app.screens.review import ReviewScreen  # noqa: E402
 
 SIZE = (140, 42)
 
@@ -51,7 +51,9 @@ async def shoot(db: Path, debate_id: str | None) -> None:
         await pilot.press("escape")
         rounds = rounds_of(debate)
         shown = rounds[min(1, len(rounds) - 1)]  # mid-debate: after its second round
-        app.push_screen(DebateScreen(events=list(recorded_events(debate, upto_round=shown))))
+        review = ReviewScreen(debate, app.workspace)
+        await app.push_screen(review)
+        review.position = rounds.index(shown)
         await pilot.pause(0.5)
         app.save_screenshot("debate.svg", path=str(REPO / "docs"))
 

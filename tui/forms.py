@@ -11,6 +11,7 @@ call for, and class sets read from a built-in name or a file (the form's and ``-
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from store.evidence import grounding_of
 
 from protocols.core.documents import gather
 from tui.evidence import EvidenceError, paths_of, read_evidence, settings_of, with_evidence
+from tui.titles import automatic_title
 
 FieldKind = Literal["text", "textarea", "select", "model", "models", "int", "float", "files"]
 
@@ -56,6 +58,11 @@ class Field:
     #: :attr:`protocols.core.definition.Input.remembered`).
     remember: bool = True
 
+
+#: The debate's title, for every protocol: what Home, the headers and the report show. Empty, the
+#: debate gets :func:`tui.titles.automatic_title` (the form fills it in as the case is typed).
+TITLE_FIELD = Field("title", "Title", "text", "", help="shown on Home, in the debate's header and in reports",
+                    optional=True, remember=False)
 
 #: The form's choice of defaults (see ``protocols/core/params.py``); "auto" follows the models.
 PROFILE_FIELD = Field("profile", "Defaults", "select", "auto",
@@ -158,12 +165,27 @@ class ProtocolSpec:
         return self.definition.config_cls
 
     @property
+    def subject(self) -> str | None:
+        """The input the debate is about (the case, the subject, the question): the first text
+        the protocol requires. Its first words may become the title."""
+        return next((i.name for i in self.definition.inputs if i.kind in ("text", "textarea") and i.required), None)
+
+    @property
     def inputs(self) -> tuple[Field, ...]:
-        """The fields of the protocol's inputs and roles (its parameters' fields follow them)."""
+        """The fields of the protocol's inputs and roles, the title after the subject (its
+        parameters' fields follow them)."""
         d = self.definition
-        return (*(input_field(i) for i in d.inputs if i.form and i.sampling is None),
+        own = [input_field(i) for i in d.inputs if i.form and i.sampling is None]
+        at = next((n + 1 for n, f in enumerate(own) if f.name == self.subject), 0)
+        return (*own[:at], TITLE_FIELD, *own[at:],
                 *(f for r in d.roles for f in role_fields(r, d)),
                 *(input_field(i) for i in d.inputs if i.form and i.sampling is not None))
+
+    def title_for(self, values: Mapping[str, Any]) -> str:
+        """The title typed, or the automatic one (see :func:`tui.titles.automatic_title`)."""
+        typed = " ".join(str(values.get(TITLE_FIELD.name) or "").split())
+        subject = str(values.get(self.subject) or "") if self.subject else ""
+        return typed or automatic_title(subject, self.title)
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -205,7 +227,10 @@ class ProtocolSpec:
         """Form values → the protocol's config, validated by the config itself (as on the
         command line); raises :class:`FormError` naming the field."""
         try:
-            return self.definition.configure(self.values_for(values), profile=self.profile(values, registry))
+            config = self.definition.configure(self.values_for(values), profile=self.profile(values, registry))
+            if TITLE_FIELD.name in {f.name for f in dataclasses.fields(config)}:
+                config = dataclasses.replace(config, title=self.title_for(values))
+            return config
         except (InputError, ParamError) as exc:
             raise FormError(str(exc)) from None
 

@@ -1,4 +1,10 @@
-"""Debate titles in lists (Home, search results, the Compare picker) that can be told apart.
+"""Debate titles: the one a new debate gets unless the person types another, and titles in lists
+(Home, search results, the Compare picker) that can be told apart.
+
+A title is on screen for anyone watching (Home's list, the debate's header, a demo on a
+projector) and in every report, redacted or not. A case's first words often name the patient
+("Margaret Okonkwo, DOB 03/14/1961 …"), so they become the title only when the redaction's
+recognizers find nothing in them; otherwise the title is neutral (:func:`automatic_title`).
 
 Titles are usually the first words of the case ("A patient presents with itching, vomiting, …"),
 so two debates on similar cases share a long beginning and differ at the end. Clipped to a
@@ -9,12 +15,39 @@ in the same list shares that start, jumps to where they part.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
+from outputs.redact import find
 from protocols.core.text import clip
 
 ELLIPSIS = "…"
+#: The longest title a new debate gets from its case's first words.
+TITLE_WIDTH = 60
+
+
+def neutral_title(protocol_title: str) -> str:
+    return f"{protocol_title} debate"
+
+
+#: A capitalised word inside a sentence (not after a full stop, not an acronym such as ICU): a
+#: name the redaction's recognizers can miss ("Patient: John Graves" is one they miss).
+_NAME_LIKE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z][\w'’-]*")
+
+
+def automatic_title(subject: str, protocol_title: str) -> str:
+    """The case's (subject's, question's) first words, clipped, when they hold no identifier the
+    redaction would mask (a name, a date, a number, a place) and no capitalised word inside a
+    sentence, which may be a name it misses; else :func:`neutral_title`. A neutral title where
+    the words were harmless costs little; a patient's name on Home's list costs a great deal."""
+    flat = " ".join(subject.split())
+    shown = clip(flat, TITLE_WIDTH)
+    ahead = flat[: TITLE_WIDTH * 2]  # a name cut by the clip still counts
+    if (not flat or flat.startswith("@") or _NAME_LIKE.search(shown)
+            or any(span.start < len(shown) for span in find(ahead))):
+        return neutral_title(protocol_title)
+    return shown
 
 
 def _common_prefix(a: str, b: str) -> int:

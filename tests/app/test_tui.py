@@ -16,6 +16,7 @@ from store import export_check
 from store.journal import Journal
 from protocols.core.outcome import outcome_in_words
 from store.queries import Queries
+from tests.app.replayed import replay
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
 from tui.app.app import SymposiumApp
@@ -34,9 +35,7 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make_app(tmp_path: Path, registry, **kwargs) -> SymposiumApp:
-    app = SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry, **kwargs)
-    app.export_dir = tmp_path / "exports"
-    return app
+    return SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry, export_dir=tmp_path / "exports", **kwargs)
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -48,6 +47,8 @@ async def wait_for(pilot: Pilot, condition: Callable[[], bool], timeout: float, 
 
 
 async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry) -> None:
+    from tests.app.test_tui_files import save
+
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab")
     record_sample(app.journal, "sample0002cd")
@@ -62,10 +63,10 @@ async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry)
         hits = home.query_one("#hits", DataTable)
         assert hits.display and hits.row_count > 0
         table.focus()
-        await pilot.press("e")
+        await save(pilot, "e", redacted=False)
         exported = tmp_path / "exports" / f"symposium-{home.selected()}.md"
         assert exported.exists() and stat.S_IMODE(exported.stat().st_mode) == 0o600
-        await pilot.press("j")  # the JSON export carries the seal's chain: it verifies without the journal
+        await save(pilot, "j", redacted=False)  # the JSON export carries the seal's chain: it verifies without the journal
         exported_json = json.loads((tmp_path / "exports" / f"symposium-{home.selected()}.json").read_text())
         assert export_check.verify_export(exported_json).ok and exported_json["seal"]["chain"]
         await pilot.press("delete")
@@ -87,12 +88,12 @@ async def test_review_steps_through_rounds(tmp_path: Path, registry) -> None:
         review = app.screen
         assert isinstance(review, ReviewScreen)
         transcript = review.query_one(Transcript)
-        assert len(transcript.turns) == 6 and len(review.metrics_rows) == 3
+        assert len(transcript.turns) == 6 and len(review.view.metrics_rows) == 3
         await pilot.press("left")  # the debate as it stood after its last round…
         await pilot.press("left")  # …and after round 1
-        assert len(review.query_one(Transcript).turns) == 4 and len(review.metrics_rows) == 2
+        assert len(review.query_one(Transcript).turns) == 4 and len(review.view.metrics_rows) == 2
         await pilot.press("end")
-        assert len(review.metrics_rows) == 3
+        assert len(review.view.metrics_rows) == 3
 
 
 async def test_new_debate_form_explains_bad_values(tmp_path: Path, registry) -> None:
@@ -134,7 +135,7 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
         assert isinstance(debate, DebateScreen)
         await pilot.press("p")  # heard at the next checkpoint: before agent B's first turn
         await wait_for(pilot, lambda: debate.paused, 300, "the pause to take effect")
-        assert not debate.metrics_rows
+        assert not debate.view.metrics_rows
         await pilot.press("i")
         await pilot.press(*"Consider hepatitis.")
         await pilot.press("enter")
@@ -191,9 +192,7 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
 async def test_ctrl_c_asks_before_quitting(tmp_path: Path, registry) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        app.push_screen(DebateScreen(events=sample_events(finished=False)))
-        await pilot.pause()
-        app.screen_stack[-1].running = True  # as if the models were still generating
+        await replay(app, pilot, sample_events(finished=False), held=True)  # still running
         await pilot.press("ctrl+c")
         assert app.is_running and app.screen.__class__.__name__ == "ConfirmDialog"
         await pilot.press("escape")
@@ -202,7 +201,8 @@ async def test_ctrl_c_asks_before_quitting(tmp_path: Path, registry) -> None:
 
 @pytest.mark.usefixtures("steady_cursor")
 def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Home, New debate and a Debate screen mid-run (recorded events, so identical everywhere)."""
+    """Home, New debate and a Debate screen mid-run (recorded events played as a run that goes on,
+    so identical everywhere)."""
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     app = make_app(tmp_path, registry)
@@ -215,8 +215,7 @@ def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: 
     mid_app = make_app(tmp_path / "mid", registry)
 
     async def mid_run(pilot: Pilot) -> None:
-        mid_app.push_screen(DebateScreen(events=sample_events(rounds=2, finished=False)))
-        await pilot.pause()
+        await replay(mid_app, pilot, sample_events(rounds=2, finished=False), held=True)
 
     assert snap_compare(mid_app, run_before=mid_run, terminal_size=SIZE)
 
@@ -262,14 +261,13 @@ async def test_help_is_shown_again_not_rebuilt_and_follows_the_keys(tmp_path: Pa
             await pilot.press("escape")
             await pilot.pause()
         assert shown[0] is shown[1]
-        app.push_screen(DebateScreen(events=sample_events(rounds=1, finished=True)))
-        await pilot.pause()
+        await replay(app, pilot, sample_events(rounds=1, finished=True))
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen) and app.screen is not shown[0]
         assert "debate.copy" in {b.id for b in app.screen.bindings}
         assert "debate.copy" not in {b.id for b in shown[0].bindings}
-        assert "debate.interject" not in {b.id for b in app.screen.bindings}  # a replay takes no commands
+        assert "debate.interject" not in {b.id for b in app.screen.bindings}  # a debate that has ended takes no commands
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DebateScreen)

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from textual.widgets import DataTable, OptionList, Static
 
 from protocols.core.events import AwaitingModerator, DebateStarted, MetricsComputed, ModeratorActed, PhaseChanged
 from protocols.socrasynth import DEFINITION as SOCRASYNTH
 from store.journal import Journal
 from store.queries import Queries
+from tests.app.replayed import fed, replay
 from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.app.test_tui_moderation import _start, _until, scripted_models  # noqa: F401 - a fixture
 from tests.helpers.samples import FIRST
@@ -49,7 +52,8 @@ def _columns(screen: DebateScreen) -> list[str]:
     return [c.label.plain for c in screen.query_one(MetricsTable).columns.values()]
 
 
-async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path, registry, scripted_models: None) -> None:
+@pytest.mark.usefixtures("scripted_models")
+async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path, registry) -> None:
     """Item 8, live: no "Distributions: no distributions yet", no WD/MI/JSD; the agenda agreed,
     Γ and Δ per round in the journal's numbering, each judge's scores per subtopic."""
     app = make_app(tmp_path, registry)
@@ -64,7 +68,7 @@ async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path,
         assert agenda.items and agenda.step == "agreed"
         stored = Queries(app.journal).debate(debate.debate_id or "")
         assert stored is not None
-        assert [(r["round"], r["phase"]) for r in debate.metrics_rows] == [(r["round"], r["phase"]) for r in stored["metrics"]]
+        assert [(r["round"], r["phase"]) for r in debate.view.metrics_rows] == [(r["round"], r["phase"]) for r in stored["metrics"]]
         tables = debate.query_one(JudgeTables)
         assert set(tables.scores["judge-1"]) == {"a_argues", "b_argues"}
         assert "the judges" in _text(debate, "#outcome").lower()
@@ -74,9 +78,7 @@ async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path,
 async def test_a_recorded_socrasynth_debate_shows_the_judges_tables_and_the_outcome_in_words(tmp_path: Path, registry) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=(160, 48)) as pilot:
-        debate = DebateScreen(events=sample_socrasynth())
-        await app.push_screen(debate)
-        await pilot.pause()
+        debate = await replay(app, pilot, sample_socrasynth())
         tables = _text(debate, "#judge-tables")
         assert "1. Patient safety" in tables and "judge-2" in tables and "total" in tables
         assert "the judges' majority: agent-a" in tables
@@ -90,16 +92,12 @@ async def test_a_recorded_socrasynth_debate_shows_the_judges_tables_and_the_outc
 async def test_evince_keeps_its_panels_and_other_protocols_show_none_of_them(tmp_path: Path, registry) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        evince = DebateScreen(events=sample_events(rounds=2))
-        await app.push_screen(evince)
-        await pilot.pause()
+        evince = await replay(app, pilot, sample_events(rounds=2))
         assert _headings(evince)[:3] == ["Distributions", "Metrics", "Judgements"]
         assert _columns(evince) == ["round", "phase", "κ", "WD", "MI", "CRIT", "JSD"]
         assert "consensus" in evince.query_one(Distributions).latest
         app.pop_screen()
-        d3 = DebateScreen(events=[DebateStarted("d3run", "d3", "Which answer is better?", "q", {}, ())])
-        await app.push_screen(d3)
-        await pilot.pause()
+        d3 = await replay(app, pilot, [DebateStarted("d3run", "d3", "Which answer is better?", "q", {}, ())])
         assert _headings(d3) == ["Judgements", "Analysis"] and not d3.query(Distributions) and not d3.query(MetricsTable)
 
 
@@ -110,19 +108,13 @@ async def test_a_moderator_key_after_the_debate_finished_is_refused_with_the_rea
     events = sample_events(rounds=1, finished=True)
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = DebateScreen(events=events[:-1])
-        await app.push_screen(debate)
-        await pilot.pause()
-        debate.replay_events = None  # from here the screen acts as a live one whose protocol honours κ
-        debate.honoured = SOCRASYNTH.commands
-        debate.addressable = ("agent-a", "agent-b")
-        debate.running = True
+        debate = await replay(app, pilot, events[:-1], held=True)  # EVINCE honours κ
+        assert debate.addressable == ("agent-a", "agent-b")
         await pilot.press("k")
         await pilot.pause()
         assert isinstance(app.screen, NumberDialog)  # while it runs, κ is offered …
         await pilot.press("escape")
-        debate.show(events[-1])  # … the protocol finishes
-        await pilot.pause()
+        await fed(pilot, debate, events[-1])  # … the protocol finishes
         assert debate.running  # the screen still works; the protocol is done
         for key in ("k", "i", "s"):
             await pilot.press(key)
@@ -145,22 +137,20 @@ async def test_a_rounds_phase_in_the_live_table_is_the_journals_not_the_pause(tm
     did = events[0].debate_id
     paused = [*events[:metrics_0], ModeratorActed(did, "pause", {}, 0), AwaitingModerator(did, "paused"),
               ModeratorActed(did, "resume", {}, 0), *events[metrics_0:]]
-    with Journal(tmp_path / "j.db") as journal:
+    with Journal(tmp_path / "j.db") as journal:  # apart from the app's, where the screen journals them
         for event in paused:
             journal.record(event)
         exported = Queries(journal).debate(did)
     assert exported is not None
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = DebateScreen(events=paused[:metrics_0 + 4])  # up to round 0's metrics
-        await app.push_screen(debate)
-        await pilot.pause()
-        assert "paused" not in debate._status_line.split(" · ")
+        debate = await replay(app, pilot, paused[:metrics_0 + 4], held=True)  # up to round 0's metrics
+        assert "paused" not in debate.view.status_line.split(" · ")
         for event in paused[metrics_0 + 4:]:
-            debate.show(event)
-        await pilot.pause()
-    assert [(r["round"], r["phase"]) for r in debate.metrics_rows] == [(r["round"], r["phase"]) for r in exported["metrics"]]
-    assert debate.metrics_rows[0]["phase"] == "exploratory"
+            await fed(pilot, debate, event)
+        rows = debate.view.metrics_rows
+    assert [(r["round"], r["phase"]) for r in rows] == [(r["round"], r["phase"]) for r in exported["metrics"]]
+    assert rows[0]["phase"] == "exploratory"
 
 
 async def test_review_names_the_round_it_shows_once_in_one_numbering(tmp_path: Path, registry) -> None:
@@ -177,11 +167,11 @@ async def test_review_names_the_round_it_shows_once_in_one_numbering(tmp_path: P
         assert isinstance(review, ReviewScreen)
         await pilot.press("left", "left")
         await pilot.pause()
-        bits = review._status_line.split(" · ")
+        bits = review.view.status_line.split(" · ")
         assert "up to round 1 (rounds 0–2)" in bits and "round 1" in bits and "round 0" not in bits
         await pilot.press("end")
         await pilot.pause()
-        assert "whole debate (rounds 0–2)" in review._status_line.split(" · ")
+        assert "whole debate (rounds 0–2)" in review.view.status_line.split(" · ")
     app.journal.close()
 
 
@@ -191,7 +181,7 @@ async def test_compare_says_which_curves_are_which_debate(tmp_path: Path, regist
     record_sample(app.journal, "sample0001ab", rounds=3)
     record_sample(app.journal, "other0002cd", rounds=2)
     async with app.run_test(size=SIZE) as pilot:
-        review = ReviewScreen(Queries(app.journal).debate("sample0001ab") or {})
+        review = ReviewScreen(Queries(app.journal).debate("sample0001ab") or {}, app.workspace)
         await app.push_screen(review)
         await pilot.pause()
         assert not review.query_one("#compare-legend").display  # nothing compared: no legend
@@ -216,14 +206,14 @@ async def test_review_of_a_socrasynth_debate_replays_its_panels(tmp_path: Path, 
     app = make_app(tmp_path, registry)
     record_socrasynth(app.journal)
     async with app.run_test(size=SIZE) as pilot:
-        review = ReviewScreen(Queries(app.journal).debate("socra0001ab") or {})
+        review = ReviewScreen(Queries(app.journal).debate("socra0001ab") or {}, app.workspace)
         await app.push_screen(review)
         await pilot.pause()
         assert review.query_one(JudgeTables).winner == "agent-a"
         await pilot.press("left", "left", "left")  # the debate as it stood after round 2 (no judges' tables yet)
         await pilot.pause()
-        assert review.query_one(JudgeTables).scores == {} and len(review.metrics_rows) == 3
-        assert review.finished is None and "judges" not in _text(review, "#outcome")
+        assert review.query_one(JudgeTables).scores == {} and len(review.view.metrics_rows) == 3
+        assert review.view.finished is None and "judges" not in _text(review, "#outcome")
     app.journal.close()
 
 
@@ -262,7 +252,7 @@ async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_pa
     monkeypatch.setattr("backends.lifecycle.create_backend", create)
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(NewDebateScreen("evince"))
+        await app.push_screen(NewDebateScreen(app.workspace, "evince"))
         form = app.screen
         for name, value in {"max_rounds": "1", "turn_tokens": "40", "crit_tokens": "40"}.items():
             form.query_one(f"#field-{name}", Input).value = value

@@ -16,6 +16,7 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 
+from tests.app.replayed import replay
 from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import screen_text
 from tests.helpers.form import fill_examples
@@ -103,7 +104,7 @@ async def test_home_and_review_footers_at_80_columns(tmp_path: Path, registry) -
 async def test_new_debate_footer_at_80_columns(tmp_path: Path, registry, protocol: str) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(NewDebateScreen(protocol))
+        await app.push_screen(NewDebateScreen(app.workspace, protocol))
         await pilot.pause()
         assert_shown(app, FORM, f"New debate ({protocol})")
         await assert_help_lists_every_key(app, pilot, f"New debate ({protocol})")
@@ -113,8 +114,7 @@ async def test_new_debate_footer_at_80_columns(tmp_path: Path, registry, protoco
 async def test_ended_debate_footer_at_80_columns(tmp_path: Path, registry, events) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(DebateScreen(events=events()))
-        await pilot.pause()
+        await replay(app, pilot, events())
         assert_shown(app, ENDED, "a finished debate")
 
 
@@ -123,7 +123,7 @@ async def test_ended_debate_footer_at_80_columns(tmp_path: Path, registry, event
 async def test_live_debate_footer_at_80_columns(tmp_path: Path, registry, protocol: str) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(NewDebateScreen(protocol))
+        await app.push_screen(NewDebateScreen(app.workspace, protocol))
         await pilot.pause()
         form = app.screen
         assert isinstance(form, NewDebateScreen)

@@ -33,6 +33,7 @@ from protocols.core.events import (
     TurnStarted,
 )
 from tests.helpers.scripted import ScriptedBackend
+from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app, wait_for
 from store.queries import Queries
 from tui.app.app import SymposiumApp
@@ -173,7 +174,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.press("escape")
         await pilot.pause()
         # a labels "file path" typed earlier, remembered and offered as a choice
-        app.push_screen(NewDebateScreen("evince", {**EVINCE.defaults(), "labels": HOSTILE[:80]}))
+        app.push_screen(NewDebateScreen(app.workspace, "evince", {**EVINCE.defaults(), "labels": HOSTILE[:80]}))
         await pilot.pause()
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -182,8 +183,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.pause()
 
         # A recorded debate where every event is hostile, streaming token included
-        screen = DebateScreen(events=hostile_events("hostile0003c"))
-        app.push_screen(screen)
+        await replay(app, pilot, hostile_events("hostile0003c"), held=True)
         await pilot.pause(0.2)
         assert_clean(app, "Debate with hostile events")
         app.push_screen(PersonDialog(HOSTILE))

@@ -31,6 +31,7 @@ from textual.widgets import Input, Select, TextArea
 
 from store.queries import Queries
 from tests.helpers.form import fill_examples
+from tests.app.replayed import fed, replay
 from tests.app.test_tui import SIZE, make_app, wait_for
 from protocols.core.events import Interject, Pause
 from protocols.core.roles import SIDE_PANEL
@@ -67,7 +68,7 @@ def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
 async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: Mapping[str, str]) -> DebateScreen:
     """Fill the protocol's form with its examples, then ``values`` (its sample's ``moderated``),
     and start it with no side-panel analyzer."""
-    await app.push_screen(NewDebateScreen(protocol))
+    await app.push_screen(NewDebateScreen(app.workspace, protocol))
     form = app.screen
     assert isinstance(form, NewDebateScreen)
     fill_examples(form)  # a new form is blank (the examples are placeholders)
@@ -259,13 +260,10 @@ async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_
     events = sample_events(rounds=1, finished=True)
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = DebateScreen(events=events[:-1])
-        await app.push_screen(debate)
-        await pilot.pause()
+        debate = await replay(app, pilot, events[:-1], held=True)
         debate.channel.send(Pause())
         debate.channel.send(Interject(SAID, to="agent-a"))
-        debate.show(events[-1])
-        await pilot.pause()
+        await fed(pilot, debate, events[-1])
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
     app.journal.close()
     assert "✋ the debate ended before your pause, interjection could take effect" in notes

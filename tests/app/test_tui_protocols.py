@@ -30,7 +30,7 @@ async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_pa
     app = make_app(tmp_path, registry)
     said = 0
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(NewDebateScreen(protocol))
+        await app.push_screen(NewDebateScreen(app.workspace, protocol))
         form = app.screen
         assert isinstance(form, NewDebateScreen)
         fill_examples(form)  # a new form is blank (the examples are placeholders)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from store.journal import Journal
+from tests.app.test_tui_files import save
 from tests.helpers.sample_debate import record_sample
 from tui.app.app import SymposiumApp
 from tui.app.screens.home import HomeScreen
@@ -27,14 +28,12 @@ def _notices(app: SymposiumApp) -> list[str]:
 
 
 async def test_h_writes_the_report_from_home_and_from_review(tmp_path: Path, registry) -> None:
-    app = SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry)
-    app.export_dir = tmp_path / "exports"
+    app = SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry, export_dir=tmp_path / "exports")
     record_sample(app.journal, "sample0001ab", rounds=3)
     report = tmp_path / "exports" / "symposium-sample0001ab.html"
     async with app.run_test(size=SIZE) as pilot:
         assert isinstance(app.screen, HomeScreen)
-        await pilot.press("h")
-        await pilot.pause()
+        await save(pilot, "h", redacted=False)
         assert report.exists() and stat.S_IMODE(report.stat().st_mode) == 0o600
         assert any(f"report written to {report}" in n for n in _notices(app)), _notices(app)
         page = report.read_text(encoding="utf-8")
@@ -43,7 +42,6 @@ async def test_h_writes_the_report_from_home_and_from_review(tmp_path: Path, reg
         await pilot.press("o")
         assert isinstance(app.screen, ReviewScreen)
         await pilot.press("left")  # a round, not the whole debate, on screen …
-        await pilot.press("h")
-        await pilot.pause()
+        await save(pilot, "h", redacted=False)
         assert report.exists() and report.read_text(encoding="utf-8").count("<article") == 6  # … the report is whole
         app.save_screenshot(str(tmp_path / "review.svg"))

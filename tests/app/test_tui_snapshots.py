@@ -1,4 +1,4 @@
-"""Snapshots of the app's screens per state (issue 16): recorded events and scripted models only,
+"""Snapshots of the app's screens per state: recorded events and scripted models only,
 so what is drawn is identical on every machine. Update after a deliberate change with
 ``pytest tests/app/test_tui_snapshots.py --snapshot-update`` and look at the SVGs before committing."""
 
@@ -13,10 +13,10 @@ from textual.pilot import Pilot
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
+from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import scripted_models
 from tui.protocol_catalog import SPECS
-from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen
 
 EVINCE = SPECS["evince"]
@@ -39,8 +39,7 @@ def test_debate_finished_on_an_80x24_terminal(snap_compare, tmp_path: Path, regi
     app = make_app(tmp_path, registry)
 
     async def finished(pilot: Pilot) -> None:
-        app.push_screen(DebateScreen(events=sample_events(rounds=2)))
-        await pilot.pause()
+        await replay(app, pilot, sample_events(rounds=2))
 
     assert snap_compare(app, run_before=finished, terminal_size=(80, 24))
 
@@ -57,8 +56,7 @@ def test_socrasynth_debate_shows_its_own_panels(snap_compare, tmp_path: Path, re
     app = make_app(tmp_path, registry)
 
     async def finished(pilot: Pilot) -> None:
-        app.push_screen(DebateScreen(events=sample_socrasynth()))
-        await pilot.pause()
+        await replay(app, pilot, sample_socrasynth())
 
     assert snap_compare(app, run_before=finished, terminal_size=size)
 
@@ -81,7 +79,7 @@ def test_new_debate_form(snap_compare, tmp_path: Path, registry, protocol: str) 
     app = make_app(tmp_path, registry)
 
     async def form(pilot: Pilot) -> None:
-        await app.push_screen(NewDebateScreen(protocol))
+        await app.push_screen(NewDebateScreen(app.workspace, protocol))
         await pilot.pause()
 
     assert snap_compare(app, run_before=form, terminal_size=SIZE)

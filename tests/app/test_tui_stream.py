@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from textual.widgets import Static
 
 from protocols.core.events import TokenDelta, TurnStarted
+from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import HOSTILE
 from tui.sanitize import StreamSanitizer, terminal_safe
@@ -38,12 +39,10 @@ async def test_streaming_turn_shows_exactly_what_was_written(tmp_path: Path, reg
     written = ("Opening paragraph with \x1b[31mred\x1b[0m.\r\n\r\nSecond paragraph [/b] goes on\n\n"
                "Third \x1b]0;x\x07 and " + "w " * 300 + "\n\nlast")
     async with app.run_test(size=SIZE) as pilot:
-        screen = DebateScreen(events=[])
-        app.push_screen(screen)
-        await pilot.pause()
-        screen.show(TurnStarted("d", "agent-a", "m", "debate", 1))
+        screen = await replay(app, pilot, [], held=True)
+        screen.view.show(TurnStarted("d", "agent-a", "m", "debate", 1))
         for i in range(0, len(written), 5):
-            screen.show(TokenDelta("d", "agent-a", written[i : i + 5]))
+            screen.view.show(TokenDelta("d", "agent-a", written[i : i + 5]))
             if i % 40 == 0:
                 await pilot.pause(0.06)  # let the repaint timer flush mid-stream
         await pilot.pause(0.1)
@@ -71,8 +70,7 @@ async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, 
     monkeypatch.setattr(SteadyFooter, "recompose", counting)
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        screen = DebateScreen(events=sample_events())
-        app.push_screen(screen)
+        screen = await replay(app, pilot, sample_events())
         await pilot.pause(0.2)
         before = sum(f is screen.query_one(SteadyFooter) for f in rebuilt)
         assert before >= 1  # built once its keys were known
@@ -83,4 +81,4 @@ async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, 
             await pilot.pause()
         assert isinstance(app.screen, DebateScreen)
         assert sum(f is screen.query_one(SteadyFooter) for f in rebuilt) == before
-        assert "v Verdict" in screen_text(app)  # a replay offers no moderator commands, its own keys stay
+        assert "v Verdict" in screen_text(app)  # an ended debate offers no moderator commands, its own keys stay

@@ -14,9 +14,9 @@ from textual.widgets import Static
 
 from protocols.core.events import ModeratorActed, Notice
 from tests.helpers.sample_debate import T0, sample_events
+from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app
 from tui.app.app import SymposiumApp
-from tui.app.screens.debate import DebateScreen
 from tui.app.theme import CHOSEN, ROLE_VARIABLES, role_variables
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.metrics import MetricsPlot
@@ -71,8 +71,7 @@ async def test_switching_to_the_light_theme_recolours_every_role(tmp_path: Path,
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
         assert app.theme == "textual-dark"
-        app.push_screen(DebateScreen(events=events()))
-        await pilot.pause()
+        await replay(app, pilot, events())
         dark = colours(app)
         assert dark == expected(app)
         assert dark["turn agent-a"] != dark["turn agent-b"] and dark["bars agent-a"] != dark["bars agent-b"]

@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 
 from store.queries import Queries
 from tests.app.test_tui import make_app
+from tests.app.test_tui_files import save
 from tests.app.test_tui_hostile import screen_text
 from tests.helpers.sample_debate import record_sample
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, VerdictDialog
@@ -73,12 +74,14 @@ async def test_deleting_an_exported_debate_says_its_files_stay(tmp_path: Path, r
     record_sample(app.journal, "sample0001ab", rounds=2)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        await pilot.press("e", "h", "delete")
+        await save(pilot, "e", redacted=False)
+        await save(pilot, "h", redacted=True)
+        await pilot.press("delete")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmDialog) and app.screen.focused is app.screen.query_one("#no")
         question = " ".join(screen_text(app).split())
-        for ext in ("md", "html"):
-            assert f"symposium-sample0001ab.{ext}" in question.replace("│", "").replace(" ", ""), question
+        for name in ("symposium-sample0001ab.md", "symposium-sample0001ab-redacted.html"):
+            assert name in question.replace("│", "").replace(" ", ""), question
         assert "symposium-sample0001ab.json" not in question.replace(" ", "")  # only what exists
         await pilot.press("enter")  # Cancel
         assert Queries(app.journal).debate("sample0001ab") is not None

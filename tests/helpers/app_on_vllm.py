@@ -41,15 +41,15 @@ async def run(db: str, model_id: str) -> dict[str, object]:
         screen = app.screen
         assert isinstance(screen, DebateScreen)
         deadline = time.monotonic() + LIMIT_S
-        while (screen.running or screen.finished is None and screen.phase != "failed") and time.monotonic() < deadline:
-            phase = str(screen.phase)
+        while (screen.running or screen.finished is None and screen.view.phase != "failed") and time.monotonic() < deadline:
+            phase = str(screen.view.phase)
             if not phases or phases[-1] != phase:
                 phases.append(phase)
             await asyncio.sleep(0.2)
         outcome = str(screen.query_one("#outcome", Static).render())
         status = screen.finished.status if screen.finished is not None else None
     app.journal.close()
-    return {"status": status, "phase": str(screen.phase), "outcome": outcome, "phases": phases,
+    return {"status": status, "phase": str(screen.view.phase), "outcome": outcome, "phases": phases,
             "debate_id": screen.debate_id}
 
 

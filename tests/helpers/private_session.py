@@ -77,7 +77,7 @@ async def play(app, pilot, case: str) -> None:  # type: ignore[no-untyped-def]  
     home = app.screen
     await pilot.pause()
     home.query_one("#debates", DataTable).focus()
-    await pilot.press("e")  # the export the user asked for
+    await pilot.press("e", "down", "enter", "ctrl+s")  # the export the user asked for: the full text, saved
     await pilot.press("ctrl+t")  # the theme: a settings write
     await pilot.press("n")
     again = app.screen

@@ -148,13 +148,12 @@ async def test_every_drop_is_journalled_on_its_call_and_shown_in_the_export(tmp_
 
 async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_path: Path, registry: Any,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Debate screen, fed a journalled deliberation as Review feeds it: a turn's drop note
+    """The Review screen of a journalled deliberation: a turn's drop note
     under the turn, the moderator's drop note on choosing the next speaker (a judgement) between
     the turns, once per call; neither only in the journal's reasons."""
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
     from tests.app.test_tui import SIZE, make_app
-    from tui.app.recorded import recorded_events
-    from tui.app.screens.debate import DebateScreen
+    from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.transcript import Transcript, TurnView
 
     debate, _ = await run_small("deliberation", tmp_path)
@@ -163,7 +162,7 @@ async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_pat
     assert turn_notes and judge_notes
     app = make_app(tmp_path / "app", registry)
     async with app.run_test(size=SIZE) as pilot:
-        app.push_screen(DebateScreen(events=list(recorded_events(debate))))
+        await app.push_screen(ReviewScreen(debate, app.workspace))
         await pilot.pause()
         transcript = app.screen.query_one(Transcript)
         turns = "\n".join(str(s.render()) for view in transcript.query(TurnView) for s in view.query("Static"))

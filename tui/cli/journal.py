@@ -21,14 +21,14 @@ from rich.table import Table
 from rich.text import Text
 
 from protocols.core.text import clip
-from store import seal
-from outputs.export import redacted_copy, to_json, to_markdown, write_private
+from outputs.export import to_json, to_markdown
 from outputs.redact import describe
 from store.journal import Journal
 from store.queries import Queries
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
+from tui.saving import WriteRefused, debate_for_export, write
 from tui.sanitize import json_for_terminal, terminal_safe
 from tui.titles import distinct_clips, when
 
@@ -46,8 +46,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("export", help=help_for("export"))
     e.add_argument("debate_id", help="id or unique prefix")
     e.add_argument("--format", choices=("md", "json"), default="md")
-    e.add_argument("--out", help="file to write (created 0600); default: standard output")
+    e.add_argument("--out", help="file to write (created 0600); default: standard output. A redacted copy's "
+                                 "name must say it is redacted (e.g. case-redacted.md)")
     e.add_argument("--redact", action="store_true", help=describe())
+    e.add_argument("--force", action="store_true", help="replace --out if it exists (else nothing is replaced)")
     e.set_defaults(handler=export)
 
 
@@ -94,18 +96,9 @@ def history_table(rows: list[dict[str, Any]], title: Text, width: int) -> Table:
 
 
 def _load(args: argparse.Namespace, *, chain: bool = False, redact: bool = False) -> dict:
-    """The debate as the exports show it. With ``chain`` its seal carries every link (the JSON
-    export); redacted, it carries no seal and no hash of the unredacted text at all
-    (:func:`outputs.export.redacted_copy`)."""
+    """The debate as the exports show it (:func:`tui.saving.debate_for_export`)."""
     with Journal(args.db) as journal:
-        queries = Queries(journal)
-        debate_id = _resolve(queries, args.debate_id)
-        debate = queries.debate(debate_id)
-        assert debate is not None
-        if redact:
-            return redacted_copy(debate)
-        debate["seal"] = seal.export(journal.conn, debate_id) if chain else seal.summary(journal.conn, debate_id)
-    return debate
+        return debate_for_export(journal, _resolve(Queries(journal), args.debate_id), chain=chain, redact=redact)
 
 
 def show(args: argparse.Namespace) -> int:
@@ -116,12 +109,20 @@ def show(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
+    if args.out:
+        path = Path(args.out).expanduser()
+        with Journal(args.db) as journal:
+            debate_id = _resolve(Queries(journal), args.debate_id)
+            try:
+                written = write(journal, debate_id, args.format, path, redacted=args.redact, replace=args.force,
+                                option="another --out")
+            except WriteRefused as exc:
+                raise UserError(f"export not written: {exc}{'; --force replaces it' if exc.exists else ''}") from None
+        Console(stderr=True).print(f"{'replaced' if written.replaced else 'wrote'} {path}", markup=False)
+        return 0
     debate = _load(args, chain=args.format == "json", redact=args.redact)
     text = to_json(debate) if args.format == "json" else to_markdown(debate, redacted=args.redact)
-    if args.out:
-        write_private(Path(args.out), text)
-        Console(stderr=True).print(f"wrote {args.out}", markup=False)
-    else:  # the terminal, or a pipe to one: nothing in it may be obeyed
-        print(json_for_terminal(text) if args.format == "json" else terminal_safe(text), end="")
+    # the terminal, or a pipe to one: nothing in it may be obeyed
+    print(json_for_terminal(text) if args.format == "json" else terminal_safe(text), end="")
     return 0
 

@@ -1,5 +1,7 @@
 """``symposium paths``: where everything Symposium reads and writes lives on this machine, so a
-user can back it up, delete it, or attach it to a bug report."""
+user can back it up, delete it, or attach it to a bug report. The app writes reports and exports
+to its own folder (or one the person chooses when asked); ``symposium report`` writes to the
+current folder unless ``--out`` names a file, and ``symposium export`` prints unless it does."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ def paths(args: argparse.Namespace) -> dict[str, Path]:
     from backends.sources import models_dir
     from store.journal import default_db_path
     from store.signing import key_path
+    from tui.saving import app_folder, command_line_folder
     from tui.settings import config_dir
 
     log = args.log_file or os.environ.get("SYMPOSIUM_LOG")
@@ -39,6 +42,8 @@ def paths(args: argparse.Namespace) -> dict[str, Path]:
         "key map": config_dir() / "keymap.toml",
         "seal key": key_path(),
         "log": Path(log).expanduser() if log else default_log_file(),
+        "app's reports and exports": app_folder(),
+        "report (command line)": command_line_folder(),
     }
 
 

@@ -1,4 +1,4 @@
-"""``symposium report ID``: one debate as a self-contained HTML document (store/report)."""
+"""``symposium report ID``: one debate as a self-contained HTML document (outputs/report)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from outputs.export import write_private
 from store.journal import Journal
 from store.queries import Queries
 from outputs.redact import describe
-from outputs.report import report_html
 
 from tui.cli.commands import help_for
 from tui.errors import UserError
+from tui.saving import WriteRefused, file_name, masked_in_words, write
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,29 +22,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "the judges' tables, the outcome, provenance and the journal's seal. It loads nothing "
                                    "from outside, runs no script, and prints cleanly (a browser's Save as PDF).")
     p.add_argument("debate_id", help="id or unique prefix (see `symposium history`)")
-    p.add_argument("--out", metavar="FILE", help="file to write (created 0600); default: symposium-ID.html here")
+    p.add_argument("--out", metavar="FILE", help="file to write (created 0600); default: symposium-ID.html in the "
+                                                 "current folder (symposium-ID-redacted.html with --redact)")
     p.add_argument("--redact", action="store_true",
-                   help="as `export --redact` does, and say how many of each were masked: " + describe())
+                   help="as `export --redact` does, and say how many of each were masked: " + describe()
+                        + "; the file's name must say it is redacted")
+    p.add_argument("--force", action="store_true", help="replace the file if it exists (else nothing is replaced)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with Journal(args.db) as journal:
-        queries = Queries(journal)
-        full = queries.find_debate(args.debate_id)
+        full = Queries(journal).find_debate(args.debate_id)
         if full is None:
             raise UserError(f"no debate {args.debate_id!r} in the journal (or the prefix is ambiguous); see `symposium history`")
-        debate = queries.debate(full)
-    assert debate is not None
-    page, masked = report_html(debate, redact=args.redact)
-    path = Path(args.out).expanduser() if args.out else Path(f"symposium-{full}.html")
-    try:
-        write_private(path, page)
-    except OSError as exc:
-        raise UserError(f"cannot write the report to {path}: {exc.strerror}; choose another file with --out") from None
+        path = Path(args.out).expanduser() if args.out else Path(file_name(full, "html", redacted=args.redact))
+        try:
+            written = write(journal, full, "html", path, redacted=args.redact, replace=args.force, option="another --out")
+        except WriteRefused as exc:
+            raise UserError(f"report not written: {exc}{'; --force replaces it' if exc.exists else ''}") from None
     err = Console(stderr=True, highlight=False)
-    if masked is not None:
-        said = ", ".join(f"{n} {kind.lower()}" for kind, n in masked.items()) or "nothing found to mask"
-        err.print(f"redacted: {said}", markup=False)
+    if written.masked is not None:
+        err.print(f"redacted: {masked_in_words(written.masked)}", markup=False)
+    if written.replaced:
+        err.print(f"replaced {path}", markup=False)
     print(path.resolve())
     return 0

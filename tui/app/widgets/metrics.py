@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from textual.color import Color
 from textual.containers import Vertical
 from textual.content import Content
@@ -33,28 +34,37 @@ def fmt(value: Any) -> str:
 
 
 class MetricsTable(DataTable):
+    """The rounds' metrics, one row per round. Each column is as wide as its widest cell, set
+    when the rows are: DataTable sizes automatic columns later, when idle, and a header drawn in
+    between kept its narrow widths (a live debate's header read "phase  κ  WD" over wider cells)."""
+
     def __init__(self, columns: tuple[tuple[str, str], ...] = COLUMNS, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.declared = columns
         self.columns_shown: tuple[tuple[str, str], ...] = ()
+        self._widths: tuple[int, ...] = ()
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
-        self._columns(self.declared)  # before any round: every heading, so the person sees what will come
+        self._columns(self.declared, tuple(cell_len(title) for title, _ in self.declared))  # every heading before any round
 
-    def _columns(self, wanted: tuple[tuple[str, str], ...]) -> None:
-        if wanted != self.columns_shown:
+    def _columns(self, wanted: tuple[tuple[str, str], ...], widths: tuple[int, ...]) -> None:
+        if (wanted, widths) != (self.columns_shown, self._widths):
             self.clear(columns=True)
-            self.columns_shown = wanted
-            for title, _ in wanted:
-                self.add_column(title, key=title)
+            self.columns_shown, self._widths = wanted, widths
+            for (title, _), width in zip(wanted, widths, strict=True):
+                self.add_column(title, key=title, width=width)
 
     def show(self, rows: list[dict[str, Any]]) -> None:
+        wanted = self.columns_shown
         if rows:
-            self._columns(tuple(c for c in self.declared if c[1] in ALWAYS or any(r.get(c[1]) is not None for r in rows)))
+            wanted = tuple(c for c in self.declared if c[1] in ALWAYS or any(r.get(c[1]) is not None for r in rows))
+        cells = [[fmt(row.get(key)) for _, key in wanted] for row in rows]
+        widths = tuple(max([cell_len(title), *(cell_len(line[i]) for line in cells)]) for i, (title, _) in enumerate(wanted))
+        self._columns(wanted, widths)
         self.clear()
-        for row in rows:
-            self.add_row(*(plain(fmt(row.get(key))) for _, key in self.columns_shown), key=str(row["round"]))
+        for row, line in zip(rows, cells, strict=True):
+            self.add_row(*(plain(cell) for cell in line), key=str(row["round"]))
 
 
 class MetricsPlot(PlotextPlot):

@@ -1,5 +1,6 @@
-"""Side panels that only some protocols declare (``protocols.core.definition.Panel``): the agenda and
-the judges' tables per subtopic (SocraSynth, seed 004 section 6.3.1, Tables 6.5 and 6.6).
+"""Side panels a protocol declares (``protocols.core.definition.Panel``): the latest judgements,
+the agenda and the judges' tables per subtopic (SocraSynth, seed 004 section 6.3.1, Tables 6.5
+and 6.6).
 
 Everything they show comes from models (subtopic titles, roles' words): plain text through
 ``terminal_safe``, never markup.
@@ -16,6 +17,32 @@ from textual.widgets import Static
 from protocols.core.events import JudgementMade
 from tui.app.theme import role_style
 from tui.sanitize import terminal_safe
+
+#: How many judgements the panel keeps (the transcript and the journal hold all of them).
+JUDGEMENTS_SHOWN = 10
+
+
+class JudgementList(Static):
+    """The latest judgements, one line each: round, judge, what it judged, score or verdict."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Content.styled("none yet", "dim"), **kwargs)
+        self.lines: list[Content] = []
+
+    def add(self, event: JudgementMade) -> None:
+        score = "missing" if event.score is None and event.verdict is None else (f"{event.score:g}" if event.score is not None else "")
+        verdict = f" {event.verdict}" if event.verdict else ""
+        about = f" on {event.subject}" if event.subject else ""
+        target = event.target or ""
+        line = Content.assemble(
+            f"r{event.round if event.round is not None else '-'} ",
+            (terminal_safe(event.judge_role), role_style(event.judge_role)),
+            terminal_safe(f" {event.kind}{about}: "),
+            (terminal_safe(target), role_style(target) if target else ""),
+            terminal_safe(f" {score}{verdict}"))
+        self.lines = [*self.lines[-(JUDGEMENTS_SHOWN - 1):], line]
+        self.update(Content("\n").join(self.lines))
+
 
 #: How a role alignment reads as a table's caption.
 _ALIGNED = {"a_argues": "agent-a argues, agent-b counters", "b_argues": "agent-b argues, agent-a counters"}
