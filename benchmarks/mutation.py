@@ -104,11 +104,12 @@ EVINCE_FUNCTIONS = (
 SOCRASYNTH_FUNCTIONS = (
     "SocraSynth._set_delta",   # Δ_role(t) = start / δ^(t − origin)
     "SocraSynth.delta",        # the debate's Δ: the larger of the two
-    "SocraSynth._loop_ended",  # Table 6.2's loop condition: Δ above threshold, Γ not falling, agreement
+    "SocraSynth._loop_ended",  # Table 6.2's loop condition: Δ above threshold, quality not falling, agreement
     "SocraSynth._capped",      # the round cap, a safety bound behind Table 6.2's test
-    "SocraSynth._round",       # the metrics of a round (Δ, Γ/10, agreement)
+    "SocraSynth._round",       # the metrics of a round (Δ, Γ/10, agreement) and its quality
     "SocraSynth.evaluation",   # the judges' tables with their tally
-    "side_score",              # one side's cell: mean √(γθ)
+    "side_score",              # one side's cell: the strongest √(γθ), the floor, or missing
+    "debate_quality",          # what the loop tests: the mean of both sides' cells
     "tally",                   # totals, gaps, each judge's winner and the panel's
     "_winner",
 )
@@ -516,6 +517,14 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("protocols/measures/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
                "depth -= (ch == s[0]) - (ch == s[-1])",
                "only the count's zero is read, and the negated count is zero at the same characters"),
+    Equivalent("protocols/measures/labels.py", "_parenthetical", 'depth += (label[i] == ")") - (label[i] == "(")',
+               'depth -= (label[i] == ")") - (label[i] == "(")',
+               "depth counts the brackets from the end and is only compared with 0: its sign is arbitrary, the "
+               "opening bracket that closes the label is where it returns to 0 either way"),
+    Equivalent("protocols/measures/labels.py", "_parenthetical", "for i in range(len(label) - 1, 0, -1):",
+               "for i in range(len(label) - 1, -1, -1):",
+               "index 0 would close a label wholly in brackets, and clean_display takes such a pair off first"),
+    Equivalent("protocols/measures/labels.py", "LabelSet.__init__", "self.learning = False", "self.learning = None", _FALSY),
     Equivalent("protocols/measures/labels.py", "LabelSet._fuzzy",
                "if matcher.real_quick_ratio() < self.fuzzy_cutoff or matcher.quick_ratio() < self.fuzzy_cutoff:",
                "if matcher.real_quick_ratio() < self.fuzzy_cutoff and matcher.quick_ratio() < self.fuzzy_cutoff:",
@@ -526,6 +535,7 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     *(Equivalent("protocols/measures/labels.py", function, f'{line}"utf-8")', f'{line}"UTF-8")',
                  "codec names are read in any case: UTF-8 and utf-8 are one codec")
       for function, line in (("read_synonyms", "text = path.read_text(encoding="),
+                             ("read_related", "text = path.read_text(encoding="),
                              ("read_label_set", "text = path.read_text(encoding="))),
     *(Equivalent("protocols/measures/metrics.py", function, f"{lhs} = entropy((a + b) / 2){rest}", f"{lhs} = entropy((a + b) {op}){rest}",
                  "entropy() renormalizes what it is given, so (P + Q)·2 or (P + Q)/3 is M again (to the last bit of rounding)")
@@ -570,9 +580,9 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "self.schedules = [(o, s) for o, s in self.schedules if o <= origin] + [(origin, fresh)]",
                "a schedule with the new one's origin is kept before it, but delta() reads the last schedule begun by "
                "the round, the new one, so the kept one is never read"),
-    Equivalent("protocols/socrasynth/__init__.py", "SocraSynth._round", "score: float | None = None", 'score: float | None = ""',
-               "_gamma yields its JudgementMade (which sets score) unless the moderator stopped the debate, and then "
-               "_round returns before reading score"),
+    *(Equivalent("protocols/socrasynth/__init__.py", "SocraSynth._round", f"{name}: float | None = None", f'{name}: float | None = ""',
+                 f"_gamma yields its JudgementMade (which sets {name}) unless the moderator stopped the debate, and then "
+                 f"_round returns before reading {name}") for name in ("score", "quality")),
     Equivalent("protocols/socrasynth/__init__.py", "tally", "both = overall.setdefault(judge, dict.fromkeys(ROLES, 0.0))",
                "both = overall.setdefault(judge, dict.fromkeys(ROLES, 1.0))",
                "a judge's overall totals are read only to compare the two agents (never shown), and 1 added to both "

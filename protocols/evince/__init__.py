@@ -75,7 +75,7 @@ import hashlib
 import json
 import random
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
@@ -144,9 +144,11 @@ class EvinceConfig:
     """
 
     case: str
-    #: None: an open class set with no synonyms. An open LabelSet (``closed=False``) keeps the
-    #: agents' own labels but merges those its synonym map names ("Dengue fever" = "Dengue"), so
-    #: two agents who agree are not made to differ by spelling in WD and JSD.
+    #: None: an open class set with no synonyms. Open or closed, the debate reads every label
+    #: by :meth:`protocols.measures.labels.LabelSet.resolve`'s rules (case and punctuation, the synonym
+    #: map, "X (ABBR)", "X fever" ≈ "X", capitals for initials); an open set learns each label as
+    #: the agents name it (:meth:`~protocols.measures.labels.LabelSet.for_debate`), so two agents who agree
+    #: on "Dengue" and "Dengue fever" are not made to differ by spelling in WD and JSD.
     labels: LabelSet | None = None
     title: str = ""
     top_k: int = param(3, ge=1, le=10, section="7.4 (eq. 7.1)", label="Top-k",
@@ -247,6 +249,7 @@ class EvinceConfig:
         data["labels"] = None if self.labels is None else list(self.labels.labels)
         data["closed"] = self.labels is not None and self.labels.closed
         data["synonyms"] = {} if self.labels is None else self.labels.synonyms
+        data["related"] = {} if self.labels is None else self.labels.related_names
         return data
 
     @classmethod
@@ -256,7 +259,8 @@ class EvinceConfig:
         if "label_flag_max_jsd" in data:  # its name before it also decided "settled without agreement"
             data = {"agreement_max_jsd": data["label_flag_max_jsd"], **data}
         values = {k: v for k, v in data.items() if k in known}
-        values["labels"] = (LabelSet(data["labels"], closed=data.get("closed", True), synonyms=data.get("synonyms"))
+        values["labels"] = (LabelSet(data["labels"], closed=data.get("closed", True), synonyms=data.get("synonyms"),
+                                     related=data.get("related"))
                             if data.get("labels") else None)
         return cls(**values)
 
@@ -326,6 +330,8 @@ class Evince:
         self.agents = agents
         self.debate_id = debate_id
         self.moderation = Moderation(debate_id, DEBATERS, channel)
+        #: The class set as this debate reads it: an open one learns the labels named in it.
+        self.labels = (config.labels if config.labels is not None else LabelSet(closed=False)).for_debate()
         self.schedule: Schedule = make_schedule(config.schedule, **config.schedule_params)
         self.messages: dict[str, list[Message]] = {AGENT_A: [], AGENT_B: []}
         #: Each agent's latest *stated* position (never an invented one).
@@ -439,7 +445,7 @@ class Evince:
         raw = completion.text
         notes: list[str] = []  # the retry's and the scoring's own fitting notes, after the parse's
         if c.scoring == "verbalized":
-            parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
+            parsed = parse_distribution(completion.text, self.labels, top_k=c.top_k)
             if not parsed.ok and c.parse_retry:
                 async for event in self._retry(agent, history, round_, parsed, notes):
                     if isinstance(event, DistributionParse):
@@ -450,6 +456,7 @@ class Evince:
         else:
             parsed, score_call = await self._scored(agent, history, completion.text, notes)
             yield score_call
+        parsed = self._learnt(parsed)
         added = history[asked_at:]  # one reply, or a retry's whole exchange (journalled whole)
         exchange = tuple((m.role, m.content) for m in added) if len(added) > 1 else None
         said = self.evidence.read(completion.text)
@@ -490,7 +497,7 @@ class Evince:
         notes += [f"the retry: {note}" for note in fit.notes]
         history.append(Message("assistant", completion.text))
         yield ModelCalled(self.debate_id, call, round_)
-        parsed = parse_distribution(completion.text, c.labels, top_k=c.top_k)
+        parsed = parse_distribution(completion.text, self.labels, top_k=c.top_k)
         notes.append(f"the first reply gave no distribution; a retry under a stricter schema "
                      f"{'gave one' if parsed.ok else 'did not either: ' + str(parsed.rejected_reason)}")
         yield parsed
@@ -512,6 +519,14 @@ class Evince:
         parsed = DistributionParse(probs=probs, arguments=[argument], repairs=[f"scored {len(labels)} labels by log-likelihood; kept the top {len(top)}"],
                                    rejected_reason=None, raw=raw)
         return parsed, ModelCalled(self.debate_id, score_call)
+
+    def _learnt(self, parsed: DistributionParse) -> DistributionParse:
+        """An open class set learns the labels of this turn (the rules merge spellings within the
+        reply too: "Dengue" beside "Dengue fever" is one label), each merge noted."""
+        if parsed.probs is None:
+            return parsed
+        probs, merges = self.labels.learn(parsed.probs)
+        return replace(parsed, probs=probs, repairs=[*parsed.repairs, *(f"matched labels: {m}" for m in merges)])
 
     def _fresh(self, role: str, round_: int) -> _Position | None:
         """``role``'s position if it was stated in ``round_``, else ``None``."""
@@ -833,7 +848,7 @@ class Evince:
         miss is not a flag."""
         c = self.config
         reference = c.reference_label or ""
-        canonical = c.labels.match(reference) if c.labels else None
+        canonical = self.labels.match(reference)
         top = next(iter(final))
         agrees = (canonical or reference).casefold() == top.casefold()
         agreed = self._agreement()[0] and _top(self.positions[AGENT_A].probs).casefold() == top.casefold()

@@ -22,14 +22,15 @@ would let the recursion favour one of them (SocraSynth scores the countering age
 rivals, the arguing one from the reasons, by one formula). FindDoc(r) is the reason itself, read
 in the context of the document it came from (no retrieval: Symposium is offline). The
 pseudo-code returns a pair from CRIT; we read the pair as the sub-evaluation's own rating of
-the reason: θ_r ← the mean credibility of the reasons it found for r, and γ_r ← their mean
-validity, discounted by the rivals it found against r exactly as Γ is (step #6 below):
-γ_r = 1 + (γ̄ − 1)·S⁺/(S⁺+S⁻). So a reason whose support the judge rates as it rated the reason
-keeps its rating, and γ_r never exceeds the validity the judge gave r's own reasons. (Reading
-the pair as Γ of the sub-evaluation, as this module did before issue 26, inflated: the
-sub-evaluation has no counter-argument, so it often lists no rival, and the old Γ was then 10
-whatever its ratings; a reason rated 3/3, below EVINCE's gate, came back 10/6 and passed.) A
-sub-evaluation that fails, or rates no reason on either side, keeps the judge's first
+the reason, taken from its strongest reason (the one Q⁺ below reads): θ_r ← that reason's
+credibility, γ_r ← its validity discounted by the rivals the sub-evaluation found against r
+exactly as Γ is (step #6 below): γ_r = 1 + (γ* − 1)·S⁺/(S⁺+S⁻). So a reason whose support the
+judge rates as it rated the reason keeps its rating, γ_r never exceeds the validity the judge
+gave r's own reasons, and, as with Γ, a weaker supporting reason found beside the strongest
+never lowers r's rating. Reading the pair as Γ of the sub-evaluation instead would inflate: the
+sub-evaluation has no counter-argument, so it often lists no rival, and a share-only Γ is then
+10 whatever its ratings (a reason rated 3/3, below EVINCE's gate, would come back 10/6 and
+pass). A sub-evaluation that fails, or rates no reason on either side, keeps the judge's first
 (γ_r, θ_r); one that finds only rivals sets γ_r to 1 and keeps θ_r.
 
 Step #6 (section 6.2.2.2: "a weighted sum of the validation scores multiplied by the
@@ -37,18 +38,26 @@ credibility scores of both arguments and counterarguments"), on Table 6.3's 1–
 (section 6.2.2: "from 1 (least credible) to 10 (most credible)"):
 
     Γ = 1 + (Q⁺ − 1) · S⁺ / (S⁺ + S⁻)
-    Q⁺ = mean over r ∈ R of √(γ_r·θ_r)        (the reasons' quality, 1–10)
+    Q⁺ = max over r ∈ R of √(γ_r·θ_r)         (the quality of the strongest reason, 1–10)
     S⁺ = Σ_{r∈R} γ_r·θ_r,   S⁻ = Σ_{r'∈R'} γ_r'·θ_r'   (the weighted sums, both sides)
 
 The share S⁺/(S⁺+S⁻) is the paper's weighted sum of validity × credibility over reasons and
-rivals; Q⁺ is how good the reasons are. So Γ rises with every rating of a reason and falls with
-every rating of a rival; Γ never exceeds Q⁺ (a weak reason, contested or not, cannot score
-high: 10 needs every reason rated 10/10 and no rival); an unanswered case scores its reasons'
-quality (Γ = Q⁺); a strong case against an equally strong rival scores half way (9/9 against
-9/9: 5), a weak one against an equally weak rival stays low (2/2 against 2/2: 1.5). Worked
-examples in docs/protocols.md. Γ is this number, nothing else: the judge's holistic step #7
-score is journalled beside it (``holistic``) but not blended in. Only when the judge lists no
-reason on either side (the share is 0/0) is Γ the holistic score, and a note says so.
+rivals; Q⁺ is how good the case's best reason is. What this buys, each property checked in
+tests/protocols/test_crit.py: adding a supporting reason never lowers Γ and adding a rival
+never raises it (a judge that lists more reasons is no evidence that the case got worse); Γ
+rises with every rating of a reason and falls with every rating of a rival wherever a rival
+stands; Γ never exceeds Q⁺ (a weak case, contested or not, cannot score high: 10 needs a
+reason rated 10/10 and no rival); an unanswered case scores its best reason's quality. Why
+not a mean: the mean quality of the reasons falls when a weaker reason is listed (9/9 alone
+9, with a 3/3 beside it 6, with a 1/1 beside it 5 — as low as 9/9 against an equally strong
+rival), and so would a mean weighted by strength (8.4 and 8.9); the strongest reason is the
+one monotone reading of "how good the reasons are" that a pile of weak reasons cannot raise
+(a noisy-OR or a sum would make five 5/5 reasons score 9.5). The weaker reasons still count,
+in the share. Worked examples in docs/protocols.md. Γ is this number, nothing else: the
+judge's holistic step #7 score is journalled beside it (``holistic``) but not blended in.
+Only when the judge lists no reason on either side (the share is 0/0) is Γ the holistic
+score, and a note says so. :func:`side_quality` is Q for one side, the number SocraSynth's
+tables and its stop read.
 
 The judge sees the whole subject (e.g. EVINCE's case, SocraSynth's subject), the whole
 document and the whole counter-argument: they are shortened only when the prompt would not
@@ -57,8 +66,8 @@ subject first (its middle), then the parts of the document and counter that the 
 lowest (a debate record passes its rounds as ranked sections, oldest refutations lowest); the
 judgement's notes then say what was cut and by how much. When the caller lists the
 document's ``arguments``, the judge cites which argument each reason comes from, and
-:attr:`CritResult.argument_scores` gives each argument's quality
-√(γθ)/10 in [0.1, 1] — what EVINCE's quality gate reads.
+:attr:`CritResult.argument_scores` gives each argument's quality, the strongest √(γθ)/10 of
+the reasons citing it, in [0.1, 1] — what EVINCE's quality gate reads.
 
 A judge whose reply does not parse is asked once more with a stricter, shorter schema at
 temperature 0; if that fails too, the score is recorded as missing (``score is None``) with the
@@ -142,7 +151,7 @@ class CritResult:
     ``weighted`` is step #6's value (``None`` when no reason was rated on either side, and Γ
     is then the holistic score);
     ``holistic`` the judge's step #7 score; ``argument_scores`` maps the 1-based number of
-    each argument a rated reason cites to its quality √(γθ)/10 in [0.1, 1].
+    each argument a rated reason cites to its quality, the strongest √(γθ)/10 of the reasons citing it, in [0.1, 1].
     """
 
     score: float | None
@@ -180,30 +189,45 @@ def _ratings(r: _Rated | dict[str, Any]) -> tuple[float, float]:
 def discounted(level: float, support: float, rival: float) -> float:
     """Step #6's discount: ``level`` (on 1–10) scaled toward 1 by the support's share
     S⁺/(S⁺+S⁻) of the weighted sums; ``level`` itself when nothing stands against it, 1 when
-    nothing supports. Γ applies it to the reasons' quality, the recursion to their validity."""
+    nothing supports. Γ applies it to the strongest reason's quality, the recursion to its validity."""
     return 1 + (level - 1) * support / (support + rival)
 
 
+def strongest(rated: Sequence[_Rated | dict[str, Any]]) -> tuple[float, float] | None:
+    """The (γ, θ) of the strongest rated reason, the one with the largest γθ (the first listed
+    of equals); ``None`` when nothing is rated."""
+    pairs = [_ratings(r) for r in rated]
+    return max(pairs, key=lambda pair: pair[0] * pair[1]) if pairs else None
+
+
+def side_quality(rated: Sequence[_Rated | dict[str, Any]]) -> float | None:
+    """One side's quality on CRIT's 1–10 scale: √(γθ) of its strongest reason (Q⁺ of step #6
+    for the reasons, the same reading of the rivals); ``None`` when the judge rated nothing for
+    the side. Listing a weaker reason beside it never lowers it (module docstring)."""
+    best = strongest(rated)
+    return None if best is None else math.sqrt(best[0] * best[1])
+
+
 def weighted_score(reasons: Sequence[_Rated | dict[str, Any]], rivals: Sequence[_Rated | dict[str, Any]]) -> float | None:
-    """Table 6.3 step #6: Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻), with Q⁺ the mean √(γθ) of the reasons
-    and S± = Σ γθ over reasons and rivals (see the module docstring); ``None`` when nothing
-    was rated on either side (then :func:`crit` reports the holistic score as Γ)."""
-    support = [_ratings(r) for r in reasons]
-    against = [_ratings(r) for r in rivals]
-    if not support:  # nothing holds the claim up: the floor, or nothing rated at all
-        return 1.0 if against else None
-    quality = sum(math.sqrt(g * t) for g, t in support) / len(support)
-    return discounted(quality, sum(g * t for g, t in support), sum(g * t for g, t in against))
+    """Table 6.3 step #6: Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻), with Q⁺ the √(γθ) of the strongest
+    reason and S± = Σ γθ over reasons and rivals (see the module docstring); ``None`` when
+    nothing was rated on either side (then :func:`crit` reports the holistic score as Γ)."""
+    quality = side_quality(reasons)
+    if quality is None:  # nothing holds the claim up: the floor, or nothing rated at all
+        return 1.0 if rivals else None
+    support = sum(g * t for g, t in map(_ratings, reasons))
+    return discounted(quality, support, sum(g * t for g, t in map(_ratings, rivals)))
 
 
 def argument_scores(reasons: Sequence[dict[str, Any]], n_arguments: int) -> dict[int, float]:
-    """Each cited argument's quality: the mean over the reasons citing it of √(γθ)/10."""
+    """Each cited argument's quality: the strongest √(γθ)/10 of the reasons citing it (as Q⁺
+    reads a side: a weaker reason citing it too never lowers it)."""
     cited: dict[int, list[float]] = {}
     for r in reasons:
         index = int(r.get("argument") or 0)
         if 1 <= index <= n_arguments:
             cited.setdefault(index, []).append(math.sqrt(float(r["validity"]) * float(r["credibility"])) / 10)
-    return {i: round(sum(v) / len(v), 4) for i, v in sorted(cited.items())}
+    return {i: round(max(qualities), 4) for i, qualities in sorted(cited.items())}
 
 
 def _prompt(document: str, author: str, counter: str | None, subject: str | None, strict: bool,
@@ -326,9 +350,9 @@ async def crit(
 async def _recurse(judge: Agent, rated: list[dict[str, Any]], document: str, author: str, subject: str | None,
                    max_tokens: int, depth: int, notes: list[str], *, rival: bool) -> list[CallRecord]:
     """Table 6.3 step #3: (γ_r, θ_r) = CRIT(FindDoc(r)) for the reasons (or, with ``rival``,
-    the rival reasons) that are claims, in place: θ_r ← the mean credibility of the reasons
-    the sub-evaluation found for r, γ_r ← their mean validity discounted by its rivals
-    (:func:`discounted`); see the module docstring."""
+    the rival reasons) that are claims, in place: from the strongest reason the sub-evaluation
+    found for r, θ_r ← its credibility and γ_r ← its validity discounted by the sub-evaluation's
+    rivals (:func:`discounted`); see the module docstring."""
     if depth <= 0:
         return []
     calls: list[CallRecord] = []
@@ -346,12 +370,12 @@ async def _recurse(judge: Agent, rated: list[dict[str, Any]], document: str, aut
         if sub.score is None or not (sub.reasons or sub.rivals):
             r["recursion"] = {"failed" if sub.score is None else "unrated": True, "kept": first}
             continue
-        support = [_ratings(s) for s in sub.reasons]
-        if support:
-            against = sum(g * t for g, t in (_ratings(s) for s in sub.rivals))
-            validity = sum(g for g, _ in support) / len(support)
-            r["validity"] = round(discounted(validity, sum(g * t for g, t in support), against), 3)
-            r["credibility"] = round(sum(t for _, t in support) / len(support), 3)
+        best = strongest(sub.reasons)
+        if best is not None:
+            support = sum(g * t for g, t in map(_ratings, sub.reasons))
+            against = sum(g * t for g, t in map(_ratings, sub.rivals))
+            r["validity"] = round(discounted(best[0], support, against), 3)
+            r["credibility"] = best[1]  # a rating as the judge gave it: only validity is discounted
         else:  # only rivals: nothing holds r up; its source's credibility stands
             r["validity"] = 1.0
         r["recursion"] = {"first": first, "sub_score": sub.score, "sub_claim": sub.claim,

@@ -255,14 +255,17 @@ def _finish(
 
     merged: dict[str, list[Any]] = {}
     unknown: list[str] = []
+    related: list[str] = []
     mapped: list[str] = []
     duplicates: list[str] = []
     for label, value, _ in values:
         name, how = labels.resolve(label) if labels is not None else (None, "unknown")
         if name is None:
             if labels is not None and labels.closed:
-                unknown.append(clean_display(label))
-                continue
+                if labels.related(label) is None:
+                    unknown.append(clean_display(label))
+                    continue
+                related.append(clean_display(label))  # a broader or narrower name: another answer, kept apart
             name = clean_display(label)
         elif normalize_label(name) != normalize_label(label):
             mapped.append(f"{clean_display(label)!r} -> {name!r} ({how})")
@@ -274,6 +277,9 @@ def _finish(
             merged[key] = [name, value]
     if mapped:
         repairs.append(f"matched labels: {', '.join(mapped)}")
+    if related:
+        repairs.append(f"kept as written {len(related)} labels the class set lists as broader or narrower than a class: "
+                       f"{_names(related)}")
     if duplicates:
         repairs.append(f"merged duplicate labels: {_names(sorted(set(duplicates)))}")
     if unknown:
@@ -314,8 +320,8 @@ def parse_distribution(
     Then: entries without a number are ignored; negative, NaN and infinite values dropped;
     values given as strings or percentages converted (bare numbers are read as percentages
     when some exceed 1 and they sum to at most ~100); labels mapped through
-    :meth:`LabelSet.match` (in a closed set unknown labels are dropped, in an open set or
-    without a set they are kept as written); duplicates merged by summing; zero entries
+    :meth:`LabelSet.match` (in a closed set unknown labels are dropped, except the broader or
+    narrower names it lists, kept as written; in an open set or without a set they are kept as written); duplicates merged by summing; zero entries
     dropped; the result cut to ``top_k`` and renormalized. ``labels=None`` means an open
     set with no known labels.
     """

@@ -53,17 +53,19 @@ PAPER_REPLICATES = 20
 PAPER_Q = 0.05
 
 
-def canonicalize(predictions: Sequence[Prediction], references: Sequence[str], labels: LabelSet | None,
-                 ) -> tuple[list[dict[str, float]], list[str], list[list[str]]]:
+def canonicalize(predictions: Sequence[Prediction], references: Sequence[str], labels: LabelSet | None, *,
+                 credit_related: bool = False) -> tuple[list[dict[str, float]], list[str], list[list[str]]]:
     """Predictions and references with every label in the label set's canonical spelling
     (:func:`protocols.measures.labels.canonical_distribution`), and per case the notes of what was
     renamed or merged ("'Dengue fever' -> 'Dengue' (synonym)"). Scoring after it judges
-    "Dengue fever" against "Dengue" as the debate's distributions did."""
+    "Dengue fever" against "Dengue" as the debate's distributions did. ``credit_related``
+    credits a broader or narrower name the set lists to its class (noted "credited as
+    broader"; :func:`credited` says which classes a prediction reached that way)."""
     preds: list[dict[str, float]] = []
     refs: list[str] = []
     notes: list[list[str]] = []
     for prediction, reference in zip(predictions, references, strict=True):
-        merged, case_notes = canonical_distribution(prediction, labels)
+        merged, case_notes = canonical_distribution(prediction, labels, credit_related=credit_related)
         canonical, how = canonical_label(reference, labels)
         if how != "same":
             case_notes.append(f"reference {reference!r} -> {canonical!r} ({how})")
@@ -71,6 +73,15 @@ def canonicalize(predictions: Sequence[Prediction], references: Sequence[str], l
         refs.append(canonical)
         notes.append(case_notes)
     return preds, refs, notes
+
+
+def credited(prediction: Prediction, labels: LabelSet | None) -> set[str]:
+    """The classes ``prediction`` reaches only through a broader or narrower name the label set
+    lists (:meth:`protocols.measures.labels.LabelSet.related`), in their canonical spelling: the hits that
+    scoring with ``credit_related`` counts apart."""
+    if labels is None:
+        return set()
+    return {found[0] for name in prediction if labels.match(name) is None and (found := labels.related(name)) is not None}
 
 
 def ranked(prediction: Prediction) -> list[str]:

@@ -14,19 +14,27 @@ agent B when ``swap_stances``; LLM− argues against it)::
         seeing the other's (Table 6.2 #2); then Γ_0 = CRIT(S+ + Θ+ + Θ−) by the first judge.
     #3  Before each refutation round t = 1, 2, …:  Δ_t = Δ0 / δ^t  (0.9, 0.75, 0.625, … for
         δ = 1.2, i.e. ``make_schedule("socrasynth")``), and the round runs while
-            Δ_t > 10%  and  Γ_{t−2} − Γ_{t−1} ≤ τ        (τ = ``crit_tolerance``, 1.0)
+            Δ_t > 10%  and  Q_{t−2} − Q_{t−1} ≤ τ        (τ = ``crit_tolerance``)
         and t ≤ ``max_rounds`` (3). This is Table 6.2's ``while ((Δ ← Δ/δ) > 10%) && (Γ ≥ Γ')``
-        with Γ = Γ_{t−1} and Γ' = Γ_{t−2}, both computed inside the loop: the table starts with
-        Γ ← 0 and evaluates only after refutations ("Γ' ← Γ; Γ = CRIT(…)" in the loop body), so
-        the opening's Γ_0 (journalled, shown in the app) is compared with nothing, rounds 1 and
-        2 always run, and the first comparison is Γ_2 against Γ_1 before round 3. A missing Γ
-        (judge failed) is no evidence that quality fell, so it never ends the loop. In round t
-        LLM+ refutes LLM−'s latest points, then LLM− refutes LLM+'s, each at its Δ_t; then Γ_t.
-        Why a tolerance: Γ is one judge's reading of integer 1–10 ratings, so it moves from
-        round to round when the debate's quality does not; the literal Γ ≥ Γ' (τ = 0) ends half
-        of all debates at their first comparison on noise alone. τ = 1.0, one point of CRIT's
-        scale, is argued in docs/protocols.md from ``benchmarks/crit_noise.py``; τ = 0 restores
-        the letter of the table. The round cap is the study's round count (section 6.3.1.2,
+        read as its comment and section 6.2.1.4 describe it: "evaluate quality", and refute
+        "until … the argument quality plateaus". Q_t is the quality of the debate after round t,
+        from the same judgement as Γ_t (:func:`debate_quality`): the mean of both sides'
+        quality, each the strongest √(γθ) the judge rated for it (1, CRIT's floor, for a side
+        with nothing rated). Γ_t itself, Table 6.2's CRIT(S+ + Θ+ + Θ−), weighs LLM+'s case
+        against LLM−'s: it is the round's reported score (journalled, plotted, metric ``crit``),
+        but it falls when LLM− argues *better*, so testing it would end the debate because the
+        debate improved (pro 7/7 ×3 against con 5/5 ×3 is Γ 4.97; con rising to 8/8 ×3 makes
+        it 3.60 while Q rises from 6 to 7.5). Both are computed inside the loop: the table
+        starts with Γ ← 0 and evaluates only after refutations ("Γ' ← Γ; Γ = CRIT(…)" in the
+        loop body), so the opening's Γ_0 and Q_0 (journalled) are compared with nothing, rounds
+        1 and 2 always run, and the first comparison is Q_2 against Q_1 before round 3. A
+        judgement that failed, or rated nothing on either side, is no evidence that quality
+        fell, so it never ends the loop. In round t LLM+ refutes LLM−'s latest points, then LLM−
+        refutes LLM+'s, each at its Δ_t; then Γ_t and Q_t. Why a tolerance: Q is one judge's
+        reading of integer 1–10 ratings, so it moves from round to round when the debate's
+        quality does not; the literal test (τ = 0) ends many debates at their first comparison
+        on noise alone. The default τ is argued in docs/protocols.md from
+        ``benchmarks/crit_noise.py``; τ = 0 restores the letter of the table. The round cap is the study's round count (section 6.3.1.2,
         "three to five structured rounds of discussion"; appendix 6.C numbers the opening as
         the first round and shows it plus three refutation rounds), not Table 6.2's: at
         Δ0 = 0.9 and δ = 1.2 the Δ test alone allows 12 refutation rounds (Δ_12 = 0.101,
@@ -56,22 +64,27 @@ Then the stages the chapter adds around Table 6.2:
     subtopic is CRIT's document (claim Ω and reasons R) and B's case its counter-argument
     (rival reasons R'); in ``b_argues`` the roles are reversed. One CRIT evaluation gives
     both cells of a table row, each by the *same* formula from the judge's ratings of its side
-    (:func:`side_score`): the mean of √(γ·θ) over the reasons the judge rated for the claim
-    (Table 6.3 #3) gives the arguing agent's cell, the same mean over the rival reasons (#5)
-    the countering agent's, on the paper's 1–10 scale (CRIT's Γ, which weighs one side against
-    the other, is journalled beside them as ``gamma``). The ratings of both sides come from one
-    procedure too: CRIT's recursion rates reasons and rivals that are claims alike
-    (:mod:`protocols.measures.crit`, issue 26). Equal ratings give equal scores. A side for which the judge rated
-    no reason gets no score (a missing cell, below): the judge said nothing about it, which
-    is not evidence that it is worth 1. Appendix 6.D's judges likewise score "the validity of
-    Agent A's arguments" and "the counterarguments presented by Agent B" in one reading.
+    (:func:`side_score`, :func:`protocols.measures.crit.side_quality`): the strongest √(γ·θ) among the
+    reasons the judge rated for the claim (Table 6.3 #3) gives the arguing agent's cell, the
+    same reading of the rival reasons (#5) the countering agent's, on the paper's 1–10 scale
+    (CRIT's Γ, which weighs one side against the other, is journalled beside them as
+    ``gamma``); as in Γ, a weaker reason listed beside the strongest does not lower a cell. The
+    ratings of both sides come from one procedure too: CRIT's recursion rates reasons and
+    rivals that are claims alike (:mod:`protocols.measures.crit`). Equal ratings give equal scores.
+    Tables 6.5/6.6 score both agents on every subtopic, so a side for which the judge found no
+    credible reason scores CRIT's floor, 1 (as :func:`protocols.measures.crit.weighted_score` scores a
+    case with rivals only): a judge that rates A 9/9 and lists nothing for B has found A the
+    stronger side on that subtopic, and the row counts for both. Appendix 6.D's judges likewise
+    score "the validity of Agent A's arguments" and "the counterarguments presented by Agent B"
+    in one reading.
     The paper's judges are independent of the debaters (GPT-4 debates judged by other
     models); a judge that runs on one of the debaters' own models is allowed here (a
     laptop may hold one model) but announced by a :class:`~protocols.core.events.Notice`
     (``kind="self_judging"``) that the app and the command line show and the journal keeps. A judge
     whose reply does not parse is retried once under a stricter schema and then recorded
-    as missing (:func:`protocols.measures.crit.crit`); a missing cell is left out of the totals of
-    *both* agents for that row, so a gap never hands a row to one side, and is counted.
+    as missing (:func:`protocols.measures.crit.crit`): both its cells are missing (``None``), the row is
+    left out of the totals of *both* agents, so a judge's failure never hands a row to one side,
+    and the missing cells are counted (``gaps``) and said wherever the totals are shown.
 *   Conciliatory stage (appendix 6.F; section 6.3.2.2 for ``mode="diagnosis"``): the
     moderator lowers contentiousness to 0.1–0.3 (0.3 by default); A drafts one joint
     proposal with its pros and cons (or joint recommendations, questions and tests), and
@@ -121,7 +134,7 @@ from protocols.core.agents import Agent
 from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.measures.agreement_judge import AgreementJudge
 from protocols.measures.contentiousness import Schedule, instruction, make_schedule
-from protocols.measures.crit import JUDGE_SYSTEM, CritResult, crit
+from protocols.measures.crit import JUDGE_SYSTEM, CritResult, crit, side_quality
 from protocols.core.events import (
     Citation,
     CallRecord,
@@ -248,11 +261,11 @@ class SocraSynthConfig:
                          description="contentiousness Δ is divided by δ each round")
     threshold: float = param(0.1, ge=0.0, le=1.0, section="Table 6.2", label="Δ threshold",
                              description="refutation rounds run while Δ/δ is above this")
-    #: Table 6.2's Γ ≥ Γ′ with room for a judge's noise (module docstring, "Stopping"):
-    #: 1.0 is one point of CRIT's 1–10 scale.
-    crit_tolerance: float = param(1.0, ge=0.0, le=9.0, section="Table 6.2", label="Γ fall that ends the debate",
-                                  description="the debate ends when Γ (CRIT, 1-10) falls by more than this between "
-                                              "rounds; 0: Table 6.2 as written")
+    #: Table 6.2's Γ ≥ Γ′ read as a plateau of the debate's quality, with room for a judge's
+    #: noise (module docstring, #3; the value from benchmarks/crit_noise.py in docs/protocols.md).
+    crit_tolerance: float = param(1.0, ge=0.0, le=9.0, section="Table 6.2", label="Quality fall that ends the debate",
+                                  description="the debate ends when its quality (CRIT, both sides, 1-10) falls by more "
+                                              "than this between rounds; 0: Table 6.2 as written")
     #: Section 6.3.1.2's "three to five structured rounds of discussion", counted as appendix
     #: 6.C counts them (the opening is the first): the opening, then 2 (Γ fell) to 3 (the cap)
     #: refutation rounds, plus the one the case check may grant. Table 6.2's Δ test alone would
@@ -426,8 +439,7 @@ class SocraSynth:
     def _system(self, role: str, kappa: float | None = None) -> str:
         """Appendix 6.B (1): the committee, the subject, the stance and the contentiousness: the
         agent's Δ0 for the debate, or the stage's κ (``kappa``) for the conciliatory stage, whose
-        low κ would otherwise meet a system prompt still saying "0.9, be confrontational" (issue
-        26, item 9). Within the debate Δ falls round by round and each request states its Δ_t; the
+        low κ would otherwise meet a system prompt still saying "0.9, be confrontational". Within the debate Δ falls round by round and each request states its Δ_t; the
         system prompt says that the latest request's level holds, rather than being rewritten
         each round (which would discard the agent's KV cache of the whole conversation)."""
         c = self.config
@@ -630,17 +642,17 @@ class SocraSynth:
 
     def _loop_ended(self, t: int) -> str | None:
         """Why Table 6.2's loop condition fails before refutation round ``t`` (``None`` while it
-        holds): Δ_t not above the threshold, or Γ_{t−1} below Γ_{t−2} by more than
-        ``crit_tolerance``, both refutation rounds' Γ (the opening's Γ_0 is compared with nothing)."""
+        holds): Δ_t not above the threshold, or the debate's quality Q_{t−1} below Q_{t−2} by
+        more than ``crit_tolerance``, both refutation rounds' (the opening's is compared with nothing)."""
         delta = self.delta(t)
         if not delta > self.config.threshold:
             return f"Δ fell to {delta:.3f}, not above {self.config.threshold:.0%} (Table 6.2)"
-        gammas = {r["round"]: r["gamma"] for r in self.rounds if r["kind"] == "refutation"}
-        latest, previous = gammas.get(t - 1), gammas.get(t - 2)
+        qualities = {r["round"]: r["quality"] for r in self.rounds if r["kind"] == "refutation"}
+        latest, previous = qualities.get(t - 1), qualities.get(t - 2)
         tolerance = self.config.crit_tolerance
         if latest is not None and previous is not None and previous - latest > tolerance:
-            return (f"the debate's CRIT score fell from {previous:g} to {latest:g}, by more than {tolerance:g} "
-                    "(Table 6.2's Γ ≥ Γ′ with crit_tolerance)")
+            return (f"the debate's quality (CRIT, both sides) fell from {previous:g} to {latest:g}, by more than "
+                    f"{tolerance:g} (Table 6.2's Γ ≥ Γ′ as a plateau of quality, with crit_tolerance)")
         if t >= 2 and self.agreement is not None and self.agreement.last is not None and self.agreement.last.agreed:
             return "the agreement judge said AGREEMENT after the last refutation round (seed 000)"
         return None
@@ -654,7 +666,7 @@ class SocraSynth:
                 "test ended the debate")
 
     async def _round(self, t: int, kind: str) -> AsyncIterator[Event]:
-        """One round: LLM+ then LLM− (Table 6.2), each at its Δ_t; then Γ_t by the first judge."""
+        """One round: LLM+ then LLM− (Table 6.2), each at its Δ_t; then Γ_t and Q_t by the first judge."""
         self.next_round = t + 1
         delta = self.delta(t)
         yield PhaseChanged(self.debate_id, kind, t, delta)
@@ -664,9 +676,10 @@ class SocraSynth:
             if self.moderation.stopped:
                 return
         score: float | None = None
+        quality: float | None = None
         async for event in self._gamma(t):
             if isinstance(event, JudgementMade):
-                score = event.score
+                score, quality = event.score, event.reasons["debate_quality"]
             yield event
         if self.moderation.stopped:
             return
@@ -674,7 +687,8 @@ class SocraSynth:
             async for event in self.agreement.events(self.debate_id, t, self._said(), self.config.subject, latest=2,
                                                      sources=self.evidence.sources(self.cited) or None):
                 yield event
-        self.rounds.append({"round": t, "kind": kind, "delta": delta, "gamma": score})  # Γ on CRIT's 1-10 scale
+        # Γ and the debate's quality on CRIT's 1-10 scale
+        self.rounds.append({"round": t, "kind": kind, "delta": delta, "gamma": score, "quality": quality})
         metrics = {"delta": delta, **({"crit": score / 10} if score is not None else {}),
                    **(self.agreement.last.metrics() if self.agreement is not None and self.agreement.last else {})}
         yield MetricsComputed(self.debate_id, t, metrics, delta)
@@ -720,7 +734,8 @@ class SocraSynth:
         return points + [""] * (n - len(points)), notes
 
     async def _gamma(self, t: int) -> AsyncIterator[Event]:
-        """Table 6.2's Γ = CRIT(S+ + Θ+ + Θ−): LLM+'s case on all subtopics, LLM−'s as the counter."""
+        """Table 6.2's Γ = CRIT(S+ + Θ+ + Θ−): LLM+'s case on all subtopics, LLM−'s as the
+        counter; the same judgement gives the debate's quality (:func:`debate_quality`)."""
         async for event in self._checkpoint():
             yield event
         if self.moderation.stopped:
@@ -733,7 +748,8 @@ class SocraSynth:
         for extra in result.calls[:-1]:
             yield ModelCalled(self.debate_id, extra, t)
         yield JudgementMade(self.debate_id, judge.role, judge.model_id, "crit", "debate", None, result.score, None,
-                            {"of": f"the debate after round {t} (Table 6.2 Γ)", **result.reasons_json()}, result.raw, t, result.calls[-1])
+                            {"of": f"the debate after round {t} (Table 6.2 Γ)", "debate_quality": debate_quality(result),
+                             **result.reasons_json()}, result.raw, t, result.calls[-1])
 
     def _record(self, role: str, index: int | None = None) -> list[Section]:
         """``role``'s points over the rounds, on every subtopic (headed "n. title:") or on the
@@ -873,7 +889,7 @@ class SocraSynth:
         """What the debate's side of the Q&A comparison (Text 1) may have been written with: both
         closing statements (a turn each) and the joint text (its last version). The single answer
         (Text 2) is given the same limit, so that neither text is longer for having been allowed
-        more (issue 26, item 6: the answer had 2 × ``turn_tokens`` against Text 1's 4 ×)."""
+        more (an answer of 2 × ``turn_tokens`` against Text 1's 4 × would be judged short for its limit)."""
         return len(ROLES) * self.config.turn_tokens + self._joint_tokens()
 
     # -- debate versus one answer -------------------------------------------------------------
@@ -1008,26 +1024,45 @@ class SocraSynth:
 # -- scoring ------------------------------------------------------------------------------------
 
 
-SCORED_AS = ("mean √(validity·credibility) over the reasons the judge rated for this side: Table 6.3 #3 for the "
-             "argument, #5 for the counter-argument (the same formula for both sides; none rated: missing)")
+#: CRIT's lowest score (section 6.2.2: "from 1 (least credible)"): a side with nothing credible.
+FLOOR = 1.0
+
+SCORED_AS = ("the strongest √(validity·credibility) among the reasons the judge rated for this side: Table 6.3 #3 "
+             "for the argument, #5 for the counter-argument (the same formula for both sides); none rated: 1, "
+             "CRIT's floor; the judge's reply unreadable: missing")
 
 
 def side_score(result: CritResult, rated: list[dict[str, Any]]) -> float | None:
-    """One side's cell in a CRIT evaluation (Tables 6.5, 6.6): the mean of √(γ·θ) over the
-    reasons the judge rated for that side, on CRIT's 1–10 scale. The arguing side passes
-    ``result.reasons`` (Table 6.3 #3), the countering side ``result.rivals`` (#5): one formula,
-    so equal ratings give equal scores. ``None`` when the judge failed or rated nothing for
-    the side (a gap, left out of both agents' totals by :func:`tally`)."""
-    if result.score is None or not rated:
+    """One side's cell in a CRIT evaluation (Tables 6.5, 6.6): the quality of the strongest
+    reason the judge rated for that side (:func:`protocols.measures.crit.side_quality`), on CRIT's 1–10
+    scale, to three decimals. The arguing side passes ``result.reasons`` (Table 6.3 #3), the
+    countering side ``result.rivals`` (#5): one formula, so equal ratings give equal scores. A
+    side the judge rated nothing for scores the floor, 1: the judge found nothing credible for
+    it. ``None`` only when the judge failed (no reply could be read): a gap, left out of both
+    agents' totals by :func:`tally` and counted there."""
+    if result.score is None:
         return None
-    return round(sum(math.sqrt(r["validity"] * r["credibility"]) for r in rated) / len(rated), 3)
+    quality = side_quality(rated)
+    return FLOOR if quality is None else round(quality, 3)
+
+
+def debate_quality(result: CritResult) -> float | None:
+    """The debate's quality in one CRIT judgement of it (what SocraSynth's loop watches for a
+    plateau): the mean of both sides' :func:`side_score`, on CRIT's 1–10 scale, to three
+    decimals. ``None`` when the judge failed or rated no reason on either side: no evidence of
+    the debate's quality, so it never ends the loop."""
+    if result.score is None or not (result.reasons or result.rivals):
+        return None
+    argued, countered = (side_quality(rated) or FLOOR for rated in (result.reasons, result.rivals))
+    return round((argued + countered) / 2, 3)
 
 
 def tally(alignments: dict[str, dict[str, dict[str, dict[str, float | None]]]]) -> dict[str, Any]:
     """Totals per alignment and judge, each judge's winner and the panel's (Tables 6.5, 6.6).
 
-    A row counts only when both agents were scored in it, so a gap (a judge that failed) never
-    hands a subtopic to one side; ``gaps`` counts the missing cells. A judge's winner has the
+    A row counts only when both agents were scored in it, so a gap (a judge whose reply could
+    not be read) never hands a subtopic to one side; ``gaps`` counts the missing cells. A side
+    the judge found nothing credible for is not a gap: :func:`side_score` gives it the floor, 1. A judge's winner has the
     higher total over both alignments; the panel's winner is the majority of judges' winners.
     """
     totals: dict[str, dict[str, dict[str, float]]] = {}

@@ -166,6 +166,11 @@ async def test_the_report_gives_the_papers_statistics_and_convergence(tmp_path: 
     h = -(0.7 * np.log2(0.7) + 0.3 * np.log2(0.3))
     assert conv["debates"] == 4 and conv["entropy_first"] == pytest.approx(h) and conv["entropy_change"] == pytest.approx(0)
     assert conv["one_minus_wd_last"] == pytest.approx(1.0) and conv["entropy_first_bca"] == pytest.approx((h, h))
+    # the paper's figure beside it: each agent's successive rounds alike, 1 − WD = 1; the endings recorded
+    assert conv["successive_first_agent-a"] == pytest.approx(1.0) and conv["successive_last_agent-b"] == pytest.approx(1.0)
+    debate = bench.done[(cases[0].case_id, "EVINCE, none cooling")]
+    assert debate.ending and debate.successive and debate.successive[0]["round"] == 1.0
+    assert report.rows["EVINCE, none cooling"]["rounds_to_convergence"]["debates"] == 4
     md = markdown(report, "symposium bench diagnosis …")
     assert "The paper's statistics (seed 004, 7.4.1–7.4.1.3)" in md and "Debate convergence (7.4.1.2)" in md
     assert "paper Cliff's Δ" in md

@@ -14,7 +14,7 @@ import pytest
 
 from backends.base import SamplingOptions
 from protocols.core.agents import Agent
-from protocols.measures.crit import crit, weighted_score
+from protocols.measures.crit import crit, side_quality, weighted_score
 
 from tests.helpers.scripted import ScriptedBackend
 
@@ -53,9 +53,9 @@ def r(validity: int, credibility: int) -> dict[str, Any]:
     return reason("r", validity, credibility)
 
 
-def test_issue_26s_examples_gamma_reads_how_good_the_reasons_are() -> None:
-    """Issue 26 item 1: one reason rated 1/1 with no rival scored 10, and 9/9 against 9/9 the
-    same 5.5 as 2/2 against 2/2 (the old Γ = 1 + 9·S⁺/(S⁺+S⁻) read only the share)."""
+def test_gamma_reads_how_good_the_reasons_are_not_only_their_share() -> None:
+    """A share-only Γ = 1 + 9·S⁺/(S⁺+S⁻) gave one reason rated 1/1 with no rival 10, and 9/9
+    against 9/9 the same 5.5 as 2/2 against 2/2."""
     assert weighted_score([r(1, 1)], []) == 1.0
     assert weighted_score([r(9, 9)], [r(9, 9)]) == pytest.approx(5.0)
     assert weighted_score([r(2, 2)], [r(2, 2)]) == pytest.approx(1.5)
@@ -63,26 +63,43 @@ def test_issue_26s_examples_gamma_reads_how_good_the_reasons_are() -> None:
     assert weighted_score([r(10, 10)], []) == 10.0 and weighted_score([], [r(1, 1)]) == 1.0
 
 
-def test_gamma_rises_with_every_rating_of_a_reason_and_falls_with_every_rating_of_a_rival() -> None:
-    """Section 6.2.2's 1 (least credible) to 10 (most credible), over every pair of integer
-    ratings of one reason and one rival (and with a second, fixed reason)."""
-    grid = range(1, 11)
-    for g in grid:
-        for t in grid:
-            for rg, rt in ((1, 1), (5, 5), (9, 9), (10, 3)):
-                here = weighted_score([r(g, t)], [r(rg, rt)])
-                assert here is not None and 1 <= here <= 10
-                assert here <= (g * t) ** 0.5 + 1e-12  # never above the reasons' own quality
-                if g < 10:  # a better-rated reason: higher Γ
-                    assert weighted_score([r(g + 1, t)], [r(rg, rt)]) > here  # type: ignore[operator]
-                if rg < 10:  # a better-rated rival: lower Γ (unless Γ is already the floor, 1)
-                    worse = weighted_score([r(g, t)], [r(rg + 1, rt)])
-                    assert worse < here or worse == here == 1  # type: ignore[operator]
-                    assert weighted_score([r(g, t), r(7, 7)], [r(rg + 1, rt)]) < weighted_score([r(g, t), r(7, 7)], [r(rg, rt)])  # type: ignore[operator]
-            assert weighted_score([r(g, t)], []) == pytest.approx((g * t) ** 0.5)  # unanswered: its quality
-    weak = [r(3, 3), r(2, 4)]  # a weak case, contested or not, stays weak
-    assert max(weighted_score(weak, rivals) for rivals in ([], [r(1, 1)], [r(9, 9)])) < 3.5  # type: ignore[type-var]
+def test_a_weaker_reason_listed_beside_a_strong_one_does_not_lower_gamma() -> None:
+    """Section 6.2.2.2's "weighted sum": a judge that lists one more supporting reason has not
+    found the case weaker. With Q⁺ the mean quality, 9/9 alone scored 9, 9/9 + 3/3 6, and 9/9 +
+    1/1 5.0, as low as 9/9 against an equally strong rival."""
+    assert weighted_score([r(9, 9)], []) == 9.0
+    assert weighted_score([r(9, 9), r(3, 3)], []) == 9.0
+    assert weighted_score([r(9, 9), r(1, 1)], []) == 9.0
+    # SocraSynth's Γ: pro 8/8 ×3 against con 6/6 ×3, then with two more 3/3 reasons for pro
+    three = weighted_score([r(8, 8)] * 3, [r(6, 6)] * 3)
+    five = weighted_score([r(8, 8)] * 3 + [r(3, 3)] * 2, [r(6, 6)] * 3)
+    assert three == pytest.approx(5.48) and five == pytest.approx(1 + 7 * 210 / 318)
+    assert five > three  # the extra reasons count, in the share
 
+
+def test_adding_a_reason_never_lowers_gamma_and_adding_a_rival_never_raises_it() -> None:
+    """Every case of up to two reasons and one rival on a grid of ratings, each grown by one
+    more reason or one more rival of any rating on the grid."""
+    grid = [(g, t) for g in (1, 3, 5, 8, 10) for t in (1, 4, 7, 10)]
+    cases = [([a], []) for a in grid] + [([a], [c]) for a in grid for c in grid[::3]] + \
+            [([a, b], [c]) for a in grid[::2] for b in grid[1::3] for c in grid[::4]] + [([], [c]) for c in grid]
+    for reasons, rivals in cases:
+        here = weighted_score(_all(reasons), _all(rivals))
+        assert here is not None
+        for extra in grid:
+            more = weighted_score(_all([*reasons, extra]), _all(rivals))
+            fewer = weighted_score(_all(reasons), _all([*rivals, extra]))
+            assert more is not None and more >= here - 1e-12, (reasons, rivals, extra)
+            assert fewer is not None and fewer <= here + 1e-12, (reasons, rivals, extra)
+
+
+def _all(pairs: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    return [r(g, t) for g, t in pairs]
+
+
+def test_side_quality_is_the_strongest_reasons_and_none_without_one() -> None:
+    assert side_quality([r(3, 3), r(8, 2), r(4, 9)]) == 6.0  # √36: 4/9 is the strongest, listed last
+    assert side_quality([r(2, 2)]) == 2.0 and side_quality([]) is None
 
 async def test_step_3_recurses_on_a_reason_that_is_itself_a_claim() -> None:
     first = judged(9, [reason("the rash proves dengue", 8, 8, is_claim=True)], [reason("no travel", 4, 4)])
@@ -159,3 +176,31 @@ async def test_each_cited_argument_gets_a_quality_score() -> None:
     result = await crit(agent, "doc", author="A", arguments=["first", "second", "third"])
     assert "[2] second" in backend.prompts[0][-1].content
     assert result.argument_scores == {1: pytest.approx(0.6), 2: pytest.approx(0.1)}  # √(γθ)/10; 3 unrated
+
+
+async def test_the_recursion_rates_a_reason_by_its_strongest_support_and_a_weaker_one_beside_it_moves_nothing() -> None:
+    """As Γ reads a side by its strongest reason, step #3 rates r by the strongest reason its
+    sub-evaluation found: a 2/2 listed beside a 6/5 leaves r at 6/5 (the mean would make it 4/3.5)."""
+    first = judged(7, [reason("travel history shows exposure", 8, 8, is_claim=True)], [reason("no rash", 4, 4)])
+    alone = judged(5, [reason("a trip to Ghana", 6, 5)], [reason("short stay", 3, 2)])
+    beside = judged(5, [reason("a trip to Ghana", 6, 5), reason("maybe a mosquito bite", 2, 2)], [reason("short stay", 3, 2)])
+    results = []
+    for sub in (alone, beside):
+        agent, _ = judge(first, sub)
+        results.append(await crit(agent, "doc", author="A", depth=1))
+    (one,), (two,) = results[0].reasons, results[1].reasons
+    assert one["validity"] == pytest.approx(1 + 5 * 30 / 36, abs=1e-3) and one["credibility"] == 5
+    assert two["validity"] == pytest.approx(1 + 5 * 34 / 40, abs=1e-3) and two["credibility"] == 5
+    assert two["validity"] > one["validity"] and results[1].score > results[0].score  # type: ignore[operator]
+    tie = judged(5, [reason("a", 9, 4), reason("b", 4, 9)], [])  # equally strong: the first listed
+    agent, _ = judge(first, tie)
+    (tied,) = (await crit(agent, "doc", author="A", depth=1)).reasons
+    assert (tied["validity"], tied["credibility"]) == (9, 4)
+
+
+async def test_an_arguments_quality_is_its_strongest_reason_so_a_weak_one_citing_it_does_not_drop_it() -> None:
+    """EVINCE's gate reads these: an argument cited by an 8/8 reason stays at 0.8 when the judge
+    also cites a 2/2 reason for it (a mean, 0.5, would sit on the gate)."""
+    agent, _ = judge(judged(7, [reason("a", 8, 8, argument=1), reason("b", 2, 2, argument=1), reason("c", 2, 3, argument=2)], []))
+    result = await crit(agent, "doc", author="A", arguments=["first", "second"])
+    assert result.argument_scores == {1: 0.8, 2: pytest.approx(0.2449)}

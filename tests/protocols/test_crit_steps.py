@@ -204,9 +204,9 @@ async def test_a_failed_sub_evaluation_keeps_the_first_ratings_and_the_next_clai
     first, second = result.reasons
     assert first["recursion"] == {"failed": True, "kept": {"validity": 8, "credibility": 7}}
     assert (first["validity"], first["credibility"]) == (8, 7)
-    sub_gamma = round(1 + ((6 ** 0.5 + 8 ** 0.5) / 2 - 1) * 14 / (14 + 81), 3)  # its own Γ, journalled
-    # its reasons' mean γ (2), discounted by its rival's share as Γ is; the mean θ of its reasons
-    assert (second["validity"], second["credibility"]) == (round(1 + (2 - 1) * 14 / (14 + 81), 3), 3.5)
+    sub_gamma = round(1 + (8 ** 0.5 - 1) * 14 / (14 + 81), 3)  # its own Γ, journalled
+    # its strongest reason's γ (2), discounted by its rival's share as Γ is, to three decimals; that reason's θ
+    assert (second["validity"], second["credibility"]) == (round(1 + (2 - 1) * 14 / (14 + 81), 3), 4)
     assert second["recursion"] == {
         "first": {"validity": 6, "credibility": 5}, "sub_score": sub_gamma, "sub_claim": "c",
         "sub_reasons": [{"reason": "s", "validity": 2, "credibility": 3, "argument": 0, "is_claim": False},
@@ -256,11 +256,11 @@ async def test_without_a_subject_the_recursion_shows_the_document_alone() -> Non
         "Debate subject:\n<<<\nIt is a reason given in this document by Agent A:\nDengue, as the rash proves.\n>>>\n\n")
 
 
-async def test_a_recursed_reasons_credibility_is_the_mean_to_three_decimals() -> None:
+async def test_a_recursed_reason_takes_its_strongest_supports_ratings() -> None:
     backend = Judge([judged([reason("claim", 8, 7, is_claim=True)]),
-                     judged([reason("s", 2, 3), reason("t", 2, 4), reason("u", 2, 4)])])
+                     judged([reason("s", 2, 3), reason("t", 5, 2), reason("u", 3, 4)])])
     result = await crit(agent(backend), "doc", author="A")
-    assert result.reasons[0]["credibility"] == 3.667
+    assert (result.reasons[0]["validity"], result.reasons[0]["credibility"]) == (3, 4)  # u: 3·4 = 12 beats 10 and 6
 
 
 async def test_a_sub_evaluation_that_rates_nothing_keeps_the_first_ratings() -> None:

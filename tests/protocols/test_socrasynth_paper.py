@@ -94,10 +94,13 @@ async def run(config: ss.SocraSynthConfig, panel: ss.SocraSynthAgents, tmp_path:
 
 # -- issue 20, points 1 and 6: what ends the loop ---------------------------------------------------
 
-STEADY = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 5)                     # Γ = 4.5
-WOBBLE_UP = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 4 + ((8, 7),))       # Γ = 4.544 (+0.044)
-FALLEN = crit_reply(reasons=((5, 5),) * 5, rivals=((8, 8),) * 5)                      # Γ = 2.124 (a fall of 2.38)
-HIGH = crit_reply(reasons=((9, 9),), rivals=())                                       # Γ = 9
+# Γ weighs LLM+'s case against LLM−'s; Q is the debate's quality, the mean of both sides' strongest √(γθ)
+STEADY = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 5)                     # Γ = 4.5, Q = 8
+WOBBLE_UP = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 4 + ((8, 7),))       # Γ = 4.544 (+0.044), Q = 8
+DIP = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 7),) * 5)                         # Γ = 4.701, Q = 7.742 (−0.258)
+FALLEN = crit_reply(reasons=((5, 5),) * 5, rivals=((8, 8),) * 5)                      # Γ = 2.124, Q = 6.5 (a fall of 1.5)
+HIGH = crit_reply(reasons=((9, 9),), rivals=())                                       # Γ = 9, Q = 5 (nothing for LLM−: 1)
+TOP = crit_reply(reasons=((10, 10),), rivals=((10, 10),))                             # Γ = 5.5, Q = 10
 
 
 class _GammaJudge(_ByPrompt):
@@ -130,9 +133,8 @@ async def test_a_gamma_that_wobbles_runs_until_the_delta_test_ends_the_debate_wi
     """Issue 20, point 1. Γ wobbling by ±0.044 (4.544, 4.5, 4.544, …) is judge noise, not a
     plateau: at Δ0 = 0.9, δ = 1.2 and a cap above the schedule the loop runs refutation rounds
     1 … 12 and ends on Δ_13 ≤ 10 %, then the moderator asks both agents whether their case is
-    made. The opening's Γ_0 (9 here) never enters the test: Table 6.2 starts with Γ ← 0 and
-    computes Γ inside the loop only. Failed on the old code, which ended the debate at the first
-    Γ below the one before (here Γ_1 < Γ_0, before round 2)."""
+    made. The opening's reading (Γ_0 9 here) never enters the test: Table 6.2 starts with Γ ← 0
+    and computes Γ inside the loop only."""
     config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=16)
     assert config.schedule_rounds() == 12
     _, debate, _ = await run(config, judged_by([HIGH] + [WOBBLE_UP, STEADY] * 7), tmp_path)
@@ -164,12 +166,13 @@ async def test_at_the_defaults_a_wobbling_debate_runs_the_studys_rounds_and_the_
 
 
 async def test_a_fall_larger_than_the_tolerance_between_refutation_rounds_ends_the_loop(tmp_path: Path) -> None:
-    """Γ_2 = 2.124 after Γ_1 = 4.5 (a fall of 2.38 > the default tolerance) ends the loop before
-    round 3, and the case check follows; the same fall under a tolerance of 2 does not. Failed
-    on the old code (no ``crit_tolerance``). (Γ values: issue 26's formula.)"""
+    """The debate's quality Q_2 = 6.5 after Q_1 = 8 (a fall of 1.5 > the default tolerance) ends
+    the loop before round 3, and the case check follows; the same fall under a tolerance of 2.5
+    does not. Each round journals Γ (the reported score) and Q (what the loop tests)."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, STEADY, FALLEN]), tmp_path)
-    assert debate["stop_reason"] == ("the debate's CRIT score fell from 4.5 to 2.124, by more than 1 "
-                                     "(Table 6.2's Γ ≥ Γ′ with crit_tolerance)"), debate["stop_reason"]
+    assert debate["stop_reason"] == ("the debate's quality (CRIT, both sides) fell from 8 to 6.5, by more than 1 "
+                                     "(Table 6.2's Γ ≥ Γ′ as a plateau of quality, with crit_tolerance)"), debate["stop_reason"]
+    assert [(r["gamma"], r["quality"]) for r in debate["outcome"]["rounds"][:3]] == [(4.5, 8.0), (4.5, 8.0), (2.124, 6.5)]
     assert [(r["kind"], r["round"]) for r in debate["outcome"]["rounds"]] == [
         ("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
     assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
@@ -180,25 +183,42 @@ async def test_a_fall_larger_than_the_tolerance_between_refutation_rounds_ends_t
 
 
 async def test_a_fall_of_exactly_the_tolerance_does_not_end_the_loop(tmp_path: Path) -> None:
-    """"More than" τ: Γ 7 → 6 (a judge that rates no reason gives its holistic score, so the
-    fall is exactly 1.0 = τ) runs on to the cap; 7 → 5 ends the loop before round 3."""
-    def holistic(score: int) -> str:
-        return crit_reply(score=score, reasons=(), rivals=())
-    _, even, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(6), holistic(6)]), tmp_path)
+    """"More than" τ: Q 8 → 7 (both sides rated 8/8, then 7/7: a fall of exactly 1.0 = τ) runs
+    on to the cap; 8 → 6 ends the loop before round 3. A judge that rates no reason on either
+    side says nothing of the debate's quality (its Γ is its holistic score): 9 → 2 ends nothing."""
+    def both(v: int) -> str:
+        return crit_reply(reasons=((v, v),), rivals=((v, v),))
+    _, even, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, both(8), both(7), both(7)]), tmp_path)
     assert even["stop_reason"].startswith("round cap"), even["stop_reason"]
-    _, fell, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, holistic(7), holistic(5)]),
-                           tmp_path, "p2")
-    assert fell["stop_reason"].startswith("the debate's CRIT score fell from 7 to 5"), fell["stop_reason"]
+    _, fell, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, both(8), both(6)]), tmp_path, "p2")
+    assert fell["stop_reason"].startswith("the debate's quality (CRIT, both sides) fell from 8 to 6"), fell["stop_reason"]
+    holistic = [crit_reply(score=score, reasons=(), rivals=()) for score in (9, 2, 2)]
+    _, silent, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, *holistic]), tmp_path, "p3")
+    assert silent["stop_reason"].startswith("round cap"), silent["stop_reason"]
+    assert [(r["gamma"], r["quality"]) for r in silent["outcome"]["rounds"][1:3]] == [(9.0, None), (2.0, None)]
+
+
+async def test_a_debate_whose_countering_side_argues_better_is_not_ended_by_the_fall_of_gamma(tmp_path: Path) -> None:
+    """Section 6.2.1.4's "until the argument quality plateaus": pro 7/7 ×3 against con 5/5 ×3
+    (Γ 4.97, Q 6), then con rising to 8/8 ×3 (Γ 3.60: a fall of 1.37, more than τ; Q 7.5, a
+    rise). The debate got better, so the loop runs on to the cap; Γ stays the reported score.
+    Failed when the loop tested Γ (it ended before round 3)."""
+    before = crit_reply(reasons=((7, 7),) * 3, rivals=((5, 5),) * 3)
+    better = crit_reply(reasons=((7, 7),) * 3, rivals=((8, 8),) * 3)
+    _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([STEADY, before, better, better]), tmp_path)
+    assert debate["stop_reason"].startswith("round cap"), debate["stop_reason"]
+    assert [(r["gamma"], r["quality"]) for r in debate["outcome"]["rounds"][1:3]] == [(4.973, 6.0), (3.602, 7.5)]
+    by_round = {m["round"]: m for m in debate["metrics"]}
+    assert by_round[2]["crit"] == pytest.approx(0.3602)
 
 
 async def test_a_tolerance_of_zero_is_table_6_2s_literal_test_on_refutation_rounds(tmp_path: Path) -> None:
-    """``crit_tolerance = 0`` is Table 6.2's Γ ≥ Γ′ as written: the first wobble down (4.544 →
-    4.5, between refutation rounds 1 and 2) ends the loop before round 3; the opening's Γ_0
-    (9) above Γ_1 does not end it before round 2. Failed on the old code (no such setting;
-    it compared Γ_1 with Γ_0)."""
+    """``crit_tolerance = 0`` is Table 6.2's test as written: the first dip (Q 8 → 7.742, between
+    refutation rounds 1 and 2) ends the loop before round 3; the opening's Q_0 (10) above Q_1
+    does not end it before round 2."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, crit_tolerance=0.0),
-                             judged_by([HIGH, WOBBLE_UP, STEADY]), tmp_path)
-    assert debate["stop_reason"].startswith("the debate's CRIT score fell from 4.544 to 4.5"), debate["stop_reason"]
+                             judged_by([TOP, STEADY, DIP]), tmp_path)
+    assert debate["stop_reason"].startswith("the debate's quality (CRIT, both sides) fell from 8 to 7.742"), debate["stop_reason"]
     assert refutation_rounds(debate) == [1, 2]
 
 
@@ -235,7 +255,7 @@ def test_the_defaults_are_the_studys_and_the_small_profile_only_shrinks_them() -
     assert default.crit_tolerance == 1.0
     info = {p.name: p for p in params_of(ss.SocraSynthConfig)}
     assert "refutation rounds after the opening" in info["max_rounds"].description
-    assert info["crit_tolerance"].section and "Γ" in info["crit_tolerance"].description
+    assert info["crit_tolerance"].section and "quality" in info["crit_tolerance"].description
     small = ss.SocraSynthConfig(subject=SUBJECT, **ss.SocraSynthConfig.SMALL_MODEL_PROFILE)
     assert small.subtopics < default.subtopics and small.max_rounds < default.max_rounds
     assert small.crit_tolerance == default.crit_tolerance  # a judge's noise is not the debaters' size
@@ -244,21 +264,46 @@ def test_the_defaults_are_the_studys_and_the_small_profile_only_shrinks_them() -
 # -- point 5: both sides of a judge's table row by one formula (Tables 6.5, 6.6) ----------------
 
 
-def test_symmetric_ratings_give_equal_scores_and_a_side_with_no_rated_reason_is_a_gap() -> None:
+def test_symmetric_ratings_give_equal_scores_and_a_side_with_nothing_credible_scores_the_floor() -> None:
+    """Tables 6.5/6.6 score both agents on every subtopic: a side the judge rated nothing for
+    scores CRIT's floor, 1 (as Γ scores a case with rivals only); only a judge whose reply could
+    not be read leaves a cell missing. A weaker reason beside the strongest does not lower a cell."""
     result = CritResult(score=6.25, holistic=7, weighted=5.5, reasons=[{"reason": "r", "validity": 7, "credibility": 7}],
                         rivals=[{"reason": "x", "validity": 7, "credibility": 7}])
     assert ss.side_score(result, result.reasons) == ss.side_score(result, result.rivals) == 7.0
-    rated = CritResult(score=7.0, holistic=7, weighted=7.0, rivals=[{"reason": "x", "validity": 4, "credibility": 9},
-                                                                   {"reason": "y", "validity": 8, "credibility": 8}])
-    assert ss.side_score(rated, rated.rivals) == pytest.approx((6 + 8) / 2)
-    assert ss.side_score(rated, rated.reasons) is None  # nothing rated for the claim: no score, not 1
+    rated = CritResult(score=1.0, holistic=7, weighted=1.0, rivals=[{"reason": "x", "validity": 4, "credibility": 9},
+                                                                   {"reason": "y", "validity": 8, "credibility": 8},
+                                                                   {"reason": "z", "validity": 2, "credibility": 2}])
+    assert ss.side_score(rated, rated.rivals) == 8.0  # 8/8, the strongest; the 2/2 beside it moves nothing
+    assert ss.side_score(rated, rated.reasons) == 1.0  # nothing credible for the claim: the floor
+    silent = CritResult(score=6.0, holistic=6, weighted=None)  # the judge listed nothing on either side
+    assert ss.side_score(silent, []) == 1.0 and ss.debate_quality(silent) is None
     assert ss.side_score(CritResult(score=None, holistic=None, weighted=None), []) is None  # the judge failed
+    assert ss.debate_quality(CritResult(score=None, holistic=None, weighted=None, reasons=result.reasons)) is None
+    assert ss.debate_quality(rated) == 4.5 and ss.debate_quality(result) == 7.0
+
+
+def test_a_judge_who_rates_one_side_only_gives_the_row_to_that_side_not_a_tie() -> None:
+    """A judge that rates A 9/9 on a subtopic and lists nothing for B found A stronger there:
+    B scores the floor and the row counts (9 to 1). Missing B's cell instead dropped the row from
+    both totals, and a judge that rated A higher everywhere else could end in a tie."""
+    one_sided = CritResult(score=9.0, holistic=9, weighted=9.0, reasons=[{"reason": "r", "validity": 9, "credibility": 9}])
+    def row(a: float | None, b: float | None) -> dict[str, float | None]:
+        return {"agent-a": a, "agent-b": b}
+    cells = row(ss.side_score(one_sided, one_sided.reasons), ss.side_score(one_sided, one_sided.rivals))
+    assert cells == row(9.0, 1.0)
+    alignments = {"a_argues": {"j": {"1. Cost": cells, "2. Safety": row(7.0, 7.0)}},
+                  "b_argues": {"j": {"1. Cost": row(7.0, 7.0), "2. Safety": row(7.0, 7.0)}}}
+    out = ss.tally(alignments)  # type: ignore[arg-type]
+    assert out["totals"]["a_argues"]["j"] == {"agent-a": 16.0, "agent-b": 8.0}
+    assert out["winners"] == {"j": "agent-a"} and out["winner"] == "agent-a" and out["gaps"] == 0
 
 
 async def test_the_judges_tables_score_argument_and_counter_argument_alike(tmp_path: Path) -> None:
     """A judge that rates the claim's reasons and the rival reasons 7/7 gives both agents 7 in
-    every row of both alignments (the old code gave the arguing side Γ = 6.25 and the counter
-    7); a judge that lists no rival reasons leaves a gap, not a 1 for the counter side."""
+    every row of both alignments (Γ would give the arguing side 4 and no cell to the counter);
+    a judge that lists no rival reasons gives the countering side the floor, 1, and the row
+    counts; a judge whose reply cannot be read leaves a gap, counted and left out of both totals."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1), agents(), tmp_path)
     evaluation = debate["outcome"]["evaluation"]
     for alignment in ("a_argues", "b_argues"):
@@ -271,8 +316,14 @@ async def test_the_judges_tables_score_argument_and_counter_argument_alike(tmp_p
                                 agents(crit=crit_reply(rivals=())), tmp_path, "p2")
     evaluation = one_sided["outcome"]["evaluation"]
     [row] = evaluation["alignments"]["a_argues"]["judge-1"].values()
-    assert row == {"agent-a": 7.0, "agent-b": None}
-    assert evaluation["gaps"] == 2 and evaluation["winner"] is None
+    assert row == {"agent-a": 7.0, "agent-b": 1.0}
+    assert evaluation["gaps"] == 0 and evaluation["winner"] == "tie"  # each side argued once and was countered once
+    _, failed, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1),
+                             agents(crit="no JSON here"), tmp_path, "p3")
+    evaluation = failed["outcome"]["evaluation"]
+    [row] = evaluation["alignments"]["a_argues"]["judge-1"].values()
+    assert row == {"agent-a": None, "agent-b": None}
+    assert evaluation["gaps"] == 4 and evaluation["winner"] is None
 
 
 # -- point 5: a judge on a debater's own model is announced ---------------------------------------
@@ -356,16 +407,16 @@ async def test_the_conciliatory_stages_kappa_reaches_the_system_prompt(tmp_path:
         assert "Be confrontational" not in closing[0] and "latest request holds" in closing[0]
 
 
-async def test_a_falling_debate_crit_score_ends_the_loop_then_the_case_check_runs(tmp_path: Path) -> None:
-    """Table 6.2's loop runs while Δ > 10 % and Γ does not fall (by more than the tolerance):
-    Γ_2 well below Γ_1 ends it before round 3, well ahead of Δ's schedule, and the moderator's
-    case check follows (section 6.3.1.2). Γ_0 of the opening is journalled but compared with
-    nothing."""
-    strong, weak = crit_reply(reasons=((9, 9),)), crit_reply(reasons=((4, 4),))
+async def test_a_falling_debate_quality_ends_the_loop_then_the_case_check_runs(tmp_path: Path) -> None:
+    """Table 6.2's loop runs while Δ > 10 % and the debate's quality does not fall (by more than
+    the tolerance): Q_2 well below Q_1 ends it before round 3, well ahead of Δ's schedule, and
+    the moderator's case check follows (section 6.3.1.2). The opening's reading is journalled
+    but compared with nothing."""
+    strong, weak = crit_reply(reasons=((9, 9),), rivals=((9, 9),)), crit_reply(reasons=((4, 4),), rivals=((4, 4),))
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1), judged_by([weak, strong, weak]), tmp_path)
     rounds = debate["outcome"]["rounds"]
-    assert rounds[0]["gamma"] < rounds[1]["gamma"] and rounds[1]["gamma"] - rounds[2]["gamma"] > 1
-    assert debate["stop_reason"].startswith("the debate's CRIT score fell"), debate["stop_reason"]
+    assert rounds[0]["quality"] < rounds[1]["quality"] and rounds[1]["quality"] - rounds[2]["quality"] > 1
+    assert debate["stop_reason"].startswith("the debate's quality (CRIT, both sides) fell"), debate["stop_reason"]
     assert [(r["kind"], r["round"]) for r in rounds] == [("opening", 0), ("refutation", 1), ("refutation", 2), ("closing", 3)]
     assert debate["outcome"]["case_checks"] == [{"round": 3, "agent-a": True, "agent-b": True}]
 
@@ -458,12 +509,14 @@ async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_afte
     assert all(SUBJECT in ask for ask in answers.asked)
 
 
-def test_a_cell_is_the_mean_root_of_validity_times_credibility_to_three_decimals() -> None:
-    """Tables 6.5/6.6's cell, by hand: √(7·8) = 7.4833… → 7.483; (√(5·6) + √(9·9))/2 = 7.2386… → 7.239."""
+def test_a_cell_is_the_strongest_root_of_validity_times_credibility_to_three_decimals() -> None:
+    """Tables 6.5/6.6's cell, by hand: √(7·8) = 7.4833… → 7.483; of √(5·6) and √(6·7) = 6.4807… → 6.481;
+    the debate's quality their mean, (7.483 + 6.481)/2 = 6.982."""
     result = CritResult(score=7.0, holistic=7, weighted=7.0, reasons=[{"reason": "r", "validity": 7, "credibility": 8}],
-                        rivals=[{"reason": "x", "validity": 5, "credibility": 6}, {"reason": "y", "validity": 9, "credibility": 9}])
+                        rivals=[{"reason": "x", "validity": 5, "credibility": 6}, {"reason": "y", "validity": 6, "credibility": 7}])
     assert ss.side_score(result, result.reasons) == 7.483
-    assert ss.side_score(result, result.rivals) == 7.239
+    assert ss.side_score(result, result.rivals) == 6.481
+    assert ss.debate_quality(result) == 6.982
 
 
 def test_the_tally_sums_to_three_decimals_and_the_panel_follows_the_majority_of_judges() -> None:

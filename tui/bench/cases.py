@@ -74,17 +74,18 @@ def subset(cases: Sequence[Case], limit: int | None, seed: int) -> list[Case]:
     return [cases[i] for i in keep]
 
 
-def class_set(cases: Sequence[Case], labels_file: Path | None, synonyms: Path | None) -> LabelSet:
+def class_set(cases: Sequence[Case], labels_file: Path | None, synonyms: Path | None, *, related: bool = False) -> LabelSet:
     """The labels the models choose from. With a labels file, each case's label must be one
-    of them (after normalisation, synonyms and typo matching) and is rewritten to its spelling."""
+    of them (after normalisation, synonyms and typo matching) and is rewritten to its spelling.
+    ``related``: also the built-in broader and narrower names (``--credit-related``)."""
     if labels_file is None:
-        return label_set(cases, synonyms)
+        return label_set(cases, synonyms, related=related)
     try:
         labels = load_labels(str(labels_file))
     except FormError as exc:
         raise ValueError(str(exc).removeprefix("labels: ")) from None
     assert labels is not None  # a path is never "open"
-    labels = label_set([Case("", name, []) for name in labels.labels], synonyms)  # the synonym maps
+    labels = label_set([Case("", name, []) for name in labels.labels], synonyms, related=related)  # the synonym maps
     for case in cases:
         canonical = labels.match(case.disease)
         if canonical is None:

@@ -32,8 +32,11 @@ KV caches; with one llama.cpp thread per model, two jobs keep two cores busy).
 Two designs (``--design``), and the report says which one ran:
 
 * ``paper`` (default): section 7.4.5 as the paper ran it: the CRIT judge on, the opening round
-  and up to 3 refutation rounds (``max_rounds`` = 3, four rounds in all, as Table 7.3's four:
-  its Round 1 is the opening exchange, appendix 7.E) so that the schedules reach different κ
+  and up to 3 refutation rounds (``max_rounds`` = 3: the paper's debates hold the opening and
+  two refutation rounds, Tables 7.2/7.3, whose "Round 1" is the opening exchange; Table 7.3's
+  fourth row is appendix 7.E.5's joint final assessment at κ 0.3, which EVINCE's
+  recommendations are, not a round of debate; the one round more keeps a slowly cooling arm
+  from being cut before it can converge) so that the schedules reach different κ
   (linear 0.9, 0.7, 0.5, 0.3 vs exponential 0.9, 0.52, 0.30, 0.17) and convergence can end a
   debate early, EVINCE's default
   turn and argument lengths. The judge must be named (``--judge``): section 7.2 (1)(iii) asks
@@ -46,6 +49,20 @@ Two designs (``--design``), and the report says which one ran:
 * ``quick``: a cheap smoke run: no judge (equal weights in P_f, no quality gate), the opening
   and one refutation round, 48-token turns. Its schedules differ in one κ only: not the
   paper's ablation.
+
+Labels: the models choose from the cases' classes (a closed set), or with ``open_labels`` name
+them themselves (EVINCE's default, an open set read by the spelling rules of
+:mod:`protocols.measures.labels`); either way a prediction is scored against the class set's rules. The
+report counts, over the two single models' answers to each case, the agreeing pairs that
+spelling alone keeps apart (:func:`spelling_split`): with the open set's rules and with case and
+punctuation alone, the rule an open debate had before. ``credit_related`` credits the class
+set's broader and narrower names to their classes and counts those hits apart.
+
+Statistics: ours (percentile intervals, Wilcoxon on per-case reciprocal ranks, one
+Benjamini–Hochberg family of every system against the better single model) and the paper's
+beside them (section 7.4.1.3: the test on 20 replicates, BH over *its* family, each EVINCE pair
+against its stronger single model: here the debate arms). Per debate arm, the rounds to
+convergence (section 7.4.5's "three vs. four rounds") and section 7.4.1.2's convergence figures.
 """
 
 from __future__ import annotations
@@ -72,8 +89,8 @@ from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
 from protocols.core.evidence import EvidenceSettings, Grounding
 from protocols.measures.citations import tally
-from protocols.measures.labels import BUILTIN_SYNONYMS, LabelSet, normalize_label, read_synonyms
-from protocols.measures.metrics import mixture
+from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, LabelSet, normalize_label, read_related, read_synonyms
+from protocols.measures.metrics import mixture, wasserstein
 from protocols.registry import definition
 from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
 from store.journal import Journal, new_debate_id
@@ -104,7 +121,7 @@ class Design:
 
 DESIGNS: dict[str, Design] = {
     "paper": Design("paper", "section 7.4.5: external CRIT judge, the opening and up to 3 refutation rounds "
-                             "(Table 7.3's four rounds), paragraph-long arguments", 3, True, None, None),
+                             "(the paper's debates: the opening and two), paragraph-long arguments", 3, True, None, None),
     "quick": Design("quick", "smoke run, not the paper's ablation: no judge, the opening and 1 refutation round, "
                              "48-token turns", 1, False, 48, 96),
 }
@@ -147,6 +164,12 @@ class BenchConfig:
     #: Sampling temperature of self-consistency's samples (Wang et al. 2023 sample at 0.5–0.7;
     #: at the model's greedy default k samples would be one answer k times).
     sc_temperature: float = 0.7
+    #: The models name the labels (EVINCE's default open class set) instead of choosing from the
+    #: cases' classes; predictions are still scored against the classes by the class set's rules.
+    open_labels: bool = False
+    #: Credit a broader or narrower name (``symptom2disease_related.txt``) to its class when
+    #: scoring, and count those hits apart.
+    credit_related: bool = False
     #: The evidence arm's file (disease descriptions); ``None``: no evidence arm.
     evidence: Path | None = None
 
@@ -209,6 +232,11 @@ class Outcome:
     trajectory: list[dict[str, float]] = field(default_factory=list)
     #: Self-consistency: how many samples were drawn (k).
     samples: int = 0
+    #: A debate's ending (EVINCE's ``ending``: converged, settled_apart, cap, …).
+    ending: str = ""
+    #: Per debate round from the second on: each agent's 1 − WD between its distribution in the
+    #: round before and this one (section 7.4.1.2's "1-WD between successive rounds").
+    successive: list[dict[str, float]] = field(default_factory=list)
     #: The evidence arm: the claims its turns listed, and how many of them a citation supported
     #: or cited a passage that was not found (fabricated or misquoted).
     claims: int = 0
@@ -225,6 +253,8 @@ class Report:
     outcomes: list[dict[str, Any]] = field(default_factory=list)
     #: Per system, every label renamed or merged when scoring ("c3: 'Dengue fever' -> 'Dengue' (synonym)").
     label_merges: dict[str, list[str]] = field(default_factory=dict)
+    #: The single models' agreeing answers that spelling keeps apart (:func:`spelling_split`).
+    spelling: dict[str, Any] = field(default_factory=dict)
     #: The evidence arm per model (:func:`evidence_rows`); empty without ``--evidence``.
     evidence: list[dict[str, Any]] = field(default_factory=list)
 
@@ -247,14 +277,19 @@ def read_cases(path: Path, *, limit: int | None, seed: int) -> list[Case]:
     return cases
 
 
-def label_set(cases: Sequence[Case], synonyms: Path | None) -> LabelSet:
+def label_set(cases: Sequence[Case], synonyms: Path | None, *, related: bool = False) -> LabelSet:
     """The class set: the file's diseases (normalized for matching), with the built-in
     Symptom2Disease synonym map's entries for the diseases present (section 7.4.1.2's synonym
     mapping; a set of other labels takes none of them) and then the user's synonyms (lines
-    ``synonym = canonical label``), so that "Dengue fever" scores and debates as "Dengue"."""
+    ``synonym = canonical label``), so that "Dengue fever" scores and debates as "Dengue".
+    With ``related``, also the built-in broader and narrower names of the diseases present."""
     names = list({normalize_label(c.disease): c.disease for c in reversed(cases)}.values())[::-1]
     labels = LabelSet(names)
     labels.add_known_synonyms(read_synonyms(BUILTIN_SYNONYMS["symptom2disease"]))
+    if related:
+        for name, (label, relation) in read_related(BUILTIN_RELATED["symptom2disease"]).items():
+            if label in labels and name not in labels and labels.match(name) is None:
+                labels.add_related(name, label, relation)
     if synonyms is not None:
         for synonym, canonical in read_synonyms(synonyms).items():
             try:
@@ -364,7 +399,8 @@ class Bench:
     def _evince_config(self, case: Case, labels: LabelSet, schedule: str) -> evince.EvinceConfig:
         c = self.config
         return evince.EvinceConfig(
-            case=case.text, labels=labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k, scoring=c.scoring,  # type: ignore[arg-type]  # the CLI's choices are the config's Literal
+            case=case.text, labels=None if c.open_labels else labels, title=f"{case.case_id}: {case.disease}", top_k=c.top_k,
+            scoring=c.scoring,  # type: ignore[arg-type]  # the CLI's choices are the config's Literal
             schedule=schedule, max_rounds=DESIGNS[c.design].max_rounds if c.max_rounds is None else c.max_rounds,
             reference_label=case.disease,
             recommendations=False, turn_tokens=c.turn_tokens or 48, crit_tokens=c.crit_tokens or 96,
@@ -376,6 +412,7 @@ class Bench:
         debate_id = new_debate_id()
         generated = prompt = 0
         trajectory: list[dict[str, float]] = []
+        said: dict[str, dict[int, dict[str, float]]] = {}  # role -> round -> its distribution
         cited: list[Any] = []
 
         def count(event: Event) -> None:
@@ -389,6 +426,8 @@ class Bench:
             if isinstance(event, MetricsComputed):
                 trajectory.append({"round": event.round, **{k: float(event.metrics[k]) for k in ("entropy_mixture", "wd")
                                                             if k in event.metrics}})
+            if isinstance(event, TurnFinished) and event.kind in ("opening", "refutation") and event.distribution:
+                said.setdefault(event.role, {})[event.round] = dict(event.distribution)
 
         started = time.perf_counter()
         final: DebateFinished | None = await drive(events_of(debate_id), self.journal, count)
@@ -398,6 +437,7 @@ class Bench:
         return Outcome(case.case_id, system, case.disease, dict(outcome.get("final_distribution") or {}),
                        int(outcome.get("rounds", 0)), generated + prompt, round(seconds, 3), debate_id,
                        final.stop_reason if final else "cut off", generated, prompt, trajectory,
+                       ending=str(outcome.get("ending") or ""), successive=successive(said),
                        claims=counts["claims"], supported=counts["supported"], not_found=counts["not_found"])
 
     async def run_case(self, case: Case, labels: LabelSet, job: int) -> None:
@@ -560,7 +600,9 @@ def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = Non
         outs = [bench.done[(case.case_id, name)] for case in cases if (case.case_id, name) in bench.done]
         if not outs:
             continue
-        preds, truths, notes = E.canonicalize([o.prediction for o in outs], [o.truth for o in outs], labels)
+        preds, truths, notes = E.canonicalize([o.prediction for o in outs], [o.truth for o in outs], labels,
+                                              credit_related=c.credit_related)
+        credited = [E.credited(o.prediction, labels) if c.credit_related else set() for o in outs]
         merges[name] = [f"{o.case_id}: {note}" for o, case_notes in zip(outs, notes) for note in case_notes]
         hit1, hit3 = E.hits_at(preds, truths, 1), E.hits_at(preds, truths, 3)
         rr, brier, conf = E.reciprocal_ranks(preds, truths), E.brier_scores(preds, truths), E.confidences(preds)
@@ -594,13 +636,17 @@ def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = Non
             "prompt_tokens_per_case": float(np.mean([o.prompt_tokens for o in outs])),
             "seconds_per_case": float(np.mean([o.seconds for o in outs])),
             "label_merges": len(merges[name]),
+            "acc1_credited": sum(1 for p, t, got, hit in zip(preds, truths, credited, hit1)
+                                 if hit and normalize_label(t) in {normalize_label(g) for g in got}),
             "paper": {"acc1": bca(hit1), "acc3": bca(hit3), "mrr": bca(rr), "brier": bca(brier),
                       "ece": {"value": ece, "bca": (low, high), "sd": sd}},
         }
         if name == bench.sc_name:
             rows[name]["k"] = max((o.samples for o in outs), default=0)
         if name in bench.debate_names:
-            rows[name]["convergence"] = convergence([o.trajectory for o in outs], seed=c.seed)
+            rows[name]["convergence"] = convergence([o.trajectory for o in outs], seed=c.seed,
+                                                    successive=[o.successive for o in outs])
+            rows[name]["rounds_to_convergence"] = rounds_to_convergence(outs, n_boot=c.n_boot, seed=c.seed)
         per_case[name] = {"rr": rr, "hit1": hit1, "ids": np.array([o.case_id for o in outs])}
     comparisons: list[dict[str, Any]] = []
     singles = [s for s in bench.single_names if s in rows]
@@ -626,9 +672,15 @@ def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = Non
                                 "paper_p": paper["p"], "paper_cliffs_delta": paper["cliffs_delta"]})
         for comp, adjusted in zip(comparisons, E.benjamini_hochberg([x["p"] for x in comparisons])):
             comp["p_bh"] = adjusted
-        for comp, adjusted in zip(comparisons, E.benjamini_hochberg([x["paper_p"] for x in comparisons])):
+        # The paper's family (7.4.1.3, "each paired model is compared with its stronger individual
+        # component"): the EVINCE arms alone. Ours: every system against the better single model.
+        family = [x for x in comparisons if x["system"] in bench.debate_names]
+        for comp, adjusted in zip(family, E.benjamini_hochberg([x["paper_p"] for x in family])):
             comp["paper_p_bh"] = adjusted
             comp["paper_significant"] = adjusted < E.PAPER_Q
+        for comp in comparisons:
+            comp.setdefault("paper_p_bh", None)
+            comp.setdefault("paper_significant", None)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(c).items()}
     config["design_summary"] = DESIGNS[c.design].summary
     config["judge_model"] = c.judge_model
@@ -636,20 +688,94 @@ def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = Non
     config["baseline"] = c.baseline
     config["k"] = bench.k
     config["k_source"] = "--k" if c.k is not None else "measured: the debate arms' generated tokens per case / cot's"
+    config["bh_family"] = ("ours: every system in the comparison table against the better single model, one family; "
+                           "the paper's (7.4.1.3): the EVINCE debate arms against the better single model")
     for name in bench.ensemble_names:  # cases combined from one model's prediction only
         if name in rows:
             rows[name]["one_model_only"] = sum(1 for case in cases if (case.case_id, name) in bench.done
                                               and bench.done[(case.case_id, name)].stop_reason.startswith("one model"))
     outcomes = [asdict(bench.done[(case.case_id, s)]) for case in cases for s in systems if (case.case_id, s) in bench.done]
-    return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes, merges)
+    singles_by_case = [[bench.done[(case.case_id, s)].prediction for s in bench.single_names]
+                       for case in cases if all((case.case_id, s) in bench.done for s in bench.single_names)]
+    spelling = spelling_split(singles_by_case, labels)
+    return Report(config, [s for s in systems if s in rows], rows, comparisons, outcomes, merges, spelling)
 
 
-def convergence(trajectories: Sequence[Sequence[dict[str, float]]], *, seed: int = 0) -> dict[str, Any]:
+def successive(said: dict[str, dict[int, dict[str, float]]]) -> list[dict[str, float]]:
+    """Per round after the first that an agent predicted in: that agent's 1 − WD between its
+    distribution in the round before and in this one (section 7.4.1.2's "1-WD between successive
+    rounds"), keyed by role; a round in which no agent has a successive pair is left out."""
+    rounds = sorted({r for by_round in said.values() for r in by_round})
+    out = []
+    for r in rounds[1:]:
+        row = {role: 1 - wasserstein(by_round[r - 1], by_round[r]) for role, by_round in sorted(said.items())
+               if r in by_round and r - 1 in by_round}
+        if row:
+            out.append({"round": float(r), **row})
+    return out
+
+
+def rounds_to_convergence(outs: Sequence[Outcome], *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Section 7.4.5's figure ("three vs. four rounds"), per debate arm: how many debates
+    Figure 7.1's stop rule ended with the agents agreeing (``converged``) or apart
+    (``settled_apart``), and the rounds held (the opening included) by those that converged:
+    their mean with a 95 % percentile interval, and the rounds held by every debate of the arm."""
+    converged = np.array([o.rounds for o in outs if o.ending == "converged"], dtype=float)
+    out: dict[str, Any] = {"debates": len(outs), "converged": len(converged),
+                           "settled_apart": sum(1 for o in outs if o.ending == "settled_apart"),
+                           "rounds_all": float(np.mean([o.rounds for o in outs])) if outs else float("nan")}
+    if len(converged):
+        out["rounds"] = float(converged.mean())
+        out["rounds_ci"] = E.bootstrap_ci(lambda idx: float(converged[idx].mean()), len(converged), n_boot=n_boot, seed=seed)
+    return out
+
+
+def spelling_split(pairs: Sequence[Sequence[dict[str, float]]], labels: LabelSet | None) -> dict[str, Any]:
+    """How often spelling alone keeps two models' agreeing answers apart, over ``pairs`` (per
+    case, the two single models' predictions). Two top labels *agree* when the class set
+    resolves them to the same class (its synonyms and rules); they are *kept apart* when the
+    open debate's reading still holds them as two labels: ``before`` by case and punctuation
+    alone (:func:`protocols.measures.labels.normalize_label`), ``after`` by an open debate's own set,
+    which learns the first model's labels and reads the second's by the spelling rules. The same
+    count over every pair of labels the two name (``labels_*``)."""
+    counts = dict.fromkeys(("cases", "agreeing", "apart_before", "apart_after", "label_pairs", "labels_apart_before",
+                            "labels_apart_after"), 0)
+    examples: list[str] = []
+    if labels is None:
+        return {**counts, "examples": examples}
+    for a, b in (pair for pair in pairs if len(pair) == 2 and all(pair)):
+        counts["cases"] += 1
+        debate = LabelSet(closed=False).for_debate()
+        debate.learn(a)  # the first model's labels, as an open debate learns them
+        top_a, top_b = max(a.items(), key=lambda kv: kv[1])[0], max(b.items(), key=lambda kv: kv[1])[0]
+        for x in a:
+            for y in b:
+                if labels.match(x) is None or labels.match(x) != labels.match(y):
+                    continue
+                before = normalize_label(x) != normalize_label(y)
+                after = normalize_label(debate.match(x) or x) != normalize_label(debate.match(y) or y)
+                counts["label_pairs"] += 1
+                counts["labels_apart_before"] += before
+                counts["labels_apart_after"] += after
+                if x == top_a and y == top_b:
+                    counts["agreeing"] += 1
+                    counts["apart_before"] += before
+                    counts["apart_after"] += after
+                    if before and len(examples) < 10:
+                        examples.append(f"{x} | {y}" + (" (still apart)" if after else ""))
+    return {**counts, "examples": examples}
+
+
+def convergence(trajectories: Sequence[Sequence[dict[str, float]]], *, seed: int = 0,
+                successive: Sequence[Sequence[dict[str, float]]] = ()) -> dict[str, Any]:
     """Section 7.4.1.2's debate convergence, over the debates with at least one scored round:
     the entropy of the consensus P_f (the "vote distribution") and 1 − WD between the agents,
     in the first and the last scored round, and their change (first → last), each with the
     paper's BCa interval over 20 replicates. Read against the paper's "the entropy of the
-    prediction set decreases by 23 % ± 3 %" (7.4.2)."""
+    prediction set decreases by 23 % ± 3 %" (7.4.2). Beside them, the paper's own figure, "1-WD
+    between successive rounds" (``successive``, from :func:`successive`): per agent, 1 − WD
+    between its distributions of two successive rounds, in the first and the last such pair of
+    each debate (``successive_first_agent-a`` …), with BCa intervals."""
     firsts = [t[0] for t in trajectories if t and "entropy_mixture" in t[0] and "wd" in t[0]]
     lasts = [t[-1] for t in trajectories if t and "entropy_mixture" in t[0] and "wd" in t[0]]
     out: dict[str, Any] = {"debates": len(firsts)}
@@ -664,6 +790,14 @@ def convergence(trajectories: Sequence[Sequence[dict[str, float]]], *, seed: int
         low, high, _ = E.bca_interval(np.mean, values, seed=seed)
         out[key] = float(values.mean())
         out[f"{key}_bca"] = (low, high)
+    for role in (AGENT_A, AGENT_B):
+        steps = [[row[role] for row in debate if role in row] for debate in successive]
+        steps = [s for s in steps if s]
+        for which, values in (("first", np.array([s[0] for s in steps])), ("last", np.array([s[-1] for s in steps]))):
+            if len(values):
+                low, high, _ = E.bca_interval(np.mean, values, seed=seed)
+                out[f"successive_{which}_{role}"] = float(values.mean())
+                out[f"successive_{which}_{role}_bca"] = (low, high)
     return out
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.table import Table
 
-from protocols.core.roles import AGENT_A
+from protocols.core.roles import AGENT_A, AGENT_B
 from outputs.export import write_private
 
 from tui.bench.diagnosis import Report
@@ -80,7 +80,17 @@ def paper_table(report: Report) -> Table:
 
 
 CONVERGENCE = (("H(P_f) first", "entropy_first"), ("H(P_f) last", "entropy_last"), ("ΔH", "entropy_change"),
-               ("1−WD first", "one_minus_wd_first"), ("1−WD last", "one_minus_wd_last"), ("Δ(1−WD)", "one_minus_wd_change"))
+               ("1−WD first", "one_minus_wd_first"), ("1−WD last", "one_minus_wd_last"), ("Δ(1−WD)", "one_minus_wd_change"),
+               ("A: 1−WD succ. first", f"successive_first_{AGENT_A}"), ("A: 1−WD succ. last", f"successive_last_{AGENT_A}"),
+               ("B: 1−WD succ. first", f"successive_first_{AGENT_B}"), ("B: 1−WD succ. last", f"successive_last_{AGENT_B}"))
+CONVERGENCE_NOTE = ("Ours: the entropy of the consensus P_f and 1 − WD between the two agents, in the first and the "
+                    "last scored round, and the change. The paper's (7.4.1.2, \"1-WD between successive rounds\"): per "
+                    "agent, 1 − WD between its own distributions of two successive rounds, its first and its last such "
+                    "pair. Each a mean over the debates with its BCa 95% interval (20 replicates).")
+ROUNDS_NOTE = ("Rounds to convergence (7.4.5: exponential \"offers convergence speed advantages (e.g., three vs. four "
+               "rounds)\"): per debate arm, the debates Figure 7.1's stop rule ended with the agents agreeing "
+               "(converged) or apart (settled apart), and the rounds held, the opening included, by those that "
+               "converged (mean, 95% percentile interval) and by all.")
 
 
 def _conv(conv: dict[str, Any], key: str) -> str:
@@ -96,7 +106,8 @@ def convergence_rows(report: Report) -> list[tuple[str, dict[str, Any]]]:
 
 
 def convergence_table(report: Report) -> Table:
-    table = Table(title="Debate convergence (7.4.1.2): entropy of P_f and 1 − WD, first and last scored round, BCa 95%")
+    table = Table(title="Debate convergence (7.4.1.2): ours (P_f's entropy, 1 − WD between the agents) and the paper's "
+                        "(per agent, 1 − WD between successive rounds), BCa 95%")
     table.add_column("system")
     table.add_column("debates", justify="right")
     for title, _ in CONVERGENCE:
@@ -104,6 +115,43 @@ def convergence_table(report: Report) -> Table:
     for name, conv in convergence_rows(report):
         table.add_row(name, str(conv["debates"]), *(_conv(conv, key) for _, key in CONVERGENCE))
     return table
+
+
+ROUNDS_TITLES = ("system", "debates", "converged", "settled apart", "rounds to convergence", "rounds held (all)")
+
+
+def _rounds_cells(name: str, r: dict[str, Any]) -> list[str]:
+    ci = r.get("rounds_ci")
+    to = "–" if "rounds" not in r else f"{r['rounds']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+    return [name, str(r["debates"]), str(r["converged"]), str(r["settled_apart"]), to, f"{r['rounds_all']:.2f}"]
+
+
+def rounds_rows(report: Report) -> list[tuple[str, dict[str, Any]]]:
+    return [(name, report.rows[name]["rounds_to_convergence"]) for name in report.systems
+            if "rounds_to_convergence" in report.rows[name]]
+
+
+def rounds_table(report: Report) -> Table:
+    table = Table(title="Rounds to convergence per schedule (7.4.5)")
+    for title in ROUNDS_TITLES:
+        table.add_column(title, justify="left" if title == "system" else "right")
+    for name, r in rounds_rows(report):
+        table.add_row(*_rounds_cells(name, r))
+    return table
+
+
+def spelling_line(report: Report) -> str:
+    """The single models' agreeing answers that spelling keeps apart, before and after the open rules."""
+    s = report.spelling
+    if not s or not s.get("cases"):
+        return ""
+    line = (f"Spelling (the two single models on {s['cases']} cases): of {s['agreeing']} agreeing answers (the same class "
+            f"by the class set's rules), {s['apart_before']} are two labels by case and punctuation alone and "
+            f"{s['apart_after']} under an open debate's spelling rules; of {s['label_pairs']} pairs of labels naming one "
+            f"class, {s['labels_apart_before']} and {s['labels_apart_after']}.")
+    if report.config.get("open_labels") is False:
+        line += " (The models chose from the class set, so its spelling was given to them.)"
+    return line
 
 
 def cost_plot(report: Report, width: int = 60, height: int = 11) -> str:
@@ -156,16 +204,19 @@ COMPARISON_TITLES = ("system", "versus", "cases", "ΔAcc@1", "ΔMRR", "p", "p (B
 
 def _comparison_cells(report: Report, c: dict[str, Any]) -> list[str]:
     star = " *" if c.get("paper_significant") else ""
+    paper_bh = c.get("paper_p_bh")
     return [display_name(report, c["system"]), c["versus"], str(c["cases"]), f"{c['delta_acc1']:+.3f}",
             f"{c['delta_mrr']:+.3f}", f"{c['p']:.3f}", f"{c['p_bh']:.3f}", f"{c.get('cliffs_delta', float('nan')):+.2f}",
-            f"{c.get('paper_p', float('nan')):.3g}", f"{c.get('paper_p_bh', float('nan')):.3g}{star}",
+            f"{c.get('paper_p', float('nan')):.3g}", "–" if paper_bh is None else f"{paper_bh:.3g}{star}",
             f"{c.get('paper_cliffs_delta', float('nan')):+.2f}"]
 
 
-COMPARISON_NOTE = ("Ours: Wilcoxon signed-rank on per-case reciprocal rank, Benjamini–Hochberg adjusted, Cliff's Δ "
-                   "on the same per-case values. The paper's (7.4.1.3): Wilcoxon on 20 paired bootstrap replicates "
-                   "of Acc@1, BH-adjusted (* below q = 0.05), Cliff's Δ between the replicates; its p falls as "
-                   "replicates are added to the same cases, so read ours.")
+COMPARISON_NOTE = ("Ours: Wilcoxon signed-rank on per-case reciprocal rank, Cliff's Δ on the same per-case values, "
+                   "Benjamini–Hochberg over one family: every system in this table against the better single model. "
+                   "The paper's (7.4.1.3): Wilcoxon on 20 paired bootstrap replicates of Acc@1, Cliff's Δ between the "
+                   "replicates, BH at q = 0.05 (*) over the paper's family, \"each paired model ... with its stronger "
+                   "individual component\": the EVINCE arms alone (– for the other systems). Its p falls as replicates "
+                   "are added to the same cases, so read ours.")
 
 
 def comparisons_table(report: Report) -> Table:
@@ -210,11 +261,20 @@ def markdown(report: Report, command: str) -> str:
         out += [f"| {_md(display_name(report, n))} | " + " | ".join(_bca(report.rows[n]["paper"][key]) for _, key in PAPER_COLUMNS)
                 + " |" for n in report.systems if "paper" in report.rows[n]]
     if convergence_rows(report):
-        out += ["", "Debate convergence (7.4.1.2): the entropy of the consensus P_f and 1 − WD between the agents in "
-                "the first and the last scored round, and the change, each with its BCa 95% interval (20 replicates).", "",
+        out += ["", "Debate convergence (7.4.1.2). " + CONVERGENCE_NOTE, "",
                 "| system | debates | " + " | ".join(t for t, _ in CONVERGENCE) + " |", "| --- " * (len(CONVERGENCE) + 2) + "|"]
         out += [f"| {_md(name)} | {conv['debates']} | " + " | ".join(_conv(conv, key) for _, key in CONVERGENCE) + " |"
                 for name, conv in convergence_rows(report)]
+    if rounds_rows(report):
+        out += ["", ROUNDS_NOTE, "", "| " + " | ".join(ROUNDS_TITLES) + " |", "| --- " * len(ROUNDS_TITLES) + "|"]
+        out += ["| " + " | ".join(_md(cell) for cell in _rounds_cells(name, r)) + " |" for name, r in rounds_rows(report)]
+    credited = {name: report.rows[name]["acc1_credited"] for name in report.systems if report.rows[name].get("acc1_credited")}
+    if report.config.get("credit_related"):
+        out += ["", "Broader and narrower names credited to their class (`--credit-related`): Acc@1 hits that came "
+                "only through such a name, counted in Acc@1 above: " + (", ".join(f"{_md(n)} {k}" for n, k in credited.items())
+                                                                         or "none") + "."]
+    if spelling_line(report):
+        out += ["", _md(spelling_line(report))]
     if report.systems:
         out += ["", "Accuracy against cost (also `OUT.cost.svg`):", "", "```", cost_plot(report), "```"]
     merged = {name: notes for name, notes in report.label_merges.items() if notes}

@@ -46,7 +46,10 @@ from tui.bench.report import (
     cost_plot,
     evidence_table,
     paper_table,
+    rounds_rows,
+    rounds_table,
     self_judging_warning,
+    spelling_line,
     terminal_table,
     write_outputs,
 )
@@ -67,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the class set: one label per line, or a CSV with a label column (default: the cases' labels)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
     d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
-                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 3 refutation rounds: Table 7.3's four rounds); "
+                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 3 refutation rounds, one more than the paper's debates); "
                         "quick: no judge, opening + 1 short refutation round")
     d.add_argument("--judge", help="CRIT judge for EVINCE, required by --design paper: a third model (section 7.2 "
                                    "(1)(iii)); naming model A or B makes a debater judge itself, and the report says so")
@@ -78,6 +81,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--jobs", type=int, default=None, help="cases at once (default 4; on llama.cpp decoded together, see max_concurrency in models.toml)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
+    d.add_argument("--open-labels", action="store_true",
+                   help="the models name the labels (EVINCE's default open class set) instead of choosing from the "
+                        "cases' classes; scored against the classes by the class set's rules")
+    d.add_argument("--credit-related", action="store_true",
+                   help="credit a broader or narrower name (symptom2disease_related.txt: Vertigo for BPPV) to its "
+                        "class when scoring, and count those hits apart")
     d.add_argument("--max-rounds", type=int, default=None,
                    help="EVINCE's refutation rounds after the opening one (default: the design's)")
     d.add_argument("--turn-tokens", type=int, default=None, help="default: the design's")
@@ -106,6 +115,7 @@ def run_bench(args: argparse.Namespace) -> int:
                              schedules=schedules, limit=args.limit, seed=args.seed, jobs=args.jobs or default_jobs(),
                              synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
                              turn_tokens=args.turn_tokens, baseline_model=args.baseline_model, k=args.k,
+                             open_labels=args.open_labels, credit_related=args.credit_related,
                              evidence=args.evidence)
     except ValueError as exc:
         raise UserError(str(exc)) from None
@@ -117,7 +127,7 @@ def run_bench(args: argparse.Namespace) -> int:
             raise UserError(f"--evidence: {exc}") from None
     try:
         every_case = load_cases(config.cases)
-        labels = class_set(every_case, args.labels, config.synonyms)
+        labels = class_set(every_case, args.labels, config.synonyms, related=config.credit_related)
     except OSError as exc:
         raise UserError(f"cannot read {exc.filename}: {exc.strerror}") from None
     except ValueError as exc:
@@ -161,6 +171,10 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
     console.print(paper_table(report))
     if convergence_rows(report):
         console.print(convergence_table(report))
+    if rounds_rows(report):
+        console.print(rounds_table(report))
+    if spelling_line(report):
+        console.print(spelling_line(report), markup=False)
     console.print(cost_plot(report), markup=False)
     for path in write_outputs(report, config.out, command):
         console.print(f"wrote {path}", style="dim")
