@@ -120,7 +120,6 @@ models and the tests use (short turns, fewer subtopics and rounds).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
