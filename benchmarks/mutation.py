@@ -354,6 +354,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("tui/protocol_catalog.py", _RESUME, functions=CATALOG_FUNCTIONS, test_timeout=_RESUME_TIMEOUT),
     Target("store/seal.py", ("tests/store/test_seal.py", "tests/store/test_provenance.py"),
            hand_mutants=seal_column_left_out),
+    # The memory guard (refuse a debate whose models would not fit): its arithmetic and its message.
+    Target("backends/kv_memory.py", ("tests/backends/test_memory_guard.py",),
+           functions=("MemoryNeed.__post_init__", "_count", "buffer_bytes", "memory_need", "_vocabulary_size",
+                      "check_memory")),
     Target("outputs/report/safe.py", _REPORT),
     Target("outputs/report/render.py", _REPORT),
 )}
@@ -395,6 +399,10 @@ _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite b
 IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
 
 EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent("backends/kv_memory.py", "check_memory",
+               'if not needs or os.environ.get(MEMORY_CHECK_ENV, "").lower() == "off":',
+               'if not needs or os.environ.get(MEMORY_CHECK_ENV, "XXXX").lower() == "off":',
+               "the default stands for an unset variable: any value but \"off\" reads the same"),
     Equivalent("outputs/redact.py", "_recognizers",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
