@@ -1,5 +1,6 @@
 """Reading a GGUF file's metadata header: the model's name, architecture, context length and
-chat template, for ``symposium models add`` and ``scan``.
+chat template, for ``symposium models add`` and ``scan``; the tensors' names, shapes and types,
+for the memory a model needs before it is loaded (``backends.kv_memory``).
 
 Only the key/value header is read; large arrays (the vocabulary, merges) are skipped by
 seeking, so a 5 GB model is described in milliseconds. The ``gguf`` package's ``GGUFReader``
@@ -12,6 +13,7 @@ and a damaged header is a :class:`GGUFError` naming the file and the offset.
 from __future__ import annotations
 
 import struct
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,12 +36,53 @@ class SkippedArray:
 
 
 @dataclass(frozen=True)
+class TensorInfo:
+    """One tensor record of the header: its name, shape (GGUF order: the row length first) and
+    ggml type."""
+
+    name: str
+    shape: tuple[int, ...]
+    kind: int
+
+    @property
+    def type_name(self) -> str:
+        from gguf.constants import GGMLQuantizationType
+
+        try:
+            return GGMLQuantizationType(self.kind).name
+        except ValueError:
+            return f"type {self.kind}"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its data, from its type's block size (ggml's table, as the ``gguf`` package
+        keeps it); a type unknown to it is a :class:`GGUFError`."""
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+        try:
+            per_block, size = GGML_QUANT_SIZES[GGMLQuantizationType(self.kind)]
+        except ValueError:
+            raise GGUFError(f"tensor {self.name!r} has ggml type {self.kind}, unknown to this version of gguf") from None
+        elements = 1
+        for dim in self.shape:
+            elements *= dim
+        return elements // per_block * size
+
+
+@dataclass(frozen=True)
 class GGUFInfo:
     """What a registry entry needs to know about a GGUF file."""
 
     path: Path
     metadata: dict[str, Any]
     size_bytes: int
+    #: The tensor records, when they were asked for (``read_gguf(..., tensors=True)``).
+    tensors: tuple[TensorInfo, ...] = ()
+
+    @property
+    def weights_bytes(self) -> int:
+        """The tensors' data as the header describes it (what loading maps or copies)."""
+        return sum(t.nbytes for t in self.tensors)
 
     @property
     def architecture(self) -> str:
@@ -92,7 +135,7 @@ class _Reader:
             raise self.fail(f"an array of {n} bytes runs past the end of the file")
         self.file.seek(n, 1)
 
-    def value(self, kind: int) -> Any:
+    def value(self, kind: int, *, whole: bool = False) -> Any:
         if kind in _SCALARS:
             return self.scalar(_SCALARS[kind])
         if kind == STRING:
@@ -101,7 +144,7 @@ class _Reader:
             item, count = self.scalar("<I"), self.scalar("<Q")
             if count > self.size:
                 raise self.fail(f"an array claims {count} items")
-            if count <= SMALL_ARRAY:
+            if whole or count <= SMALL_ARRAY:
                 return [self.value(item) for _ in range(count)]
             if item in _SCALARS:
                 self.skip(count * struct.calcsize(_SCALARS[item]))
@@ -114,8 +157,9 @@ class _Reader:
         raise self.fail(f"unknown value type {kind}")
 
 
-def read_gguf(path: str | Path) -> GGUFInfo:
-    """The metadata header of the GGUF file at ``path``."""
+def read_gguf(path: str | Path, *, arrays: Collection[str] = (), tensors: bool = False) -> GGUFInfo:
+    """The metadata header of the GGUF file at ``path``; the keys named in ``arrays`` are read
+    whole however long (a vocabulary, to copy it), and with ``tensors`` the tensor records too."""
     file_path = Path(path).expanduser()
     try:
         size = file_path.stat().st_size
@@ -128,12 +172,25 @@ def read_gguf(path: str | Path) -> GGUFInfo:
             if version not in (2, 3):
                 raise GGUFError(f"{file_path}: GGUF version {version} is not supported "
                                 "(only little-endian versions 2 and 3); convert it with a recent llama.cpp")
-            reader.scalar("<Q")  # tensor count
+            tensor_count = reader.scalar("<Q")
             kv_count = reader.scalar("<Q")
             metadata: dict[str, Any] = {}
             for _ in range(kv_count):
                 key = reader.string()
-                metadata[key] = reader.value(reader.scalar("<I"))
+                metadata[key] = reader.value(reader.scalar("<I"), whole=key in arrays)
+            records: list[TensorInfo] = []
+            if tensors:
+                if tensor_count > size:
+                    raise reader.fail(f"the header claims {tensor_count} tensors")
+                for _ in range(tensor_count):
+                    name = reader.string()
+                    dims = reader.scalar("<I")
+                    if dims > 8:
+                        raise reader.fail(f"tensor {name!r} claims {dims} dimensions")
+                    shape = tuple(reader.scalar("<Q") for _ in range(dims))
+                    kind = reader.scalar("<I")
+                    reader.scalar("<Q")  # offset in the data section
+                    records.append(TensorInfo(name, shape, kind))
     except OSError as exc:
         raise GGUFError(f"{file_path}: cannot read it ({exc.strerror or exc})") from None
-    return GGUFInfo(path=file_path, metadata=metadata, size_bytes=size)
+    return GGUFInfo(path=file_path, metadata=metadata, size_bytes=size, tensors=tuple(records))

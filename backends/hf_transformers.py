@@ -35,8 +35,8 @@ from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Comple
                     Generation, Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
 from .stops import ReplyText
 from .hf_prompt import Prompter
-from .llamacpp import default_threads
 from .registry import ModelEntry
+from .threads import default_threads
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""How much memory a model's KV cache takes per token, and how many agents fit in free memory.
+"""How much memory a model's KV cache takes per token, how many agents fit in free memory, and
+the guard that refuses a debate whose models would not fit (:func:`check_memory`).
 
 Why a module of its own: the figure is needed without loading a model (``symposium models
 test`` before a debate, the README's table for models not on disk) as well as by the llama.cpp
@@ -19,6 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .base import BackendError
 
 #: Bytes per cached element for each KV cache type the backend offers.
 BYTES_PER_ELEMENT = {"f16": 2.0, "q8_0": 34 / 32}
@@ -130,3 +133,120 @@ def memory_advice(path: Path, context: int, cache_type: str = "f16", free_bytes:
     return (line + f"; {free / 2**30:.1f} GiB free now, weights {weights / 2**30:.1f} GiB: {roles} role(s) fit at full "
             "context (agents of one model share one KV cache that grows with the tokens in use, so shorter "
             "transcripts fit more)")
+
+
+# -- the guard before a debate loads its models ---------------------------------------------
+
+#: Set to "off" to load models whatever the estimate says (the estimate is an upper bound).
+MEMORY_CHECK_ENV = "SYMPOSIUM_MEMORY_CHECK"
+#: Shortest context worth suggesting: below it a debate's prompts do not fit anyway.
+MIN_CONTEXT = 1024
+
+
+class NotEnoughMemory(BackendError):
+    """The models of a debate would not fit in the memory this machine has free: loading them
+    would swap (or be killed). ``str()`` names each model, what it needs and what to change."""
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    """What one llama.cpp model needs in memory, from its GGUF header, before it is loaded.
+
+    ``weights`` are the tensors' bytes (mapped or copied once, whatever the number of agents);
+    the KV cache is ``kv_per_token`` bytes for each of ``context`` tokens of each of ``agents``
+    agents, the most a model's pool grows to (the shared layout starts at one agent's window
+    and grows with the tokens in use, up to one window per agent); ``overhead`` is llama.cpp's
+    output and compute buffers (:func:`buffer_bytes`).
+    """
+
+    model_id: str
+    weights: int
+    kv_per_token: int
+    context: int
+    agents: int
+    overhead: int
+
+    def __post_init__(self) -> None:
+        if self.kv_per_token < 1:
+            raise ValueError(f"model {self.model_id!r}: its header gives no KV cache size (layers, heads)")
+
+    @property
+    def kv(self) -> int:
+        return self.kv_per_token * self.context * self.agents
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv + self.overhead
+
+
+def _count(meta: dict[str, Any], key: str) -> int:
+    """A size from GGUF metadata; per-layer lists count by their largest (a ValueError names a
+    missing key)."""
+    arch = meta.get("general.architecture", "")
+    value = meta.get(f"{arch}.{key}")
+    if value is None:
+        raise ValueError(f"GGUF metadata lacks {arch}.{key}; cannot size the model's buffers")
+    return max(int(v) for v in value) if isinstance(value, list) else int(value)
+
+
+def buffer_bytes(meta: dict[str, Any], batch: int) -> int:
+    """llama.cpp's buffers besides weights and KV: the logits of one batch (f32, the vocabulary
+    wide) and the activations of one batch through one layer, with room to spare, plus 64 MiB.
+    (Compared with the peak RSS of real runs in docs/performance.md.)"""
+    hidden, ff = _count(meta, "embedding_length"), _count(meta, "feed_forward_length")
+    return 4 * _vocabulary_size(meta) * batch + 4 * batch * (4 * hidden + 2 * ff) * 2 + (64 << 20)
+
+
+def memory_need(model_id: str, path: Path, *, context: int, agents: int = 1, cache_type: str = "f16",
+                n_batch: int = 512) -> MemoryNeed:
+    """The :class:`MemoryNeed` of the GGUF at ``path`` for ``agents`` agents at ``context``
+    tokens (at most the model's trained context, as the backend does), read from its header (a
+    malformed file is a :class:`~backends.gguf_meta.GGUFError`, missing sizes a ValueError)."""
+    from .gguf_meta import read_gguf
+
+    info = read_gguf(path, tensors=True)
+    shape = kv_shape_from_metadata(info.metadata)
+    context = min(context, _count(info.metadata, "context_length"))  # the backend never makes a longer one
+    return MemoryNeed(model_id, info.weights_bytes, kv_bytes_per_token(shape, cache_type), context, max(1, agents),
+                      buffer_bytes(info.metadata, min(n_batch, context)))
+
+
+def _vocabulary_size(meta: dict[str, Any]) -> int:
+    """Tokens in the vocabulary (the header reader leaves long arrays unread, counted)."""
+    from .gguf_meta import SkippedArray
+
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, SkippedArray):
+        return tokens.count
+    return len(tokens) if isinstance(tokens, list) else 0
+
+
+def check_memory(needs: list[MemoryNeed], available: int | None = None) -> None:
+    """Refuse (:class:`NotEnoughMemory`) when ``needs`` together exceed ``available`` bytes
+    (default: what the OS says can be allocated without swapping now). The message says, per
+    model, what it needs; where the weights fit, the context that would fit; else that a
+    smaller model or quantization is needed. Nothing is refused where free memory is unknown
+    or ``$SYMPOSIUM_MEMORY_CHECK`` is ``off``."""
+    if not needs or os.environ.get(MEMORY_CHECK_ENV, "").lower() == "off":
+        return
+    free = available_memory() if available is None else available
+    total = sum(n.total for n in needs)
+    if free is None or total <= free:
+        return
+    gib = 2**30
+    fixed = sum(n.weights + n.overhead for n in needs)
+    lines = [f"these models need about {total / gib:.1f} GiB but {free / gib:.1f} GiB is free: loading them would swap"]
+    for n in needs:
+        lines.append(f"  model {n.model_id!r}: weights {n.weights / gib:.1f} GiB + KV cache {n.kv / gib:.1f} GiB "
+                     f"({n.agents} agent(s) × {n.context:,} tokens × {n.kv_per_token:,} bytes) + buffers "
+                     f"{n.overhead / gib:.1f} GiB")
+    per_token = sum(n.kv_per_token * n.agents for n in needs)  # at least 1: MemoryNeed says so
+    fits = (free - fixed) // per_token // 256 * 256
+    if fits >= MIN_CONTEXT:
+        lines.append(f"set context_length = {fits} (or less) on these models in models.toml, or kv_cache_type = \"q8_0\" "
+                     "to halve the KV cache, or close other programs")
+    else:
+        lines.append("the weights alone leave no room for a context: pick a smaller model or quantization, "
+                     "or close other programs")
+    lines.append(f"(to load anyway: {MEMORY_CHECK_ENV}=off)")
+    raise NotEnoughMemory("\n".join(lines))

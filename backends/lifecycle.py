@@ -37,14 +37,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeVar
 
-from .base import Backend, BackendError
+from .base import Backend, BackendError, BackendUnavailable
 from .factory import OnProgress, create_backend
+from .gguf_meta import GGUFError
+from .kv_memory import MemoryNeed, check_memory, memory_need
 from .registry import ModelEntry, Registry
 
 log = logging.getLogger(__name__)
@@ -163,12 +166,18 @@ class Engines:
     async def load(self, model_ids: Iterable[str]) -> dict[str, Backend]:
         """Model id → its backend, each distinct model loaded once (ids already loaded by this
         :class:`Engines` are shared, not loaded again). Every id is looked up in the registry
-        before anything loads, so a typo fails at once, not after minutes of loading."""
+        before anything loads, so a typo fails at once, not after minutes of loading; and the
+        models still to load must fit in the memory free now (:func:`check_memory_for`; an id
+        given once per role counts that many agents), else
+        :class:`~backends.kv_memory.NotEnoughMemory` says what
+        to change before anything loads."""
         if self.registry is None:
             raise ValueError("Engines.load needs a registry; use load_entry for a lone entry")
-        wanted = list(dict.fromkeys(model_ids))
+        asked = list(model_ids)
+        wanted = list(dict.fromkeys(asked))
         entries = [self.registry.get(model_id) for model_id in wanted]
         new = [e for e in entries if self._find(e) is None]
+        await asyncio.to_thread(check_memory_for, [(e, asked.count(e.id)) for e in new])
         loaded = {}
         for entry in entries:
             index = new.index(entry) + 1 if entry in new else 0
@@ -260,6 +269,36 @@ class Engines:
             raise interrupt
         if failures and raising:
             raise failures[0]
+
+
+def check_memory_for(entries: list[tuple[ModelEntry, int]], available: int | None = None) -> None:
+    """:func:`~backends.kv_memory.check_memory` for llama.cpp models about to load, each with
+    how many agents will use it. Models it cannot size are left to their own load to judge:
+    other backends (a server's memory is not this machine's, transformers reads no GGUF), files
+    not on disk or not GGUF, and models offloaded to a discrete GPU, whose memory is not RAM."""
+    needs: list[MemoryNeed] = []
+    for entry, agents in entries:
+        if entry.backend != "llamacpp" or (entry.gpu_layers != 0 and _discrete_gpu()):
+            continue
+        try:
+            from .sources import resolve_path
+
+            path = resolve_path(entry)
+            needs.append(memory_need(entry.id, path, context=entry.context_length, agents=agents,
+                                     cache_type=entry.kv_cache_type))
+        except (BackendUnavailable, GGUFError, OSError, ValueError) as exc:
+            log.info("memory of %s not estimated: %s", entry.id, exc)
+    check_memory(needs, available)
+
+
+def _discrete_gpu() -> bool:
+    """Whether llama.cpp offloads to a GPU with memory of its own (CUDA, Vulkan…; not Apple's
+    unified memory, which is the RAM the check counts)."""
+    if sys.platform == "darwin":
+        return False
+    from .llamacpp.native import supports_gpu_offload
+
+    return supports_gpu_offload()
 
 
 async def _to_the_end(work: Awaitable[T]) -> tuple[T, asyncio.CancelledError | None]:

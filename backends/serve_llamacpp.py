@@ -73,12 +73,10 @@ def register_format(fmt: ChatFormat) -> str:
 
 def gguf_facts(path: Path) -> tuple[str | None, int]:
     """The GGUF's chat template and vocabulary size, read without loading the weights."""
-    from llama_cpp import _internals
+    from .llamacpp.native import Model
 
-    params = _internals.LlamaModel.default_params()
-    params.vocab_only = True
     try:
-        model = _internals.LlamaModel(path_model=str(path), params=params, verbose=False)
+        model = Model(path, vocab_only=True)
     except ValueError:
         raise BackendUnavailable(f"llama.cpp cannot read {path}: `symposium serve llamacpp` needs an entry whose "
                                  "source is a GGUF file") from None

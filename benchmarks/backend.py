@@ -315,12 +315,12 @@ def shared_grammar(json_schema: dict[str, Any]) -> Any:
     constrained by the same GBNF (the backend rewrites some schemas before converting them).
     Falls back to converting the schema as it is if that private helper ever moves."""
     try:
-        from backends.llamacpp import _grammar_for
+        from backends.llamacpp import grammar_for
     except ImportError:
         from llama_cpp.llama_grammar import LlamaGrammar
 
         return LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
-    return _grammar_for(json_schema)
+    return grammar_for(json_schema).raw
 
 
 # -- the Symposium backend ----------------------------------------------------------------
@@ -398,13 +398,13 @@ def raw_score(llm: Any, prompt: list[int], encoded: list[list[int]]) -> tuple[fl
     the prompt (``Llama.eval`` drops the cells past it) and the label's tokens evaluated."""
     import numpy as np
 
-    from backends.llamacpp import _log_softmax
+    from backends.llamacpp import log_softmax
 
     started = time.perf_counter()
     llm.reset()
     llm.eval(prompt)
     n = len(prompt)
-    first = _log_softmax(np.asarray(llm.scores[n - 1], dtype=np.float32))
+    first = log_softmax(np.asarray(llm.scores[n - 1], dtype=np.float32))
     out: list[float] = []
     for tokens in encoded:
         total = float(first[tokens[0]])
@@ -412,7 +412,7 @@ def raw_score(llm: Any, prompt: list[int], encoded: list[list[int]]) -> tuple[fl
             llm.n_tokens = n
             llm.eval(tokens[:-1])
             for i, token in enumerate(tokens[1:]):
-                total += float(_log_softmax(np.asarray(llm.scores[n + i], dtype=np.float32))[token])
+                total += float(log_softmax(np.asarray(llm.scores[n + i], dtype=np.float32))[token])
         out.append(total)
     return time.perf_counter() - started, out
 

@@ -1,4 +1,4 @@
-"""Replies decoded together on llama.cpp (backends/lockstep.py): a judge panel and cases in flight.
+"""Replies decoded together on llama.cpp (backends/llamacpp/lockstep.py): a judge panel and cases in flight.
 
 With one model serving several roles, the calls that do not wait for each other used to run one
 after another. This measures, on the bundled SmolLM2 model, in one run:

@@ -371,6 +371,10 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("store/export_check.py", _SEAL),
     Target("store/signing.py", _SEAL),
     Target("tui/cli/verify.py", _SEAL),
+    # The memory guard (refuse a debate whose models would not fit): its arithmetic and its message.
+    Target("backends/kv_memory.py", ("tests/backends/test_memory_guard.py",),
+           functions=("MemoryNeed.__post_init__", "_count", "buffer_bytes", "memory_need", "_vocabulary_size",
+                      "check_memory")),
     Target("outputs/report/safe.py", _REPORT),
     Target("outputs/report/render.py", _REPORT),
     Target("protocols/core/passages.py", ("tests/protocols/test_passages.py",)),
@@ -422,6 +426,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     *(Equivalent("backends/private.py", function, "private_dir(path.parent, ours=False)",
                  "private_dir(path.parent, ours=None)", "ours is only tested for truth: None is False")
       for function in ("create_private", "write_private")),
+    Equivalent("backends/kv_memory.py", "check_memory",
+               'if not needs or os.environ.get(MEMORY_CHECK_ENV, "").lower() == "off":',
+               'if not needs or os.environ.get(MEMORY_CHECK_ENV, "XXXX").lower() == "off":',
+               "the default stands for an unset variable: any value but \"off\" reads the same"),
     Equivalent("outputs/redact.py", "_recognizers",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",

@@ -1,4 +1,4 @@
-"""Replies decoded together (backends/lockstep.py), on the real bundled SmolLM2 model.
+"""Replies decoded together (backends/llamacpp/lockstep.py), on the real bundled SmolLM2 model.
 
 The promises: under greedy sampling every reply decoded in lockstep with others is the reply
 it is alone, token for token, with the same usage; a reply that joins late joins the running
@@ -61,7 +61,8 @@ async def test_replies_in_lockstep_equal_replies_alone(pair: tuple[LlamaCppBacke
     got = await asyncio.gather(*(together.session(name).complete(msgs, GREEDY, schema=sch) for name, msgs, sch in calls))
     assert [summary(done) for done in got] == expected
     assert got[2].text.startswith("{") and '"winner"' in got[2].text
-    lockstep = together._pool.lockstep  # type: ignore[union-attr]
+    lockstep = together.lockstep
+    assert lockstep is not None
     assert lockstep.steps > 0 and lockstep.rows > lockstep.steps, "no step decoded two replies at once"
 
 
@@ -81,7 +82,8 @@ async def test_a_late_reply_joins_the_running_steps(pair: tuple[LlamaCppBackend,
     assert first.completion is not None
     assert (head + "".join(rest)) == first.completion.text
     assert [summary(first.completion), summary(await late)] == expected
-    lockstep = together._pool.lockstep  # type: ignore[union-attr]
+    lockstep = together.lockstep
+    assert lockstep is not None
     assert lockstep.rows > lockstep.steps
 
 

@@ -2,7 +2,7 @@
 
 Why: with one model serving several roles (the common laptop set-up) the calls that do not
 wait for each other — EVINCE's CRIT of A and of B, a judge panel, D3's jury, the benchmark's
-cases in flight — used to run one after another, each token of each reply its own
+cases in flight — would otherwise run one after another, each token of each reply its own
 ``llama_decode``. On a CPU or a GPU a step that decodes one token for each of several
 sequences costs little more than a step for one: the weights are read once per step, and
 reading the weights is what a step costs (memory bandwidth, not arithmetic, for 7–70B models
@@ -28,9 +28,14 @@ How a reply goes (:meth:`Lockstep.generate`, in the caller's worker thread):
 Why prompts are not batched with the steps: a batch of 64 rows or more takes llama.cpp's tiled
 flash-attention path, whose accumulation differs from the one-row path (see
 ``LlamaCppBackend.score_batch_tokens``), so a prompt evaluated inside a big mixed batch would
-not give the numbers it gives alone. Prompts therefore run exactly as they would alone, and a
+not give the numbers it gives alone; and the matrix kernels of K-quant weights change path from
+8 rows on the CPU, so a prompt tail of 5 tokens packed with others would not either (packing the
+short tails of several agents into one decode saves time: ``benchmarks/shapes.py`` measures how
+much, and whether the numbers change). Prompts therefore run exactly as they would alone, and a
 step holds at most :data:`~backends.llamacpp.EXACT_BATCH_ROWS` rows: under greedy sampling each
-reply is then the reply it would be alone, token for token (``tests/backends/test_lockstep.py``).
+reply is then the reply it would be alone, token for token (``tests/backends/test_lockstep.py``),
+as long as a step's rows take the one-row kernels (up to 7 rows for K-quant weights on the CPU:
+``LlamaCppBackend.lockstep_width``).
 
 :class:`Reply` is one reply's state, used the same way by a reply generated alone
 (``LlamaCppSession._generate_sync``), so both paths share one loop body.
@@ -42,53 +47,31 @@ import codecs
 import logging
 import threading
 import time
-from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
-from typing import Any, Protocol
+from dataclasses import dataclass
 
-from .base import BackendError, Completion, Emit, FinishReason, Generation, Usage
-from .stops import ReplyText
+from ..base import BackendError, Completion, Emit, FinishReason, Generation, Usage
+from ..stops import ReplyText
+from .kv_pool import KvPool, Member
+from .native import Context, Model
+from .sampler import Sampler
 
 log = logging.getLogger(__name__)
 
 
-# What this module needs of llama.cpp's model, agent session, sampler and pool (backends/llamacpp.py
-# implements them; described here so that the two modules do not import each other).
+@dataclass(frozen=True)
+class Decoding:
+    """What a reply needs of its model: the vocabulary that turns tokens into text, the tokens
+    that end a turn besides those the vocabulary marks, one agent's context length, and how a
+    prompt is run (prefix reuse on or off, tokens per decode)."""
 
-class _Model(Protocol):
-    @property
-    def model_id(self) -> str: ...
-    @property
-    def n_ctx(self) -> int: ...
-    def is_end(self, token: int) -> bool: ...
-    def piece(self, token: int) -> bytes: ...
+    model: Model
+    ends: frozenset[int]
+    window: int
+    reuse: bool
+    chunk: int
 
-
-class _Agent(Protocol):
-    last_used: float
-
-    @property
-    def backend(self) -> _Model: ...
-    @property
-    def seq(self) -> int: ...
-    def evaluate_prompt(self, prompt: list[int]) -> int: ...
-    def cache_token(self, token: int) -> None: ...
-    def remember(self, text: str, tokens: list[int]) -> None: ...
-
-
-class _TokenSampler(Protocol):
-    def sample(self, ctx: Any, row: int = -1) -> int: ...
-    def close(self) -> None: ...
-
-
-class _Pool(Protocol):
-    @property
-    def lock(self) -> Any: ...
-    @property
-    def ctx(self) -> Any: ...
-    @property
-    def busy(self) -> set[int]: ...
-    def decode(self, items: Sequence[tuple[int, int, int | Sequence[int], bool]], *, protect: AbstractSet[int]) -> None: ...
+    def is_end(self, token: int) -> bool:
+        return token in self.ends or self.model.is_eog(token)
 
 
 class Reply:
@@ -99,9 +82,10 @@ class Reply:
     another token?), until :attr:`finish` is set; :meth:`complete` makes the completion.
     """
 
-    def __init__(self, session: _Agent, prompt: list[int], gen: Generation, emit: Emit,
-                 sampler: _TokenSampler, stops: tuple[str, ...]) -> None:
-        self.session = session
+    def __init__(self, member: Member, prompt: list[int], gen: Generation, emit: Emit, sampler: Sampler,
+                 stops: tuple[str, ...], decoding: Decoding) -> None:
+        self.member = member
+        self.decoding = decoding
         self.prompt = prompt
         self.gen = gen
         self.sampler = sampler
@@ -121,7 +105,7 @@ class Reply:
 
     def can_continue(self) -> bool:
         """Room for another token, and nobody cancelled: else :attr:`finish` says why not."""
-        if len(self.out) >= self.gen.options.max_tokens or self.position >= self.session.backend.n_ctx:
+        if len(self.out) >= self.gen.options.max_tokens or self.position >= self.decoding.window:
             self.finish = "length"
             return False
         if self.gen.cancelled:
@@ -132,13 +116,12 @@ class Reply:
     def take(self, token: int) -> bool:
         """A sampled token: True when it belongs to the reply and must be decoded next; False
         when the reply ended with it (end of turn, or a stop string completed)."""
-        backend = self.session.backend
-        if backend.is_end(token):
+        if self.decoding.is_end(token):
             self.finish = "stop"
             return False
         self.out.append(token)
         self.gen.token()
-        self._raw += self._decoder.decode(backend.piece(token))
+        self._raw += self._decoder.decode(self.decoding.model.piece(token))
         if self.text.update(self._raw):
             self.finish = "stop"
             return False
@@ -147,72 +130,24 @@ class Reply:
 
     def decoded(self) -> bool:
         """The pending token is in the sequence's cache; True when another token may follow."""
-        self.session.cache_token(self.pending)
+        self.member.cache_token(self.pending)
         self.position += 1
         return self.can_continue()
 
-    def first(self, ctx: Any) -> bool:
+    def first(self, ctx: Context) -> bool:
         """The prompt is evaluated: sample the first token from its last logits. True when the
         reply goes on."""
         return self.can_continue() and self.take(self.sampler.sample(ctx))
 
     def complete(self) -> Completion:
-        """The reply is over: release the sampler, stream the held-back text, and remember the
-        exact tokens (so the reply, fed back next turn, matches the cache)."""
+        """The reply is over: release the sampler and stream the held-back text. (Its exact
+        tokens are :attr:`out`, for the session to remember.)"""
         self.sampler.close()
         if self.error is not None:
             raise self.error
         finish = self.finish or "length"
         text = self.text.flush(self._decoder.decode(b"", final=True) if finish != "stop" else "")
-        self.session.remember(text, self.out)
         return self.gen.finish(text, Usage(len(self.prompt), self.evaluated, len(self.out)), finish)
-
-
-class FairLock:
-    """A re-entrant lock handed over in the order it was asked for.
-
-    Why: the lockstep thread takes the pool's lock for every step and gives it back at once; a
-    plain lock is not fair (the thread that just released it usually gets it again before a
-    waiter wakes), so a reply arriving, a scoring call or a new agent joining the pool would
-    wait for every reply in flight to end. Tickets make each step give way to whoever asked
-    meanwhile. Costs a few microseconds per acquire, against a step's milliseconds.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._owner: int | None = None
-        self._depth = 0
-        self._next = 0
-        self._serving = 0
-
-    def acquire(self) -> None:
-        me = threading.get_ident()
-        with self._cond:
-            if self._owner == me:
-                self._depth += 1
-                return
-            ticket = self._next
-            self._next += 1
-            while self._owner is not None or self._serving != ticket:
-                self._cond.wait()
-            self._owner, self._depth = me, 1
-            self._serving += 1
-
-    def release(self) -> None:
-        with self._cond:
-            if self._owner != threading.get_ident():
-                raise RuntimeError("FairLock released by a thread that does not hold it")
-            self._depth -= 1
-            if self._depth == 0:
-                self._owner = None
-                self._cond.notify_all()
-
-    def __enter__(self) -> FairLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 class Lockstep:
@@ -225,7 +160,7 @@ class Lockstep:
     just released it tends to get it back, which would serialize the replies). Callers wait on
     their reply. Thread-safe."""
 
-    def __init__(self, pool: _Pool, width: int) -> None:
+    def __init__(self, pool: KvPool, width: int) -> None:
         self.pool = pool
         self.width = width
         self._arrivals: list[Reply] = []
@@ -240,13 +175,13 @@ class Lockstep:
     def generate(self, reply: Reply) -> Completion:
         """Run ``reply`` to its end: its prompt alone, then in lockstep with the others. The
         caller holds the session's lock (one call per agent at a time)."""
-        backend = reply.session.backend
+        model_id = self.pool.model_id
         with self._cond:
             if self._closed:
-                raise BackendError(f"model {backend.model_id!r} was closed")
+                raise BackendError(f"model {model_id!r} was closed")
             self._arrivals.append(reply)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=f"lockstep-{backend.model_id}", daemon=True)
+                self._thread = threading.Thread(target=self._run, name=f"lockstep-{model_id}", daemon=True)
                 self._thread.start()
             self._cond.notify()
         reply.done.wait()
@@ -272,13 +207,13 @@ class Lockstep:
 
     def _admit(self, reply: Reply) -> bool:
         """Evaluate the reply's prompt and sample its first token; True when it goes on."""
-        session = reply.session
-        session.last_used = time.monotonic()
+        member, decoding = reply.member, reply.decoding
+        member.last_used = time.monotonic()
         try:
-            reply.evaluated = session.evaluate_prompt(reply.prompt)
+            reply.evaluated = self.pool.evaluate(member, reply.prompt, reuse=decoding.reuse, chunk=decoding.chunk)
             reply.gen.prompt_done()
             if reply.first(self.pool.ctx):
-                self.pool.busy.add(session.seq)  # from here no other call may evict this sequence
+                self.pool.busy.add(member.seq)  # from here no other call may evict this sequence
                 return True
         except Exception as exc:  # handed to the reply's caller, who raises it
             reply.error = exc
@@ -290,7 +225,7 @@ class Lockstep:
         from its own row (the rows are valid only until the next decode, hence under the lock)."""
         pool = self.pool
         try:
-            pool.decode([(r.pending, r.position, r.session.seq, True) for r in replies], protect=frozenset())
+            pool.decode([(r.pending, r.position, r.member.seq, True) for r in replies], protect=frozenset())
         except Exception as exc:  # each caller raises it; the thread goes on serving the others
             for reply in replies:
                 reply.error = exc
@@ -300,7 +235,7 @@ class Lockstep:
         self.rows += len(replies)
         now = time.monotonic()
         for row, reply in enumerate(replies):
-            reply.session.last_used = now
+            reply.member.last_used = now
             try:
                 goes_on = reply.decoded() and reply.take(reply.sampler.sample(pool.ctx, row))
             except Exception as exc:  # handed to the reply's caller, who raises it; the others go on
@@ -309,7 +244,7 @@ class Lockstep:
                 self._retire(reply)
 
     def _retire(self, reply: Reply) -> None:
-        self.pool.busy.discard(reply.session.seq)
+        self.pool.busy.discard(reply.member.seq)
         reply.done.set()
 
     def close(self) -> None:
