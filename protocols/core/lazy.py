@@ -19,7 +19,9 @@ class _Lazy(ModuleType):
     """A stand-in for a module: the first attribute read imports it and answers from it."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module(self.__name__), name)
+        value = getattr(importlib.import_module(self.__name__), name)
+        setattr(self, name, value)  # later reads are plain attribute reads
+        return value
 
 
 def module(name: str) -> Any:

@@ -38,14 +38,22 @@ from collections.abc import Callable, Mapping, Sequence
 
 import warnings
 
-import numpy as np
-from scipy import stats
+from typing import TYPE_CHECKING, TypeAlias
+
+from protocols.core.lazy import module
+
+if TYPE_CHECKING:
+    import numpy as np
+    from scipy import stats
+else:
+    np = module("numpy")
+    stats = module("scipy.stats")
 
 from protocols.measures.labels import LabelSet, canonical_distribution, canonical_label, normalize_label
 
 Prediction = Mapping[str, float]
 #: Per-case or per-replicate numbers, as a list or a numpy array.
-Values = Sequence[float] | np.ndarray
+Values: TypeAlias = "Sequence[float] | np.ndarray"
 
 #: Section 7.4.1: "20 bootstrap replicates (sampling with replacement)".
 PAPER_REPLICATES = 20

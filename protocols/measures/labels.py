@@ -40,8 +40,14 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+from protocols.core.lazy import module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = module("numpy")
 
 __all__ = [
     "FUZZY_CUTOFF",

@@ -38,9 +38,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
-from numpy.typing import ArrayLike
-from scipy.optimize import linprog
+from typing import TYPE_CHECKING, TypeAlias
+
+from protocols.core.lazy import module
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+    from scipy import optimize
+else:
+    np = module("numpy")
+    optimize = module("scipy.optimize")
 
 from protocols.measures.labels import align, align_many
 
@@ -64,8 +72,8 @@ __all__ = [
     "wasserstein",
 ]
 
-Dist = ArrayLike | Mapping[str, float]
-Cost = ArrayLike | Callable[[str, str], float] | None
+Dist: TypeAlias = "ArrayLike | Mapping[str, float]"
+Cost: TypeAlias = "ArrayLike | Callable[[str, str], float] | None"
 
 KL_EPSILON = 1e-6
 """Additive smoothing for KL divergence and cross-entropy when q has zeros (see :func:`kl_divergence`)."""
@@ -195,7 +203,7 @@ def wasserstein(p: Dist, q: Dist, cost: Cost = None) -> float:
     # 1 − Σ_{y≠k} q_y then stays safely non-negative. Tight tolerances keep masses of 1e-8
     # (HiGHS's default tolerance is 1e-7) from being moved for free.
     keep = np.arange(n) != int(np.argmax(b))
-    result = linprog(
+    result = optimize.linprog(
         c.ravel(), A_eq=np.vstack([rows, cols[keep]]), b_eq=np.concatenate([a, b[keep]]), bounds=(0, None),
         method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
     )

@@ -141,7 +141,7 @@ def test_the_transport_solver_is_given_only_options_it_knows() -> None:
 def test_a_transport_problem_the_solver_cannot_solve_is_reported_with_its_message(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stand-in solver: HiGHS does not fail on demand (that is the point of the fix), so the
     failure it would report is handed back by a fake, to check what the user is told."""
-    monkeypatch.setattr(metrics, "linprog", lambda *a, **k: OptimizeResult(success=False, message="The problem is infeasible."))
+    monkeypatch.setattr(metrics.optimize, "linprog", lambda *a, **k: OptimizeResult(success=False, message="The problem is infeasible."))
     with pytest.raises(ValueError) as refused:
         wasserstein([0.5, 0.5], [0.2, 0.8], [[0.0, 1.0], [1.0, 0.0]])
     assert str(refused.value) == "optimal transport failed: The problem is infeasible."
