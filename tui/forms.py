@@ -187,6 +187,13 @@ class ProtocolSpec:
         subject = str(values.get(self.subject) or "") if self.subject else ""
         return typed or automatic_title(subject, self.title)
 
+    def titled(self, config: Any, values: Mapping[str, Any]) -> Any:
+        """``config`` with its title (:meth:`title_for`), for a protocol whose config has one:
+        the form and the command line title a debate alike."""
+        if TITLE_FIELD.name not in {f.name for f in dataclasses.fields(config)}:
+            return config
+        return dataclasses.replace(config, title=self.title_for(values))
+
     @property
     def fields(self) -> tuple[Field, ...]:
         return (*self.inputs, EVIDENCE_FIELD, PROFILE_FIELD, *param_fields(self.config_cls))
@@ -228,9 +235,7 @@ class ProtocolSpec:
         command line); raises :class:`FormError` naming the field."""
         try:
             config = self.definition.configure(self.values_for(values), profile=self.profile(values, registry))
-            if TITLE_FIELD.name in {f.name for f in dataclasses.fields(config)}:
-                config = dataclasses.replace(config, title=self.title_for(values))
-            return config
+            return self.titled(config, values)
         except (InputError, ParamError) as exc:
             raise FormError(str(exc)) from None
 

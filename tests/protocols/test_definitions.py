@@ -28,7 +28,8 @@ from backends.base import SamplingOptions
 from protocols.core import roles as R
 from protocols.core.agents import Agent
 from protocols.measures.labels import LabelSet
-from protocols.core.definition import InputError, ProtocolDefinition, Variant
+from protocols.core.definition import EVIDENCE, InputError, ProtocolDefinition, Variant
+from protocols.core.evidence import EvidenceSettings
 from protocols.core.moderation import Honoured
 from protocols.core.params import params_of
 from protocols.registry import BY_NAME, PROTOCOLS
@@ -40,7 +41,7 @@ from tui.cli import run as cli_run
 from tui.cli.params import build_config
 from tui.cli.parser import build_parser
 from tui.errors import UserError
-from tui.forms import DISABLED, FormError
+from tui.forms import DISABLED, TITLE_FIELD, FormError
 from tui.protocol_catalog import SPECS
 
 COMMANDS = [(d, None) for d in PROTOCOLS] + [(d, v) for d in PROTOCOLS for v in d.variants]
@@ -60,7 +61,9 @@ def dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {a.dest: a for a in parser._actions if a.option_strings}
 
 
-GENERIC = {"help", "seed", "profile", "db", "models", "log_file", "verbose", cli_run.PERSON_SCRIPT, cli_run.PERSON_CONFIRM}
+GENERIC = {"help", "seed", "title", "profile", "db", "models", "log_file", "verbose", cli_run.PERSON_SCRIPT, cli_run.PERSON_CONFIRM,
+           # every protocol's evidence: the files, masking them first, and how many passages and claims
+           EVIDENCE.name, "redact_evidence", *(p.name for p in params_of(EvidenceSettings))}
 
 
 @pytest.mark.parametrize(("d", "variant"), COMMANDS, ids=_id)
@@ -86,7 +89,7 @@ def test_the_form_offers_exactly_the_definition(d: ProtocolDefinition) -> None:
     names = [f.name for f in spec.fields]
     assert len(names) == len(set(names)), names
     expected = ({i.name for i in d.inputs if i.form} | {r.name for r in d.roles if r.kind != "person" or r.optional}
-                | {p.name for p in params_of(d.config_cls)} | {"profile"})
+                | {p.name for p in params_of(d.config_cls)} | {"profile", TITLE_FIELD.name, EVIDENCE.name})
     assert set(names) == expected
     for f in spec.fields:
         if f.name in {i.name for i in d.inputs}:
@@ -94,6 +97,7 @@ def test_the_form_offers_exactly_the_definition(d: ProtocolDefinition) -> None:
 
 
 #: Values that exercise every kind of input (a list, a switch, a number, a choice) beyond the form's examples.
+#: A protocol not listed is checked with its form's defaults.
 EXTRA: dict[str, dict[str, str]] = {
     "evince": {"top_k": "4", "scoring": "scored"},
     "socrasynth": {"temperature_a": "0.3", "judge": "m3, m4", "qa": "m5", "subtopics": "2", "qa_baseline": "no"},
@@ -105,7 +109,7 @@ EXTRA: dict[str, dict[str, str]] = {
 
 
 def form_values(d: ProtocolDefinition) -> dict[str, Any]:
-    return {**SPECS[d.name].defaults(), "profile": "standard", **EXTRA[d.name]}
+    return {**SPECS[d.name].defaults(), "profile": "standard", **EXTRA.get(d.name, {})}
 
 
 def argv_for(d: ProtocolDefinition, values: Mapping[str, Any]) -> list[str]:
@@ -141,9 +145,10 @@ def test_the_form_and_the_command_line_build_the_same_config_and_roles(d: Protoc
     from_form = spec.configure(values)
     args = build_parser().parse_args(argv_for(d, values))
     from_cli = build_config(d.config_cls, args, "standard", **d.prepared(cli_run.values_from(args, d)), **args.preset)
+    from_cli = spec.titled(from_cli, {**cli_run.values_from(args, d), "title": getattr(args, "title", None)})
     assert from_cli.describe() == from_form.describe()
     assert d.role_models(cli_run.values_from(args, d)) == spec.roles_for(values)
-    for name, value in EXTRA[d.name].items():  # the extra values reached the config (or the roles)
+    for name, value in EXTRA.get(d.name, {}).items():  # the extra values reached the config (or the roles)
         if name in d.parameter_names:
             assert str(getattr(from_form, name)) == {"yes": "True", "no": "False"}.get(value, value), name
 

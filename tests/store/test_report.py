@@ -242,7 +242,7 @@ def test_cli_writes_the_report_0600_and_prints_its_path(tmp_path: Path) -> None:
     db = tmp_path / "j.db"
     with Journal(db) as journal:
         record_sample(journal)
-    out = tmp_path / "reports" / "case.html"
+    out = tmp_path / "reports" / "case-redacted.html"
     done = subprocess.run([sys.executable, "-m", "tui.cli", "--db", str(db), "report", "sample0", "--redact", "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

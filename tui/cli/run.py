@@ -23,6 +23,7 @@ Every sub-command and every flag is generated from the protocols' definitions
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -43,6 +44,7 @@ from tui.errors import UserError
 from tui.evidence import EvidenceError, read_evidence, summary
 from tui.headless.session import loaded_agents, resolve_profile, run_headless
 from tui.headless.signals import run_command
+from tui.protocol_catalog import SPECS
 
 #: Where the person's script and confirmation flags land in the parsed arguments.
 PERSON_SCRIPT, PERSON_CONFIRM = "person_script", "person_confirm"
@@ -71,6 +73,10 @@ def add_protocol(protocols: argparse._SubParsersAction, d: ProtocolDefinition,
         if i.sampling is not None:
             _add_input(p, i)
     p.add_argument("--seed", type=int, help="sampling seed (reproducible runs)")
+    if "title" in {f.name for f in dataclasses.fields(d.config_cls)}:
+        p.add_argument("--title", metavar="TEXT", help="the debate's title in `symposium history`, the app and reports "
+                                                       "(default: the case's first words when they hold no identifier, "
+                                                       "else a neutral title)")
     add_evidence_flags(p)
     add_param_flags(p, d.config_cls, skip=variant.skip if variant else ())
     p.set_defaults(handler=run_protocol, definition=variant.name if variant else d.name,
@@ -196,6 +202,7 @@ def run_protocol(args: argparse.Namespace) -> int:
     registry = load_registry(args.models)
     profile = resolve_profile(args, registry, roles.values())
     config = build_config(d.config_cls, args, profile, **prepared, **args.preset)
+    config = SPECS[d.name].titled(config, {**values, "title": getattr(args, "title", None)})
     grounding = None
     if getattr(args, EVIDENCE.name, None):
         try:
