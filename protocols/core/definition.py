@@ -335,6 +335,21 @@ Start = Callable[..., AsyncIterator[Event]]
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """How the diagnosis benchmark runs a protocol as one of its arms, beside EVINCE's debate and
+    the single models (``symposium bench diagnosis --protocol NAME``): the protocol must end with
+    a ``final_distribution`` over the case's labels, which the benchmark scores.
+
+    ``config(case, labels, profile)`` is the protocol's config for one case's text and the
+    benchmark's label set (a :class:`~protocols.measures.labels.LabelSet`) at a profile;
+    ``seats(a, b)`` puts the benchmark's two models in the protocol's roles (role → model id,
+    numbered roles as ``agent-1`` …), the way a person would fill the form."""
+
+    config: Callable[[str, Any, Profile], Any]
+    seats: Callable[[str, str], dict[str, str]]
+
+
+@dataclass(frozen=True)
 class ProtocolDefinition:
     """A protocol, defined once. See the module's docstring; ``README.md`` "Adding a protocol".
 
@@ -375,6 +390,9 @@ class ProtocolDefinition:
     #: which the report, the terminal and the app's outcome panel render
     #: (:mod:`protocols.core.present`); ``None``: the outcome is shown generically.
     present: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Section]] | None = None
+    #: How the diagnosis benchmark runs it as an arm (see :class:`Diagnosis`); ``None``: it is
+    #: not offered there.
+    diagnosis: Diagnosis | None = None
 
     # -- one run --------------------------------------------------------------------------------
 
@@ -552,5 +570,5 @@ def check_unique(definitions: tuple[ProtocolDefinition, ...]) -> dict[str, Proto
     return by_name
 
 
-__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "EVIDENCE", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
+__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "Diagnosis", "EVIDENCE", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
            "Study", "UNREGISTERED_PANELS", "Variant", "check_unique", "confirm_from_lines", "read_file"]

@@ -91,7 +91,8 @@ from protocols.core.evidence import EvidenceSettings, Grounding
 from protocols.measures.citations import tally
 from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, LabelSet, normalize_label, read_related, read_synonyms
 from protocols.measures.metrics import mixture, wasserstein
-from protocols.registry import definition
+from protocols.core.definition import ProtocolDefinition
+from protocols.registry import PROTOCOLS, definition
 from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
 from store.journal import Journal, new_debate_id
 
@@ -172,6 +173,8 @@ class BenchConfig:
     credit_related: bool = False
     #: The evidence arm's file (disease descriptions); ``None``: no evidence arm.
     evidence: Path | None = None
+    #: Further protocols run as arms, by name: each declares how (its definition's ``diagnosis``).
+    protocols: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.design not in DESIGNS:
@@ -184,6 +187,11 @@ class BenchConfig:
                              "says; --design quick runs without a judge")
         if self.k is not None and self.k < 1:
             raise ValueError(f"--k must be at least 1, not {self.k}")
+        for name in self.protocols:
+            if definition(name).diagnosis is None:  # KeyError names the known protocols
+                offered = ", ".join(d.name for d in diagnosing()) or "none"
+                raise ValueError(f"--protocol {name}: the protocol does not say how to diagnose a case; protocols that "
+                                 f"do: {offered}")
         if self.baseline_model is not None and self.baseline_model not in self.models:
             raise ValueError(f"--baseline-model {self.baseline_model!r} is not one of --models {','.join(self.models)}")
         defaults = evince.EvinceConfig(case="")
@@ -382,9 +390,14 @@ class Bench:
         return [f"{m} alone + evidence" for m in self.config.models] if self.evidence else []
 
     @property
+    def protocol_names(self) -> list[str]:
+        """The further protocols' arms, by title (``Multiagent debate``)."""
+        return [definition(name).title for name in self.config.protocols]
+
+    @property
     def systems(self) -> list[str]:
         return [*self.single_names, *self.evidence_names, *self.ensemble_names, self.cot_name, self.sc_name,
-                *self.debate_names]
+                *self.debate_names, *self.protocol_names]
 
     def _save(self, outcome: Outcome) -> None:
         self.done[(outcome.case_id, outcome.system)] = outcome
@@ -470,6 +483,21 @@ class Bench:
                                 for role, model in ((AGENT_A, a), (AGENT_B, b), (JUDGE, judge_model))})
             config = self._evince_config(case, labels, schedule)
             self._save(await self._run(functools.partial(_debate, config, team), case, name))
+        for protocol, name in zip(self.config.protocols, self.protocol_names):
+            if (case.case_id, name) not in self.done:
+                self._save(await self._run(self._protocol_arm(protocol, case, labels, job), case, name))
+
+    def _protocol_arm(self, name: str, case: Case, labels: LabelSet, job: int) -> Callable[[str], AsyncIterator[Event]]:
+        """A further protocol's run on one case, its roles seated with the benchmark's two
+        models as its definition says, at the design's profile."""
+        protocol = definition(name)
+        assert protocol.diagnosis is not None  # checked by BenchConfig
+        a, b = self.config.models
+        seats = protocol.diagnosis.seats(a, b)
+        team = protocol.team({role: self._agent(model, role, job) for role, model in seats.items()})
+        config = protocol.diagnosis.config(case.text, None if self.config.open_labels else labels,
+                                           "small" if self.config.design == "quick" else "standard")
+        return lambda debate_id: protocol.run(config, team, debate_id=debate_id)
 
     def measured_k(self, cases: Sequence[Case]) -> int:
         """k for self-consistency: ``--k``, else the k of the samples already cached (a resumed
@@ -808,6 +836,11 @@ def _single(config: evince.EvinceConfig, agent: Agent, debate_id: str) -> AsyncI
 
 def _grounded(config: evince.EvinceConfig, agent: Agent, evidence: Grounding, debate_id: str) -> AsyncIterator[Event]:
     return evince.predict_alone(config, agent, debate_id=debate_id, evidence=evidence)
+
+
+def diagnosing() -> list[ProtocolDefinition]:
+    """The registered protocols the benchmark can run as arms (``--protocol``)."""
+    return [d for d in PROTOCOLS if d.diagnosis is not None]
 
 
 def evidence_settings(design: str) -> EvidenceSettings:

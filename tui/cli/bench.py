@@ -31,6 +31,7 @@ from tui.bench.diagnosis import (
     BenchConfig,
     Case,
     default_jobs,
+    diagnosing,
     evidence_rows,
     evidence_settings,
     prepare_backends,
@@ -95,6 +96,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--k", type=int, default=None,
                    help="self-consistency's samples (default: measured, the debates' generated tokens per case "
                         "over cot's, so the vote costs what a debate does)")
+    d.add_argument("--protocol", action="append", default=[], metavar="NAME", dest="protocols",
+                   help="also run this protocol on every case, seated with the two models, as one more arm (repeat "
+                        "for more); those that can: " + ", ".join(d.name for d in diagnosing()))
     d.add_argument("--evidence", type=Path, metavar="FILE",
                    help="adds the evidence arm: each model alone shown this file's passages (disease descriptions; see "
                         "docs/diagnosis-benchmark.md to build one), at the same reply limit; reports accuracy with and "
@@ -116,9 +120,9 @@ def run_bench(args: argparse.Namespace) -> int:
                              synonyms=args.synonyms, design=args.design, max_rounds=args.max_rounds,
                              turn_tokens=args.turn_tokens, baseline_model=args.baseline_model, k=args.k,
                              open_labels=args.open_labels, credit_related=args.credit_related,
-                             evidence=args.evidence)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+                             evidence=args.evidence, protocols=tuple(args.protocols))
+    except (KeyError, ValueError) as exc:
+        raise UserError(str(exc).strip('"')) from None
     evidence = None
     if config.evidence is not None:  # read before any model loads: a file that cannot be read stops it here
         try:
