@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from protocols import agreement, d3, deliberation, evince, humanloop, socrasynth
+from protocols import agreement, d3, deliberation, evince, humanloop, multiagent, socrasynth
 from protocols.core.definition import ProtocolDefinition, check_unique
 
 PROTOCOLS: tuple[ProtocolDefinition, ...] = (
@@ -19,6 +19,7 @@ PROTOCOLS: tuple[ProtocolDefinition, ...] = (
     deliberation.DEFINITION,
     humanloop.DEFINITION,
     d3.DEFINITION,
+    multiagent.DEFINITION,
 )
 
 #: Name (and each variant's name, e.g. ``d3-more``) → definition.
