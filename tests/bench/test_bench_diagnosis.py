@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +128,44 @@ def test_bad_case_files_and_synonyms_are_named(tmp_path: Path) -> None:
         label_set(read_cases(good, limit=None, seed=0), synonyms)
     subset = [c.case_id for c in read_cases(good, limit=2, seed=7)]
     assert subset == [c.case_id for c in read_cases(good, limit=2, seed=7)] and len(subset) == 2
+
+
+async def test_a_protocol_that_declares_how_to_diagnose_runs_as_an_arm(tmp_path: Path, journal: Journal) -> None:
+    """``--protocol multiagent``: the registered protocol runs on every case with the two models
+    seated as its definition says (three agents: A, B and A again), and is scored like any arm.
+    Model A answers the case's first symptom's disease, B always Dengue: the vote follows A."""
+    csv = tmp_path / "cases.csv"
+    csv.write_text(CASES, encoding="utf-8")
+    cases = read_cases(csv, limit=None, seed=0)
+    config = BenchConfig(cases=csv, models=("model-a", "model-b"), out=tmp_path / "out" / "diagnosis",
+                         schedules=("none",), n_boot=50, max_rounds=1, judge="model-a", protocols=("multiagent",))
+
+    def a_answers(messages: Any, schema: Any) -> str:
+        text = messages[-1].content
+        if '"reasoning"' not in text:
+            return A_SAYS  # the EVINCE arms
+        said = {"fever": "Malaria", "sweating": "Malaria", "rash": "Dengue", "rose": "Typhoid"}
+        case = messages[1].content  # the question, as the agent first read it (its history keeps it)
+        return json.dumps({"reasoning": "r", "answer": next((d for s, d in said.items() if s in case), "Malaria")})
+
+    def b_answers(messages: Any, schema: Any) -> str:
+        return json.dumps({"reasoning": "r", "answer": "Dengue"}) if '"reasoning"' in messages[-1].content else B_SAYS
+
+    backends = {"model-a": ScriptedBackend("model-a", [], answer=a_answers),
+                "model-b": ScriptedBackend("model-b", [], answer=b_answers)}
+    options = {m: SamplingOptions(max_tokens=48, temperature=0.0) for m in backends}
+    bench = Bench(config, backends, options, journal)
+    assert bench.protocol_names == ["Multiagent debate"] and bench.systems[-1] == "Multiagent debate"
+    await bench.run(cases, label_set(cases, None))
+    row = summarize(bench, cases).rows["Multiagent debate"]
+    assert row["cases"] == 4 and row["acc1"] == pytest.approx(4 / 4) and row["tokens_per_case"] > 0
+    ran = journal.conn.execute("SELECT COUNT(*) FROM debates WHERE protocol = 'multiagent' AND status = 'finished'").fetchone()[0]
+    seated = journal.conn.execute("SELECT role, model_id FROM participants p JOIN debates d ON d.id = p.debate_id "
+                                  "WHERE d.protocol = 'multiagent' ORDER BY p.id LIMIT 3").fetchall()
+    assert ran == 4 and [tuple(r) for r in seated] == [("agent-1", "model-a"), ("agent-2", "model-b"), ("agent-3", "model-a")]
+
+
+def test_a_protocol_that_cannot_diagnose_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="--protocol socrasynth: the protocol does not say how to diagnose a case; "
+                                         "protocols that do: multiagent"):
+        BenchConfig(cases=tmp_path / "c.csv", models=("a", "b"), out=tmp_path / "o", judge="a", protocols=("socrasynth",))
