@@ -375,11 +375,15 @@ class Evince:
                 f"Case:\n<<<\n{c.case.strip()}\n>>>")
 
     def _label_order(self, role: str) -> list[str]:
-        """The class labels in the order this agent reads them: shuffled per case and agent
-        (reproducibly), because small models tend to answer with whatever is listed first."""
+        """The class labels in the order this agent reads them, shuffled per debate and agent
+        because small models tend to answer with whatever is listed first. The shuffle is seeded
+        by the debate's id, so a resumed run asks as the cut-off one did, and never by the case:
+        the order is shown in every request, a redacted copy's too, and a case-seeded order would
+        let a reader test guesses of the masked case against it. (A rerun of the same case is
+        another debate, with another order, even under the same sampling seed.)"""
         labels = list(self.config.labels.labels) if self.config.labels is not None and self.config.labels.closed else []
         if self.config.shuffle_labels:
-            seed = hashlib.sha256(f"{self.config.case}\x00{role}".encode()).digest()
+            seed = hashlib.sha256(f"{self.debate_id}\x00{role}".encode()).digest()
             random.Random(seed).shuffle(labels)
         return labels
 

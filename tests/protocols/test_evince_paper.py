@@ -318,3 +318,19 @@ async def test_an_unparsed_judge_reply_is_retried_once_under_the_stricter_schema
     assert isinstance(final, DebateFinished) and final.status == "finished"
     assert final.outcome["crit"] == {"agent-a": None, "agent-b": 3.0}
     assert final.outcome["weights"] == {"agent-a": 3.0, "agent-b": 3.0}  # a missing score takes the known mean
+
+
+def test_the_label_order_an_agent_reads_depends_on_the_debate_not_the_case() -> None:
+    """The shuffled class list is in every request, a redacted copy's too: seeded by the case, it
+    would let a reader test guesses of the masked case (hash a guess, compare the order). Seeded
+    by the debate's id, a resumed debate keeps it and the case changes nothing."""
+    labels = LabelSet(tuple(f"Disease {i}" for i in range(20)), closed=True)
+    team = agents(ScriptedBackend("a", []), ScriptedBackend("b", []), ScriptedBackend("j", []))
+
+    def order(case: str, debate_id: str, role: str = "agent-a") -> list[str]:
+        return evince.Evince(config(case=case, labels=labels), team, debate_id=debate_id)._label_order(role)
+
+    assert order("Maria Lopez, 54, fever", "d1") == order("John Smith, 71, rash", "d1")  # the case changes nothing
+    assert order("fever", "d1") != order("fever", "d2")  # each debate its own order
+    assert order("fever", "d1") != order("fever", "d1", "agent-b")  # and each agent
+    assert sorted(order("fever", "d1")) == sorted(labels.labels)
