@@ -23,6 +23,16 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
+def config_dir() -> Path:
+    """Symposium's config folder, the one place for the user's settings, key map, model
+    registry, the seal's signing key and the model files' hash cache: ``$SYMPOSIUM_CONFIG_DIR``,
+    else the platform's (``~/.config/symposium`` on Linux)."""
+    from platformdirs import user_config_dir
+
+    env = os.environ.get("SYMPOSIUM_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path(user_config_dir("symposium"))
+
+
 def private_dir(path: Path, *, ours: bool = True) -> Path:
     """Create ``path`` and each missing parent ``0700``; return it.
 

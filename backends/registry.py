@@ -24,7 +24,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-from platformdirs import user_config_dir
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -37,7 +36,7 @@ from pydantic import (
 from .values import SamplingOptions
 from .chat_format import FORMATS
 from .loopback import check_server_url
-from .private import ForeignFolder, private_dir, refuse_foreign, write_private
+from .private import ForeignFolder, config_dir, private_dir, refuse_foreign, write_private
 
 BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
 
@@ -59,8 +58,7 @@ def user_registry_path() -> Path:
     env = os.environ.get("SYMPOSIUM_USER_MODELS")
     if env:
         return Path(env).expanduser()
-    folder = os.environ.get("SYMPOSIUM_CONFIG_DIR")
-    return (Path(folder).expanduser() if folder else Path(user_config_dir("symposium"))) / "models.toml"
+    return config_dir() / "models.toml"
 
 
 class _Strict(BaseModel):

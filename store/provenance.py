@@ -29,9 +29,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_dir
 
-from backends.private import write_private
+from backends.private import config_dir, write_private
 from protocols.core.events import DebateStarted, Participant
 
 Progress = Callable[[str], None]
@@ -44,14 +43,9 @@ _QUANT = re.compile(r"(?<![A-Za-z0-9])(I?Q[1-8](?:_[A-Z0-9]+)*|[BF]F16|F32|FP8|A
 _lock = threading.Lock()  # one hash-cache update at a time (two debates may start together)
 
 
-def _config_dir() -> Path:
-    env = os.environ.get("SYMPOSIUM_CONFIG_DIR")
-    return Path(env).expanduser() if env else Path(user_config_dir("symposium"))
-
-
 def cache_file() -> Path:
     """Where model files' hashes are kept, by path, size and modification time."""
-    return _config_dir() / "file-hashes.json"
+    return config_dir() / "file-hashes.json"
 
 
 def _load_cache(path: Path) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from backends.private import FILE_MODE, private_dir
 
-from .provenance import _config_dir as config_dir  # the one config folder, as the hash cache's
+from backends.private import config_dir
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

@@ -12,14 +12,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_dir
 
-from backends.private import ForeignFolder, foreign_owner, private_dir, refuse_foreign, write_private
-
-
-def config_dir() -> Path:
-    env = os.environ.get("SYMPOSIUM_CONFIG_DIR")
-    return Path(env).expanduser() if env else Path(user_config_dir("symposium"))
+from backends.private import ForeignFolder, config_dir, foreign_owner, private_dir, refuse_foreign, write_private
 
 
 def _settings_file() -> Path:
