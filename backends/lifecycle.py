@@ -9,8 +9,8 @@ benchmarks load their models through :class:`Engines` and nothing else::
     # every backend loaded above is closed here, exactly once, however the block ended
 
 Why one home: a model is an engine with a life (a llama.cpp context in memory, an HTTP client,
-a vLLM engine with processes of its own), and each place that loaded one used to close it in
-its own way, some not on every path out. Here:
+a vLLM engine with processes of its own), and a place that loads one and closes it in its own
+way misses some path out. Here:
 
 - each distinct model is loaded once and shared by everyone who asks for it (an entry asked
   for twice, under two roles, is one backend);

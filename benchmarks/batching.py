@@ -13,7 +13,7 @@ after another. This measures, on the bundled SmolLM2 model, in one run:
     must be the same at every N and in both modes; the script says IDENTICAL or lists what
     differs (and exits 1).
 
-Goals (issue 28): a panel of 4 in at most 1.6× one judgement's time; 4 cases in flight at
+Goals: a panel of 4 in at most 1.6× one judgement's time; 4 cases in flight at
 least 2× the cases per hour of one. Run it on a quiet machine (nothing else running):
 
     .venv/bin/python benchmarks/batching.py                      # panel 1,2,4,8; 16 cases at 1,4,16

@@ -115,7 +115,7 @@ SOCRASYNTH_FUNCTIONS = (
 )
 
 
-#: The resume code of the form (issue 25): a journalled debate's config, roles and sampling
+#: The resume code of the form: a journalled debate's config, roles and sampling
 #: options rebuilt from its rows, and the replay started with them. The rest of the form
 #: (fields, validation) is held by the app's and the CLI's tests, which are slow to run here.
 FORMS_FUNCTIONS = (
@@ -214,7 +214,7 @@ def _run_hand_mutants(target: Target, files: list[str], seed: int) -> list[Mutan
         shutil.rmtree(work, ignore_errors=True)
 
 
-#: Every protocol resumes by replaying its journal (issue 25). The unit tests of the replay's
+#: Every protocol resumes by replaying its journal. The unit tests of the replay's
 #: rules and of the catalog's resume take about a second and kill most mutants; the contract
 #: test runs each protocol cut at every journal write and resumed (~30 s of CPU, the slowest
 #: here: mutmut runs each mutant's tests fastest first, so it runs only for the few that the
@@ -230,7 +230,7 @@ _RESUME = (
 #: The slowest resume test takes ~45 s on the busy 2-CPU machine; a mutant that makes a resumed
 #: run wait forever (a live command awaited during the replay) fails here instead of in 25 min.
 _RESUME_TIMEOUT = 150
-#: The report's escaping and its page (issue 27): each helper's and each block's exact output
+#: The report's escaping and its page: each helper's and each block's exact output
 #: (milliseconds), whole debates' pages (~3 s, no browser) and the two browser tests of the
 #: security promise (~5 s: a hostile turn shown as text with nothing fetched; the policy blocking
 #: markup written raw). The browser's layout tests (screenshots, ~40 s together) are left out: a
@@ -266,7 +266,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_full_disk_fails_the_turn_cleanly_and_keeps_the_rest",
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
-        "tests/store/test_seal.py",  # each write seals its rows in its own transaction (issue 27)
+        "tests/store/test_seal.py",  # each write seals its rows in its own transaction
         "tests/store/test_journal_later_writes.py",
         "tests/guarantees/test_deleted_words.py",  # a delete a reader keeps from wiping says so; the next open wipes
         "tests/guarantees/test_planted_files.py",  # a journal restored 0644 narrowed, another account's warned of

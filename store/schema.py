@@ -185,7 +185,7 @@ _V1_INITIAL = """
 # v2: what each agent was asked, so a turn can be audited and a debate resumed exactly.
 _V2_TURN_REQUESTS = "ALTER TABLE turns ADD COLUMN request TEXT;"
 
-# v3 (issue 14): the speaker's stated 0-100 confidence per turn (seed 001, Appendix i), and
+# v3: the speaker's stated 0-100 confidence per turn (seed 001, Appendix i), and
 # notices about a run (e.g. a judge that is a debater's own model, seed 004 section 6.3.1.3).
 # Self-contained: adds one column and one table, touches nothing else.
 _V3_CONFIDENCE_AND_NOTICES = """
@@ -202,12 +202,12 @@ _V3_CONFIDENCE_AND_NOTICES = """
         CREATE INDEX notices_debate ON notices(debate_id);
 """
 
-# v4 (issue 21): the messages a turn added to its speaker's conversation when they are more than
+# v4: the messages a turn added to its speaker's conversation when they are more than
 # the request and one reply (EVINCE's parse retry: the reply that did not parse, the ask to try
 # again, the retry's reply), so a resumed agent is sent exactly what an uninterrupted one is.
 _V4_TURN_EXCHANGES = "ALTER TABLE turns ADD COLUMN exchange_json TEXT;"
 
-# v5 (issue 25): what a resumed run replays (protocols/core/replay.py). Every model reply and every
+# v5: what a resumed run replays (protocols/core/replay.py). Every model reply and every
 # answer of the person, kept the moment it exists with the hash of the prompt it answered; the
 # checkpoint at which each moderator command took effect; and how many of a debate's events are
 # journalled (NULL for debates written before v5: they cannot be replayed).
@@ -227,7 +227,7 @@ _V5_REPLAY = """
         ALTER TABLE debates ADD COLUMN events_recorded INTEGER;
 """
 
-# v6 (issue 27): the seal (store/seal.py) and each run's provenance (store/provenance.py). Every
+# v6: the seal (store/seal.py) and each run's provenance (store/provenance.py). Every
 # transaction that writes sealed rows appends one link to ``seal`` (the rows' tables, keys and
 # hashes, chained to the link before; WITHOUT ROWID: the key is the only b-tree, one page less
 # to write per event). The debate's row holds its newest chain hash (``seal_head``, with the

@@ -9,7 +9,7 @@ recognizers find nothing in them; otherwise the title is neutral (:func:`automat
 Titles are usually the first words of the case ("A patient presents with itching, vomiting, …"),
 so two debates on similar cases share a long beginning and differ at the end. Clipped to a
 column's width from the end, they all read the same; a list of them cannot be chosen from
-(issue 29, item 10). :func:`distinct_clips` keeps the start of a title and, where another title
+. :func:`distinct_clips` keeps the start of a title and, where another title
 in the same list shares that start, jumps to where they part.
 """
 

@@ -43,7 +43,7 @@ Decisions where the paper is silent (each a parameter of :class:`EvinceConfig`):
   the outcome's ``self_judging``): section 7.2 (1)(iii) asks for external CRIT scoring.
 * MI in the stop rule and in ``Update`` is 1 − I(label; speaker) = 1 − JSD
   (:func:`protocols.measures.metrics.speaker_independence`), not the displayed ``mi``: the coupling MI
-  has a cusp at agreement, where half a point of wobble moves it by several ε (issue 20).
+  has a cusp at agreement, where half a point of wobble moves it by several ε.
 * The stop rule reads only the *changes* of the metrics, so two agents that stay exactly as far
   apart for two rounds (WD 1 both times) satisfy it. The debate stops there, as the figure
   says, but it is called converged only when the agents agree (the same top label and JSD ≤
@@ -952,7 +952,7 @@ async def predict_reasoned(config: EvinceConfig, agent: Agent, *, debate_id: str
     text (up to ``turn_tokens``), then gives its top-k as :func:`predict_alone` does, with its
     reasoning in its context. The diagnosis benchmark's ``cot`` arm and each sample of its
     ``self-consistency`` arm: one model spending tokens on reasoning instead of on a debate
-    (issue 28: does debate beat a vote at the same cost?)."""
+    (does debate beat a vote at the same cost?)."""
     run_ = Evince(config, EvinceAgents(agent, agent, agent), debate_id=debate_id)
     yield DebateStarted(debate_id, "single", config.title or clip(config.case, 60), config.case,
                         config.describe(), (agent.participant(),))

@@ -22,9 +22,7 @@ How it runs:
   the turns give way first, all on one level (the longest first, each cut in its middle, so
   each turn keeps its opening and its conclusion: the panel summarizes the whole discussion,
   not its latest part), the topic last; the analysis's notes say what was cut, and the panel
-  shows them. (Issue 26, item 4: it used to clip each turn to 400 characters, the transcript to
-  the newest 6,000 and the topic to 300, unnoted; on a SocraSynth debate, whose turns argue
-  every subtopic in order, the panel summarized about the first subtopic.)
+  shows them.
 * Replies are JSON with bounded lists and strings (a small model finishes them). The reply is
   untrusted: a reply cut off at ``max_tokens`` is salvaged (the complete items before the cut
   are kept) and the paper's own format, bullet lines starting with ``-``, is accepted too (a

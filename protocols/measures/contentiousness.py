@@ -95,7 +95,7 @@ class RoundSignals:
     ``d_crit = CRIT(t) − CRIT(t−1)``. (:func:`protocols.measures.metrics.deltas` is plain ``cur − prev``.)
     MI here is :func:`protocols.measures.metrics.speaker_independence` (1 − JSD), not the displayed
     ``mi``, whose cusp at agreement would let half a point of wobble outweigh every other
-    signal (issue 20); so ``d_mi`` equals ``d_jsd`` and JSD carries the weights of both.
+    signal; so ``d_mi`` equals ``d_jsd`` and JSD carries the weights of both.
     """
 
     d_wd: float = 0.0
@@ -272,7 +272,7 @@ class Adaptive(_Decaying):
     of metrics yet, or a round in which an agent gave no prediction) keeps the previous κ.
     Figure 7.1 runs its first loop round at κ0 = 0.9 and calls ``Update`` only after that
     round's metrics exist, so an EVINCE debate under clear convergence is argued at 0.9 (the
-    opening round), 0.9, 0.67, 0.49, 0.37 (issue 20: κ used to cool before any metric existed).
+    opening round), 0.9, 0.67, 0.49, 0.37 (κ does not cool before any metric exists).
     The paper's appendices 7.D/7.E argue the first refutation round at 0.7 instead (their
     "Round 2"); the paper disagrees with itself there, and this follows the algorithm.
 

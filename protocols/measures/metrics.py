@@ -21,7 +21,7 @@ two agents that disagree in a one-to-one way (see :func:`agreement_information`)
 kept in the snapshot for the record. :data:`METRIC_DEFINITIONS` holds the one-line definition
 of every metric, for the app's help.
 
-What the stop rule reads for MI (issue 20). ``mi`` has a cusp at agreement: the coupling puts
+What the stop rule reads for MI. ``mi`` has a cusp at agreement: the coupling puts
 the disagreeing mass TV on cells of size ~TV, whose entropy −TV·log TV has an infinite slope at
 TV = 0, so half a point of wobble around agreement (0.9/0.1 against 0.895/0.105: WD 0.005, JSD
 0.00005) moves ``mi`` from 1 to 0.92. No ε can then tell a settled debate from a moving one, and

@@ -185,7 +185,7 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
     assert outcome["final_distribution"] == pytest.approx(expected)
     best = max(expected.values())  # a top label: with a tie (a clean-clone run had two labels equal), any of the tied ones
     assert expected[outcome["top"]] == pytest.approx(best)
-    said = outcome_in_words(stored)  # the outcome in words (issue 29 item 7), naming P_f's top label
+    said = outcome_in_words(stored)  # the outcome in words, naming P_f's top label
     assert said.conclusion in shown and outcome["top"] in said.conclusion
 
 
@@ -245,7 +245,7 @@ async def test_ctrl_c_during_a_debate_leaves_it_resumable(tmp_path: Path, regist
 
 
 async def test_help_is_shown_again_not_rebuilt_and_follows_the_keys(tmp_path: Path, registry) -> None:
-    """Help is kept per set of keys (issue 17): the same screen comes back for the same keys,
+    """Help is kept per set of keys: the same screen comes back for the same keys,
     and another screen's keys get their own Help, listing that screen's keys."""
     from tui.app.screens.help import HelpScreen
 

@@ -1,4 +1,4 @@
-"""The Debate and Review screens as people read them (issue 29, items 5, 7, 8, 9 and 10's legend).
+"""The Debate and Review screens as people read them.
 
 * 5: once the protocol has finished, a moderator key is refused with the reason; nothing is
   sent or journalled (and the κ that did take effect is in the journal: test_round_numbers.py).

@@ -134,7 +134,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         shown = assert_clean(app, "start-up with a hostile keymap")
         assert "[/b]" in shown  # the keymap notice shows the key's markup as text
 
-        # Home: the journal's hostile titles, and a hostile search (the MarkupError of issue 15)
+        # Home: the journal's hostile titles, and a hostile search (once a MarkupError)
         home = app.screen
         assert isinstance(home, HomeScreen)
         search = home.query_one("#search", Input)
@@ -212,7 +212,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.pause(0.2)
         assert_clean(app, "live scripted debate")
         views = debate.query_one(Transcript).turns
-        # EVINCE shows an unparsable reply as "(no usable prediction)" (issue 14: no invented
+        # EVINCE shows an unparsable reply as "(no usable prediction)" (no invented
         # positions); the hostile text still went through the stream, the notes and the journal.
         assert len(views) >= 2, "no turn was shown"
         raws = [t["raw"] for t in Queries(app.journal).debate(debate.debate_id)["turns"]]

@@ -1,5 +1,4 @@
-"""Keys that must not act behind the user's back, and lists that can be read (issue 29, items 3,
-4, 6, 10 and 11): the real app under Pilot, a real journal, recorded debates; the command line
+"""Keys that must not act behind the user's back, and lists that can be read: the real app under Pilot, a real journal, recorded debates; the command line
 as a real subprocess at 80 columns."""
 
 from __future__ import annotations
@@ -374,8 +373,8 @@ def test_show_keeps_every_metrics_header_whole_at_80_columns(tmp_path: Path) -> 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_home_after_a_search_snapshot(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch,
                                        size: tuple[int, int]) -> None:
-    """Home after a search (the results, the focus still in the box), at the two sizes issue 29
-    asks to be looked at (see tests/app/__snapshots__/test_tui_keys)."""
+    """Home after a search (the results, the focus still in the box), at the two sizes people
+    use it at (see tests/app/__snapshots__/test_tui_keys)."""
     import time
 
     monkeypatch.setenv("TZ", "UTC")

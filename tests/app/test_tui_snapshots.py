@@ -52,7 +52,7 @@ def test_review_of_a_recorded_debate(snap_compare, tmp_path: Path, registry) -> 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_socrasynth_debate_shows_its_own_panels(snap_compare, tmp_path: Path, registry, size: tuple[int, int]) -> None:
-    """Issue 29 item 8: the agenda, Γ per round and the judges' tables; no EVINCE panels."""
+    """The agenda, Γ per round and the judges' tables; no EVINCE panels."""
     app = make_app(tmp_path, registry)
 
     async def finished(pilot: Pilot) -> None:
@@ -63,7 +63,7 @@ def test_socrasynth_debate_shows_its_own_panels(snap_compare, tmp_path: Path, re
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_review_up_to_a_round(snap_compare, tmp_path: Path, registry, size: tuple[int, int]) -> None:
-    """Issue 29 item 9: Review names the round it shows once ("up to round 1 (rounds 0–2)")."""
+    """Review names the round it shows once ("up to round 1 (rounds 0–2)")."""
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab", rounds=3)
     assert snap_compare(app, press=["o", "left", "left"], terminal_size=size)

@@ -1,4 +1,4 @@
-"""A streaming turn is painted piece by piece (issue 17): what it shows must stay exactly
+"""A streaming turn is painted piece by piece: what it shows must stay exactly
 ``terminal_safe`` of everything written, however the pieces cut escapes, ``\\r\\n`` or paragraphs."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ async def test_streaming_turn_shows_exactly_what_was_written(tmp_path: Path, reg
 
 async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, registry,
                                                                 monkeypatch) -> None:
-    """Closing Help used to rebuild the Debate screen's footer (issue 17's largest idle cost)."""
+    """Closing Help used to rebuild the Debate screen's footer (the largest idle cost in a profile)."""
     from tests.helpers.sample_debate import sample_events
     from tests.app.test_tui_hostile import screen_text
     from tui.app.widgets.footer import SteadyFooter

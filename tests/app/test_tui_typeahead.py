@@ -80,7 +80,7 @@ async def test_words_typed_right_after_d_follow_the_demo_case(tmp_path: Path, re
 
 async def test_n_and_d_in_the_search_and_its_results_are_a_search(tmp_path: Path, registry) -> None:
     """``n`` and ``d`` act as they arrive (priority bindings); in the search box and its results
-    a letter is part of a search (issue 29), so there they are not Home's keys."""
+    a letter is part of a search, so there they are not Home's keys."""
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab", rounds=2)
     async with app.run_test(size=SIZE) as pilot:

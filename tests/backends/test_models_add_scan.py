@@ -1,4 +1,4 @@
-"""Models the user already has (issue 13, item 3): the GGUF header reader, a fake Ollama store,
+"""Models the user already has: the GGUF header reader, a fake Ollama store,
 LM Studio folder and Hugging Face cache built in a temp dir around the real bundled GGUF files,
 and ``symposium models add``/``scan`` run end to end as subprocesses; the user registry on top of
 the shipped one; the New-debate form listing user entries.

@@ -1,4 +1,4 @@
-"""Equal-cost baselines (issue 28 item 3) and the paper's statistics (issue 26 item 10) in the
+"""Equal-cost baselines and the paper's statistics in the
 diagnosis benchmark.
 
 Does debate beat a vote at the same cost? ``cot`` is one reasoned answer of one model and

@@ -1,5 +1,4 @@
-"""``symposium bench diagnosis`` on the user's own free-text cases and labels file (issue 13,
-item 6): the CSV reader's errors, the class set from a labels file, and one real run of the
+"""``symposium bench diagnosis`` on the user's own free-text cases and labels file: the CSV reader's errors, the class set from a labels file, and one real run of the
 bench on the bundled SmolLM2 with a three-case CSV (limit 2)."""
 
 from __future__ import annotations

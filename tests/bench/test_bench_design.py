@@ -1,7 +1,6 @@
-"""The diagnosis benchmark runs section 7.4.5's design by default (issue 14 point 4): enough
+"""The diagnosis benchmark runs section 7.4.5's design by default: enough
 rounds for the schedules to differ, the CRIT judge on; the cheap design has its own name and
-the report says which design ran. The paper design's judge is external and named (issue 20
-point 11): no silent "model A judges", and a debater named as judge is said loudly. No model
+the report says which design ran. The paper design's judge is external and named: no silent "model A judges", and a debater named as judge is said loudly. No model
 is loaded: these check the configuration each EVINCE arm receives and the report's text."""
 
 from __future__ import annotations

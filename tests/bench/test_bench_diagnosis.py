@@ -80,7 +80,7 @@ async def test_a_second_run_takes_finished_cases_from_the_cache(tmp_path: Path, 
 
 
 async def test_a_model_that_gives_no_prediction_is_not_given_an_invented_one(tmp_path: Path, journal: Journal) -> None:
-    """Model B never gives a usable distribution (issue 20 point 11): the mixture is model A's
+    """Model B never gives a usable distribution: the mixture is model A's
     alone and the vote A's top label, where an invented {"unknown": 1.0} used to halve A's
     probabilities and win the mixture; the report counts the cases without a prediction."""
     bench, cases, labels = _bench(tmp_path, journal, b_says="I would rather not say.")

@@ -1,4 +1,4 @@
-"""The app installed from its wheel, run from a folder outside the checkout (issue 13, item 1).
+"""The app installed from its wheel, run from a folder outside the checkout.
 
 The wheel is built from the checkout's tracked files and installed, without dependencies, into
 a fresh virtual environment. To keep the test near a minute, the heavy dependencies

@@ -1,4 +1,4 @@
-"""``symposium models test ID --debate`` (issue 13, item 5): the per-step tallies against a
+"""``symposium models test ID --debate``: the per-step tallies against a
 scripted backend (exact bad replies: prose, a label outside the class set, an unparseable CRIT,
 a reply cut off), then the real check on the bundled SmolLM2."""
 

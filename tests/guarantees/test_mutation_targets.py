@@ -1,6 +1,5 @@
 """Every test id that benchmarks/mutation.py names exists, so a renamed test fails `make test`
-instead of the next mutation run (issue 21, section 1: a stale id in crit's list once stopped
-that module's run: "Failed to run pytest with args").
+instead of the next mutation run.
 
 Files and functions are checked by parsing the test files (fast, nothing imported); ids with a
 parameter (``test_x[crit]``) are collected by pytest in a subprocess, since only collection

@@ -5,7 +5,7 @@ machine; the live path is covered by the Pilot test that runs the real models.
 
 Its contentiousness per round and the phase each round is in come from the code (the
 ``exponential`` schedule at its defaults, :func:`protocols.evince.phase_for`), not from numbers
-copied here: a copy kept the old λ = 0.2 curve (0.9, 0.74, 0.60) after issue 26 set λ = 0.55.
+copied here: a copy kept the old λ = 0.2 curve (0.9, 0.74, 0.60) after λ became 0.55.
 """
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def analyzer_on(window: int) -> tuple[Analyzer, ScriptedBackend]:
 
 
 async def test_the_analyzer_reads_every_turn_and_the_topic_whole() -> None:
-    """Issue 26, item 4: with an 8,192-token window, a debate of eight five-subtopic turns and a
+    """With an 8,192-token window, a debate of eight five-subtopic turns and a
     700-character topic reach each of the four parts whole (before: 400 characters a turn, so
     only the first subtopic; the newest 6,000 characters; 300 of the topic)."""
     turns = [socrasynth_turn(speaker, r) for r in range(4) for speaker in ("Agent A", "Agent B")]

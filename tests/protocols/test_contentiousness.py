@@ -90,7 +90,7 @@ def test_linear_and_exponential_formulas() -> None:
 
 
 def test_by_default_exponential_cools_faster_than_linear_as_section_7_4_5_reports() -> None:
-    """Issue 26, item 8: §7.4.5 reports exponential decay converging faster ("three vs. four
+    """§7.4.5 reports exponential decay converging faster ("three vs. four
     rounds"), but both arms defaulted to λ = 0.2, so exponential had cooled less after one round
     (0.74 against 0.70). Now it is cooler at every refutation round through round 4, and it
     reaches Table 7.3's convergence level 0.3 at round 2 (its third round), linear at round 3
@@ -153,7 +153,7 @@ def test_adaptive_does_not_cool_when_diverging() -> None:
 
 def test_adaptive_settled_rounds_follow_exponential_and_missing_signals_hold() -> None:
     """A round whose metrics did not change (all signals 0) cools gently, like Exponential at
-    λ = 0.1; a round without signals (no metrics yet) holds κ: no signal, no update (issue 20)."""
+    λ = 0.1; a round without signals (no metrics yet) holds κ: no signal, no update."""
     adaptive, expo = make_schedule("adaptive"), Exponential(rate=0.1)
     assert [adaptive.value(t, RoundSignals()) for t in range(5)] == pytest.approx([expo.value(t) for t in range(5)])
     assert [make_schedule("adaptive").value(t) for t in range(5)] == [0.9] * 5

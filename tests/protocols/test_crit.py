@@ -120,7 +120,7 @@ async def test_step_3_recurses_on_a_reason_that_is_itself_a_claim() -> None:
 
 
 async def test_the_recursion_does_not_inflate_a_weak_reason_whose_sub_evaluation_has_no_rival() -> None:
-    """Issue 26 item 2: a reason rated 3/3 (below EVINCE's gate of 0.5) came back 10/6 from a
+    """A reason rated 3/3 (below EVINCE's gate of 0.5) came back 10/6 from a
     sub-evaluation that listed no rival (its Γ was then 10), and Γ rose 6.0 → 7.5."""
     first = judged(6, [reason("fever means dengue", 3, 3, argument=1, is_claim=True), reason("rash", 8, 8, argument=2)],
                    [reason("no travel", 5, 5)])

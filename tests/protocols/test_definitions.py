@@ -1,4 +1,4 @@
-"""One definition per protocol (issue 25, item 1): the command line, the app's form and the
+"""One definition per protocol: the command line, the app's form and the
 protocol's config are generated from it and must agree on every input, role and parameter.
 
 For every protocol (and every variant, such as ``d3-more``):

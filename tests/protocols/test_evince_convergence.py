@@ -1,4 +1,4 @@
-"""EVINCE's stopping and steering against Figure 7.1 (issue 20, points 2–5), on scripted beliefs.
+"""EVINCE's stopping and steering against Figure 7.1, on scripted beliefs.
 
 Scripted backends (tests/helpers/scripted.py): each test needs agents that state *exactly* a
 given sequence of distributions (settle to within half a point, or keep moving), which a real
@@ -54,7 +54,7 @@ def settling_debate(cap: int = 5) -> tuple[evince.EvinceConfig, evince.EvinceAge
 
 
 async def test_a_settled_debate_stops_though_a_half_point_wobble_swings_the_coupling_mi() -> None:
-    """Issue 20's acceptance: 5-round cap, beliefs converged by round 3, stop at round 3 or 4."""
+    """A 5-round cap, beliefs converged by round 3, stop at round 3 or 4."""
     cfg, team = settling_debate()
     events = await run_all(cfg, team)
     metrics = {e.round: e.metrics for e in events if isinstance(e, MetricsComputed)}

@@ -1,4 +1,4 @@
-"""EVINCE against seed 004 chapter 7 (issue 14): Update steers κ, the CRIT quality gate, no
+"""EVINCE against seed 004 chapter 7: Update steers κ, the CRIT quality gate, no
 invented positions, paragraph-long arguments, the rationale over all rounds, the label flag.
 
 Scripted backends (tests/helpers/scripted.py) here: each test needs agents that say *exactly*
@@ -120,7 +120,7 @@ async def test_the_quality_gate_drops_a_low_crit_argument_from_the_exchange_and_
 
 
 async def test_agent_as_opening_with_no_counter_yet_scores_its_reasons_quality_not_ten() -> None:
-    """Issue 26 items 1–2: in round 0 A has no counter-argument, and the judge often lists no
+    """In round 0 A has no counter-argument, and the judge often lists no
     rival; Γ is then the quality of A's reasons (√(γθ) averaged), not 10 (as under the old
     share-only Γ). B's opening is judged against A's: the two are not scored alike."""
     a = ScriptedBackend("a", [reply({"Dengue": 0.7, "Zika": 0.3}, ["fever"])])

@@ -1,4 +1,4 @@
-"""What each judge and agent sees (issue 20, points 7–10): material is passed whole when it fits
+"""What each judge and agent sees: material is passed whole when it fits
 the reader's context window, and shortened to fit, visibly and with a journalled note, when it
 does not (:mod:`protocols.core.fitting`).
 
@@ -361,7 +361,7 @@ async def test_a_stage_too_long_for_the_judge_is_fitted_oldest_turns_first_and_n
 
 @pytest.mark.parametrize("window", [16384, 1800])
 async def test_the_conference_evaluator_reads_the_issue_whole_and_no_turn_clips_it(tmp_path: Path, window: int) -> None:
-    """Issue 26, item 5: the evaluation agent scored a stage without the issue (only the
+    """The evaluation agent scored a stage without the issue (only the
     moderator's welcome quoted it, clipped to 300 characters). Now it reads the issue whole, as
     the agreement judge does; in a window too small for everything, the stage's turns give way
     first and the note says so; and no turn quotes a clip of the issue."""
@@ -521,7 +521,7 @@ async def test_socrasynths_judges_are_fitted_to_a_small_window_with_notes(tmp_pa
 
 
 async def test_the_qa_comparison_gives_the_debate_and_the_single_answer_the_same_budget(tmp_path: Path) -> None:
-    """Issue 20, point 10: when the comparison must be fitted, Text 1's parts together (each
+    """When the comparison must be fitted, Text 1's parts together (each
     closing point and the joint text) and Text 2 (the single answer) get the same room, not one
     share per part (which would give the debate three shares to the answer's one here); the old
     code gave them 300 + 300 + 600 against 1,500 characters."""
@@ -538,7 +538,7 @@ async def test_the_qa_comparison_gives_the_debate_and_the_single_answer_the_same
 
 
 async def test_the_single_answer_is_written_with_the_budget_the_debates_text_had(tmp_path: Path) -> None:
-    """Issue 26, item 6: the comparison reads both texts at one budget, and now they are written
+    """The comparison reads both texts at one budget, and now they are written
     at one too: the single answer's reply limit is the sum of the limits its rival parts were
     written with (both closing turns and the joint text's last version); it was 2 × turn_tokens
     against 4 ×."""

@@ -153,7 +153,7 @@ def test_arbitrary_text_never_breaks_the_confidence_and_statement_parsers(text: 
 
 
 async def test_the_report_shows_triems_count_beside_ours(tmp_path: Path) -> None:
-    """Issue 20, point 12: the stance report (the headless command prints it) gives, beside our
+    """The stance report (the headless command prints it) gives, beside our
     rate, Triem's: every AI seat's every transition an opportunity (two per seat in three rounds,
     the paper's 1,200 and 400), NONE and HALLUCINATION coded 3. Failed on the old code (one
     count only; a neutral step was no opportunity at all)."""

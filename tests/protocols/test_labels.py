@@ -1,4 +1,4 @@
-"""Label normalization (issue 26 item 11): one rule for the distributions the debate compares
+"""Label normalization: one rule for the distributions the debate compares
 and for the scores the benchmark gives.
 
 With an open label set, "Dengue" and "Dengue fever" were two labels, so two agents who agreed

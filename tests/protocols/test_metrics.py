@@ -172,7 +172,7 @@ def test_mi_rises_as_agents_converge() -> None:
 
 
 def test_mi_rises_to_its_maximum_as_two_agents_converge_and_sharpen() -> None:
-    """Issue 14 point 2: two agents move onto one answer and both sharpen. Raw MI in bits
+    """Two agents move onto one answer and both sharpen. Raw MI in bits
     falls with their entropy (0.92 → 0.47 in the issue); the "MI" EVINCE plots must rise
     every round and reach 1 once they agree, while JSD goes to 0."""
     path = [  # (agent A, agent B) per round

@@ -1,5 +1,5 @@
 """Each protocol parameter is defined once (on the protocol's config) and the command line, the
-app's form and the API agree on its name, default and bounds (issue 16 item 1).
+app's form and the API agree on its name, default and bounds.
 
 The test walks every protocol the app offers, finds its ``symposium run`` sub-command, and
 checks each parameter three ways: the flag exists with the config's default and choices; the
@@ -136,8 +136,8 @@ def test_auto_profile_follows_the_registry(registry) -> None:
 
 
 def test_command_line_rejects_what_the_form_rejects() -> None:
-    """``--max-rounds -1`` and ``--top-k 0`` were accepted by the command line (issue 15). (EVINCE's
-    ``max_rounds`` counts refutation rounds after the opening one since issue 20, so 0 is valid.)"""
+    """``--max-rounds -1`` and ``--top-k 0`` were accepted by the command line. (EVINCE's
+    ``max_rounds`` counts refutation rounds after the opening one so 0 is valid.)"""
     for flag, value in (("--max-rounds", "-1"), ("--top-k", "0")):
         args = _cli_args("evince", **{flag: value})
         with pytest.raises(UserError, match=flag):
@@ -159,7 +159,7 @@ def test_a_misspelt_parameter_is_refused_not_ignored(protocol: str) -> None:
     assert str(caught.value).startswith(name), caught.value
 
 
-#: Issue 20, point 4: one meaning and one wording for EVINCE's and SocraSynth's round caps.
+#: One meaning and one wording for EVINCE's and SocraSynth's round caps.
 CAP_WORDING = "refutation rounds after the opening round; "
 
 

@@ -1,4 +1,4 @@
-"""docs/protocols.md's numbers against the code, so the doc cannot drift (issue 20, point 13).
+"""Docs/protocols.md's numbers against the code, so the doc cannot drift.
 
 Each :class:`Claim` is one sentence of the doc that states numbers the code can compute: a
 regular expression finds the sentence inside its section (so rewording it away fails too) and
@@ -473,7 +473,7 @@ def socrasynth_other_deltas() -> list[float]:
 
 def socrasynth_point_sizes() -> list[float]:
     """Characters a point may take (``chars_for``, what :meth:`SocraSynth._point_chars` uses)
-    at the defaults and in the small profile, and what 1024 tokens gave before issue 20. The
+    at the defaults and in the small profile, and what a 1024-token limit gives. The
     defaults must hold appendix 6.C's longest point (624 characters); 1024 tokens did not."""
     c, small = socrasynth(), socrasynth_small()
     now, before = chars_for(c.turn_tokens, c.subtopics), chars_for(1024, 5)

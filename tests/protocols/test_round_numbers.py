@@ -1,4 +1,4 @@
-"""One round numbering everywhere (issue 29, item 9), and commands heard too late (item 5).
+"""One round numbering everywhere, and commands heard too late.
 
 The convention (docs/protocols.md, "Round numbers"): round 0 is the opening round, refutation
 rounds are 1, 2, … and every later step (EVINCE's recommendations, SocraSynth's evaluation,

@@ -1,4 +1,4 @@
-"""SocraSynth against the letter of seed 004 chapter 6 (issue 14, points 3 and 5).
+"""SocraSynth against the letter of seed 004 chapter 6.
 
 Why scripted backends here: these tests need debaters and judges that say exactly the same
 thing every round (a CRIT score that never falls, symmetric ratings), so that what ends the
@@ -92,7 +92,7 @@ async def run(config: ss.SocraSynthConfig, panel: ss.SocraSynthAgents, tmp_path:
     return events, debate, shown.getvalue()
 
 
-# -- issue 20, points 1 and 6: what ends the loop ---------------------------------------------------
+# -- What ends the loop ---------------------------------------------------
 
 # Γ weighs LLM+'s case against LLM−'s; Q is the debate's quality, the mean of both sides' strongest √(γθ)
 STEADY = crit_reply(reasons=((8, 8),) * 5, rivals=((8, 8),) * 5)                     # Γ = 4.5, Q = 8
@@ -130,7 +130,7 @@ def refutation_rounds(debate: dict) -> list[int]:
 
 
 async def test_a_gamma_that_wobbles_runs_until_the_delta_test_ends_the_debate_with_the_case_check(tmp_path: Path) -> None:
-    """Issue 20, point 1. Γ wobbling by ±0.044 (4.544, 4.5, 4.544, …) is judge noise, not a
+    """Γ wobbling by ±0.044 (4.544, 4.5, 4.544, …) is judge noise, not a
     plateau: at Δ0 = 0.9, δ = 1.2 and a cap above the schedule the loop runs refutation rounds
     1 … 12 and ends on Δ_13 ≤ 10 %, then the moderator asks both agents whether their case is
     made. The opening's reading (Γ_0 9 here) never enters the test: Table 6.2 starts with Γ ← 0
@@ -152,7 +152,7 @@ async def test_a_gamma_that_wobbles_runs_until_the_delta_test_ends_the_debate_wi
 
 
 async def test_at_the_defaults_a_wobbling_debate_runs_the_studys_rounds_and_the_cap_ends_it(tmp_path: Path) -> None:
-    """Issue 20, points 1 and 6: with the defaults (5 subtopics, a cap of 3 refutation rounds
+    """With the defaults (5 subtopics, a cap of 3 refutation rounds
     after the opening) a debate whose Γ only wobbles runs refutation rounds 1, 2, 3, is ended by
     the cap, and the moderator's case check follows (section 6.3.1.2: "once these rounds
     conclude, the moderator checks with each agent"). Failed on the old code (stopped at the
@@ -245,7 +245,7 @@ async def test_an_unfinished_case_gets_exactly_one_more_round_after_the_table_or
 
 
 def test_the_defaults_are_the_studys_and_the_small_profile_only_shrinks_them() -> None:
-    """Issue 20, point 6: five subtopics (Tables 6.4-6.6), a cap of three refutation rounds after
+    """Five subtopics (Tables 6.4-6.6), a cap of three refutation rounds after
     the opening (section 6.3.1.2 and appendix 6.C: the opening and three refutation rounds,
     "three to five rounds" with the case check's extra one), Table 6.2's δ = 1.2 and 10 %. The
     small-model profile debates fewer subtopics for fewer rounds. Failed on the old code (3
@@ -388,7 +388,7 @@ async def test_the_joint_text_is_bs_revision_of_as_draft_or_as_draft_when_the_re
 
 
 async def test_the_conciliatory_stages_kappa_reaches_the_system_prompt(tmp_path: Path) -> None:
-    """Issue 26, item 9: the system prompt said "contentiousness 0.9, be confrontational" all the
+    """The system prompt said "contentiousness 0.9, be confrontational" all the
     way into the conciliatory stage (κ 0.3). Through the debate it states the agent's Δ0 (once,
     so the KV cache of the conversation holds); the conciliatory turns are sent a system prompt
     at the stage's κ, with Table 6.1's words for it."""

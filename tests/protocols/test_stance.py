@@ -156,7 +156,7 @@ def test_change_rates_pool_opportunities_by_condition() -> None:
     assert rates["human present"]["change_rate"] == 1.0 and rates["human present"]["toward_share"] == 1.0
 
 
-# -- Triem's own count beside ours (issue 20, point 12) ---------------------------------------------
+# -- Triem's own count beside ours ---------------------------------------------
 
 
 def test_triem_counts_two_opportunities_per_ai_seat_with_no_stance_and_hallucination_coded_3() -> None:

@@ -1,4 +1,4 @@
-"""The outcome said in words (issue 29, item 7): ``symposium show``, the Markdown export and
+"""The outcome said in words: ``symposium show``, the Markdown export and
 Home's outcome column all read :func:`protocols.core.outcome.outcome_in_words`.
 
 The debate is a real EVINCE run journalled in a real SQLite file, on scripted beliefs: the

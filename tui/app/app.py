@@ -179,7 +179,7 @@ class SymposiumApp(App):
         """Help for the keys in force now. One Help screen per distinct set of keys is kept
         installed and shown again, not rebuilt: a new screen is composed, styled and laid out
         twice, and each layout re-renders the (tinted) screen behind it, which with a long
-        transcript was most of what a press of ``?`` cost (issue 17)."""
+        transcript was most of what a press of ``?`` cost."""
         if isinstance(self.screen, HelpScreen):
             return
         bindings = [b.binding for b in self.active_bindings.values()]

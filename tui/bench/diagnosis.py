@@ -1,7 +1,7 @@
 """``symposium bench diagnosis``: does debate help? EVINCE's section 7.4 on your own models.
 
 On the same cases, one run compares: each model alone; the two models' plain mixture and
-majority vote (no debate); two equal-cost baselines of one model (issue 28: does debate beat a
+majority vote (no debate); two equal-cost baselines of one model (does debate beat a
 vote at the same cost?): ``cot``, one reasoned answer (:func:`protocols.evince.predict_reasoned`),
 and ``self-consistency``, k such answers sampled at ``sc_temperature`` and majority-voted, with
 k = the debate arms' measured mean generated tokens per case over the cot arm's (or ``--k``);

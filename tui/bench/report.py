@@ -3,7 +3,7 @@ and ``PATH.cost.svg``.
 
 The SVGs are drawn by hand (a dozen bars or points need no plotting library): Acc@1 per system
 with its 95 % bootstrap interval, single models grey and combinations blue, as in the paper's
-Figure 7.2; and Acc@1 against generated tokens per case (issue 28: does debate beat a vote at
+Figure 7.2; and Acc@1 against generated tokens per case (does debate beat a vote at
 the same cost?), also drawn in the terminal as a character plot.
 """
 
@@ -371,7 +371,7 @@ def svg(report: Report) -> str:
 
 def cost_svg(report: Report) -> str:
     """Acc@1 (with its 95 % bootstrap interval) against generated tokens per case: the
-    equal-cost question of issue 28 as a picture. Single models grey, the vote baselines green,
+    equal-cost question (does debate beat a vote at the same cost?) as a picture. Single models grey, the vote baselines green,
     the debates blue."""
     left, top, w, h = 70, 40, 560, 300
     points = [(report.rows[n].get("generated_tokens_per_case", 0.0), report.rows[n], n) for n in report.systems]

@@ -2,7 +2,7 @@
 
 Rich's Markdown draws a table as one Rich table however many columns it has, and shrinks
 every column to fit; an EVINCE debate's metrics table (round, phase, κ and sixteen metrics) came
-out at 80 columns as "r… p… κ c…", every header and number cut (issue 29). Here a table too wide
+out at 80 columns as "r… p… κ c…", every header and number cut. Here a table too wide
 for the terminal is drawn as several tables, each with as many columns as fit, its first column
 (the round, the role) repeated in each so that every row can still be read across.
 """

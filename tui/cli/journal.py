@@ -78,7 +78,7 @@ HISTORY_OVERHEAD = 12 + 16 + 8  # each column padded by one space a side, one be
 def history_table(rows: list[dict[str, Any]], title: Text, width: int) -> Table:
     """One debate in two lines: its title, then protocol · status · turns · models, beside its id
     and start. Seven columns side by side wrapped every title into a ten-line cell at 80 columns
-    (issue 29); as two lines, each clipped to the width (titles where they differ from the
+   ; as two lines, each clipped to the width (titles where they differ from the
     others', see :func:`tui.titles.distinct_clips`), a row stays two lines at any width."""
     table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False)
     room = max(width - HISTORY_OVERHEAD, 20)

@@ -3,7 +3,7 @@
 Why: Ctrl-C (SIGINT) reaches ``asyncio.run`` as a cancellation of its main task, so the debate
 runner marks the debate ``interrupted`` and the ``Engines`` block closes every model on the way
 out. SIGTERM (``timeout``, ``kill PID``, a service manager) and SIGHUP (the terminal or the SSH
-session closed) used to kill the process at once instead, leaving the debate ``running`` in the
+session closed) would otherwise kill the process at once, leaving the debate ``running`` in the
 journal and an engine's processes possibly behind. :func:`run_command` replaces ``asyncio.run``
 for every headless command that runs a debate: both signals cancel the main task exactly as
 Ctrl-C does, then :class:`Terminated` carries the signal up to the command line, which exits

@@ -29,7 +29,7 @@ class ConfirmDialog(_Dialog):
 
     A ``destructive`` question (one whose yes cannot be undone: deleting a debate) opens with
     the focus on its "Cancel", so that an Enter meant for something else never answers yes
-    (issue 29: Delete, then Enter typed after a search, deleted the debate). Questions whose yes
+    (Delete, then Enter typed after a search, deleted the debate). Questions whose yes
     leaves everything resumable (quit, stop) keep the focus on yes: the key that asked was the
     user's request.
     """

@@ -52,7 +52,7 @@ class HelpScreen(ModalScreen):
 
     def closing_keys(self) -> str:
         """The keys that close Help, as the keymap has them ("esc, q, ? or f1"), said first: a
-        modal over the whole screen that does not say how to leave it traps people (issue 29).
+        modal over the whole screen that does not say how to leave it traps people.
         Read from the screen's active bindings, which have the user's keymap applied."""
         keys = [self.app.get_key_display(active.binding) for active in self.active_bindings.values()
                 if active.binding.id == "help.close"]

@@ -128,9 +128,9 @@ class HomeScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``n`` and ``d`` open the form the moment they arrive (priority bindings), so that the
-        words typed right after them go to the form and not to Home's table, where they used to be
+        words typed right after them go to the form and not to Home's table, where they would be
         lost. Being priority keys they would also fire in the search box, where a
-        letter is part of a search (issue 29): there, and in its results, they are not offered."""
+        letter is part of a search: there, and in its results, they are not offered."""
         if action in ("new", "demo") and self.is_mounted:
             return not (self.query_one("#search", Input).has_focus or self.query_one("#hits", DataTable).has_focus)
         return True

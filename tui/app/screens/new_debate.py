@@ -186,7 +186,7 @@ class NewDebateScreen(Screen):
 
     def focus_first_field(self) -> None:
         """Focus the protocol's first field (the case, the subject …), where typing starts. Never
-        the Start button: a stray Enter would start a debate (issue 29).
+        the Start button: a stray Enter would start a debate.
 
         Keys typed right after ``n`` or ``d`` are the case's first words: Home acts on
         those two keys as they arrive (priority bindings), so the keys after them come here, and

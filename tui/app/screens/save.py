@@ -2,8 +2,8 @@
 existing file may be replaced.
 
 A key on Home or Review asks this instead of writing: a word typed on Home without the search box
-focused ("chest") used to fire the report and export keys and write the case where nobody had
-asked. The dialog opens on its choice of copy, where typed letters do nothing and Enter only
+focused ("chest") would otherwise fire the report and export keys and write the case where nobody
+had asked. The dialog opens on its choice of copy, where typed letters do nothing and Enter only
 chooses; it writes nothing until the person has chosen a kind and pressed Save (or Replace,
 when the file is there already).
 """

@@ -1,7 +1,7 @@
 """Text fields where Ctrl+A selects all, as in the editors and browsers people type cases in.
 
 Textual's Input and TextArea bind Ctrl+A to "go to the line's start" (Emacs), so a case typed
-over the pre-filled one, or a new search over the last, was added to it (issue 29). Home/End
+over the pre-filled one, or a new search over the last, was added to it. Home/End
 still go to a line's ends. The bindings have ids, so a keymap can give Ctrl+A back to Emacs.
 """
 

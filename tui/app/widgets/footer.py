@@ -4,7 +4,7 @@ giving the command palette's hint room only on a terminal wide enough for it.
 Textual's Footer recomposes (every key widget created and styled anew) whenever its screen
 publishes "bindings updated", which happens at every focus change and every time a modal such
 as Help closes, even when the keys are the same. On a Debate screen with a long transcript that
-rebuild was the largest single cost of closing Help (issue 17's profile: most of the
+rebuild was the largest single cost of closing Help (in a profile, most of the
 ``stylesheet.apply`` time came from ``FooterKey`` class changes). Same keys, no rebuild.
 
 At 80 columns the keys a person needs (a running debate's pause, interject, contentiousness,
