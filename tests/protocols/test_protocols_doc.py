@@ -1,4 +1,5 @@
-"""docs/protocols.md's numbers against the code, so the doc cannot drift (issue 20, point 13).
+"""The protocol pages' numbers (docs/protocols/*.md, docs/diagnosis-benchmark.md) against the code, so
+the docs cannot drift.
 
 Each :class:`Claim` is one sentence of the doc that states numbers the code can compute: a
 regular expression finds the sentence inside its section (so rewording it away fails too) and
@@ -16,7 +17,7 @@ judge sees. Numbers left out on purpose, section by section (nothing in the code
   characters a statement, 20/600 and 43/400, "No more than 75 words", "150 words", 4k–128k);
 * the earlier code's values a row gives as history (230/134 characters, 4,000 and 1,333, 700,
   300/400/500/1,500/900/1,200/6000 characters, "7/7 ratings gave 6.25 vs 7", the recursion's
-  3/3 that "came back 10/6" as issue 26 reported it, the noise simulation's 20 % and 57 % under
+  3/3 that "came back 10/6" as first reported, the noise simulation's 20 % and 57 % under
   the earlier Γ); the CRIT examples' "earlier" Γ values are pinned, computed by
   :func:`earlier_gamma`;
 * SocraSynth's simulated false-stop and catch rates (50 %, 34 %, 20 %, 6 %, 2 %; 57/63/67 %;
@@ -68,7 +69,21 @@ from tui.bench.diagnosis import BenchConfig
 from tests.helpers.paths import REPO
 from tests.helpers.scripted import ScriptedBackend
 
-DOC = REPO / "docs" / "protocols.md"
+#: Where each claim's section is: a protocol's own page (the whole page), or a "## " section of a
+#: page that holds several.
+PAGES: dict[str, tuple[str, str | None]] = {
+    "EVINCE": ("docs/protocols/evince.md", None),
+    "CRIT": ("docs/protocols/crit.md", None),
+    "SocraSynth": ("docs/protocols/socrasynth.md", None),
+    "Decision conference": ("docs/protocols/agreement.md", None),
+    "Human in the loop": ("docs/protocols/humanloop.md", None),
+    "Deliberation": ("docs/protocols/deliberation.md", None),
+    "D3": ("docs/protocols/d3.md", None),
+    "Parameters and profiles": ("docs/protocols/common.md", "Parameters and profiles"),
+    "What each judge and agent sees": ("docs/protocols/common.md", "What each judge and agent sees"),
+    "The metrics the app shows": ("docs/protocols/common.md", "The metrics the app shows"),
+    "The diagnosis benchmark": ("docs/diagnosis-benchmark.md", "The diagnosis benchmark"),
+}
 #: Spelt-out numbers the doc uses in running text ("the ten factors", "five turns").
 WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 #: A number as the doc writes it: 4,096 (thousands separated), 0.625, 12, or a word above.
@@ -87,11 +102,15 @@ class Claim:
     tolerance: float | None = None  # None: half a unit of the doc's last written digit
 
 
-def section(heading: str) -> str:
-    """The text of the ``## heading…`` section of the doc, up to the next ``## ``."""
-    text = DOC.read_text(encoding="utf-8")
+def section(name: str) -> str:
+    """The text a claim's sentence must be in: its protocol's page, or the ``## heading…`` section
+    of a shared page, up to the next ``## ``."""
+    page, heading = PAGES[name]
+    text = (REPO / page).read_text(encoding="utf-8")
+    if heading is None:
+        return text
     match = re.search(rf"^## {re.escape(heading)}.*?(?=^## |\Z)", text, flags=re.M | re.S)
-    assert match, f"docs/protocols.md has no section starting '## {heading}'"
+    assert match, f"{page} has no section starting '## {heading}'"
     return match.group(0)
 
 
@@ -202,7 +221,7 @@ def _rated(pairs: Sequence[tuple[int, int]]) -> list[dict[str, int]]:
 
 
 def earlier_gamma(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> float:
-    """The Γ before issue 26, 1 + 9·S⁺/(S⁺+S⁻) with s = γθ/10: what the examples' "earlier" values are."""
+    """The earlier Γ, 1 + 9·S⁺/(S⁺+S⁻) with s = γθ/10: what the examples' "earlier" values are."""
     support, against = sum(g * t for g, t in reasons) / 10, sum(g * t for g, t in rivals) / 10
     return 1 + 9 * support / (support + against)
 
@@ -392,7 +411,7 @@ def socrasynth_other_deltas() -> list[float]:
 
 def socrasynth_point_sizes() -> list[float]:
     """Characters a point may take (``chars_for``, what :meth:`SocraSynth._point_chars` uses)
-    at the defaults and in the small profile, and what 1024 tokens gave before issue 20. The
+    at the defaults and in the small profile, and what 1024 tokens gave in an earlier version. The
     defaults must hold appendix 6.C's longest point (624 characters); 1024 tokens did not."""
     c, small = socrasynth(), socrasynth_small()
     now, before = chars_for(c.turn_tokens, c.subtopics), chars_for(1024, 5)
@@ -573,7 +592,7 @@ CLAIMS += [
           r"`max_rounds = (\d+)` refutation rounds after the opening round, counted as EVINCE's cap \(the opening and "
           r"(\w+) refutation rounds: appendix 6\.C's (\w+)\)\. .*?a default debate holds the opening and (\d)–(\d) "
           r"refutation rounds, (\w+) to (\w+) rounds as the appendix counts them", socrasynth_round_counts),
-    Claim("socrasynth-cap-small", "SocraSynth", r"The small-model profile sets (\d+) \|", lambda: [socrasynth_small().max_rounds]),
+    Claim("socrasynth-cap-small", "SocraSynth", r"The small-model profile sets (\d+)\b", lambda: [socrasynth_small().max_rounds]),
     Claim("socrasynth-delta-schedule", "SocraSynth",
           r"Δ test alone allows (\d+) refutation rounds at Δ0 = ([\d.]+), δ = ([\d.]+) \(Δ_(\d+) = ([\d.]+), Δ_(\d+) = ([\d.]+)\)",
           socrasynth_schedule),
@@ -584,7 +603,7 @@ CLAIMS += [
           r"argue the last of them at Δ = ([\d.]+)–([\d.]+), beyond Table 6\.1's ([\d.]+)", socrasynth_other_deltas),
     Claim("socrasynth-crit-recursion", "SocraSynth", r"recurses one level \(`protocols\.measures\.crit\.crit`'s default depth (\d+)\)",
           lambda: [inspect.signature(C.crit).parameters["depth"].default]),
-    Claim("socrasynth-conciliatory", "SocraSynth", r"\| Δ = ([\d.]+) \(([\d.]+)–([\d.]+)\); A drafts, B revises", conciliatory),
+    Claim("socrasynth-conciliatory", "SocraSynth", r"Δ = ([\d.]+) \(([\d.]+)–([\d.]+)\); A drafts, B revises", conciliatory),
     Claim("socrasynth-point-sizes", "SocraSynth",
           r"`turn_tokens = (\d+)`: up to (\d+) characters a point with (\d+) subtopics;.*?The small-model profile: (\d+) tokens, "
           r"(\d+) subtopics \((\d+) characters a point\).*?(\d+) tokens gave (\d+) with (\w+) subtopics", socrasynth_point_sizes),
@@ -619,7 +638,7 @@ CLAIMS += [
     Claim("d3-k", "D3", r"k = (\d+) by default, all 2k calls at once", lambda: [d3_defaults().k]),
     Claim("d3-stability", "D3", r"the last `window` \((\d+)\) gaps within `epsilon` \((\d+) point\)",
           lambda: [d3_defaults().window, d3_defaults().epsilon]),
-    Claim("d3-rubric", "D3", r"D\.2: judge rubric, (\d+)–(\d+) \| Same scale", d3_scale),
+    Claim("d3-rubric", "D3", r"D\.2: judge rubric, (\d+)–(\d+)\s.*?Same scale", d3_scale),
     Claim("d3-jury", "D3", r"(\w+) jurors with personas, majority vote", d3_jury),
     Claim("d3-tokens", "D3",
           r"`turn_tokens = (\d+)`, `judge_tokens = (\d+)`, `vote_tokens = (\d+)`; the small-model profile uses (\d+)/(\d+)/(\d+)",
@@ -651,7 +670,7 @@ def doc_numbers(claim: Claim) -> list[tuple[float, int]]:
     """The numbers the doc states for ``claim``, each with its count of decimals, in order."""
     text = section(claim.section)
     match = re.search(claim.pattern, text, flags=re.S)
-    assert match, f"docs/protocols.md, section '{claim.section}': no sentence matches {claim.pattern!r} (claim {claim.id})"
+    assert match, f"{PAGES[claim.section][0]}, section '{claim.section}': no sentence matches {claim.pattern!r} (claim {claim.id})"
     out = []
     for group in match.groups():
         for number in NUMBER.findall(group):
@@ -670,7 +689,7 @@ def test_each_number_the_doc_states_is_the_codes(claim: Claim) -> None:
     for (number, decimals), value in zip(stated, computed):
         tolerance = claim.tolerance if claim.tolerance is not None else 0.5 * 10 ** -decimals + 1e-12
         assert math.isclose(number, value, abs_tol=tolerance), (
-            f"docs/protocols.md ({claim.id}) says {number:g}, the code gives {value:.4g}: fix the doc or the code")
+            f"{PAGES[claim.section][0]} ({claim.id}) says {number:g}, the code gives {value:.4g}: fix the doc or the code")
 
 
 def test_the_metric_list_is_metric_definitions_word_for_word() -> None:
