@@ -638,7 +638,7 @@ CLAIMS += [
     Claim("d3-k", "D3", r"k = (\d+) by default, all 2k calls at once", lambda: [d3_defaults().k]),
     Claim("d3-stability", "D3", r"the last `window` \((\d+)\) gaps within `epsilon` \((\d+) point\)",
           lambda: [d3_defaults().window, d3_defaults().epsilon]),
-    Claim("d3-rubric", "D3", r"D\.2: judge rubric, (\d+)–(\d+)\s.*?Same scale", d3_scale),
+    Claim("d3-rubric", "D3", r"D\.2: judge rubric, (\d+)–(\d+)\b.*?Same scale", d3_scale),
     Claim("d3-jury", "D3", r"(\w+) jurors with personas, majority vote", d3_jury),
     Claim("d3-tokens", "D3",
           r"`turn_tokens = (\d+)`, `judge_tokens = (\d+)`, `vote_tokens = (\d+)`; the small-model profile uses (\d+)/(\d+)/(\d+)",
