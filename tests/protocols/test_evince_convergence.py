@@ -311,7 +311,7 @@ def rule_deltas(m0: dict[str, float], m1: dict[str, float]) -> dict[str, float]:
 
 @pytest.mark.parametrize("bound", ["eps_wd", "eps_mi", "eps_jsd", "eps_crit"])
 async def test_each_epsilon_is_a_strict_bound_and_every_term_must_hold(bound: str) -> None:
-    """docs/protocols.md: stop when |ΔWD| < ε, |ΔMI| < ε, |ΔJSD| < ε and CRIT does not rise by ε.
+    """docs/protocols/evince.md: stop when |ΔWD| < ε, |ΔMI| < ε, |ΔJSD| < ε and CRIT does not rise by ε.
     Rounds 0 → 1 change every term (WD 0.3 → 0.2, CRIT 0.5 → 0.6). With one ε set to exactly its
     term's change and the others at 1 (no bound), the debate is not settled: a change equal to
     ε is not under it, and one unmet term is enough. One step above it, the debate stops."""

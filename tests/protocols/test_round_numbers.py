@@ -1,6 +1,6 @@
 """One round numbering everywhere, and commands heard too late.
 
-The convention (docs/protocols.md, "Round numbers"): round 0 is the opening round, refutation
+The convention (docs/protocols/common.md, "Round numbers"): round 0 is the opening round, refutation
 rounds are 1, 2, … and every later step (EVINCE's recommendations, SocraSynth's evaluation,
 conciliatory and Q&A stages) takes the next number after the last round *held*. A round the
 moderator skipped or stopped before any turn was taken is not held: it is neither counted in the

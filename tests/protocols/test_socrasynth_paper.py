@@ -422,7 +422,7 @@ async def test_a_falling_debate_quality_ends_the_loop_then_the_case_check_runs(t
 
 
 async def test_socrasynths_crit_recurses_on_claims_in_both_profiles(tmp_path: Path) -> None:
-    """docs/protocols.md: every SocraSynth CRIT call recurses one level on reasons that are claims
+    """docs/protocols/socrasynth.md: every SocraSynth CRIT call recurses one level on reasons that are claims
     (Table 6.3 #3), in the small-model profile too (SocraSynth has no ``crit_depth`` and its small
     profile does not turn recursion off, unlike EVINCE's). Γ's judgements after each round carry
     the sub-evaluation of the reason flagged ``is_claim``."""

@@ -4,7 +4,7 @@ turn's exchange, the replies a run received. Each keeps what it was given and ke
 whole (the row it changed sealed again, under its own debate and key), and a write the journal
 refuses names the file and what failed.
 
-Found by the mutation benchmark's ``journal`` target (RELIABILITY.md, "Mutation testing"): these
+Found by the mutation benchmark's ``journal`` target (docs/mutation.md, "The journal after the seal"): these
 writes' seal links could be given another debate or key, a turn's exchange or a reply's details
 dropped and the errors of the replies and the provenance emptied, with no test failing (a
 debate's row and a round's are sealed again by the writes that follow them in every sample

@@ -4,8 +4,8 @@ page around them: its policy, its header, its contents and its footer.
 tests/store/test_report.py renders whole debates and checks what a page must hold; these say
 what each block becomes, character for character, so that a dropped class (a number no longer
 right-aligned, a turn's reply no longer wrapped), a lost caption or a changed policy fails here
-in milliseconds. The mutation benchmark's ``render`` target runs them (RELIABILITY.md,
-"Mutation testing").
+in milliseconds. The mutation benchmark's ``render`` target runs them (docs/mutation.md,
+"The report").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ page as the text it reads as, and the page's own markup is only what the code wr
 
 tests/store/test_report.py renders whole hostile debates; these hold each helper's contract
 exactly, so a change to one (a separator, a default, a value's text) cannot hide in a page that
-still parses. The mutation benchmark's ``safe`` target runs them (RELIABILITY.md, "Mutation testing").
+still parses. The mutation benchmark's ``safe`` target runs them (docs/mutation.md, "The report").
 """
 
 from __future__ import annotations
