@@ -28,7 +28,8 @@ def fit_schema(schema: dict[str, Any], *, items: int, chars: int, min_items: int
             node["maxLength"] = min(node.get("maxLength", chars), chars)
         return node
 
-    return tighten(schema)
+    tightened: dict[str, Any] = tighten(schema)
+    return tightened
 
 
 def chars_for(tokens: int, fields: int) -> int:

@@ -88,7 +88,8 @@ def _normalized(p: ArrayLike) -> np.ndarray:
     total = arr.sum()
     if total <= 0:
         raise ValueError("a distribution needs positive total mass")
-    return arr / total
+    normalized: np.ndarray = arr / total
+    return normalized
 
 
 def _pair(p: Dist, q: Dist) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +105,8 @@ def _pair(p: Dist, q: Dist) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _log(x: np.ndarray, base: float) -> np.ndarray:
-    return np.log(x) / np.log(base)
+    logs: np.ndarray = np.log(x) / np.log(base)
+    return logs
 
 
 def entropy(p: Dist, base: float = 2.0) -> float:
@@ -323,8 +325,9 @@ def mixture(dists: Sequence[Dist], weights: Sequence[float]) -> np.ndarray | dic
         rows = np.array([_normalized(r) for r in matrix])
         return dict(zip(labels, (w @ rows).tolist()))
     rows = np.array([_normalized(d) for d in dists])  # type: ignore[arg-type]  # not all Mappings: probability vectors
-    mixed = w @ rows
-    return mixed / mixed.sum()
+    mixed: np.ndarray = w @ rows
+    normalized: np.ndarray = mixed / mixed.sum()
+    return normalized
 
 
 @dataclass(frozen=True)
