@@ -16,6 +16,7 @@ protocol on the real models.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 import itertools
@@ -61,8 +62,12 @@ def answer(messages: Any, schema: dict[str, Any] | None) -> str:
 
 
 @pytest.fixture
-def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer))
+def scripted_models(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Scripted models for the app, and the gate every reply streams through (set: open)."""
+    gate = asyncio.Event()
+    gate.set()
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer, gate=gate))
+    return gate
 
 
 async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: Mapping[str, str]) -> DebateScreen:
@@ -150,7 +155,7 @@ def reached(label: str) -> list[str]:
 
 @pytest.mark.parametrize("protocol", list(FIRST))
 async def test_every_command_a_protocol_offers_works_through_the_screen(
-        protocol: str, tmp_path: Path, registry, scripted_models: None) -> None:
+        protocol: str, tmp_path: Path, registry, scripted_models: asyncio.Event) -> None:
     definition, sample = FIRST[protocol]
     values, target, honoured = sample.moderated, sample.addressed, definition.commands
     app = make_app(tmp_path, registry)
@@ -213,7 +218,11 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
 
             await _until(pilot, app, at_new_kappa, "a turn at the new contentiousness", running=debate)
 
+        # Held mid-reply while the skip is sent: a debate with rounds to go cannot reach its end
+        # (where a skip comes too late) before the skip is in its channel.
+        scripted_models.clear()
         await _press(pilot, app, debate, "s")
+        scripted_models.set()
         await _until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
         assert not _shown_keys(debate).keys() & set("pikxs")  # an ended debate takes no commands
         debate_id = debate.debate_id

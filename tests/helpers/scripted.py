@@ -44,12 +44,15 @@ class ScriptedBackend(Backend):
     kind = "scripted"
 
     def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7,
-                 warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None) -> None:
+                 warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None,
+                 gate: asyncio.Event | None = None) -> None:
         """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
         small model's pace on this machine (the crash harness's fast mode needs kills to land
         mid-reply as well as between turns). ``warning``: the privacy warning it reports, as a
         server entry off this machine would. ``answer``: when the scripted replies run out, the
-        reply to a call made from its messages and JSON schema (:func:`fits`: any protocol runs)."""
+        reply to a call made from its messages and JSON schema (:func:`fits`: any protocol runs).
+        ``gate``: every chunk waits until it is set, so a test can hold the debate mid-reply (and
+        so short of its end) while it sends a command, instead of racing the debate to it."""
         super().__init__()
         self.answer = answer
         self.model_id = model_id
@@ -57,6 +60,7 @@ class ScriptedBackend(Backend):
         self.delay = delay
         self.chunk = chunk
         self.warning = warning
+        self.gate = gate
         self.prompts: list[list[Message]] = []
         self.options: list[SamplingOptions] = []  # what each call asked for (token limits, schema's cost)
         self.closes = 0  # how many times aclose() was called: the engines' lifecycle must make it one
@@ -94,6 +98,8 @@ class _ScriptedSession(Session):
         async def produce(stream: ChatStream) -> AsyncIterator[str]:
             step = self.backend.chunk
             for i in range(0, len(text), step):
+                if self.backend.gate is not None:
+                    await self.backend.gate.wait()
                 if self.backend.delay:
                     await asyncio.sleep(self.backend.delay)
                 yield text[i : i + step]
@@ -114,13 +120,14 @@ class _ScriptedSession(Session):
 Answer = Callable[[Sequence[Message], dict[str, Any] | None], str]
 
 
-def answering(*, delay: float, chunk: int, answer: Answer | None = None) -> Callable[[Any, Any], ScriptedBackend]:
+def answering(*, delay: float, chunk: int, answer: Answer | None = None,
+              gate: asyncio.Event | None = None) -> Callable[[Any, Any], ScriptedBackend]:
     """A ``create_backend`` for :mod:`backends.lifecycle` (set it in place of
     ``backends.lifecycle.create_backend``): every model the app loads is a scripted one that
     answers each call with ``answer`` (:func:`fits` by default), streamed ``chunk`` characters
     every ``delay`` seconds, so an app test runs the app's own lifecycle at a chosen pace."""
     def create(entry: Any, progress: Any) -> ScriptedBackend:
-        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits)
+        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits, gate=gate)
         backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
         return backend
 
