@@ -855,3 +855,23 @@ def test_table_7_3s_fourth_row_is_called_the_joint_final_assessment_not_a_refuta
     assert "three refutation rounds" not in (Linear.__doc__ or "")
     from tui.bench.diagnosis import DESIGNS
     assert not four.search(DESIGNS["paper"].summary)
+
+
+def test_the_protocols_index_lists_every_registered_protocol_and_where_the_gamma_choice_lives() -> None:
+    """docs/protocols.md's table has a row per protocol of :data:`protocols.registry.PROTOCOLS`
+    (its command, each variant's too, and a link to its page, which exists), and the index links
+    the CRIT page's worked examples of Γ, the choice the paper leaves open."""
+    from protocols.registry import PROTOCOLS
+
+    index = (REPO / "docs/protocols.md").read_text(encoding="utf-8")
+    rows = [line for line in index.splitlines() if line.startswith("| ") and "symposium run" in line]
+    for definition in PROTOCOLS:
+        page = f"protocols/{definition.name}.md"
+        names = [v.name for v in definition.variants] or [definition.name]
+        row = next((r for r in rows if f"]({page})" in r), None)
+        assert row is not None, f"docs/protocols.md lists no row linking {page} for `symposium run {definition.name}`"
+        assert all(name in row for name in names), (names, row)
+        assert (REPO / "docs" / page).is_file(), page
+    assert len(rows) == len(PROTOCOLS), rows
+    assert "](protocols/crit.md#γ-worked-through-table-63-6)" in index
+    assert "### Γ worked through (Table 6.3 #6)" in (REPO / "docs/protocols/crit.md").read_text(encoding="utf-8")
