@@ -2,7 +2,7 @@
 the guard that refuses a debate whose models would not fit (:func:`check_memory`).
 
 Why a module of its own: the figure is needed without loading a model (``symposium models
-test`` before a debate, the README's table for models not on disk) as well as by the llama.cpp
+test`` before a debate, docs/performance.md's table for models not on disk) as well as by the llama.cpp
 backend for its benchmarks. The arithmetic is llama.cpp's: every layer stores, per token, a key
 and a value vector for each KV head:
 

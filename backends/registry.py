@@ -341,7 +341,7 @@ def _describe(file: Path, text: str, model_id: str, exc: ValidationError) -> str
         where = f"{file}:{line}" if line else str(file)
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key (check its spelling; see the README's registry section)"
+            msg = "unknown key (check its spelling; see docs/models.md, \"The registry\")"
         elif err["type"] == "missing":
             msg = "required key is missing"
         elif err["type"] == "union_tag_invalid" or err["type"] == "union_tag_not_found":

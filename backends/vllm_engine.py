@@ -95,7 +95,7 @@ def load_tokenizer(entry: ModelEntry, path: Path) -> Any:
         from transformers import AutoTokenizer
     except ImportError:
         raise BackendUnavailable(f"model {entry.id!r}: the vllm backend needs vLLM: pip install 'symposium-tui[vllm]' "
-                                 "on a CUDA machine, or vLLM's CPU build (see the README); elsewhere use llamacpp "
+                                 "on a CUDA machine, or vLLM's CPU build (see docs/vllm.md); elsewhere use llamacpp "
                                  "or transformers") from None
     return AutoTokenizer.from_pretrained(str(path), local_files_only=True)
 

@@ -16,14 +16,14 @@ judge sees. Numbers left out on purpose, section by section (nothing in the code
 * quotes and counts from the papers ("ten topics", 278–624 characters a point, 1,261–1,348
   characters a statement, 20/600 and 43/400, "No more than 75 words", "150 words", 4k–128k);
 * the earlier code's values a row gives as history (230/134 characters, 4,000 and 1,333, 700,
-  300/400/500/1,500/900/1,200/6000 characters, "7/7 ratings gave 6.25 vs 7", the recursion's
-  3/3 that "came back 10/6" as first reported, the noise simulation's 20 % and 57 % under
-  the earlier Γ); the CRIT examples' "earlier" Γ values are pinned, computed by
-  :func:`earlier_gamma`;
-* SocraSynth's simulated false-stop and catch rates (50 %, 34 %, 20 %, 6 %, 2 %; 57/63/67 %;
-  40/35/30 %) with σ = 1, 3–5 reasons and 3 points: ``benchmarks/crit_noise.py`` prints them
-  (three runs of 20,000 trials, a minute of CPU: too slow for a unit test; rerun it after
-  changing CRIT's formula or the tolerance);
+  300/400/500/1,500/900/1,200/6000 characters, the recursion's 3/3 that "came back 10/6");
+  the CRIT examples' "with the mean" and "share-only" Γ values are pinned, computed by
+  :func:`mean_gamma` and :func:`share_gamma`;
+* SocraSynth's simulated false-stop and catch rates (48 %, 25 %, 9 %, 8 %, 4 %; 54/54/57 %,
+  82/82/88 %, 28/27/23 %; 30/24/17 % and 2/2/0 %; 20/13/6 %; 42/41/39 %; 15/9/3 %) with σ = 1,
+  3–5 reasons and 2 or 3 points: ``benchmarks/crit_noise.py`` prints them (three runs of 20,000
+  trials, a few minutes of CPU: too slow for a unit test; rerun it after changing CRIT's
+  formula, the debate's quality or the tolerance);
 * the deliberation row's advice for Llama models (``word_cap = 150``, ``turn_tokens`` ≈ 260).
 
 Scripted backends here (tests/helpers/scripted.py): a trajectory needs agents that converge
@@ -33,6 +33,7 @@ exactly as told, which a real model cannot be made to do.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import inspect
 import json
 import math
@@ -49,6 +50,7 @@ from backends.base import Message, SamplingOptions
 from protocols import agreement as conference, d3, deliberation, evince
 from protocols.measures import analyzer
 from protocols.measures import crit as C
+from protocols.measures.crit import CritResult
 from protocols.measures import metrics as M
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
@@ -59,7 +61,7 @@ from protocols.core.fitting import SAFETY_TOKENS, Section, fit_sections
 from protocols.humanloop import HumanloopConfig
 from protocols.measures import evaluation as E
 from protocols.measures.distribution import parse_distribution
-from protocols.measures.labels import BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_synonyms
+from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_related, read_synonyms
 from protocols.core.params import ParamInfo, params_of
 from protocols.core.schemas import chars_for
 from protocols.humanloop.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
@@ -82,6 +84,7 @@ PAGES: dict[str, tuple[str, str | None]] = {
     "Parameters and profiles": ("docs/protocols/common.md", "Parameters and profiles"),
     "What each judge and agent sees": ("docs/protocols/common.md", "What each judge and agent sees"),
     "The metrics the app shows": ("docs/protocols/common.md", "The metrics the app shows"),
+    "Calls asked at once": ("docs/protocols/common.md", "Calls asked at once"),
     "The diagnosis benchmark": ("docs/diagnosis-benchmark.md", "The diagnosis benchmark"),
 }
 #: Spelt-out numbers the doc uses in running text ("the ten factors", "five turns").
@@ -200,6 +203,16 @@ def bench_designs() -> list[int]:
     return [paper.max_rounds, quick.max_rounds, quick.turn_tokens or 0]
 
 
+def exponential_bounds() -> list[float]:
+    """The exponential arm at its default λ: round 1's κ (below the transition phase's 0.6), and
+    the λ bounds that make a transition round (κ_1 ≥ 0.6) and 0.3 by round 2 exclusive."""
+    transition = math.log(Adaptive().kappa0 / 0.6)
+    by_round_2 = math.log(Adaptive().kappa0 / 0.3) / 2
+    assert transition < by_round_2 and evince.phase_for(Exponential().value(1)) == "exploitative"
+    assert evince.phase_for(Exponential(rate=transition).value(1)) == "transition"
+    return [1, Exponential().value(1), 0.6, 0.6, transition, 0.3, 2, by_round_2]
+
+
 def first_below(schedule: Schedule, level: float) -> int:
     """The first round whose κ is at or below ``level``."""
     return next(t for t in range(20) if (schedule.value(t) or 0) <= level + 1e-9)
@@ -207,9 +220,9 @@ def first_below(schedule: Schedule, level: float) -> int:
 
 def gamma_formula() -> list[float]:
     """Γ = 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻): 1 with rivals only, Q⁺ with reasons only; and the formula
-    must hold in between (reasons (8, 5) and (4, 4) against one rival (4, 5))."""
-    reasons, rival = [{"validity": 8, "credibility": 5}, {"validity": 4, "credibility": 4}], {"validity": 4, "credibility": 5}
-    quality = (40 ** 0.5 + 16 ** 0.5) / 2
+    must hold in between (reasons (8, 5) and (4, 4) against one rival (4, 5)), Q⁺ the strongest √(γθ)."""
+    reasons, rival = [{"validity": 4, "credibility": 4}, {"validity": 8, "credibility": 5}], {"validity": 4, "credibility": 5}
+    quality = math.sqrt(40)
     low = C.weighted_score([], [rival])
     assert C.weighted_score(reasons, []) == pytest.approx(quality)
     assert C.weighted_score(reasons, [rival]) == pytest.approx(low + (quality - 1) * 56 / (56 + 20))  # type: ignore[operator]
@@ -220,24 +233,62 @@ def _rated(pairs: Sequence[tuple[int, int]]) -> list[dict[str, int]]:
     return [{"validity": g, "credibility": t} for g, t in pairs]
 
 
-def earlier_gamma(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> float:
-    """The earlier Γ, 1 + 9·S⁺/(S⁺+S⁻) with s = γθ/10: what the examples' "earlier" values are."""
+def share_gamma(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> float:
+    """The share-only Γ = 1 + 9·S⁺/(S⁺+S⁻) with s = γθ/10: what the examples' "share-only" values are."""
     support, against = sum(g * t for g, t in reasons) / 10, sum(g * t for g, t in rivals) / 10
     return 1 + 9 * support / (support + against)
 
 
-def gamma_example(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> Callable[[], list[float]]:
-    """A worked example: its ratings as the doc writes them, Γ now and Γ earlier."""
+def mean_gamma(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]]) -> float:
+    """Γ with Q⁺ the *mean* √(γθ) of the reasons: what the examples' "with the mean" values are."""
+    quality = sum(math.sqrt(g * t) for g, t in reasons) / len(reasons)
+    support, against = sum(g * t for g, t in reasons), sum(g * t for g, t in rivals)
+    return 1 + (quality - 1) * support / (support + against)
+
+
+def gamma_example(reasons: Sequence[tuple[int, int]], rivals: Sequence[tuple[int, int]],
+                  *beside: Callable[[Sequence[tuple[int, int]], Sequence[tuple[int, int]]], float]) -> Callable[[], list[float]]:
+    """A worked example: its ratings as the doc writes them, Γ, and Γ by each of ``beside``."""
     def code() -> list[float]:
         now = C.weighted_score(_rated(reasons), _rated(rivals))
         assert now is not None
-        return [*(x for pair in [*reasons, *rivals] for x in pair), now, earlier_gamma(reasons, rivals)]
+        return [*(x for pair in [*reasons, *rivals] for x in pair), now, *(other(reasons, rivals) for other in beside)]
     return code
+
+
+def weaker_reason_examples() -> list[float]:
+    """9/9 alone, then with a 3/3 and with a 1/1 beside it: Γ never falls (the mean's 6 and 5)."""
+    alone = C.weighted_score(_rated([(9, 9)]), [])
+    Example = tuple[list[tuple[int, int]], list[tuple[int, int]]]
+    three: Example = ([(9, 9), (3, 3)], [])
+    one: Example = ([(9, 9), (1, 1)], [])
+    return [9, 9, alone or 0, 9, 9, 3, 3, C.weighted_score(*map(_rated, three)) or 0, mean_gamma(*three),
+            9, 9, 1, 1, C.weighted_score(*map(_rated, one)) or 0, mean_gamma(*one)]
+
+
+def socrasynth_gamma_examples() -> list[float]:
+    """Pro 8/8 ×3 against con 6/6 ×3, then with two more 3/3 reasons for pro: Γ, Γ after, the
+    mean's Γ after, the mean's fall (which exceeds the default tolerance)."""
+    three, five = ([(8, 8)] * 3, [(6, 6)] * 3), ([(8, 8)] * 3 + [(3, 3)] * 2, [(6, 6)] * 3)
+    fall = mean_gamma(*three) - mean_gamma(*five)
+    assert fall > ss.SocraSynthConfig(subject="x").crit_tolerance
+    return [8, 8, 3, 6, 6, 3, C.weighted_score(*map(_rated, three)) or 0, 3, 3,
+            C.weighted_score(*map(_rated, five)) or 0, mean_gamma(*five), fall]
+
+
+def other_averages() -> list[float]:
+    """Why not a mean weighted by strength (γθ), nor a noisy-OR: 9/9 with 3/3 and with 1/1 by
+    the first, five 5/5 reasons by the second (each reason's (√(γθ) − 1)/9 a probability)."""
+    def weighted(pairs: list[tuple[int, int]]) -> float:
+        return sum(g * t * math.sqrt(g * t) for g, t in pairs) / sum(g * t for g, t in pairs)
+    noisy_or = 1 + 9 * (1 - (1 - (5 - 1) / 9) ** 5)
+    return [9, 9, 3, 3, weighted([(9, 9), (3, 3)]), 9, 9, 1, 1, weighted([(9, 9), (1, 1)]), 5, 5, noisy_or]
 
 
 def recursion_gate_example() -> list[float]:
     """The gate example: a reason rated 3/3, its sub-evaluation's support 3/3 and no rival, run
-    through :func:`protocols.measures.crit.crit` on a scripted judge; earlier, γ_r was the sub-evaluation's Γ."""
+    through :func:`protocols.measures.crit.crit` on a scripted judge; beside it, γ_r taken as the
+    sub-evaluation's share-only Γ."""
     reason = {"reason": "fever", "validity": 3, "credibility": 3, "argument": 1, "is_claim": True}
     first = json.dumps({"claim": "c", "reasons": [reason], "rival_reasons": [], "score": 5, "justification": "j"})
     sub = json.dumps({"claim": "c", "reasons": [{"reason": "s", "validity": 3, "credibility": 3}], "rival_reasons": [],
@@ -247,9 +298,9 @@ def recursion_gate_example() -> list[float]:
     after = result.reasons[0]
     threshold = defaults().gate_threshold
     quality = result.argument_scores[1]
-    assert quality < threshold < math.sqrt(earlier_gamma([(3, 3)], []) * 3) / 10
+    assert quality < threshold < math.sqrt(share_gamma([(3, 3)], []) * 3) / 10
     return [3, 3, 9, 0.3, 3, 3, after["validity"], after["credibility"], quality,
-            earlier_gamma([(3, 3)], []), 3, math.sqrt(earlier_gamma([(3, 3)], []) * 3) / 10]
+            share_gamma([(3, 3)], []), 3, math.sqrt(share_gamma([(3, 3)], []) * 3) / 10]
 
 
 def validity_bounds() -> list[float]:
@@ -276,14 +327,19 @@ CLAIMS: list[Claim] = [
     Claim("evince-exponential-arm", "EVINCE", r"Exponential: λ = `rate`, ([\d.]+) by default: ([\d., ]+?) for rounds 0–3",
           lambda: [Exponential().rate, *kappas(run_evince(MOVING, max_rounds=3, schedule="exponential"))[:4]]),
     Claim("evince-exponential-faster", "EVINCE",
-          r"reaches Table 7\.3's convergence level ([\d.]+) in the third round \(round (\d)\), linear in the fourth \(round (\d)\)",
+          r"reach ([\d.]+) in the third round \(round (\d)\), linear in the fourth \(round (\d)\)",
           lambda: [Linear().value(3), first_below(Exponential(), 0.3), first_below(Linear(), 0.3)]),
+    Claim("evince-exponential-no-transition", "EVINCE",
+          r"round (\d) is already κ ([\d.]+), exploitative below ([\d.]+)\).*?κ_1 ≥ ([\d.]+) needs λ ≤ ([\d.]+)\) and ([\d.]+) by "
+          r"round (\d) \(λ ≥ ([\d.]+)\)", exponential_bounds),
     Claim("evince-exponential-before", "EVINCE", r"With one λ of ([\d.]+) for both.*?cooled \*less\*: ([\d.]+) against ([\d.]+) after one round",
           lambda: [Linear().rate, Exponential(rate=Linear().rate).value(1), Linear().value(1)]),
-    Claim("evince-tables-round-1", "EVINCE", r"so their rounds 1–4 are our rounds 0–3 at ([\d., ]+?); Figure 7\.1",
-          lambda: [Linear().value(t) for t in range(4)]),
-    Claim("evince-update-later", "EVINCE", r"reach the tables' ([\d.]+) one round later \(round (\d), ([\d.]+)\)",
-          lambda: [Linear().value(3), 4, kappas(run_evince(CONVERGING, max_rounds=5))[4]]),
+    Claim("evince-tables-round-1", "EVINCE", r"so their debate rounds 1–3 are our rounds 0–2 at ([\d., ]+?) \(Table 7\.3's",
+          lambda: [Linear().value(t) for t in range(3)]),
+    Claim("evince-tables-final", "EVINCE", r"\(κ = ([\d.]+)\) … Joint Final Assessment\", the joint output after the debate, "
+          r"which EVINCE's recommendations are, at κ = ([\d.]+) too\)", lambda: [Linear().value(3), *recommendation_kappa()]),
+    Claim("evince-update-later", "EVINCE", r"reach the tables' last debate κ, ([\d.]+), one round later \(round (\d), ([\d.]+)\)",
+          lambda: [Linear().value(2), 3, kappas(run_evince(CONVERGING, max_rounds=5))[3]]),
     Claim("evince-gate-threshold", "EVINCE", r"must reach `gate_threshold` \(([\d.]+)\)", lambda: [defaults().gate_threshold]),
     Claim("evince-epsilon", "EVINCE", r"ε = `eps_\*` = ([\d.]+)",
           lambda: list({defaults().eps_wd, defaults().eps_mi, defaults().eps_jsd, defaults().eps_crit})),
@@ -327,21 +383,36 @@ CLAIMS: list[Claim] = [
           lambda: [C.MAX_RECURSIVE, C.MAX_RECURSIVE]),
     Claim("crit-depth", "CRIT", r"`crit_depth` levels deep \((\d+) by default, (\d+) in the small-model profile\)",
           lambda: [defaults().crit_depth, small().crit_depth]),
-    Claim("crit-gamma", "CRIT", r"Γ = (\d+) \+ \(Q⁺ − (\d+)\)·S⁺/\(S⁺\+S⁻\), where Q⁺ = the mean √\(γθ\)", gamma_formula),
-    Claim("crit-example-one-weak-reason", "CRIT", r"one reason rated (\d+)/(\d+), no rival: Γ = (\d+) \(earlier (\d+)\)",
-          gamma_example([(1, 1)], [])),
-    Claim("crit-example-strong-pair", "CRIT", r"- (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(earlier ([\d.]+)\);",
-          gamma_example([(9, 9)], [(9, 9)])),
-    Claim("crit-example-weak-pair", "CRIT", r"- (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(earlier ([\d.]+)\): equally",
-          gamma_example([(2, 2)], [(2, 2)])),
-    Claim("crit-example-demo", "CRIT", r"one weak reason in it, say (\d+)/(\d+), and no rival gives Γ = ([\d.]+) \(earlier (\d+)\)",
-          gamma_example([(3, 2)], [])),
-    Claim("crit-example-mixed", "CRIT", r"- (\d+)/(\d+) and (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(earlier ([\d.]+)\)",
-          gamma_example([(8, 8), (3, 3)], [(5, 5)])),
+    Claim("crit-gamma", "CRIT", r"Γ = (\d+) \+ \(Q⁺ − (\d+)\)·S⁺/\(S⁺\+S⁻\), where Q⁺ = the largest √\(γθ\)", gamma_formula),
+    Claim("crit-other-averages", "CRIT",
+          r"a mean weighted by strength \((\d)/(\d) and (\d)/(\d): ([\d.]+); (\d)/(\d) and (\d)/(\d): ([\d.]+)\); a noisy-OR or a "
+          r"sum would rise with the mere number of reasons \(five (\d)/(\d) reasons: ([\d.]+)\)", other_averages),
+    Claim("crit-example-weaker-reason", "CRIT",
+          r"- (\d)/(\d) alone: Γ = (\d); (\d)/(\d) and (\d)/(\d): Γ = (\d) \(with the mean, (\d)\); (\d)/(\d) and (\d)/(\d): "
+          r"Γ = (\d) \(with the mean, (\d),", weaker_reason_examples),
+    Claim("crit-example-socrasynth", "CRIT",
+          r"pro (\d)/(\d) ×(\d) against con (\d)/(\d) ×(\d): Γ = ([\d.]+); the same ratings with (\w+) more (\d)/(\d) reasons "
+          r"for pro: Γ = ([\d.]+) \(with the mean, ([\d.]+): a fall of ([\d.]+), more than `crit_tolerance`",
+          lambda: socrasynth_gamma_examples()[:7] + [2] + socrasynth_gamma_examples()[7:]),
+    Claim("crit-example-one-weak-reason", "CRIT", r"one reason rated (\d+)/(\d+), no rival: Γ = (\d+) \(share-only, (\d+)\)",
+          gamma_example([(1, 1)], [], share_gamma)),
+    Claim("crit-example-strong-pair", "CRIT", r"- (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(share-only, ([\d.]+)\);",
+          gamma_example([(9, 9)], [(9, 9)], share_gamma)),
+    Claim("crit-example-weak-pair", "CRIT", r"- (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(share-only, ([\d.]+)\): equally",
+          gamma_example([(2, 2)], [(2, 2)], share_gamma)),
+    Claim("crit-example-demo", "CRIT", r"one weak reason in it, say (\d+)/(\d+), and no rival gives Γ = ([\d.]+) \(share-only, (\d+)\)",
+          gamma_example([(3, 2)], [], share_gamma)),
+    Claim("crit-example-mixed", "CRIT",
+          r"- (\d+)/(\d+) and (\d+)/(\d+) against (\d+)/(\d+): Γ = ([\d.]+) \(with the mean, ([\d.]+); share-only, ([\d.]+)\)",
+          gamma_example([(8, 8), (3, 3)], [(5, 5)], mean_gamma, share_gamma)),
     Claim("crit-example-gate", "CRIT",
           r"a reason rated (\d)/(\d) \(quality √(\d)/10 = ([\d.]+), below `gate_threshold`\) whose sub-evaluation rates its "
-          r"support (\d)/(\d) with no rival stays (\d)/(\d), quality ([\d.]+), dropped \(earlier (\d+)/(\d), quality ([\d.]+), "
-          r"admitted\)", recursion_gate_example),
+          r"support (\d)/(\d) with no rival stays (\d)/(\d), quality ([\d.]+), dropped \(taking the sub-evaluation's share-only "
+          r"Γ as γ_r: (\d+)/(\d), quality ([\d.]+), admitted\)", recursion_gate_example),
+    Claim("crit-argument-example", "CRIT",
+          r"an argument cited by an (\d)/(\d) reason stays at ([\d.]+) when a (\d)/(\d) reason cites it too \(a mean, ([\d.]+), would sit on the gate\)",
+          lambda: [8, 8, C.argument_scores([{"validity": 8, "credibility": 8, "argument": 1},
+                                             {"validity": 2, "credibility": 2, "argument": 1}], 1)[1], 2, 2, defaults().gate_threshold]),
     Claim("crit-evince-round-0", "CRIT", r"reasons rated (\d)/(\d): Γ = (\d+)\)",
           lambda: [6, 6, C.weighted_score(_rated([(6, 6)]), []) or 0]),
 ]
@@ -369,10 +440,24 @@ def socrasynth_first_comparison() -> list[int]:
     round. Rounds before the first comparison run whatever Γ does."""
     judge = Agent("judge-1", ScriptedBackend("j", []), OPTS)
     run = ss.SocraSynth(socrasynth(crit_tolerance=0.0), ss.SocraSynthAgents(judge, judge, [judge]), debate_id="doc")
-    run.rounds = [{"round": t, "kind": "opening" if t == 0 else "refutation", "delta": run.delta(t), "gamma": 10.0 - 3 * t}
-                  for t in range(4)]
+    run.rounds = [{"round": t, "kind": "opening" if t == 0 else "refutation", "delta": run.delta(t), "gamma": 10.0 - 3 * t,
+                   "quality": 10.0 - 3 * t} for t in range(4)]
     first = next(t for t in range(1, 4) if run._loop_ended(t) is not None)
     return [*range(1, first), first]
+
+
+def socrasynth_better_counter() -> list[float]:
+    """Pro 7/7 ×3 against con 5/5 ×3, then con at 8/8 ×3: Γ before and after, Γ's fall (more
+    than the default tolerance), and the debate's quality before and after (a rise)."""
+    def judged(con: int) -> CritResult:
+        reasons, rivals = _rated([(7, 7)] * 3), _rated([(con, con)] * 3)
+        gamma = C.weighted_score(reasons, rivals)
+        return CritResult(score=gamma, holistic=None, weighted=gamma, reasons=reasons, rivals=rivals)
+    before, after = judged(5), judged(8)
+    assert before.score is not None and after.score is not None
+    assert before.score - after.score > socrasynth().crit_tolerance
+    return [7, 7, 3, 5, 5, 3, before.score, 8, 8, 3, after.score, before.score - after.score,
+            ss.debate_quality(before) or 0, ss.debate_quality(after) or 0]
 
 
 def socrasynth_round_counts() -> list[int]:
@@ -551,15 +636,38 @@ def replicate_test_example() -> list[float]:
 
 
 def open_set_example() -> list[float]:
-    """Agents who agree, one saying "Dengue fever": JSD and WD with the map, and without it."""
+    """Agents who agree, one saying "Dengue fever", in an open debate: JSD and WD as the debate
+    reads them (its own open set, learning A's labels), and by case and punctuation alone."""
     said = ('{"Dengue": 0.8, "Malaria": 0.2}', '{"Dengue fever": 0.8, "malaria": 0.2}')
-    mapped = LabelSet((), closed=False, synonyms={"Dengue fever": "Dengue"})
-    a, b = (parse_distribution(x, mapped).probs or {} for x in said)
-    bare_a, bare_b = (parse_distribution(x, LabelSet((), closed=False)).probs or {} for x in said)
-    with_map = max(M.jensen_shannon(a, b), M.wasserstein(a, b))
+    debate = LabelSet((), closed=False).for_debate()
+    a, b = (debate.learn(parse_distribution(x, debate).probs or {})[0] for x in said)
+    bare_a, bare_b = (parse_distribution(x, None).probs or {} for x in said)
+    with_rules = max(M.jensen_shannon(a, b), M.wasserstein(a, b))
     without = [M.jensen_shannon(bare_a, bare_b), M.wasserstein(bare_a, bare_b)]
     assert math.isclose(without[0], without[1])
-    return [with_map, without[0]]
+    return [with_rules, without[0]]
+
+
+def appendix_7e_round_1() -> list[float]:
+    """Appendix 7.E's round 1 as the agents wrote it (7.E.1.1, 7.E.2.1): the JSD between them by
+    case and punctuation alone, and in an open debate's own set under the spelling rules."""
+    gpt = {"Hepatitis C (HCV)": 0.4, "Hepatitis B (HBV)": 0.3, "Cirrhosis": 0.15, "Obstructive Jaundice": 0.1,
+           "Acute Liver Failure": 0.05}
+    claude = {"Hepatitis B (HBV)": 0.35, "Hepatitis C (HCV)": 0.25,
+              "Obstructive Jaundice (due to gallstones, pancreatic cancer, or bile duct obstruction)": 0.2,
+              "Alcoholic Hepatitis": 0.15, "Hepatitis A (HAV)": 0.05}
+    debate = LabelSet((), closed=False).for_debate()
+    a, b = (debate.learn(parse_distribution(json.dumps(d), debate).probs or {})[0] for d in (gpt, claude))
+    return [M.jensen_shannon(gpt, claude), M.jensen_shannon(a, b)]
+
+
+def label_rule_examples() -> list[float]:
+    """The labels row's numbers: the typo rule's cutoff, and the open set's refusal to call
+    "Hepatitis C" a typo of "Hepatitis B" (91 % alike)."""
+    ratio = difflib.SequenceMatcher(a="hepatitis c", b="hepatitis b").ratio()
+    assert LabelSet(["Hepatitis B"], closed=False).match("Hepatitis C") is None
+    assert LabelSet(["Hepatitis B", "Malaria"]).match("Hepatits B") == "Hepatitis B"
+    return [FUZZY_CUTOFF * 100, 100 * ratio]
 
 
 CLAIMS += [
@@ -585,6 +693,10 @@ CLAIMS += [
           lambda: [socrasynth().kappa_a, socrasynth().delta, 100 * socrasynth().threshold]),
     Claim("socrasynth-first-comparison", "SocraSynth",
           r"so rounds (\d+) and (\d+) always run and the first comparison is before round (\d+)", socrasynth_first_comparison),
+    Claim("socrasynth-quality-not-margin", "SocraSynth",
+          r"pro (\d)/(\d) ×(\d) against con (\d)/(\d) ×(\d) is Γ = ([\d.]+), and con rising to (\d)/(\d) ×(\d) makes it "
+          r"Γ = ([\d.]+), a fall of ([\d.]+) that would end the loop because the debate improved, while Q rises from "
+          r"(\d) to ([\d.]+)", socrasynth_better_counter),
     Claim("socrasynth-tolerance", "SocraSynth",
           r"`crit_tolerance` between two refutation rounds: τ = ([\d.]+), one point of CRIT's (\d+)–(\d+) scale\. τ = (\d+) is the table's literal test",
           lambda: [socrasynth().crit_tolerance, *gamma_scale(), param_info(ss.SocraSynthConfig, "crit_tolerance").ge or 0]),
@@ -651,7 +763,13 @@ CLAIMS += [
           r"the paper's test gives p = ([\d.]+)–([\d.]+) over five seeds, the per-case test ([\d.]+)", replicate_test_example),
     Claim("bench-synonyms", "The diagnosis benchmark", r"`protocols/measures/data/symptom2disease_synonyms\.txt`, (\d+) lines",
           lambda: [len(read_synonyms(BUILTIN_SYNONYMS["symptom2disease"]))]),
-    Claim("bench-typo", "The diagnosis benchmark", r"one label at least (\d+) % alike", lambda: [FUZZY_CUTOFF * 100]),
+    Claim("bench-typo", "The diagnosis benchmark", r"one label at least (\d+) % alike; not in an open set.*?\"Hepatitis C\" is (\d+) % like",
+          label_rule_examples, tolerance=0.5),
+    Claim("bench-appendix-7e", "The diagnosis benchmark",
+          r"two labels by case and punctuation \(JSD ([\d.]+) between the agents\) and one under the rules \(JSD ([\d.]+);",
+          appendix_7e_round_1),
+    Claim("bench-related", "The diagnosis benchmark", r"`protocols/measures/data/symptom2disease_related\.txt` lists (\d+)",
+          lambda: [len(read_related(BUILTIN_RELATED["symptom2disease"]))]),
     Claim("bench-open-jsd", "The diagnosis benchmark", r"show a JSD and WD of (\d), not ([\d.]+)", open_set_example),
     Claim("bench-sc-temperature", "The diagnosis benchmark", r"sampled at temperature ([\d.]+), majority vote",
           lambda: [bench_config().sc_temperature]),
@@ -696,3 +814,64 @@ def test_the_metric_list_is_metric_definitions_word_for_word() -> None:
     """The doc's "metrics the app shows" list is :data:`protocols.measures.metrics.METRIC_DEFINITIONS`."""
     listed = dict(re.findall(r"^- \*\*(\w+)\*\*: (.*)$", section("The metrics the app shows"), flags=re.M))
     assert listed == M.METRIC_DEFINITIONS
+
+
+def test_the_doc_says_what_a_human_in_the_loop_seat_reads_and_the_code_does_it() -> None:
+    """Triem: "each agent presented its opinion unaware of other opinions", and the code shows
+    each seat only the rounds before its own. The calls table (docs/protocols/common.md) says so;
+    a row saying each turn "reads the one before", as in deliberation, would have seat 2 read
+    seat 1 of the same round."""
+    from protocols import humanloop
+    from protocols.humanloop import HumanloopAgents
+
+    row = next(line for line in section("Calls asked at once").splitlines() if line.startswith("| Human in the loop |"))
+    assert "reads only the rounds before its own" in row and "never a statement of its own round" in row
+    seats = [Agent("a", ScriptedBackend("m1", ["FIRST-ROUND-ONE affirm", "first again"]), OPTS),
+             Agent("b", ScriptedBackend("m2", ["SECOND-ROUND-ONE reverse", "second again"]), OPTS)]
+    clerk = Agent("clerk", ScriptedBackend("c", [json.dumps({"stance": s, "evidence": ""})
+                                                  for s in ("affirm", "reverse", "affirm", "reverse")]), OPTS)
+    run = humanloop.Humanloop(HumanloopConfig(case="a case", rounds=2), HumanloopAgents(seats, clerk), debate_id="h")
+
+    async def go() -> None:
+        async for _ in run.run():
+            pass
+
+    asyncio.run(go())
+    first, second = seats[0].backend, seats[1].backend
+    assert isinstance(first, ScriptedBackend) and isinstance(second, ScriptedBackend)
+    assert "FIRST-ROUND-ONE" not in second.prompts[0][-1].content  # round 1: seat 2 does not read seat 1
+    assert "FIRST-ROUND-ONE" in second.prompts[1][-1].content and "SECOND-ROUND-ONE" in first.prompts[1][-1].content
+
+
+def test_table_7_3s_fourth_row_is_called_the_joint_final_assessment_not_a_refutation_round() -> None:
+    """Appendix 7.E.5: "Final Consensus (κ = 0.3) … Joint Final Assessment"; Table 7.2 and
+    appendix 7.D hold three rounds. Calling Tables 7.2/7.3's rows four rounds of debate (the
+    opening and three refutation rounds) would misread the paper."""
+    evince_rows = section("EVINCE")
+    four = re.compile(r"Tables? 7\.(2/7\.)?3's four\b")
+    assert not four.search(evince_rows), four.search(evince_rows)
+    assert "Joint Final Assessment" in evince_rows and "not a round of debate" in evince_rows
+    from protocols.measures.contentiousness import Linear
+    assert "three refutation rounds" not in (Linear.__doc__ or "")
+    from tui.bench.diagnosis import DESIGNS
+    assert not four.search(DESIGNS["paper"].summary)
+
+
+def test_the_protocols_index_lists_every_registered_protocol_and_where_the_gamma_choice_lives() -> None:
+    """docs/protocols.md's table has a row per protocol of :data:`protocols.registry.PROTOCOLS`
+    (its command, each variant's too, and a link to its page, which exists), and the index links
+    the CRIT page's worked examples of Γ, the choice the paper leaves open."""
+    from protocols.registry import PROTOCOLS
+
+    index = (REPO / "docs/protocols.md").read_text(encoding="utf-8")
+    rows = [line for line in index.splitlines() if line.startswith("| ") and "symposium run" in line]
+    for definition in PROTOCOLS:
+        page = f"protocols/{definition.name}.md"
+        names = [v.name for v in definition.variants] or [definition.name]
+        row = next((r for r in rows if f"]({page})" in r), None)
+        assert row is not None, f"docs/protocols.md lists no row linking {page} for `symposium run {definition.name}`"
+        assert all(name in row for name in names), (names, row)
+        assert (REPO / "docs" / page).is_file(), page
+    assert len(rows) == len(PROTOCOLS), rows
+    assert "](protocols/crit.md#γ-worked-through-table-63-6)" in index
+    assert "### Γ worked through (Table 6.3 #6)" in (REPO / "docs/protocols/crit.md").read_text(encoding="utf-8")

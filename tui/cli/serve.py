@@ -105,7 +105,7 @@ def serve_vllm(args: argparse.Namespace) -> int:
     entry = load_registry(args.models).get(args.model_id)
     if importlib.util.find_spec("vllm") is None:
         raise UserError("vLLM is not installed here: pip install 'symposium-tui[vllm]' on a CUDA machine, or vLLM's "
-                        f"CPU build (see the README); or serve a GGUF entry with `symposium serve llamacpp {entry.id}`")
+                        f"CPU build (see docs/vllm.md); or serve a GGUF entry with `symposium serve llamacpp {entry.id}`")
     from backends.vllm_process import ENGINE_ENV, engine_arguments, engine_log_path, on_cpu
 
     path = resolve_path(entry)
