@@ -122,6 +122,25 @@ def _check(value: Any, node: dict[str, Any], root: dict[str, Any], path: str) ->
     return None
 
 
+#: The longest string bound a grammar keeps. llama.cpp writes a bound of n characters as n
+#: nested optional rules and refuses a grammar past about a thousand of them in all; a longer
+#: string is bounded by the reply's token limit instead, and checked against its schema after.
+GRAMMAR_MAX_STRING = 800
+
+
+def long_strings_unbounded(node: Any) -> Any:
+    """The schema with every string's ``maxLength`` above :data:`GRAMMAR_MAX_STRING` left out
+    (for the grammar only: the reply is still validated against the full schema)."""
+    if isinstance(node, list):
+        return [long_strings_unbounded(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: long_strings_unbounded(value) for key, value in node.items()}
+    if out.get("type") == "string" and isinstance(out.get("maxLength"), int) and out["maxLength"] > GRAMMAR_MAX_STRING:
+        del out["maxLength"]
+    return out
+
+
 def bounded_ints_as_enums(node: Any) -> Any:
     """Rewrite small bounded integers (``1 <= score <= 10``) as enums.
 

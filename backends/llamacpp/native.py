@@ -296,7 +296,13 @@ class SamplerChain:
     def add_grammar(self, grammar: Grammar) -> None:
         """Constrain to ``grammar``; must come first, so it sees every candidate."""
         self._grammar_first = self._chain_length() == 0
-        self._chain.add_grammar(self._model._model, grammar._grammar)
+        raw = grammar._grammar
+        sampler = self._api.llama_sampler_init_grammar(self._model._model.vocab, raw._grammar.encode("utf-8"),
+                                                       raw._root.encode("utf-8"))
+        if not sampler:  # llama.cpp refused it (it says why on stderr); unconstrained would go unnoticed
+            raise ValueError("llama.cpp refused the grammar of the reply's JSON schema (too many repetitions: "
+                             "bound the schema's strings and lists more tightly)")
+        self._api.llama_sampler_chain_add(self._chain.sampler, sampler)
 
     def _chain_length(self) -> int:
         return int(self._api.llama_sampler_chain_n(self._chain.sampler))

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ..base import BackendError, SamplingOptions
-from ..structured import bounded_ints_as_enums
+from ..structured import bounded_ints_as_enums, long_strings_unbounded
 from .native import Context, Grammar, Model, SamplerChain
 
 
@@ -36,7 +36,11 @@ class Sampler:
     def _chain(model: Model, opts: SamplingOptions, grammar: Grammar | None, penalty: float, seed: int) -> SamplerChain:
         chain = SamplerChain(model)
         if grammar is not None:
-            chain.add_grammar(grammar)  # first, so it sees every candidate
+            try:
+                chain.add_grammar(grammar)  # first, so it sees every candidate
+            except ValueError as exc:
+                chain.close()
+                raise BackendError(str(exc)) from None
         if penalty != 1.0:
             chain.add_penalties(64, penalty)
         if opts.temperature <= 0:
@@ -79,7 +83,7 @@ def grammar_for(json_schema: dict[str, Any]) -> Grammar:
     key = json.dumps(json_schema)  # property order matters: the grammar emits keys in this order
     if key not in _GRAMMARS:
         try:
-            _GRAMMARS[key] = Grammar(json.dumps(bounded_ints_as_enums(json_schema)))
+            _GRAMMARS[key] = Grammar(json.dumps(bounded_ints_as_enums(long_strings_unbounded(json_schema))))
         except (ValueError, RuntimeError, KeyError, NotImplementedError) as exc:
             raise BackendError(f"cannot turn this JSON schema into a grammar: {exc}") from None
     return _GRAMMARS[key]
