@@ -24,6 +24,8 @@ from backends.base import BackendError, SamplingOptions, schema_of
 from backends.llamacpp import LlamaCppBackend
 from backends.llamacpp.native import Grammar
 from backends.llamacpp.sampler import Sampler, grammar_for
+from protocols.core.evidence import Evidence, EvidenceSettings, Grounding
+from protocols.core.passages import EvidenceFile, Passage
 
 
 def _reply_schemas() -> list[type[BaseModel]]:
@@ -38,13 +40,20 @@ def _reply_schemas() -> list[type[BaseModel]]:
 SCHEMAS = _reply_schemas()
 
 
+#: Evidence adds its claims to every reply schema (the most claims a reply may list).
+GROUNDED = Grounding(Evidence((EvidenceFile(1, "chart.txt", "txt", 10, "0" * 64, None, 1, 1),), (Passage(1, 1, None, 1, "Fever."),)),
+                     EvidenceSettings(evidence_claims=12), retrieve=lambda query, k: [])
+
+
 def test_the_protocols_declare_reply_schemas() -> None:
     assert len(SCHEMAS) >= 20 and any(s.__name__ == "JointProposal" for s in SCHEMAS)
 
 
+@pytest.mark.parametrize("grounded", [False, True], ids=["plain", "with evidence"])
 @pytest.mark.parametrize("schema", SCHEMAS, ids=lambda s: f"{s.__module__}.{s.__name__}")
-def test_every_reply_schema_becomes_a_grammar_llama_cpp_accepts(smollm: LlamaCppBackend, schema: type[BaseModel]) -> None:
-    json_schema = schema_of(schema)
+def test_every_reply_schema_becomes_a_grammar_llama_cpp_accepts(smollm: LlamaCppBackend, schema: type[BaseModel],
+                                                                grounded: bool) -> None:
+    json_schema = GROUNDED.schema(schema) if grounded else schema_of(schema)
     assert json_schema is not None
     sampler = Sampler(smollm.model, SamplingOptions(temperature=0.0), grammar_for(json_schema))
     try:
@@ -66,6 +75,15 @@ def test_the_backend_leaves_a_long_string_to_the_token_limit(smollm: LlamaCppBac
     (the reply is still checked against it), so the reply is constrained."""
     long = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 1200}}, "required": ["a"]}
     sampler = Sampler(smollm.model, SamplingOptions(temperature=0.0), grammar_for(long))
+    try:
+        assert sampler.constrained is not None
+    finally:
+        sampler.close()
+
+
+def test_a_free_text_reply_with_evidence_becomes_a_grammar_llama_cpp_accepts(smollm: LlamaCppBackend) -> None:
+    """A protocol that asks for free text asks, with evidence, for ``{"text", "claims"}``."""
+    sampler = Sampler(smollm.model, SamplingOptions(temperature=0.0), grammar_for(GROUNDED.schema(None)))
     try:
         assert sampler.constrained is not None
     finally:
