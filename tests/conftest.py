@@ -110,6 +110,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                                 "Python; CI=true or SYMPOSIUM_REQUIRE_NETWORK_WALL=1 makes this skip a failure.", red=True)
 
 
+#: Fixtures that load a real model: a test using one is marked ``model`` (``make test-fast``
+#: leaves it out) without saying so itself.
+MODEL_FIXTURES = frozenset({"smollm", "gemma", "llama_server", "openai_smollm", "hf_smollm", "vllm_smollm"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis seed: {FUZZ_SEED} (replay with SYMPOSIUM_FUZZ_SEED={FUZZ_SEED})"
 
