@@ -117,6 +117,19 @@ def test_the_key_is_made_once_0600_in_a_0700_folder_even_by_racing_writers(tmp_p
     assert not (tmp_path / "nowhere").exists()  # reading never makes a key
 
 
+def test_an_existing_key_is_read_and_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signing with the key already there writes nothing in the config folder: a folder the
+    user may read but not write (a read-only home, a managed profile) still signs."""
+    path = tmp_path / "config" / signing.KEY_FILE
+    made = signing.user_signer(path).public
+
+    def no_writes(where: Path) -> None:
+        raise AssertionError(f"a key was made at {where} although one is there")
+
+    monkeypatch.setattr(signing, "_create", no_writes)
+    assert signing.user_signer(path).public == made
+
+
 def test_the_journal_signs_with_the_users_key_made_at_its_first_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "fresh-config"
