@@ -35,7 +35,6 @@ from tests.helpers.citing import LINES, SAID, VERDICTS, citing
 from tests.helpers.evidence_files import evidence_folder
 from tests.helpers.oracle import OracleBackend
 from tests.helpers.samples import FIRST, form_values, spec_of
-from tui.app.recorded import recorded_events
 from tui.cli.parser import main
 from tui.forms import ProtocolSpec
 from tui.protocol_catalog import resumable
@@ -133,7 +132,7 @@ async def test_every_protocols_citations_are_checked_and_classified_in_the_journ
 async def test_every_protocols_citations_show_on_the_debate_screen_and_a_supported_one_opens_its_passage(
         tmp_path: Path, name: str, registry) -> None:
     from tests.app.test_tui import make_app
-    from tui.app.screens.debate import DebateScreen
+    from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.citations import CitationLine, PassageDialog
 
     app = make_app(tmp_path, registry)
@@ -141,7 +140,7 @@ async def test_every_protocols_citations_show_on_the_debate_screen_and_a_support
     debate = Queries(app.journal).debate("d1")
     assert debate is not None
     async with app.run_test(size=(140, 42)) as pilot:
-        screen = DebateScreen(events=list(recorded_events(debate)))
+        screen = ReviewScreen(debate, app.workspace)
         await app.push_screen(screen)
         await pilot.pause()
         lines = list(screen.query(CitationLine))
