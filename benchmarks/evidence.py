@@ -1,7 +1,7 @@
 """What evidence costs: reading, splitting and indexing a 300-page PDF and a long Word file, and
 retrieval per turn, against baselines measured in the same run.
 
-    python benchmarks/evidence.py                   # a 300-page PDF, a Word file as long, ~1 min
+    python benchmarks/evidence.py                   # a 300-page PDF, a Word file as long: ~1.5 min of CPU
     python benchmarks/evidence.py --pages 30 --queries 50   # a smoke run
     python benchmarks/evidence.py --json out.json
 
