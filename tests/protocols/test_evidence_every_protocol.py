@@ -40,6 +40,9 @@ from tui.forms import ProtocolSpec
 from tui.protocol_catalog import resumable
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
+#: Turns that make no factual claim and so are shown no evidence: choosing the subtopics,
+#: answering whether one's case is made. Every other turn a model writes argues from the files.
+PROCEDURAL = frozenset({"agenda", "case_check"})
 
 
 async def _person(prompt: str) -> str:
@@ -94,6 +97,9 @@ async def test_every_protocols_citations_are_checked_and_classified_in_the_journ
     assert len(evidence["passages"]) == 12
     turns = cited_turns(debate)
     assert turns, f"{name}: no turn listed a claim"
+    # a turn with no model call (a person's, the rules' moderator) is journalled with finish reason "human"
+    written = [t for t in debate["turns"] if t["finish_reason"] != "human" and t["kind"] not in PROCEDURAL]
+    assert [(t["role"], t["kind"]) for t in written if not t["citations"]] == [], f"{name}: a model's turn argued without the evidence"
     for t in turns:
         assert [(c["status"], c["passage"], c["problem"]) for c in t["citations"]] == list(VERDICTS), (name, t["role"], t["kind"])
         assert "Evidence: passages from the user's files" in (t["request"] or ""), (name, t["kind"])
