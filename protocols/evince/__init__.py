@@ -871,7 +871,9 @@ class Evince:
                          ending: str) -> AsyncIterator[Event]:
         """Joint follow-ups: A drafts, B completes, both at κ = 0.3 (appendix 7.E.6). The request
         says what ended the debate: only Figure 7.1's stop rule with the agents agreeing is called
-        convergence."""
+        convergence. With evidence, each agent is shown the passages as in its debate turns (what
+        the record already holds decides which questions and tests are still worth proposing)
+        and lists the claims it makes, each checked."""
         kappa = 0.3
         combined = format_distribution(final)
         _, gap = self._agreement()
@@ -892,15 +894,19 @@ class Evince:
                    "confirm or refute this conclusion.")
             if recs["questions"] or recs["tests"]:
                 ask += f" The other agent proposed: {json.dumps(recs, ensure_ascii=False)}. Keep what is useful and add what is missing."
+            tokens = self.evidence.reply_tokens(self.config.turn_tokens)
+            grounded = self.evidence.ground(agent, self.messages[role], ask, [f"{self.config.case}\n{ask}"], reply_tokens=tokens)
+            ask = grounded.request
             history = [*self.messages[role], Message("user", ask)]
-            tokens = self.config.turn_tokens
             fit = agent.fit(history, tokens)
-            turn = agent.turn(fit.messages, schema=Recommendations, options=agent.options.merged(max_tokens=tokens))
+            turn = agent.turn(fit.messages, schema=self.evidence.schema(Recommendations),
+                              options=agent.options.merged(max_tokens=tokens))
             async for ev in self.moderation.stream(turn, round_=round_, phase="conciliatory", kind="recommendations"):
                 yield ev
             assert turn.completion is not None
             reply, parse_notes = parse_as(turn.completion.text, Recommendations)
-            notes = [*fit.notes, *parse_notes]
+            said = self.evidence.read(turn.completion.text)
+            notes = [*grounded.notes, *fit.notes, *parse_notes, *said.notes]
             if reply is not None:
                 recs["questions"] = _merge(recs["questions"], reply.questions)
                 recs["tests"] = _merge(recs["tests"], reply.tests)
@@ -908,7 +914,7 @@ class Evince:
             yield TurnFinished(self.debate_id, role, agent.model_id, "conciliatory", round_, "recommendations",
                                text=text, raw=turn.completion.text, call=turn.call(),
                                parsed=reply.model_dump() if reply else None, parse_notes=tuple(notes), kappa=kappa,
-                               request=ask)
+                               request=ask, citations=said.citations)
 
 
 def _merge(old: list[str], new: list[str]) -> list[str]:

@@ -850,6 +850,9 @@ class SocraSynth:
                 "one joint proposal for human decision makers that keeps the strongest points of both sides, with its main "
                 "pros and cons")
         draft: dict[str, Any] | None = None
+        # The joint text is what the decision makers read: argued from the evidence as the debate
+        # was, each subtopic's passages shown, its claims listed and checked.
+        queries = [" ".join([c.subject, sub.title, sub.description]) for sub in self.agenda] or [c.subject]
         for role in ROLES:
             other = _name(_other(role))
             async for event in self._checkpoint():  # a κ set between the draft and the revision applies to the revision
@@ -868,7 +871,7 @@ class SocraSynth:
             out = _Reply()
             kind = "joint_draft" if draft is None else "joint_revision"
             async for event in self._speak(role, ask, model, schema, out, round_=round_, phase="conciliatory", kind=kind,
-                                           tokens=tokens, stage_kappa=kappa):
+                                           tokens=tokens, stage_kappa=kappa, queries=queries):
                 yield event
             if not out.spoken:
                 return

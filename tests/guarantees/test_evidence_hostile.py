@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from markdown_it import MarkdownIt
 from rich.console import Console
 
 from backends.base import SamplingOptions
@@ -32,7 +33,6 @@ from outputs.report import report_html
 from tests.helpers.browser import chromium, recording_server
 from tests.helpers.oracle import OracleBackend, reply_to
 from tests.helpers.samples import FIRST, form_values, spec_of
-from tui.app.recorded import recorded_events
 from tui.cli.parser import main
 from tui.headless.printer import EventPrinter
 
@@ -117,8 +117,10 @@ async def test_hostile_evidence_is_text_everywhere_and_its_injected_citation_is_
 
     # the Markdown export: markup escaped, so a Markdown reader shows it as text
     markdown = to_markdown(debate)
-    assert "<script>" not in markdown and r"\<script\>" in markdown
-    assert "[link](http" not in markdown and r"\[link\]\(http://evil.example\)" in markdown
+    assert r"\<script>alert(1)\</script>" in markdown and r"\[link\](http://evil.example)" in markdown
+    read_back = [t for block in MarkdownIt().enable("strikethrough").enable("table").parse(markdown)
+                 for t in [block, *(block.children or [])]]
+    assert not [t.type for t in read_back if t.type.startswith(("html", "link", "image"))]  # no tag, no link, no image
     assert "Ignore previous" not in markdown  # the injection's passage was cited by no supported claim: not listed
 
     # the report: escaped, bidi and escapes drawn as marks, no load, E9 linked nowhere
@@ -131,14 +133,12 @@ async def test_hostile_evidence_is_text_everywhere_and_its_injected_citation_is_
 
     # the screen: each line and the passage dialog are plain, safe text
     from tests.app.test_tui import make_app
-    from tui.app.screens.debate import DebateScreen
+    from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.citations import CitationLine, PassageDialog
 
-    app = make_app(tmp_path / "app", registry)
-    app.journal.close()
-    app.journal = Journal(db)
+    app = make_app(tmp_path, registry)  # the app on the debate's journal (tmp_path / "journal.db")
     async with app.run_test(size=(140, 42)) as pilot:
-        screen = DebateScreen(events=list(recorded_events(debate)))
+        screen = ReviewScreen(debate, app.workspace)
         await app.push_screen(screen)
         await pilot.pause()
         lines = list(screen.query(CitationLine))

@@ -35,12 +35,14 @@ from tests.helpers.citing import LINES, SAID, VERDICTS, citing
 from tests.helpers.evidence_files import evidence_folder
 from tests.helpers.oracle import OracleBackend
 from tests.helpers.samples import FIRST, form_values, spec_of
-from tui.app.recorded import recorded_events
 from tui.cli.parser import main
 from tui.forms import ProtocolSpec
 from tui.protocol_catalog import resumable
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
+#: Turns that make no factual claim and so are shown no evidence: choosing the subtopics,
+#: answering whether one's case is made. Every other turn a model writes argues from the files.
+PROCEDURAL = frozenset({"agenda", "case_check"})
 
 
 async def _person(prompt: str) -> str:
@@ -95,6 +97,9 @@ async def test_every_protocols_citations_are_checked_and_classified_in_the_journ
     assert len(evidence["passages"]) == 12
     turns = cited_turns(debate)
     assert turns, f"{name}: no turn listed a claim"
+    # a turn with no model call (a person's, the rules' moderator) is journalled with finish reason "human"
+    written = [t for t in debate["turns"] if t["finish_reason"] != "human" and t["kind"] not in PROCEDURAL]
+    assert [(t["role"], t["kind"]) for t in written if not t["citations"]] == [], f"{name}: a model's turn argued without the evidence"
     for t in turns:
         assert [(c["status"], c["passage"], c["problem"]) for c in t["citations"]] == list(VERDICTS), (name, t["role"], t["kind"])
         assert "Evidence: passages from the user's files" in (t["request"] or ""), (name, t["kind"])
@@ -133,7 +138,7 @@ async def test_every_protocols_citations_are_checked_and_classified_in_the_journ
 async def test_every_protocols_citations_show_on_the_debate_screen_and_a_supported_one_opens_its_passage(
         tmp_path: Path, name: str, registry) -> None:
     from tests.app.test_tui import make_app
-    from tui.app.screens.debate import DebateScreen
+    from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.citations import CitationLine, PassageDialog
 
     app = make_app(tmp_path, registry)
@@ -141,7 +146,7 @@ async def test_every_protocols_citations_show_on_the_debate_screen_and_a_support
     debate = Queries(app.journal).debate("d1")
     assert debate is not None
     async with app.run_test(size=(140, 42)) as pilot:
-        screen = DebateScreen(events=list(recorded_events(debate)))
+        screen = ReviewScreen(debate, app.workspace)
         await app.push_screen(screen)
         await pilot.pause()
         lines = list(screen.query(CitationLine))
