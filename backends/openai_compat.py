@@ -432,10 +432,7 @@ class OpenAISession(Session):
             estimate = self.count_tokens(messages)
             return Usage(estimate, estimate, pieces)
         prompt = int(reported.get("prompt_tokens") or 0)
-        details = reported.get("prompt_tokens_details")
-        cached = count_of(details.get("cached_tokens")) if isinstance(details, dict) else None
-        if cached is None and isinstance(timings, dict):
-            cached = count_of(timings.get("cache_n"))
+        cached = cached_of(reported, timings)
         return Usage(prompt, max(0, prompt - (cached or 0)), int(reported.get("completion_tokens") or pieces),
                      None if cached is None else min(cached, prompt))
 
@@ -530,6 +527,17 @@ def count_of(value: Any) -> int | None:
     """A token count a server reported, or ``None`` when it is not a count (missing, negative,
     not a whole number): the server's text is not trusted to be one."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def cached_of(reported: dict[str, Any], timings: Any) -> int | None:
+    """The prompt tokens a server says it took from its cache: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens``, else llama-server's ``timings.cache_n``;
+    ``None`` when it says neither (then nobody knows, and nothing is shown as reused)."""
+    details = reported.get("prompt_tokens_details")
+    cached = count_of(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None and isinstance(timings, dict):
+        cached = count_of(timings.get("cache_n"))
+    return cached
 
 
 def seconds_of(ms: Any) -> float | None:
