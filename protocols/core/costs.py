@@ -102,7 +102,8 @@ class Cost:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Cost:
-        return cls(**{k: Figure(**v) if k in MEASURED else v for k, v in data.items()})
+        values: dict[str, Any] = {k: Figure(**v) if k in MEASURED else v for k, v in data.items()}
+        return cls(**values)
 
     @property
     def decode_rate(self) -> float | None:
