@@ -35,13 +35,17 @@ class Usage:
     """Token accounting for one call.
 
     ``prompt_tokens`` is the length of the whole prompt; ``prompt_tokens_evaluated`` is how many
-    of them the model actually had to run (the rest came from the session's cache). For remote
-    servers that do not report cache hits the two are equal.
+    tokens the model actually had to run for it (the rest came from the session's cache; for a
+    scoring call, also the candidates' tokens). For remote servers that do not report cache hits
+    the two are equal. ``cached_tokens``: the prompt's tokens taken from a cache instead of run,
+    as the backend or server counts them; ``None`` where it does not say (a server that reports
+    no cache hits), so that a reuse nobody measured is never shown as none.
     """
 
     prompt_tokens: int = 0
     prompt_tokens_evaluated: int = 0
     completion_tokens: int = 0
+    cached_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -50,12 +54,28 @@ class Usage:
 
 @dataclass
 class Timing:
-    """Wall-clock timing of one call, in seconds."""
+    """Wall-clock timing of one call, in seconds from its start.
+
+    ``prompt_s``: until the prompt was evaluated (a server's: until its first token);
+    ``first_token_s`` and ``total_s`` as named. Where a call's time went, where the backend
+    sees it (``None`` where it does not: a server's own queue and phases are out of sight
+    unless it reports them):
+
+    * ``wait_s``: waiting for the model before any work on this call began — behind another
+      agent's call on the same model (the model's lock, a free request slot);
+    * ``prefill_s``: evaluating the prompt (for a scoring call, the candidates too);
+    * ``decode_s``: from the prompt's end to the reply's end: generating, including the steps
+      shared with other replies decoded together (lockstep) and the prompts of replies that
+      joined meanwhile.
+    """
 
     started_at: float = field(default_factory=time.time)
     prompt_s: float = 0.0
     first_token_s: float | None = None
     total_s: float = 0.0
+    wait_s: float | None = None
+    prefill_s: float | None = None
+    decode_s: float | None = None
 
 
 @dataclass
@@ -196,6 +216,8 @@ class Generation:
         self.timing = Timing()
         self._started = time.perf_counter()
         self._prompt_timed = False
+        self._queued = 0.0
+        self._began: float | None = None
         self._cancel = threading.Event()
         self._on_cancel: list[Callable[[], None]] = []
 
@@ -230,10 +252,26 @@ class Generation:
     def elapsed(self) -> float:
         return time.perf_counter() - self._started
 
+    def queued(self) -> None:
+        """The call's prompt is ready (rendered, tokenized) and it asks for the model: the wait
+        (:meth:`began`) counts from here, not from the call's start."""
+        self._queued = self.elapsed()
+
+    def began(self) -> None:
+        """The model begins on this call: the time since :meth:`queued` (or the call's start)
+        was spent waiting for it (the model's lock, a request slot). In-process backends call it
+        once they hold the model."""
+        now = self.elapsed()
+        self.timing.wait_s = now - self._queued
+        self._began = now
+
     def prompt_done(self) -> None:
-        """The prompt is evaluated (in-process backends know when; servers do not say)."""
+        """The prompt is evaluated (in-process backends know when; servers do not say). After
+        :meth:`began`, the time between is the prompt's evaluation (``prefill_s``)."""
         self.timing.prompt_s = self.elapsed()
         self._prompt_timed = True
+        if self._began is not None:
+            self.timing.prefill_s = self.timing.prompt_s - self._began
 
     def token(self) -> None:
         """A token (or a piece of text) arrived; the first one sets ``first_token_s``."""
@@ -242,10 +280,13 @@ class Generation:
 
     def finish(self, text: str, usage: Usage, reason: FinishReason) -> Completion:
         """The completion, timed to now. Where the prompt's end was not seen (a server), the
-        first token bounds it, or the whole call when no token came."""
+        first token bounds it, or the whole call when no token came; where it was, the rest of
+        the call was decoding (unless the producer measured ``decode_s`` itself)."""
         self.timing.total_s = self.elapsed()
         if not self._prompt_timed:
             self.timing.prompt_s = self.timing.first_token_s or self.timing.total_s
+        elif self.timing.decode_s is None:
+            self.timing.decode_s = self.timing.total_s - self.timing.prompt_s
         return Completion(text, usage, self.timing, reason, self.model_id, self.options, self.schema)
 
     # -- hand-over to the event loop --------------------------------------------------------

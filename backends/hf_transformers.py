@@ -126,6 +126,12 @@ class TransformersBackend(Backend):
     def _new_session(self, name: str) -> TransformersSession:
         return TransformersSession(self, name)
 
+    def synchronize(self) -> None:
+        """Wait for the device's queued work (CUDA runs ahead of Python), so that a time read
+        next is the time the work took, not the time it took to queue."""
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+
     async def aclose(self) -> None:
         with self.lock:
             self._sessions.clear()
@@ -242,8 +248,11 @@ class TransformersSession(Session):
         reply = ReplyText(tuple(opts.stop) + (() if json_schema or be.format is None else be.format.stop), emit)
         out: list[int] = []
         finish: FinishReason = "length"
+        gen.queued()
         with be.lock, torch.inference_mode():
+            gen.began()
             logits, evaluated = self._evaluate(prompt)
+            be.synchronize()  # a GPU computes ahead of Python: the prompt is done when its logits are
             gen.prompt_done()
             sampler = _Sampler(be, opts, be.grammar(json_schema) if json_schema else None, prompt)
             while len(out) < opts.max_tokens and len(prompt) + len(out) < be.n_ctx:
@@ -261,7 +270,7 @@ class TransformersSession(Session):
                     break
                 logits = self._forward([token])[-1]
                 self._cached.append(token)
-        return gen.finish(reply.flush(), Usage(len(prompt), evaluated, len(out)), finish)
+        return gen.finish(reply.flush(), Usage(len(prompt), evaluated, len(out), len(prompt) - evaluated), finish)
 
     def _score_sync(self, messages: list[Message], candidates: list[str], prefix: str) -> ScoreResult:
         be = self.backend
@@ -271,7 +280,10 @@ class TransformersSession(Session):
         prompt, encoded = be.prompter.scoring_ids(messages, candidates, prefix)
         self._check_fits(len(prompt), max(len(e) for e in encoded))
         logprobs: list[float] = []
+        queued = time.perf_counter()
         with be.lock, torch.inference_mode():
+            began = time.perf_counter()
+            timing.wait_s = began - queued
             logits, evaluated = self._evaluate(prompt)
             timing.prompt_s = time.perf_counter() - started
             first = torch.log_softmax(logits, -1)
@@ -282,9 +294,12 @@ class TransformersSession(Session):
                     total += float(sum(rows[i, t] for i, t in enumerate(tokens[1:])))
                     self._restore(prompt)
                 logprobs.append(total)
-        timing.total_s = time.perf_counter() - started
+            done = time.perf_counter()  # each total was read back as a float: the device is done
+        timing.total_s = done - started
+        timing.prefill_s, timing.decode_s = done - began, 0.0  # the prompt and every candidate: all evaluated, nothing decoded
         return ScoreResult.of(candidates, logprobs, [len(e) for e in encoded],
-                              Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0), timing, be.model_id)
+                              Usage(len(prompt), evaluated + sum(len(e) - 1 for e in encoded), 0, len(prompt) - evaluated),
+                              timing, be.model_id)
 
     def _validated_sync(self, messages: list[Message], gen: Generation, schema: type[BaseModel] | dict[str, Any],
                         json_schema: dict[str, Any]) -> Completion:
@@ -298,8 +313,10 @@ class TransformersSession(Session):
         second = self._generate_sync(structured.retry_messages(asked, first.text, problem), gen.again(), lambda _: None)
         second.usage = Usage(first.usage.prompt_tokens + second.usage.prompt_tokens,
                              first.usage.prompt_tokens_evaluated + second.usage.prompt_tokens_evaluated,
-                             first.usage.completion_tokens + second.usage.completion_tokens)
+                             first.usage.completion_tokens + second.usage.completion_tokens,
+                             (first.usage.cached_tokens or 0) + (second.usage.cached_tokens or 0))
         second.schema = json_schema
+        second.timing = both_attempts(first.timing, second.timing)
         return second
 
 
@@ -354,6 +371,16 @@ class _Sampler:
             self.matcher.consume_token(token)
         self.history = torch.cat([self.history, torch.tensor([[token]], device=self.history.device)], dim=1)
         return token
+
+
+def both_attempts(first: Timing, second: Timing) -> Timing:
+    """The time of a call made of two attempts (a validated reply's retry): each phase summed,
+    unknown where either attempt's is; the first token is the first attempt's."""
+    def add(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a + b
+
+    return Timing(first.started_at, first.total_s + second.prompt_s, first.first_token_s, first.total_s + second.total_s,
+                  add(first.wait_s, second.wait_s), add(first.prefill_s, second.prefill_s), add(first.decode_s, second.decode_s))
 
 
 def _device(wanted: str, torch: Any) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -315,22 +316,27 @@ class _Reader:
         self.emit = emit
         self.pieces: list[str] = []
         self.usage: dict[str, Any] | None = None
+        #: llama-server's own account of the call (``timings``: cached, prompt and decode times).
+        self.timings: dict[str, Any] | None = None
         self.finish: str | None = None
 
     async def run(self) -> None:
         be = self.backend
         st = be.state()
+        self.gen.queued()
         try:
-            async with st.slots, st.client.stream("POST", f"{be.base_url}/chat/completions", json=self.body) as reply:
-                if reply.status_code >= 400:
-                    raise be.refused(reply.status_code, await reply.aread(), "/chat/completions")
-                async for line in reply.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue  # blank separators, comments (pings), event names
-                    data = line[5:].strip()
-                    if data == "[DONE]":
-                        break
-                    self._take(be.parse(data, "/chat/completions"))
+            async with st.slots:  # one of the entry's max_concurrency requests: waiting for it is waiting for the model
+                self.gen.began()
+                async with st.client.stream("POST", f"{be.base_url}/chat/completions", json=self.body) as reply:
+                    if reply.status_code >= 400:
+                        raise be.refused(reply.status_code, await reply.aread(), "/chat/completions")
+                    async for line in reply.aiter_lines():
+                        if not line.startswith("data:"):
+                            continue  # blank separators, comments (pings), event names
+                        data = line[5:].strip()
+                        if data == "[DONE]":
+                            break
+                        self._take(be.parse(data, "/chat/completions"))
         except httpx.ConnectError as exc:
             raise BackendUnavailable(be.down(exc)) from None
         except httpx.TransportError as exc:
@@ -341,6 +347,7 @@ class _Reader:
             raise BackendError(f"model {self.backend.model_id!r}: the server at {self.backend.base_url} reported an error "
                                f"mid-reply: {_error_detail(json.dumps(chunk).encode())}")
         self.usage = chunk.get("usage") or self.usage
+        self.timings = chunk.get("timings") if isinstance(chunk.get("timings"), dict) else self.timings
         for choice in chunk.get("choices") or []:
             piece = (choice.get("delta") or {}).get("content")
             if piece:
@@ -381,7 +388,8 @@ class OpenAISession(Session):
             raise error
         if not gen.cancelled:
             be.reports_usage = reader.usage is not None
-        usage = self._usage(reader.usage, messages, len(reader.pieces))
+        usage = self._usage(reader.usage, messages, len(reader.pieces), reader.timings)
+        server_timings(gen.timing, reader.timings)
         if not gen.cancelled and not "".join(reader.pieces) and usage.prompt_tokens >= be.context_length:
             # Some servers (llama-cpp-python's) answer an overlong prompt with an empty reply
             # instead of an error: say what happened rather than return a blank turn.
@@ -403,9 +411,11 @@ class OpenAISession(Session):
             reply = await be.post("/chat/completions", be.chat_body(asked, gen.options, stream=False))
             text = _message_text(reply)
             finish = _finish((reply.get("choices") or [{}])[0].get("finish_reason"))
-            got = self._usage(reply.get("usage"), asked, max(1, len(text) // 4))
+            got = self._usage(reply.get("usage"), asked, max(1, len(text) // 4), reply.get("timings"))
+            cached = (got.cached_tokens if attempt == 0 else
+                      None if usage.cached_tokens is None or got.cached_tokens is None else usage.cached_tokens + got.cached_tokens)
             usage = Usage(usage.prompt_tokens + got.prompt_tokens, usage.prompt_tokens_evaluated + got.prompt_tokens_evaluated,
-                          usage.completion_tokens + got.completion_tokens)
+                          usage.completion_tokens + got.completion_tokens, cached)
             gen.token()
             problem = structured.problem(text, schema)
             if problem is None or attempt == 1:
@@ -413,13 +423,18 @@ class OpenAISession(Session):
             asked = structured.retry_messages(asked, text, problem)
         return gen.finish(text, usage, finish)
 
-    def _usage(self, reported: dict[str, Any] | None, messages: Sequence[Message], pieces: int) -> Usage:
+    def _usage(self, reported: dict[str, Any] | None, messages: Sequence[Message], pieces: int,
+               timings: Any = None) -> Usage:
+        """The call's usage as the server reports it; an estimate where it reports none. Cached
+        tokens: OpenAI's ``prompt_tokens_details.cached_tokens`` (vLLM with prompt-token details
+        on), else llama-server's ``timings.cache_n``, else not known (``None``)."""
         if not reported:
             estimate = self.count_tokens(messages)
             return Usage(estimate, estimate, pieces)
         prompt = int(reported.get("prompt_tokens") or 0)
-        cached = int(((reported.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
-        return Usage(prompt, max(0, prompt - cached), int(reported.get("completion_tokens") or pieces))
+        cached = cached_of(reported, timings)
+        return Usage(prompt, max(0, prompt - (cached or 0)), int(reported.get("completion_tokens") or pieces),
+                     None if cached is None else min(cached, prompt))
 
     async def score(self, messages: Sequence[Message], candidates: Sequence[str], *, prefix: str = "") -> ScoreResult:
         if not candidates:
@@ -506,3 +521,36 @@ def _error_detail(content: bytes) -> str:
             err = err.get("message", err)
         return str(err)[:300]
     return str(body)[:300]
+
+
+def count_of(value: Any) -> int | None:
+    """A token count a server reported, or ``None`` when it is not a count (missing, negative,
+    not a whole number): the server's text is not trusted to be one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def cached_of(reported: dict[str, Any], timings: Any) -> int | None:
+    """The prompt tokens a server says it took from its cache: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens``, else llama-server's ``timings.cache_n``;
+    ``None`` when it says neither (then nobody knows, and nothing is shown as reused)."""
+    details = reported.get("prompt_tokens_details")
+    cached = count_of(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None and isinstance(timings, dict):
+        cached = count_of(timings.get("cache_n"))
+    return cached
+
+
+def seconds_of(ms: Any) -> float | None:
+    """Milliseconds a server reported, as seconds; ``None`` unless a finite, non-negative number."""
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0:
+        return None
+    return ms / 1000
+
+
+def server_timings(timing: Timing, timings: Any) -> None:
+    """The prompt's and the reply's times as llama-server measured them (``timings.prompt_ms``,
+    ``predicted_ms``), where it reports them: the server's own clock, which sees no network and
+    no queue. Other servers say nothing of them, and the times stay unknown."""
+    if isinstance(timings, dict):
+        timing.prefill_s = seconds_of(timings.get("prompt_ms"))
+        timing.decode_s = seconds_of(timings.get("predicted_ms"))

@@ -187,9 +187,14 @@ class VllmSession(Session):
         final, sent = await be.on_engine(self._stream(prompt, params, gen, relay))
         output = final.outputs[0] if final is not None else None
         _check_finish(be.model_id, output)
-        cached = int(getattr(final, "num_cached_tokens", 0) or 0)
+        # The engine's own count of prompt tokens its prefix cache served; an engine that does not
+        # report it leaves the reuse unknown. Its queue and phase times stay unknown too: the
+        # engine measures them only for its stats logger, out of this call's reach.
+        reported = getattr(final, "num_cached_tokens", None)
+        cached = reported if isinstance(reported, int) and reported >= 0 else None
         reason: FinishReason = "cancelled" if gen.cancelled else "length" if output is not None and output.finish_reason == "length" else "stop"
-        return gen.finish(sent, Usage(len(prompt), len(prompt) - cached, len(output.token_ids) if output else 0), reason)
+        return gen.finish(sent, Usage(len(prompt), len(prompt) - (cached or 0), len(output.token_ids) if output else 0, cached),
+                          reason)
 
     async def _stream(self, prompt: list[int], params: Any, gen: Generation, relay: Callable[[str], None]) -> tuple[Any, str]:
         """On the engine's loop: one request, its text relayed as it grows, aborted when the

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from outputs.sources import markdown as sources_markdown, turn_markdown
+from protocols.core.costs import cost_section, journal_calls
 from protocols.core.outcome import outcome_in_words
 from protocols.core.events import about_context
 from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
@@ -106,6 +107,9 @@ def to_markdown(debate: dict[str, Any], *, redacted: bool = False) -> str:
     if debate.get("outcome"):
         out += ["", f"_Every figure of the outcome: {code('symposium export ' + debate['id'][:8] + ' --format json')}._"]
     out += sources_markdown(debate, redacted=redacted)
+    cost = cost_section(journal_calls(debate))
+    if cost is not None:
+        out += sections_markdown([cost])
     out += provenance_lines(debate.get("provenance"))
     out += seal_lines(debate.get("seal"))
     return "\n".join(out) + "\n"

@@ -50,6 +50,7 @@ LISTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "moderator_events": ("moderator_events", ("id", "debate_id"), "id"),
     "notices": ("notices", ("id", "debate_id"), "id"),
     "model_calls": ("model_calls", (), "id"),
+    "call_costs": ("call_costs", ("id", "debate_id"), "id"),
     "replies": ("replies", ("id", "debate_id", "created_at"), "id"),
 }
 
@@ -135,7 +136,7 @@ def verify_export(document: Mapping[str, Any]) -> seal.Verdict:
     signature, bad = seal.signature_of(debate_id, head, found.get("key"), found.get("signature"),
                                        found.get("signed_from"), migrated)
     where = {(t, k): (link.at, link.n) for link in links for t, k, _ in link.rows}
-    problems += bad + compare(debate_id, document, rows, where, evidence="citations" in sealed)
+    problems += bad + compare(debate_id, document, rows, where, evidence="citations" in sealed, costs="call_costs" in sealed)
     problems.sort(key=lambda p: (p.n, p.at or 0.0))
     return seal.Verdict(debate_id, sum(len(x) for x in entries), head, migrated, tuple(problems), signature,
                         count if isinstance(count, int) else len(links))
@@ -189,18 +190,20 @@ def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
             (None if v is None else json.loads(v)) if c.endswith("_json") else v for c, v in row.items()}
 
 
-def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]], *, evidence: bool = True
+def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]], *, evidence: bool = True, costs: bool = True
              ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """What an export of the sealed ``rows`` shows outside its seal (``Queries.debate``'s
     reading of the journal), and the keys of each list's items, in order. ``evidence``: the
     export's layout has the evidence's tables (v8 on), so it shows each turn's citations and the
-    debate's evidence."""
+    debate's evidence; ``costs``: it has the calls' costs (v9 on), so it shows them."""
     by_table: dict[str, list[tuple[str, Mapping[str, Any]]]] = {t: [] for t in seal.KEYS}  # a table of a later layout: no rows
     for (table, key), row in rows.items():
         by_table[table].append((key, row))
     document = next((_decoded(r) for k, r in by_table["debates"] if k == debate_id), {})
     keys: dict[str, list[str]] = {}
     for name, (table, hidden, order) in LISTS.items():
+        if table == "call_costs" and not costs:
+            continue
         items = sorted(by_table[table], key=lambda kr: kr[1][order])
         keys[name] = [k for k, _ in items]
         document[name] = [{c: v for c, v in _decoded(r).items() if c not in hidden} for _, r in items]
@@ -259,7 +262,7 @@ _ABSENT = object()
 
 
 def compare(debate_id: str, document: Mapping[str, Any], rows: Mapping[Ident, Mapping[str, Any]],  # noqa: C901
-            where: Mapping[Ident, tuple[float, int]], *, evidence: bool = True) -> list[seal.Problem]:
+            where: Mapping[Ident, tuple[float, int]], *, evidence: bool = True, costs: bool = True) -> list[seal.Problem]:
     """The export's readable sections against what its sealed rows give, each difference
     named by its row, its field and the link that sealed the row."""
     problems: list[seal.Problem] = []
@@ -269,13 +272,13 @@ def compare(debate_id: str, document: Mapping[str, Any], rows: Mapping[Ident, Ma
         problems.append(seal.Problem(debate_id, table, key, what, detail, at, n))
 
     try:
-        want, keys = expected(debate_id, rows, evidence=evidence)
+        want, keys = expected(debate_id, rows, evidence=evidence, costs=costs)
     except (KeyError, TypeError, ValueError) as exc:  # rows re-sealed with values no journal writes
         problem("seal", "-", "changed", f"its sealed rows cannot be read as an export reads a journal ({exc!r})")
         return problems
     for field in sorted((set(document) | set(want)) - {"seal"}):
         shown, held = document.get(field, _ABSENT), want.get(field, _ABSENT)
-        if field in LISTS:
+        if field in LISTS and field in want:
             _compare_list(field, shown, held, keys[field], problem)
         elif field == "metrics":
             _compare_metrics(shown, held, rows, problem)

@@ -446,6 +446,10 @@ class Journal:
             " prompt_tokens_evaluated, completion_tokens, duration_s, first_token_s, finish_reason, error, created_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", params).lastrowid
         self._sealed(debate_id, "model_calls", call_id)
+        cost_id = self.conn.execute(
+            "INSERT INTO call_costs(call_id, debate_id, cached_tokens, wait_s, prefill_s, decode_s) VALUES (?,?,?,?,?,?)",
+            (call_id, debate_id, call.cached_tokens, call.wait_s, call.prefill_s, call.decode_s)).lastrowid
+        self._sealed(debate_id, "call_costs", cost_id)
 
     def _phase_changed(self, e: PhaseChanged) -> None:
         with self._writing() as c:

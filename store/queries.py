@@ -115,6 +115,8 @@ class Queries:
         d["notices"] = self._rows(
             "SELECT round, kind, text, details_json, created_at FROM notices WHERE debate_id = ? ORDER BY id", q)
         d["model_calls"] = self._rows("SELECT * FROM model_calls WHERE debate_id = ? ORDER BY id", q)
+        d["call_costs"] = self._rows("SELECT call_id, cached_tokens, wait_s, prefill_s, decode_s FROM call_costs"
+                                     " WHERE debate_id = ? ORDER BY id", q)
         d["replies"] = self._rows(
             "SELECT role, kind, prompt_sha256, reply, details_json FROM replies WHERE debate_id = ? ORDER BY id", q)
         d["evidence"] = self.evidence(debate_id)

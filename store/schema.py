@@ -322,6 +322,25 @@ _V8_EVIDENCE = """
 """
 
 
+# v9: what each model call cost beyond its tokens (protocols.core.events.CallRecord): the prompt's
+# tokens taken from a cache instead of run, the time waited for the model, the prompt's
+# evaluation and the decoding. NULL: the backend does not measure it. One row per call, in a table
+# of its own rather than new columns of ``model_calls``: a row's seal hash covers every column its
+# table has, so a column added to a sealed table would change the hash of every call sealed before.
+_V9_CALL_COSTS = """
+        CREATE TABLE call_costs (
+            id             INTEGER PRIMARY KEY,
+            call_id        INTEGER NOT NULL UNIQUE REFERENCES model_calls(id) ON DELETE CASCADE,
+            debate_id      TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+            cached_tokens  INTEGER,
+            wait_s         REAL,
+            prefill_s      REAL,
+            decode_s       REAL
+        );
+        CREATE INDEX call_costs_debate ON call_costs(debate_id);
+"""
+
+
 def _seal_on_migration(conn: sqlite3.Connection) -> int:
     return seal_existing(conn, time.time())
 
@@ -335,6 +354,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "seal and provenance", _V6_SEAL, _seal_on_migration),
     Migration(7, "signed seal heads", _V7_SIGNED_HEADS),
     Migration(8, "evidence and citations", _V8_EVIDENCE),
+    Migration(9, "call costs", _V9_CALL_COSTS),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -58,11 +58,12 @@ KEYS: dict[str, str] = {
     "turns": "id", "distributions": "id", "metrics": "id", "judgements": "id", "moderator_events": "id",
     "notices": "id", "model_calls": "id", "replies": "id",
     "evidence": "debate_id", "evidence_files": "id", "evidence_passages": "id", "citations": "id",
+    "call_costs": "id",
 }
 
-#: Sealed tables a journal layout before v8 does not have (the evidence's): a journal of that
-#: layout, or an export naming it, simply holds no rows of them.
-LATER_TABLES: frozenset[str] = frozenset({"evidence", "evidence_files", "evidence_passages", "citations"})
+#: Sealed tables an earlier journal layout does not have (the evidence's before v8, the calls'
+#: costs before v9): a journal of that layout, or an export naming it, simply holds no rows of them.
+LATER_TABLES: frozenset[str] = frozenset({"evidence", "evidence_files", "evidence_passages", "citations", "call_costs"})
 
 #: The columns of sealed tables that no row hash covers: the debate row's bookkeeping, rewritten
 #: by every event (``updated_at``, ``events_recorded``), and the seal's own head and signature.

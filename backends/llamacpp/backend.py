@@ -222,13 +222,18 @@ class LlamaCppBackend(Backend):
                       n_batch=self.n_batch, growable=growable)
 
     def kv_stats(self) -> dict[str, Any]:
-        """KV cells reserved and in use, over every context of this model (for benchmarks)."""
+        """KV cells reserved and in use, and the tokens llama.cpp ran, over every context of this
+        model (for benchmarks, and the check of the journal's counts against llama.cpp's)."""
         pools = {id(p): p for p in ([self._pool] if self._pool else [])}
         for session in self._sessions.values():
             if isinstance(session, LlamaCppSession) and session._pool is not None:
                 pools[id(session._pool)] = session._pool
         cells = sum(p.cells for p in pools.values())
         per_token = self.kv_bytes_per_token()
+        decoded = 0
+        for p in pools.values():
+            with p.lock:
+                decoded += p.decoded
         return {
             "contexts": len(pools),
             "cells": cells,
@@ -236,6 +241,8 @@ class LlamaCppBackend(Backend):
             "kv_bytes_per_token": per_token,
             "grows": sum(p.grows for p in pools.values()),
             "evictions": sum(p.evictions for p in pools.values()),
+            #: Tokens llama.cpp ran in these contexts, prompts and replies, by its own counters.
+            "tokens_decoded": decoded,
         }
 
     def kv_bytes_per_token(self) -> int:
@@ -422,6 +429,7 @@ class LlamaCppSession(Session, Member):
         self._check_fits(len(prompt), 1)
         stops = tuple(opts.stop) + (() if json_schema else be.format.stop)
         reply = Reply(self, prompt, gen, emit, Sampler(be.model, opts, grammar), stops, be.decoding())
+        gen.queued()
         try:
             with self.lock:
                 lockstep = be.lockstep_for(self)
@@ -430,6 +438,7 @@ class LlamaCppSession(Session, Member):
                     self.remember(completion.text, reply.out)
                     return completion
             with be.computing(self):  # alone: the same cycle as a lockstep step, one row
+                gen.began()
                 reply.evaluated = self.evaluate_prompt(prompt)
                 gen.prompt_done()
                 goes_on = reply.first(self._ctx)
@@ -463,7 +472,10 @@ class LlamaCppSession(Session, Member):
         if any(len(e) == len(ends) for e in encoded):
             raise ValueError("score() candidates must be non-empty strings")
         self._check_fits(len(prompt), max(len(e) for e in encoded))
+        queued = time.perf_counter()
         with be.computing(self):
+            began = time.perf_counter()
+            timing.wait_s = began - queued
             evaluated = self.evaluate_prompt(prompt)
             timing.prompt_s = time.perf_counter() - started
             first = log_softmax(self._logits(-1))
@@ -473,9 +485,11 @@ class LlamaCppSession(Session, Member):
             else:
                 logprobs, rows = self.pool.score(self.seq, len(prompt), encoded, first, cap=be.score_batch_tokens)
             self._cached = list(prompt)
-        timing.total_s = time.perf_counter() - started
+            done = time.perf_counter()
+        timing.total_s = done - started
+        timing.prefill_s, timing.decode_s = done - began, 0.0  # the prompt and every candidate: all evaluated, nothing decoded
         return ScoreResult.of(candidates, logprobs, [len(e) for e in encoded],
-                              Usage(len(prompt), evaluated + rows, 0), timing, be.model_id)
+                              Usage(len(prompt), evaluated + rows, 0, len(prompt) - evaluated), timing, be.model_id)
 
     def _score_sequential(self, n: int, encoded: list[list[int]], first: np.ndarray) -> list[float]:
         """Each candidate after the prompt, one after another, rolled back after each: the way

@@ -149,6 +149,8 @@ class KvPool:
         self._scratch: dict[int, tuple[int, int]] = {}
         #: Sequences of replies decoding in lockstep: never evicted while they decode.
         self.busy: set[int] = set()
+        #: Tokens the contexts this pool outgrew had run (llama.cpp's own count, :attr:`decoded`).
+        self._decoded_before = 0
 
     # -- sequences ------------------------------------------------------------------------
 
@@ -299,6 +301,7 @@ class KvPool:
         The agents' cells are saved first and the old context freed before the new one is
         made, so memory peaks at the new context plus the cells in use, not at both contexts."""
         saved = [(seq, self.ctx.seq_state(seq)) for seq, owner in self.owners.items() if owner.cached]
+        self._decoded_before += self.ctx.decoded()
         self.ctx.close()
         try:
             self.ctx = self._new_context(cells)
@@ -315,6 +318,12 @@ class KvPool:
             self.ctx.seq_cp(src, tmp, 0, n)
         self.cells = cells
         self.grows += 1
+
+    @property
+    def decoded(self) -> int:
+        """Tokens llama.cpp has run in this pool, by its own counters, over every context it
+        had (a grown pool's earlier ones too). Callers hold :attr:`lock`."""
+        return self._decoded_before + self.ctx.decoded()
 
     def logits(self, index: int) -> np.ndarray:
         """A copy of row ``index`` of the last batch's logits (-1: its last row)."""

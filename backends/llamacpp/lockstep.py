@@ -147,7 +147,8 @@ class Reply:
             raise self.error
         finish = self.finish or "length"
         text = self.text.flush(self._decoder.decode(b"", final=True) if finish != "stop" else "")
-        return self.gen.finish(text, Usage(len(self.prompt), self.evaluated, len(self.out)), finish)
+        cached = len(self.prompt) - self.evaluated
+        return self.gen.finish(text, Usage(len(self.prompt), self.evaluated, len(self.out), cached), finish)
 
 
 class Lockstep:
@@ -210,6 +211,7 @@ class Lockstep:
         member, decoding = reply.member, reply.decoding
         member.last_used = time.monotonic()
         try:
+            reply.gen.began()
             reply.evaluated = self.pool.evaluate(member, reply.prompt, reuse=decoding.reuse, chunk=decoding.chunk)
             reply.gen.prompt_done()
             if reply.first(self.pool.ctx):

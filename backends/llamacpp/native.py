@@ -259,6 +259,16 @@ class Context:
         ptr = self._api.llama_get_logits(self._ctx.ctx)
         return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(rows, self.n_vocab))
 
+    def decoded(self) -> int:
+        """How many tokens llama.cpp has run through this context, prompts and replies alike,
+        by its own counters (``llama_perf_context``: n_p_eval + n_eval, kept even with timing
+        off), once the work queued on it is done. What the journal's token counts are checked
+        against."""
+        api = self._api
+        api.llama_synchronize(self._ctx.ctx)
+        data = api.llama_perf_context(self._ctx.ctx)
+        return int(data.n_p_eval) + int(data.n_eval)
+
     def close(self) -> None:
         self._ctx.close()
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from outputs.sources import cited_passages, location, per_agent, share
+from protocols.core.costs import cost_section, journal_calls
 from protocols.core.evidence import cited_line
 from protocols.core.outcome import outcome_in_words
 from protocols.core.present import (
@@ -367,7 +368,8 @@ def build(debate: Mapping[str, Any], *, redaction: Mapping[str, int] | None = No
     rest = {k: v for k, v in outcome.items() if k not in claimed}
     if rest:
         sections.append(Section("outcome", "Outcome (every other recorded value)", [value_block(rest)]))
-    sections += [s for s in (_sources(debate, redaction is not None), _transcript(debate), _parameters(debate)) if s is not None]
+    sections += [s for s in (_sources(debate, redaction is not None), _transcript(debate), _parameters(debate),
+                             cost_section(journal_calls(debate))) if s is not None]
     sections += [_provenance(debate), _seal(debate, redacted=redaction is not None)]
     subtitle = f"{debate.get('protocol', '')} · {debate.get('status', '')} · {when(debate.get('created_at'))}"
     return Document(str(debate.get("title") or debate.get("id") or "debate"), subtitle, sections,

@@ -148,13 +148,18 @@ class Agent:
         hit = replayed(self.role, "score", sha)
         if hit is not None and hit.reply is not None:
             data = json.loads(hit.reply)
+            d = hit.details
             result = ScoreResult.of(candidates, [float(v) for v in data["logprobs"]], [int(n) for n in data["token_counts"]],
-                                    Usage(**hit.details.get("usage", {})), Timing(total_s=hit.details.get("total_s", 0.0)),
-                                    str(hit.details.get("model_id") or self.model_id))
+                                    Usage(**d.get("usage", {})),
+                                    Timing(total_s=d.get("total_s", 0.0), wait_s=d.get("wait_s"), prefill_s=d.get("prefill_s"),
+                                           decode_s=d.get("decode_s")),
+                                    str(d.get("model_id") or self.model_id))
         else:
             result = await self.session.score(messages, list(candidates))
+            t = result.timing
             record(Reply(self.role, "score", sha, json.dumps({"logprobs": result.logprobs, "token_counts": result.token_counts}),
-                         {"usage": asdict(result.usage), "total_s": result.timing.total_s, "model_id": result.model_id}))
+                         {"usage": asdict(result.usage), "total_s": t.total_s, "wait_s": t.wait_s, "prefill_s": t.prefill_s,
+                          "decode_s": t.decode_s, "model_id": result.model_id}))
         return result, score_call_record(self.role, result)
 
 
@@ -255,18 +260,25 @@ class Turn:
 
 def reply_of(role: str, sha: str, completion: Completion) -> Reply:
     """What the journal keeps of a finished chat call to answer it again on resuming."""
+    t = completion.timing
     return Reply(role, "chat", sha, completion.text, {
         "usage": asdict(completion.usage), "finish_reason": completion.finish_reason, "model_id": completion.model_id,
-        "total_s": completion.timing.total_s, "first_token_s": completion.timing.first_token_s})
+        "total_s": t.total_s, "first_token_s": t.first_token_s, "wait_s": t.wait_s, "prefill_s": t.prefill_s,
+        "decode_s": t.decode_s})
 
 
 def completion_of(reply: Reply, options: SamplingOptions, schema: type[BaseModel] | dict[str, Any] | None) -> Completion:
     """The completion a journalled reply stands for, with the cost it had when it was made."""
     d = reply.details
     return Completion(text=reply.reply or "", usage=Usage(**d.get("usage", {})),
-                      timing=Timing(total_s=d.get("total_s", 0.0), first_token_s=d.get("first_token_s")),
+                      timing=Timing(total_s=d.get("total_s", 0.0), first_token_s=d.get("first_token_s"), wait_s=d.get("wait_s"),
+                                    prefill_s=d.get("prefill_s"), decode_s=d.get("decode_s")),
                       finish_reason=d.get("finish_reason", "stop"), model_id=str(d.get("model_id") or ""),
                       options=options, schema=schema_of(schema))
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def call_record(role: str, purpose: str, completion: Completion) -> CallRecord:
@@ -280,8 +292,12 @@ def call_record(role: str, purpose: str, completion: Completion) -> CallRecord:
         prompt_tokens_evaluated=completion.usage.prompt_tokens_evaluated,
         completion_tokens=completion.usage.completion_tokens,
         duration_s=round(completion.timing.total_s, 4),
-        first_token_s=None if completion.timing.first_token_s is None else round(completion.timing.first_token_s, 4),
+        first_token_s=_seconds(completion.timing.first_token_s),
         finish_reason=completion.finish_reason,
+        cached_tokens=completion.usage.cached_tokens,
+        wait_s=_seconds(completion.timing.wait_s),
+        prefill_s=_seconds(completion.timing.prefill_s),
+        decode_s=_seconds(completion.timing.decode_s),
     )
 
 
@@ -315,4 +331,8 @@ def score_call_record(role: str, result: ScoreResult) -> CallRecord:
         prompt_tokens_evaluated=result.usage.prompt_tokens_evaluated,
         completion_tokens=0,
         duration_s=round(result.timing.total_s, 4),
+        cached_tokens=result.usage.cached_tokens,
+        wait_s=_seconds(result.timing.wait_s),
+        prefill_s=_seconds(result.timing.prefill_s),
+        decode_s=_seconds(result.timing.decode_s),
     )

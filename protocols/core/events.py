@@ -30,7 +30,13 @@ class Participant:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One model call: what was asked of which model and what it cost."""
+    """One model call: what was asked of which model and what it cost.
+
+    The cost as the backend measured it (``backends.base.Usage`` and ``Timing``): the prompt's
+    tokens, how many the model ran and how many it took from its cache (``cached_tokens``), the
+    tokens generated; the call's time, and where it went: waiting for the model (``wait_s``),
+    evaluating the prompt (``prefill_s``), generating (``decode_s``). A figure the backend
+    cannot measure (a server's queue, a cache hit it does not report) is ``None``."""
 
     role: str
     model_id: str
@@ -43,6 +49,10 @@ class CallRecord:
     first_token_s: float | None = None
     finish_reason: str = "stop"
     error: str | None = None
+    cached_tokens: int | None = None
+    wait_s: float | None = None
+    prefill_s: float | None = None
+    decode_s: float | None = None
 
 
 CitationStatus = Literal["supported", "not_found", "uncited"]

@@ -159,6 +159,36 @@ async def test_usage_numbers_are_consistent(backend: Backend) -> None:
         assert other.usage.prompt_tokens_evaluated == other.usage.prompt_tokens
 
 
+async def test_each_call_reports_the_cost_its_backend_measures_and_none_it_does_not(backend: Backend) -> None:
+    """In process, every figure is measured: the tokens the agent's cache held (the prompt less
+    those run), the time waited for the model, the prefill and the decode, which add up to no
+    more than the call. A server's cache hits are counted only where it reports them (this
+    ``llama_cpp.server`` does not: unknown, never 0), its phases only where it times them; the
+    wait for a request slot is this process's own. vLLM's engine counts its cached tokens."""
+    session = fresh(backend)
+    turn1 = [Message("system", "You are agent A in a debate."), Message("user", "Open the debate on tea versus coffee.")]
+    first = await session.complete(turn1, GREEDY)
+    second = await session.complete(turn1 + [Message("assistant", first.text), Message("user", "Reply to agent B.")], GREEDY)
+    scored = await session.score([Message("user", "What is the capital of France?")], ["Paris", "Rome"])
+    for done in (first, second):
+        usage, t = done.usage, done.timing
+        if backend.kind in IN_PROCESS:
+            assert usage.cached_tokens == usage.prompt_tokens - usage.prompt_tokens_evaluated
+            assert t.wait_s is not None and t.prefill_s is not None and t.decode_s is not None
+            assert min(t.wait_s, t.prefill_s, t.decode_s) >= 0
+            assert t.wait_s + t.prefill_s + t.decode_s <= t.total_s + 1e-6
+            assert t.prefill_s > 0 and (t.decode_s > 0 or usage.completion_tokens <= 1)
+        elif backend.kind == "openai":
+            assert usage.cached_tokens is None and t.prefill_s is None and t.decode_s is None
+            assert t.wait_s is not None and 0 <= t.wait_s <= t.total_s
+        else:  # vllm
+            assert isinstance(usage.cached_tokens, int) and 0 <= usage.cached_tokens <= usage.prompt_tokens
+    if backend.kind in IN_PROCESS:
+        assert second.usage.cached_tokens and second.usage.cached_tokens > first.usage.prompt_tokens // 2
+        assert scored.usage.cached_tokens is not None and scored.timing.prefill_s is not None
+        assert scored.timing.decode_s == 0.0  # nothing is generated: every candidate is evaluated
+
+
 async def test_completion_options_are_recorded(backend: Backend) -> None:
     opts = SamplingOptions(max_tokens=5, temperature=0.3, seed=7)
     completion = await fresh(backend).complete([Message("user", "Hello")], opts)

@@ -45,15 +45,18 @@ class ScriptedBackend(Backend):
 
     def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7,
                  warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None,
-                 gate: asyncio.Event | None = None) -> None:
+                 gate: asyncio.Event | None = None, measured: bool = False) -> None:
         """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
         small model's pace on this machine (the crash harness's fast mode needs kills to land
         mid-reply as well as between turns). ``warning``: the privacy warning it reports, as a
         server entry off this machine would. ``answer``: when the scripted replies run out, the
         reply to a call made from its messages and JSON schema (:func:`fits`: any protocol runs).
         ``gate``: every chunk waits until it is set, so a test can hold the debate mid-reply (and
-        so short of its end) while it sends a command, instead of racing the debate to it."""
+        so short of its end) while it sends a command, instead of racing the debate to it.
+        ``measured``: each call reports every cost figure an in-process backend measures, made
+        from its prompt and reply (:func:`measured_cost`), so the cost tables have all to add up."""
         super().__init__()
+        self.measured = measured
         self.answer = answer
         self.model_id = model_id
         self.replies = list(replies)
@@ -105,8 +108,9 @@ class _ScriptedSession(Session):
                 yield text[i : i + step]
             if isinstance(reply, Fail):
                 raise BackendError(f"model {self.backend.model_id!r}: {reply.message}")
-            stream.completion = Completion(text, Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001),
-                                           "stop", self.backend.model_id, opts, schema_of(schema))
+            usage, timing = (measured_cost(messages, text) if self.backend.measured
+                             else (Usage(10, 10, max(1, len(text) // 4)), Timing(total_s=0.01, first_token_s=0.001)))
+            stream.completion = Completion(text, usage, timing, "stop", self.backend.model_id, opts, schema_of(schema))
 
         return ChatStream(produce, lambda: None)
 
@@ -115,6 +119,19 @@ class _ScriptedSession(Session):
             raise BackendError(f"model {self.backend.model_id!r} was closed")
         n = len(candidates)
         return ScoreResult(list(candidates), [-1.0] * n, [1 / n] * n, [1] * n, Usage(10, 10, 0), Timing(), self.backend.model_id)
+
+
+def measured_cost(messages: Sequence[Message], text: str) -> tuple[Usage, Timing]:
+    """A call's cost as an in-process backend would report it, every figure measured and each a
+    function of the call alone: a token per four characters; the prompt's last message is new,
+    the rest cached; waiting, prefill and decode times from the tokens."""
+    prompt = max(1, sum(len(m.content) for m in messages) // 4)
+    new = min(prompt, max(1, len(messages[-1].content) // 4 if messages else prompt))
+    generated = max(1, len(text) // 4)
+    wait, prefill, decode = 0.001 * len(messages), 0.0005 * new, 0.02 * generated
+    timing = Timing(total_s=wait + prefill + decode, first_token_s=wait + prefill, prompt_s=wait + prefill,
+                    wait_s=wait, prefill_s=prefill, decode_s=decode)
+    return Usage(prompt, new, generated, prompt - new), timing
 
 
 Answer = Callable[[Sequence[Message], dict[str, Any] | None], str]

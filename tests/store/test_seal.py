@@ -335,7 +335,7 @@ def test_a_row_is_sealed_as_sqlite_stores_it(sealed: Path, odd: dict[str, Any]) 
         for table, key, sealed_hash in json.loads(rows):
             stored = j.conn.execute(f"SELECT {', '.join(columns[table])} FROM {table} WHERE id = ?", (int(key),)).fetchone()
             assert sealed_hash == seal.row_sha256(table, tuple(stored)), (table, key)
-        assert [r[0] for r in json.loads(rows)] == ["turns", "distributions", "distributions", "model_calls"]
+        assert [r[0] for r in json.loads(rows)] == ["turns", "distributions", "distributions", "model_calls", "call_costs"]
         assert int(json.loads(rows)[0][1]) == turn_id
 
 
@@ -419,7 +419,8 @@ def test_a_sealed_turn_reads_back_its_rows_and_adds_one_statement(tmp_path: Path
                 ran[sealing].append(list(statements))
     for sealed, plain in zip(ran[True], ran[False]):
         reads = [s for s in sealed if re.fullmatch(rf"SELECT [\w, ]+ FROM \w+ WHERE debate_id = '{ID}' AND id = \d+", s)]
-        assert [s.split(" FROM ")[1].split()[0] for s in reads] == ["turns", "distributions", "distributions", "model_calls"]
+        assert [s.split(" FROM ")[1].split()[0] for s in reads] == ["turns", "distributions", "distributions",
+                                                                     "model_calls", "call_costs"]
         def short(statements: list[str]) -> list[str]:  # what ran, not the values it bound (times differ)
             return [" ".join(s.split()[:3]) for s in statements if s not in reads]
 

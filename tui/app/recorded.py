@@ -17,15 +17,22 @@ from protocols.core.events import (
     Event,
     JudgementMade,
     MetricsComputed,
+    ModelCalled,
     ModeratorActed,
     Notice,
     Participant,
     PhaseChanged,
     TurnFinished,
 )
+from protocols.core.costs import MEASURED, journal_calls
 from protocols.core.evidence import as_citation
 
-_CALL_FIELDS = ("prompt_tokens", "prompt_tokens_evaluated", "completion_tokens", "duration_s")
+_CALL_FIELDS = ("prompt_tokens", "prompt_tokens_evaluated", "completion_tokens", "duration_s", "first_token_s",
+                "finish_reason", "error", *MEASURED)
+
+
+def _call(role: str, model_id: str, c: dict[str, Any]) -> CallRecord:
+    return CallRecord(role, model_id, c["purpose"], c["options"], **{k: c[k] for k in _CALL_FIELDS})
 
 
 def recorded_events(debate: dict[str, Any], *, upto_round: int | None = None) -> Iterator[Event]:
@@ -39,14 +46,16 @@ def recorded_events(debate: dict[str, Any], *, upto_round: int | None = None) ->
                         tuple(Participant(p["role"], p["model_id"], p["backend"], p["options"], p["details"])
                               for p in debate["participants"]), at=debate["created_at"])
     timeline: list[tuple[float, int, Event]] = []
-    calls = {c["turn_id"]: c for c in debate["model_calls"] if c["turn_id"] is not None}
+    every_call = journal_calls(debate)
+    calls = {c["turn_id"]: c for c in every_call if c["turn_id"] is not None}
+    for other in every_call:  # the calls of no turn (judges, scorers, analyzers): what they cost
+        if other["turn_id"] is None:
+            timeline.append((other["created_at"], 2, ModelCalled(did, _call(other["role"], other["model_id"], other), other["round"])))
     for p in debate["phases"]:
         timeline.append((p["started_at"], 0, PhaseChanged(did, p["name"], p["round"], p["kappa"], at=p["started_at"])))
     for t in debate["turns"]:
         c = calls.get(t["id"])
-        call = None if c is None else CallRecord(
-            t["role"], t["model_id"], c["purpose"], c["options"], **{k: c[k] for k in _CALL_FIELDS},
-            first_token_s=c["first_token_s"], finish_reason=c["finish_reason"], error=c["error"])
+        call = None if c is None else _call(t["role"], t["model_id"], c)
         timeline.append((t["created_at"], 1, TurnFinished(
             did, t["role"], t["model_id"], t["phase"], t["round"], t["kind"], t["text"], t["raw"], call,
             t["parsed"], tuple(t["parse_notes"] or ()), t["distribution"], t["kappa"], at=t["created_at"],

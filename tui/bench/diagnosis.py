@@ -86,6 +86,7 @@ from backends.private import append_private, private_dir
 from protocols.measures import evaluation as E
 from protocols import evince
 from protocols.core.agents import Agent
+from protocols.core.costs import Cost, Ledger
 from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
 from protocols.core.evidence import EvidenceSettings, Grounding
 from protocols.measures.citations import tally
@@ -250,6 +251,24 @@ class Outcome:
     claims: int = 0
     supported: int = 0
     not_found: int = 0
+    #: What each agent's calls cost on this case, by "role (model)": a
+    #: :class:`protocols.core.costs.Cost` as JSON.
+    costs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def agent_costs(ledger: Ledger) -> dict[str, dict[str, Any]]:
+    """A run's costs per agent, by "role (model)" (the two single models are both "agent-a")."""
+    return {f"{role} ({', '.join(ledger.models.get(role, [])) or '?'})": cost.to_json() for role, cost in ledger.agents.items()}
+
+
+def merged_costs(outcomes: Sequence[Outcome]) -> dict[str, Cost]:
+    """The costs of several runs added up per agent (an ensemble's models, a vote's samples,
+    one system's cases)."""
+    merged: dict[str, Cost] = {}
+    for outcome in outcomes:
+        for agent, data in outcome.costs.items():
+            merged.setdefault(agent, Cost()).merge(Cost.from_json(data))
+    return merged
 
 
 @dataclass
@@ -308,6 +327,10 @@ def label_set(cases: Sequence[Case], synonyms: Path | None, *, related: bool = F
 
 
 # -- running the systems ------------------------------------------------------------------------
+
+
+def _as_json(costs: dict[str, Cost]) -> dict[str, dict[str, Any]]:
+    return {agent: cost.to_json() for agent, cost in costs.items()}
 
 
 def choose_k(debate_generated: float, cot_generated: float) -> int:
@@ -424,6 +447,7 @@ class Bench:
         """Drive one journalled run and summarise it as an :class:`Outcome`."""
         debate_id = new_debate_id()
         generated = prompt = 0
+        ledger = Ledger()
         trajectory: list[dict[str, float]] = []
         said: dict[str, dict[int, dict[str, float]]] = {}  # role -> round -> its distribution
         cited: list[Any] = []
@@ -436,6 +460,7 @@ class Bench:
             if call is not None:
                 generated += call.completion_tokens
                 prompt += call.prompt_tokens_evaluated
+                ledger.add(asdict(call))
             if isinstance(event, MetricsComputed):
                 trajectory.append({"round": event.round, **{k: float(event.metrics[k]) for k in ("entropy_mixture", "wd")
                                                             if k in event.metrics}})
@@ -451,7 +476,8 @@ class Bench:
                        int(outcome.get("rounds", 0)), generated + prompt, round(seconds, 3), debate_id,
                        final.stop_reason if final else "cut off", generated, prompt, trajectory,
                        ending=str(outcome.get("ending") or ""), successive=successive(said),
-                       claims=counts["claims"], supported=counts["supported"], not_found=counts["not_found"])
+                       claims=counts["claims"], supported=counts["supported"], not_found=counts["not_found"],
+                       costs=agent_costs(ledger))
 
     async def run_case(self, case: Case, labels: LabelSet, job: int) -> None:
         """Every arm but self-consistency on one case (whose k needs every case's debates)."""
@@ -530,7 +556,7 @@ class Bench:
                            sum(o.tokens for o in samples), round(sum(o.seconds for o in samples), 3),
                            ",".join(o.debate_id for o in samples), note,
                            sum(o.generated_tokens for o in samples), sum(o.prompt_tokens for o in samples),
-                           samples=len(samples)))
+                           samples=len(samples), costs=_as_json(merged_costs(samples))))
 
     def _ensembles(self, case: Case, singles: list[Outcome]) -> list[Outcome]:
         """The no-debate baselines of section 7.2 (2): the plain mixture and the majority vote,
@@ -553,9 +579,11 @@ class Bench:
         total, seconds = a.tokens + b.tokens, a.seconds + b.seconds
         generated, prompt = a.generated_tokens + b.generated_tokens, a.prompt_tokens + b.prompt_tokens
         note = {2: "", 1: "one model gave no prediction: the other's alone", 0: "no model gave a prediction"}[len(answered)]
+        costs = _as_json(merged_costs(singles))
         return [Outcome(case.case_id, names[0], case.disease, dict(sorted(mixed.items(), key=lambda kv: -kv[1])), 1, total,
-                        seconds, "", note, generated, prompt),
-                Outcome(case.case_id, names[1], case.disease, votes, 1, total, seconds, "", note, generated, prompt)]
+                        seconds, "", note, generated, prompt, costs=costs),
+                Outcome(case.case_id, names[1], case.disease, votes, 1, total, seconds, "", note, generated, prompt,
+                        costs=costs)]
 
     async def run(self, cases: Sequence[Case], labels: LabelSet) -> None:
         """Every arm on every case, ``jobs`` cases at a time; then self-consistency, whose k is
@@ -663,6 +691,7 @@ def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = Non
             "generated_tokens_per_case": float(np.mean([o.generated_tokens for o in outs])),
             "prompt_tokens_per_case": float(np.mean([o.prompt_tokens for o in outs])),
             "seconds_per_case": float(np.mean([o.seconds for o in outs])),
+            "costs": {"cases": n, "agents": _as_json(merged_costs(outs))},
             "label_merges": len(merges[name]),
             "acc1_credited": sum(1 for p, t, got, hit in zip(preds, truths, credited, hit1)
                                  if hit and normalize_label(t) in {normalize_label(g) for g in got}),

@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.table import Table
 
+from protocols.core.costs import AGENT_HEADERS, MEASURED, NOTE, Cost, Figure, seconds, shown, tokens
 from protocols.core.roles import AGENT_A, AGENT_B
 from outputs.export import write_private
 
@@ -277,6 +278,7 @@ def markdown(report: Report, command: str) -> str:
         out += ["", _md(spelling_line(report))]
     if report.systems:
         out += ["", "Accuracy against cost (also `OUT.cost.svg`):", "", "```", cost_plot(report), "```"]
+    out += cost_markdown(report)
     merged = {name: notes for name, notes in report.label_merges.items() if notes}
     if merged:
         out += ["", "Labels renamed or merged when scoring (case, punctuation, the synonym map, typos):", ""]
@@ -297,6 +299,49 @@ EVIDENCE_NOTE = ("Evidence arm: each model alone, shown the passages of the evid
                  "precision: the share of its citations that name a real passage (and quote it, when quoting). "
                  "Supported share: the share of its claims with such a citation. On the bundled 135M/270M models these "
                  "figures are poor (they rarely cite, and often cite ids that do not exist); run it with 7B+ models.")
+
+
+#: The per-agent cost table's columns after system and agent: means per case.
+COST_TITLES = tuple(AGENT_HEADERS[1:])
+COST_NOTE = ("Cost per agent, means per case (each ensemble and vote counts the runs it combines). " + NOTE)
+
+
+def cost_rows(report: Report) -> list[tuple[str, str, list[str]]]:
+    """(system, agent, cells) for every agent of every system, figures per case
+    (:mod:`protocols.core.costs`: — not measured by the backend, ≥ measured by only some calls)."""
+    out: list[tuple[str, str, list[str]]] = []
+    for name in report.systems:
+        found = report.rows[name].get("costs") or {}
+        n = max(1, int(found.get("cases") or 1))
+        for agent, data in (found.get("agents") or {}).items():
+            cost = Cost.from_json(data)
+            per_case = [Figure(getattr(cost, f).total / n, getattr(cost, f).known, getattr(cost, f).calls) for f in MEASURED]
+            cached, wait, prefill, decode = per_case
+            rate = cost.decode_rate
+            out.append((display_name(report, name), agent, [
+                f"{cost.calls / n:.1f}", tokens(cost.prompt_tokens / n), shown(cached, tokens), tokens(cost.completion_tokens / n),
+                shown(wait), shown(prefill), shown(decode), seconds(cost.duration_s / n), "—" if rate is None else f"{rate:.1f}"]))
+    return out
+
+
+def cost_table(report: Report) -> Table:
+    table = Table(title="Cost per agent (means per case)")
+    table.add_column("system")
+    table.add_column("agent")
+    for title in COST_TITLES:
+        table.add_column(title, justify="right")
+    for system, agent, cells in cost_rows(report):
+        table.add_row(system, agent, *cells)
+    return table
+
+
+def cost_markdown(report: Report) -> list[str]:
+    rows = cost_rows(report)
+    if not rows:
+        return []
+    out = ["", COST_NOTE, "", "| system | agent | " + " | ".join(COST_TITLES) + " |", "| --- " * (len(COST_TITLES) + 2) + "|"]
+    out += [f"| {_md(system)} | {_md(agent)} | " + " | ".join(cells) + " |" for system, agent, cells in rows]
+    return out
 
 
 def _share(value: Any) -> str:

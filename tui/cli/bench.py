@@ -44,6 +44,8 @@ from tui.bench.report import (
     comparisons_table,
     convergence_rows,
     convergence_table,
+    cost_rows,
+    cost_table,
     cost_plot,
     evidence_table,
     paper_table,
@@ -180,6 +182,8 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
     if spelling_line(report):
         console.print(spelling_line(report), markup=False)
     console.print(cost_plot(report), markup=False)
+    if cost_rows(report):
+        console.print(cost_table(report))
     for path in write_outputs(report, config.out, command):
         console.print(f"wrote {path}", style="dim")
     return 0

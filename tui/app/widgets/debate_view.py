@@ -1,5 +1,5 @@
-"""A debate as the screens show it: a status line, the transcript, and the side panels its
-protocol declares, fed one event at a time (:meth:`DebateView.show`).
+"""A debate as the screens show it: a status line, the cost so far under it, the transcript, and
+the side panels its protocol declares, fed one event at a time (:meth:`DebateView.show`).
 
 The live Debate screen feeds it the events of a running protocol; the Review screen the events
 read back from the journal (:mod:`tui.app.recorded`), so a debate looks the same either way.
@@ -9,6 +9,8 @@ changes a value, and the line repaints once for all the values one event changed
 
 from __future__ import annotations
 
+import time
+from dataclasses import asdict
 from typing import Any
 
 from textual.app import ComposeResult
@@ -19,14 +21,17 @@ from textual.widget import Widget
 from textual.widgets import LoadingIndicator, Static
 
 from protocols.core.definition import UNREGISTERED_PANELS, Panel, ProtocolDefinition
+from protocols.core.costs import Ledger
 from protocols.core.events import (
     AwaitingModerator,
+    CallRecord,
     DebateFinished,
     DebateResumed,
     DebateStarted,
     Event,
     JudgementMade,
     MetricsComputed,
+    ModelCalled,
     ModeratorActed,
     Notice,
     Participant,
@@ -39,12 +44,16 @@ from protocols.core.events import (
 from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.measures.analyzer import Analysis
 
+from tui.app.widgets.cost_line import CostLine, Spent
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.findings import brief_lines
 from tui.app.widgets.metrics import MetricsPanel
 from tui.app.widgets.panels import AgendaPanel, JudgementList, JudgeTables
 from tui.app.widgets.transcript import Transcript
 from tui.sanitize import plain, terminal_safe
+
+#: Seconds between two readings of the live rate.
+RATE_INTERVAL = 1.0
 
 #: Who set an agenda, by the step of the agenda turn that set it.
 _AGENDA_STEPS = {"proposal": "proposed by {role}", "merge": "merged by {role}", "review": "agreed"}
@@ -106,6 +115,10 @@ class DebateView(Vertical):
     state: reactive[str] = reactive("")
     #: The models are loading: a loading indicator under the status line.
     preparing: reactive[bool] = reactive(False)
+    #: What the debate's model calls cost so far (the line under the status line).
+    spent: reactive[Spent | None] = reactive(None)
+    #: Tokens a second the replies being written now come at (``None`` while none is).
+    live_rate: reactive[float | None] = reactive(None)
 
     def __init__(self, definition: ProtocolDefinition | None, *, title: str = "", analysis: str = "",
                  id: str | None = None) -> None:
@@ -123,6 +136,13 @@ class DebateView(Vertical):
         self.finished: DebateFinished | None = None
         #: Context-window notes of judgements already shown, by (round, judge, note).
         self._context_said: set[tuple[int | None, str, str]] = set()
+        #: Every model call's cost so far, per agent and per round (``protocols.core.costs``).
+        self.ledger = Ledger()
+        #: The roles whose replies are being written, the text pieces they wrote since the
+        #: last tick of the live rate, and when that tick was.
+        self._writing: set[str] = set()
+        self._pieces = 0
+        self._since = 0.0
 
     @property
     def panels(self) -> tuple[Panel, ...]:
@@ -148,6 +168,7 @@ class DebateView(Vertical):
         yield StatusLine(id="status").data_bind(DebateView.protocol, DebateView.title, DebateView.phase, DebateView.round,
                                                 DebateView.kappa, DebateView.profile, DebateView.state,
                                                 DebateView.debate_id)
+        yield CostLine(id="cost").data_bind(DebateView.spent, DebateView.live_rate)
         yield LoadingIndicator(id="loading")
         with Horizontal(id="body"):
             yield Transcript(id="transcript")
@@ -169,9 +190,42 @@ class DebateView(Vertical):
                 yield Static("Analysis", classes="heading", id="analysis-heading")
                 yield Static(Content.styled(self.analysis_note, "dim"), id="analysis")
 
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(RATE_INTERVAL, self._tick, pause=True)
+
     def watch_preparing(self, preparing: bool) -> None:
         for loading in self.query("#loading"):
             loading.display = preparing
+
+    # -- what the calls cost ----------------------------------------------------------------------
+
+    def _spend(self, call: CallRecord | None, round_: int | None) -> None:
+        """One call's cost into the ledger, and the line's figures from it."""
+        if call is not None:
+            self.ledger.add(asdict(call), round_)
+            self.spent = Spent.of(self.ledger)
+
+    def _writes(self, role: str, writing: bool) -> None:
+        """A reply began or ended: the live rate ticks while any reply is being written."""
+        if writing:
+            if not self._writing:
+                self._pieces, self._since = 0, time.monotonic()
+                self._ticker.resume()
+            self._writing.add(role)
+        else:
+            self._writing.discard(role)
+            if not self._writing:
+                self._ticker.pause()
+                self.live_rate = None
+
+    def _tick(self) -> None:
+        """The pieces of text streamed since the last tick, per second: a reply's tokens as they
+        come (a backend hands over about one token a piece; the exact counts come with each
+        finished call, into the ledger)."""
+        now = time.monotonic()
+        if self._writing and now > self._since:
+            self.live_rate = self._pieces / (now - self._since)
+        self._pieces, self._since = 0, now
 
     # -- rendering events -----------------------------------------------------------------------
 
@@ -180,6 +234,7 @@ class DebateView(Vertical):
         match event:
             case TokenDelta():  # the hot path: buffered, painted by the transcript's timer
                 transcript.delta(event)
+                self._pieces += 1
             case DebateStarted():
                 self.debate_id = event.debate_id
                 self.protocol = event.protocol
@@ -195,16 +250,23 @@ class DebateView(Vertical):
             case TurnStarted():
                 self.round = event.round
                 transcript.start(event)
+                self._writes(event.role, True)
             case TurnFinished():
                 self._turn(event)
+                self._writes(event.role, False)
+                self._spend(event.call, event.round)
+            case ModelCalled():
+                self._spend(event.call, event.round)
             case MetricsComputed():
                 self.metrics_rows.append({"round": event.round, "phase": self._phase_of(event.round), "kappa": event.kappa,
                                           **event.metrics})
                 self.show_metrics()
             case JudgementMade() if event.kind == "analysis":
                 self.show_analysis(Content(terminal_safe(Analysis.from_json(event.reasons).render())))
+                self._spend(event.call, event.round)
             case JudgementMade():
                 self._judgement(event)
+                self._spend(event.call, event.round)
             case ModeratorActed():
                 transcript.note(f"✋ {terminal_safe(moderator_action(event.kind, event.payload, event.round))}", "moderator")
                 if event.kind == "edit_agenda":
