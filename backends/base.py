@@ -23,7 +23,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 # Defined in the leaf module :mod:`backends.values` and re-exported: callers import them from here.
-from .values import Message as Message, Role as Role, SamplingOptions as SamplingOptions
+from .values import Message as Message
+from .values import Role as Role
+from .values import SamplingOptions as SamplingOptions
 
 FinishReason = Literal["stop", "length", "cancelled", "error"]
 #: How a producer hands one piece of reply text to the event loop (see :class:`Generation`).
@@ -403,7 +405,7 @@ class Session(ABC):
         once, not once per candidate.
         """
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - a session that caches nothing has nothing to forget
         """Forget the cached context (the next call evaluates its prompt from scratch)."""
 
     def count_tokens(self, messages: Sequence[Message]) -> int:

@@ -11,7 +11,6 @@ from .base import Backend, BackendUnavailable
 from .registry import ModelEntry
 from .sources import resolve_path
 
-
 #: Hears the stage a long load has reached ("starting the engine …"), from the loading thread.
 OnProgress = Callable[[str], None]
 

@@ -31,11 +31,26 @@ import numpy as np
 from pydantic import BaseModel
 
 from . import structured
-from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit, FinishReason,
-                    Generation, Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
-from .stops import ReplyText
+from .base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ChatStream,
+    Completion,
+    ContextOverflow,
+    Emit,
+    FinishReason,
+    Generation,
+    Message,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+)
 from .hf_prompt import Prompter
 from .registry import ModelEntry
+from .stops import ReplyText
 from .threads import default_threads
 
 log = logging.getLogger(__name__)

@@ -44,8 +44,25 @@ import httpx
 from pydantic import BaseModel
 
 from . import served, structured
-from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit, FinishReason, Generation,
-                    Message, NotSupported, SamplingOptions, ScoreResult, Session, Timing, Usage, context_overflow)
+from .base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ChatStream,
+    Completion,
+    ContextOverflow,
+    Emit,
+    FinishReason,
+    Generation,
+    Message,
+    NotSupported,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+    context_overflow,
+)
 from .chat_format import ChatFormat, get_format
 from .loopback import account_name, check_server_url, is_loopback_host, listener_uids, url_host
 from .markers import defang

@@ -33,10 +33,10 @@ from pydantic import (
     model_validator,
 )
 
-from .values import SamplingOptions
 from .chat_format import FORMATS
 from .loopback import check_server_url
 from .private import ForeignFolder, config_dir, private_dir, refuse_foreign, write_private
+from .values import SamplingOptions
 
 BackendKind = Literal["llamacpp", "openai", "vllm", "transformers"]
 

@@ -26,6 +26,7 @@ from platformdirs import user_state_dir
 from .loopback import is_loopback_host
 from .private import foreign_owner, private_dir, write_private
 
+
 def records_dir() -> Path:
     """Where the records of running servers are kept (one small JSON file per port)."""
     return Path(user_state_dir("symposium")) / "servers"

@@ -55,8 +55,22 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, Emit, FinishReason, Generation,
-                    Message, SamplingOptions, ScoreResult, Session, Timing, Usage)
+from .base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ChatStream,
+    Completion,
+    Emit,
+    FinishReason,
+    Generation,
+    Message,
+    SamplingOptions,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+)
 from .hf_prompt import Prompter
 from .registry import ModelEntry
 from .sources import resolve_path

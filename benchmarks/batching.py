@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a plain script from a checkout
     sys.path.insert(0, str(REPO))
 
+from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -47,8 +48,6 @@ from backends.sources import resolve_path  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tests.helpers.paths import dev_csv  # noqa: E402
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases  # noqa: E402
-
-from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
 
 GREEDY = SamplingOptions(max_tokens=48, temperature=0.0, repeat_penalty=1.0)
 

@@ -134,11 +134,11 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     from backends.registry import Registry, load_registry
     from protocols import evince, socrasynth
     from protocols.core.agents import agents_for
-    from protocols.registry import definition
     from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
-    from store.journal import Journal
     from protocols.measures.labels import read_label_set
+    from protocols.registry import definition
     from store.drive import drive
+    from store.journal import Journal
 
     meter = Meter()
     meter.install()

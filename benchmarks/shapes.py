@@ -56,20 +56,20 @@ HERE = REPO / "benchmarks"
 # The checkout first (benchmarks/backends.py would shadow the backends package), then this folder.
 sys.path[:] = [str(REPO), str(HERE)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, HERE)]
 
+from backend import load_raw_llama  # noqa: E402, I001
+
+# Beside this script, in benchmarks/ (backend.py takes its folder off sys.path: it comes last).
+from inflight import differences  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from synthetic import SHAPES, synthetic_model  # noqa: E402
 
 from backends.base import Backend, Message, SamplingOptions  # noqa: E402
 from backends.kv_memory import memory_need  # noqa: E402
 from backends.llamacpp import LlamaCppBackend, LlamaCppSession  # noqa: E402
 from backends.llamacpp.native import version  # noqa: E402
-from backends.threads import default_threads  # noqa: E402
 from backends.registry import LocalSource, ModelEntry  # noqa: E402
-
-# Beside this script, in benchmarks/ (backend.py takes its folder off sys.path: it comes last).
-from inflight import differences  # noqa: E402
-from synthetic import SHAPES, synthetic_model  # noqa: E402
-from backend import load_raw_llama  # noqa: E402, I001
+from backends.threads import default_threads  # noqa: E402
 
 GREEDY = SamplingOptions(max_tokens=48, temperature=0.0, repeat_penalty=1.0)
 CONTEXT = 4096

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-from contextlib import asynccontextmanager
 import json
 import os
 import platform
@@ -35,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -42,22 +42,22 @@ sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from rich.text import Text  # noqa: E402
 from textual import events  # noqa: E402
 from textual.pilot import Pilot  # noqa: E402
+from textual.widgets import Static  # noqa: E402
 
 from backends.registry import load_registry  # noqa: E402
+from protocols.core.events import DebateStarted, Event, Participant, TurnFinished  # noqa: E402
+from protocols.core.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
 from tui.app.runs import DebateRun  # noqa: E402
-from tui.protocol_catalog import SPECS  # noqa: E402
 from tui.app.screens.debate import DebateScreen  # noqa: E402
 from tui.app.screens.help import HelpScreen  # noqa: E402
-from textual.widgets import Static  # noqa: E402
-from rich.text import Text  # noqa: E402
-from tui.sanitize import terminal_safe  # noqa: E402
 from tui.app.widgets.transcript import Transcript, TurnView  # noqa: E402
-from protocols.core.events import DebateStarted, Event, Participant, TurnFinished  # noqa: E402
-from protocols.core.roles import AGENT_A, AGENT_B, JUDGE  # noqa: E402
+from tui.protocol_catalog import SPECS  # noqa: E402
+from tui.sanitize import terminal_safe  # noqa: E402
 
 EVINCE = SPECS["evince"]
 
@@ -387,8 +387,9 @@ def main() -> None:
     console = Console()
     console.print(table(results, "Repaint of a streaming turn → its frame (CPU ms)", "first row") if args.flush_cost
                   else table(results))
-    import textual
     from importlib.metadata import version
+
+    import textual
     console.print(f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}), {platform.platform()}, Python "
                   f"{platform.python_version()}, textual {textual.__version__}, rich {version('rich')}, "
                   f"Python threads during presses {min(THREADS, default=threading.active_count())}–{max(THREADS, default=threading.active_count())}; "

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a plain script from a checkout
     sys.path.insert(0, str(REPO))
 
+from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
 from rich.console import Console  # noqa: E402
 
 from backends.base import Backend, SamplingOptions  # noqa: E402
@@ -42,9 +43,6 @@ from backends.registry import LocalSource, VllmSettings, load_registry  # noqa: 
 from store.journal import Journal  # noqa: E402
 from tests.helpers.paths import dev_csv  # noqa: E402
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases  # noqa: E402
-
-from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
-
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

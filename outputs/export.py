@@ -7,26 +7,26 @@ reply cannot draw a heading of the transcript's own, a hidden link or a table ce
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from outputs.sources import markdown as sources_markdown, turn_markdown
-from protocols.core.costs import cost_section, journal_calls
-from protocols.core.outcome import outcome_in_words
-from protocols.core.events import about_context
 from backends.private import write_private  # noqa: F401 - every export is written through it (0600, in 0700 folders)
-
-from store import seal
-from outputs.redact import redact_debate
 from outputs.markdown_sections import sections_markdown
 from outputs.markdown_text import block, code, inline
+from outputs.redact import redact_debate
+from outputs.sources import markdown as sources_markdown
+from outputs.sources import turn_markdown
+from protocols.core.costs import cost_section, journal_calls
+from protocols.core.events import about_context
+from protocols.core.outcome import outcome_in_words
 from protocols.registry import BY_NAME
+from store import seal
 
 
 def _when(ts: float | None) -> str:
     if ts is None:
         return "—"
-    return datetime.fromtimestamp(ts, tz=timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M")
+    return datetime.fromtimestamp(ts, tz=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def to_json(debate: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from outputs.markdown_text import inline
 from protocols.core.evidence import cited_line
 from protocols.measures.citations import tally
 
+
 def citations_of(debate: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """Every journalled citation with its speaker's role, in turn order."""
     return [(str(t.get("role")), c) for t in debate.get("turns") or [] for c in t.get("citations") or []]

@@ -24,11 +24,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
-
 
 from backends.private import config_dir, write_private
 from protocols.core.events import DebateStarted, Participant
@@ -238,4 +237,4 @@ def with_end(provenance: dict[str, Any], finished_at: float | None) -> dict[str,
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")

@@ -47,7 +47,7 @@ import struct
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from . import signing
@@ -318,7 +318,7 @@ class Verdict:
 
 def iso(ts: float) -> str:
     """A time as ISO 8601 in UTC, to the second."""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backends.private import FILE_MODE, private_dir
-
-from backends.private import config_dir
+from backends.private import FILE_MODE, config_dir, private_dir
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

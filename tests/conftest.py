@@ -28,7 +28,6 @@ from store.journal import Journal
 from tests.helpers.servers import RunningServer, server_entry
 from tests.helpers.servers import llama_server as llama_server_process
 
-
 #: The folders a user's own Symposium reads and writes; no test may touch them.
 USER_DIRS = {
     "config": Path(platformdirs.user_config_dir("symposium")),

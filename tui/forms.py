@@ -10,22 +10,21 @@ call for, and class sets read from a built-in name or a file (the form's and ``-
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from backends.registry import Registry
 from protocols.core.agents import Agent
 from protocols.core.definition import EVIDENCE, Input, InputError, Person, ProtocolDefinition, Role
+from protocols.core.documents import gather
 from protocols.core.events import Event
-from protocols.measures.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from protocols.core.moderation import CommandChannel
 from protocols.core.params import PROFILES, ParamError, Profile, params_of, profile_overrides
 from protocols.core.roles import SIDE_PANEL
+from protocols.measures.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from store.evidence import grounding_of
-
-from protocols.core.documents import gather
 from tui.evidence import EvidenceError, paths_of, read_evidence, settings_of, with_evidence
 from tui.titles import automatic_title
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.registry import PROTOCOLS, CannotResume, resumable as resumable_definition
-
+from protocols.registry import PROTOCOLS, CannotResume
+from protocols.registry import resumable as resumable_definition
 from tui.forms import FormError, ProtocolSpec
 
 __all__ = ["FIRST", "SPECS", "resumable"]

@@ -12,7 +12,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-
 from backends.private import ForeignFolder, config_dir, foreign_owner, private_dir, refuse_foreign, write_private
 
 

@@ -7,9 +7,9 @@ The names other code uses are exported here.
 """
 
 from ..base import ContextOverflow
+from ..threads import default_threads
 from .backend import LlamaCppBackend, LlamaCppSession
 from .kv_pool import EXACT_BATCH_ROWS, POOL_SEQUENCES, SHARE_MIN_TOKENS, KvPool, log_softmax
-from ..threads import default_threads
 from .sampler import grammar_for
 
 __all__ = ["EXACT_BATCH_ROWS", "POOL_SEQUENCES", "SHARE_MIN_TOKENS", "ContextOverflow", "KvPool", "LlamaCppBackend",

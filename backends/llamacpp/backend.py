@@ -38,8 +38,21 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from ..base import (Backend, BackendError, BackendUnavailable, ChatStream, Completion, ContextOverflow, Emit,
-                    Generation, Message, ScoreResult, Session, Timing, Usage)
+from ..base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ChatStream,
+    Completion,
+    ContextOverflow,
+    Emit,
+    Generation,
+    Message,
+    ScoreResult,
+    Session,
+    Timing,
+    Usage,
+)
 from ..chat_format import ChatFormat, get_format
 from ..chat_template import AppendOnly, ChatTemplate, append_only, template_format, tokenize_pieces
 from ..registry import ModelEntry

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from outputs.redact import redact_debate
-
 from outputs.report.document import Document, build
 from outputs.report.render import CSP, render
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from outputs.sources import cited_passages, location, per_agent, share
@@ -28,10 +28,14 @@ from protocols.core.present import (
     Para,
     Section,
     Table,
-    details as _details,
     num,
-    number as _float,
     value_block,
+)
+from protocols.core.present import (
+    details as _details,
+)
+from protocols.core.present import (
+    number as _float,
 )
 from protocols.registry import BY_NAME
 from store import signing
@@ -77,7 +81,7 @@ def when(ts: Any) -> str:
     if ts is None or ts == "":
         return "—"
     if isinstance(ts, int | float):
-        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return str(ts)
 
 

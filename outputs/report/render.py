@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any
-
 import re
+from typing import Any
 
 from outputs.report.document import Cited, Document, Turn
 from outputs.report.safe import Markup, join, tag, text

@@ -21,7 +21,6 @@ from typing import Any
 
 from protocols.core.text import UNSAFE_CHARACTERS, mark
 
-
 _MARK = re.compile(r"⟨U\+[0-9A-F]{4,6}⟩")
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from backends.base import Message
-
 from protocols._template.config import TemplateConfig
 from protocols._template.schemas import Answer, read_answer
 from protocols.core.agents import Agent

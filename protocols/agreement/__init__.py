@@ -57,21 +57,35 @@ from pydantic import BaseModel, Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
-
-from protocols.core.agents import Agent
-from protocols.core.evidence import NO_EVIDENCE, Grounding
-from protocols.measures.agreement_judge import AgreementJudge, JudgeMode, Verdict
-from protocols.core.events import (AdvanceStage, CallRecord, Citation, Command, DebateFinished, DebateStarted, Event, JudgementMade, Status,
-                     ModelCalled, ModeratorActed, Participant, PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
-from protocols.core.fitting import Section, discussion, fit_sections
-from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
-from protocols.core.text import clip, listed
-from protocols.core.untrusted import parse_as
-
-from protocols.core.roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
 from protocols.agreement.present import present
 from protocols.agreement.sample import SAMPLES
+from protocols.core.agents import Agent
+from protocols.core.events import (
+    AdvanceStage,
+    CallRecord,
+    Citation,
+    Command,
+    DebateFinished,
+    DebateStarted,
+    Event,
+    JudgementMade,
+    ModelCalled,
+    ModeratorActed,
+    Participant,
+    PhaseChanged,
+    Status,
+    TokenDelta,
+    TurnFinished,
+    TurnStarted,
+)
+from protocols.core.evidence import NO_EVIDENCE, Grounding
+from protocols.core.fitting import Section, discussion, fit_sections
+from protocols.core.moderation import CommandChannel, Honoured, Moderation
+from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
+from protocols.core.roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
+from protocols.core.text import clip, listed
+from protocols.core.untrusted import parse_as
+from protocols.measures.agreement_judge import AgreementJudge, JudgeMode, Verdict
 
 HONOURED = Honoured(interject=("participant-",), skip_to="the conclusion (the current stage closes, no later stage opens)")
 """The person's commands the conference honours: interjections reach a participant's next turn

@@ -27,7 +27,6 @@ from backends.base import (
     Usage,
     schema_of,
 )
-
 from protocols.core.events import CallRecord, ModelCalled, Participant, TokenDelta, TurnStarted
 from protocols.core.replies import Reply, prompt_sha256, record, replayed
 
@@ -89,7 +88,7 @@ class Agent:
         if self.session.count_tokens(messages) <= budget:
             return Fit(messages)
         shorter, dropped = messages, 0
-        for dropped, shorter in _shorter(messages):
+        for dropped, shorter in _shorter(messages):  # noqa: B007 - the last one tried is read after the loop
             if self.session.count_tokens(shorter) <= budget:
                 break
         notes: list[str] = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, DebateStarted, Event, Participant, TurnFinished
 

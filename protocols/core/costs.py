@@ -211,7 +211,7 @@ def agent_table(ledger: Ledger) -> Table:
 
 def round_table(ledger: Ledger) -> Table:
     """One row per round in order (calls outside any round last, as "—"), then the total."""
-    order = sorted((r for r in ledger.rounds if r is not None)) + ([None] if None in ledger.rounds else [])
+    order = sorted(r for r in ledger.rounds if r is not None) + ([None] if None in ledger.rounds else [])
     rows = [["—" if r is None else r, *_row(ledger.rounds[r])] for r in order]
     rows.append(["all", *_row(ledger.total)])
     return Table(list(ROUND_HEADERS), rows, caption="Per round")

@@ -37,13 +37,12 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message, schema_of
-
 from protocols.core.agents import Agent
 from protocols.core.events import Citation, DebateStarted, Event, EvidenceAttached
 from protocols.core.fitting import Section, fit_sections
 from protocols.core.params import CONFIG, Profile, build, from_description, param
 from protocols.core.passages import EvidenceFile, Passage
-from protocols.core.untrusted import json_candidates, MAX_INPUT_CHARS
+from protocols.core.untrusted import MAX_INPUT_CHARS, json_candidates
 from protocols.measures.citations import check
 
 #: Passage ids for a query, best first: ``retrieve(query, k)`` (``store.evidence`` builds one).

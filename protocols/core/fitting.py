@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
 
 Cut = Literal["middle", "end"]

@@ -29,7 +29,6 @@ from protocols.core.events import (
     Verdict,
 )
 
-
 if TYPE_CHECKING:  # agents import the replay, which imports this module's channel
     from protocols.core.agents import Turn
 

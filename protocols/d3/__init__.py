@@ -81,10 +81,7 @@ from pydantic import BaseModel, Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Completion, Message
-
 from protocols.core.agents import Agent
-from protocols.core.evidence import NO_EVIDENCE, Grounding
-from protocols.d3.audit import evaluators_of, family
 from protocols.core.events import (
     CallRecord,
     DebateFinished,
@@ -94,17 +91,19 @@ from protocols.core.events import (
     ModelCalled,
     Notice,
     PhaseChanged,
+    Status,
     TokenDelta,
     TurnFinished,
     TurnStarted,
-    Status,
 )
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.fitting import Section, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
+from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
 from protocols.core.replies import side_by_side
 from protocols.core.schemas import chars_for
 from protocols.core.untrusted import parse_as
+from protocols.d3.audit import evaluators_of, family
 from protocols.d3.present import present
 from protocols.d3.sample import SAMPLES
 from protocols.d3.study import STUDY

@@ -59,25 +59,38 @@ from typing import Any
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
+from protocols.core.events import (
+    CallRecord,
+    Citation,
+    DebateFinished,
+    DebateStarted,
+    Event,
+    JudgementMade,
+    ModeratorActed,
+    Participant,
+    PhaseChanged,
+    Status,
+    TokenDelta,
+    TurnFinished,
+    TurnStarted,
+)
 from protocols.core.evidence import NO_EVIDENCE, Grounding
-from protocols.measures.analyzer import ANALYSIS_TOKENS, Analysis, Analyzer
-from protocols.core.events import (CallRecord, Citation, DebateFinished, DebateStarted, Event, JudgementMade, ModeratorActed, Participant, Status,
-                     PhaseChanged, TokenDelta, TurnFinished, TurnStarted)
-from protocols.measures.labels import normalize_label
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
+from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
 from protocols.core.replies import person_answer
-from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
+from protocols.core.roles import HUMAN as PERSON  # the protocol's roles, by their shared names
+from protocols.core.roles import MODERATOR
 from protocols.core.text import clip, listed
 from protocols.core.untrusted import MAX_INPUT_CHARS, json_string
 from protocols.deliberation.present import present
 from protocols.deliberation.sample import SAMPLES
+from protocols.measures.analyzer import ANALYSIS_TOKENS, Analysis, Analyzer
+from protocols.measures.labels import normalize_label
 
 HumanTurn = Callable[[str], Awaitable[str | None]]
 """The person's seat: given the prompt, their reply; ``""`` passes, ``None`` ends the session."""
 
-from protocols.core.roles import HUMAN as PERSON, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
 
 HONOURED = Honoured(interject=("deliberator-", MODERATOR), skip_to="the end: no further turns, then the final analysis if one is on")
 """The person's commands a deliberation honours: an interjection reaches a deliberator's (or the

@@ -82,20 +82,8 @@ from pydantic import BaseModel, Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
-
-from protocols.measures import metrics as M
 from protocols.core import replay
 from protocols.core.agents import Agent
-from protocols.core.evidence import NO_EVIDENCE, Grounding
-from protocols.measures.agreement_judge import AgreementJudge
-from protocols.measures.contentiousness import SCHEDULES, RoundSignals, Schedule, instruction, make_schedule
-from protocols.measures.crit import CritResult, crit
-from protocols.measures.distribution import (
-    DistributionParse,
-    format_distribution,
-    parse_distribution,
-    reply_schema,
-)
 from protocols.core.events import (
     Citation,
     DebateFinished,
@@ -106,19 +94,30 @@ from protocols.core.events import (
     ModelCalled,
     Notice,
     PhaseChanged,
-    TurnFinished,
     Status,
+    TurnFinished,
 )
-from protocols.measures.labels import LabelSet
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.replies import streams_side_by_side
 from protocols.core.params import CONFIG, Profile, param, token_limit
+from protocols.core.replies import streams_side_by_side
+from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.core.schemas import chars_for, fit_schema
 from protocols.core.text import clip, percent
 from protocols.core.untrusted import parse_as
-from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.evince.present import present
 from protocols.evince.sample import SAMPLES
+from protocols.measures import metrics as M
+from protocols.measures.agreement_judge import AgreementJudge
+from protocols.measures.contentiousness import SCHEDULES, RoundSignals, Schedule, instruction, make_schedule
+from protocols.measures.crit import CritResult, crit
+from protocols.measures.distribution import (
+    DistributionParse,
+    format_distribution,
+    parse_distribution,
+    reply_schema,
+)
+from protocols.measures.labels import LabelSet
 
 #: The two debaters (interjections may be addressed to either).
 DEBATERS = (AGENT_A, AGENT_B)
@@ -996,9 +995,9 @@ async def resume(debate: dict[str, Any], agents: EvinceAgents, *,
 from collections.abc import Mapping  # noqa: E402 - the definition closes the module
 
 from protocols.core.definition import Conclusion, Input, Panel, ProtocolDefinition, Role  # noqa: E402
-from protocols.measures.labels import LABEL_SOURCES, read_label_set  # noqa: E402
 from protocols.core.moderation import Honoured  # noqa: E402
 from protocols.core.roles import JUDGE  # noqa: E402
+from protocols.measures.labels import LABEL_SOURCES, read_label_set  # noqa: E402
 
 #: The case the app's form shows filled in for a first debate (the demo).
 DEMO_CASE = (

@@ -72,9 +72,7 @@ from typing import Any, ClassVar, Literal
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
-from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.events import (
     AwaitingModerator,
     DebateFinished,
@@ -83,16 +81,21 @@ from protocols.core.events import (
     JudgementMade,
     Participant,
     PhaseChanged,
+    Status,
     TokenDelta,
     TurnFinished,
     TurnStarted,
-    Status,
 )
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.fitting import Section, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
+from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
 from protocols.core.replies import person_answer
-from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
+from protocols.core.roles import HUMAN, SIMULATOR
 from protocols.core.schemas import chars_for
+from protocols.core.text import clip
+from protocols.humanloop.present import present
+from protocols.humanloop.sample import SAMPLES
 from protocols.humanloop.stance import (
     LEGAL_LABELS,
     LEGAL_RUBRIC,
@@ -105,10 +108,6 @@ from protocols.humanloop.stance import (
     parse_confidence,
     steps_from,
 )
-from protocols.core.roles import HUMAN, SIMULATOR
-from protocols.core.text import clip
-from protocols.humanloop.present import present
-from protocols.humanloop.sample import SAMPLES
 from protocols.humanloop.study import STUDY
 
 HUMAN_ROLE = HUMAN

@@ -86,11 +86,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
 from protocols.core.events import JudgementMade
-from protocols.measures.labels import normalize_label
 from protocols.core.untrusted import parse_as
+from protocols.measures.labels import normalize_label
 
 #: The kind of the judgement each labelled step is journalled as (``JudgementMade.kind``).
 STANCE = "stance"

@@ -54,14 +54,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
-from protocols.measures.analyzer import Transcript
 from protocols.core.events import CallRecord, Event, JudgementMade
 from protocols.core.fitting import Section, discussion, fit_sections
-from protocols.measures.labels import normalize_label
 from protocols.core.text import clip
 from protocols.core.untrusted import MAX_INPUT_CHARS, json_string
+from protocols.measures.analyzer import Transcript
+from protocols.measures.labels import normalize_label
 
 Verdict = Literal["AGREEMENT", "MORE DEBATE"]
 AGREEMENT: Verdict = "AGREEMENT"

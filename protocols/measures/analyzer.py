@@ -50,7 +50,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
 from protocols.core.events import CallRecord, Event, JudgementMade, ModelCalled, TurnFinished, about_context
 from protocols.core.fitting import Section, discussion, fit_sections

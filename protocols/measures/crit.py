@@ -84,7 +84,6 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
 from protocols.core.events import CallRecord
 from protocols.core.fitting import Section, fit_sections

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from protocols.measures.labels import LabelSet, clean_display, normalize_label
 from protocols.core.untrusted import MAX_INPUT_CHARS, json_candidates
+from protocols.measures.labels import LabelSet, clean_display, normalize_label
 
 __all__ = [
     "MAX_INPUT_CHARS",

@@ -34,10 +34,8 @@ debate's distributions were compared by.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
 import warnings
-
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from protocols.core.lazy import module

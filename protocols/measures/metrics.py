@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-
 from typing import TYPE_CHECKING, TypeAlias
 
 from protocols.core.lazy import module

@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import AsyncIterator
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, DebateStarted, Event, PhaseChanged, TurnFinished
 from protocols.core.evidence import NO_EVIDENCE, Grounding

@@ -128,15 +128,10 @@ from pydantic import BaseModel, Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from backends.base import Message
-
 from protocols.core.agents import Agent
-from protocols.core.evidence import NO_EVIDENCE, Grounding
-from protocols.measures.agreement_judge import AgreementJudge
-from protocols.measures.contentiousness import Schedule, instruction, make_schedule
-from protocols.measures.crit import JUDGE_SYSTEM, CritResult, crit, side_quality
 from protocols.core.events import (
-    Citation,
     CallRecord,
+    Citation,
     DebateFinished,
     DebateStarted,
     Event,
@@ -148,14 +143,18 @@ from protocols.core.events import (
     PhaseChanged,
     TurnFinished,
 )
+from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.fitting import Section, fit_sections
-from protocols.core.params import from_description, CONFIG, Profile, param, token_limit
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
+from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
 from protocols.core.replies import person_answer, side_by_side, streams_side_by_side
+from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.core.schemas import chars_for, fit_schema
 from protocols.core.text import clip
 from protocols.core.untrusted import loads, parse_as
-from protocols.core.roles import AGENT_A, AGENT_B
+from protocols.measures.agreement_judge import AgreementJudge
+from protocols.measures.contentiousness import Schedule, instruction, make_schedule
+from protocols.measures.crit import JUDGE_SYSTEM, CritResult, crit, side_quality
 from protocols.socrasynth.present import present
 from protocols.socrasynth.sample import SAMPLES
 

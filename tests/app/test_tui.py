@@ -12,13 +12,13 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select, Static, TextArea
 
+from protocols.core.outcome import outcome_in_words
 from store import export_check
 from store.journal import Journal
-from protocols.core.outcome import outcome_in_words
 from store.queries import Queries
 from tests.app.replayed import replay
-from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.helpers.sample_debate import record_sample, sample_events
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.home import HomeScreen

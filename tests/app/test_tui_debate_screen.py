@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from textual.widgets import DataTable, OptionList, Static
 
 from protocols.core.events import AwaitingModerator, DebateStarted, MetricsComputed, ModeratorActed, PhaseChanged
@@ -28,9 +27,9 @@ from store.queries import Queries
 from tests.app.replayed import fed, replay
 from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.app.test_tui_moderation import _start, _until, scripted_models  # noqa: F401 - a fixture
-from tests.helpers.samples import FIRST
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import record_socrasynth, sample_socrasynth
+from tests.helpers.samples import FIRST
 from tests.store.test_outcome_words import settled_apart
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import NumberDialog
@@ -236,12 +235,13 @@ async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_pa
     """Item 5 on the live path: EVINCE from the form, with an analyzer model that is slow to write
     (scripted), so the screen still runs its last analysis after the protocol finished. κ and
     Interject are refused with the reason; the journal holds no moderator event."""
+    from textual.widgets import Input, Select, TextArea
+
     from backends.registry import ModelEntry
+    from protocols.core.roles import SIDE_PANEL
     from tests.app.test_tui_moderation import answer
     from tests.helpers.scripted import ScriptedBackend
-    from textual.widgets import Input, Select, TextArea
     from tui.app.screens.new_debate import NewDebateScreen
-    from protocols.core.roles import SIDE_PANEL
 
     def create(entry: ModelEntry, progress) -> ScriptedBackend:
         slow = entry.id == "gemma3-270m"  # the analyzer's model only

@@ -10,8 +10,8 @@ hostile model output, which a real model cannot be made to produce on demand.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,18 +32,18 @@ from protocols.core.events import (
     TurnFinished,
     TurnStarted,
 )
-from tests.helpers.scripted import ScriptedBackend
+from store.queries import Queries
 from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app, wait_for
-from store.queries import Queries
+from tests.helpers.scripted import ScriptedBackend
 from tui.app.app import SymposiumApp
-from tui.protocol_catalog import SPECS
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import InterjectDialog, PersonDialog, VerdictDialog
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.screens.review import ReviewScreen
 from tui.app.widgets.transcript import Transcript
+from tui.protocol_catalog import SPECS
 
 EVINCE = SPECS["evince"]
 

@@ -11,15 +11,15 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, TextArea
 
-from protocols.evince import DEMO_CASE
 from protocols.core.events import DebateStarted, MetricsComputed
+from protocols.evince import DEMO_CASE
 from protocols.measures.metrics import MetricsSnapshot
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tests.app.test_tui import make_app
 from tests.cli.test_cli import symposium
 from tests.helpers.sample_debate import sample_events
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog

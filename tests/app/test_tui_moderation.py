@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-
 import itertools
 import json
 import time
@@ -30,12 +29,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, TextArea
 
-from store.queries import Queries
-from tests.helpers.form import fill_examples
-from tests.app.replayed import fed, replay
-from tests.app.test_tui import SIZE, make_app, wait_for
 from protocols.core.events import Interject, Pause
 from protocols.core.roles import SIDE_PANEL
+from store.queries import Queries
+from tests.app.replayed import fed, replay
+from tests.app.test_tui import SIZE, make_app, wait_for
+from tests.helpers.form import fill_examples
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.samples import FIRST
 from tests.helpers.scripted import answering, fits

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
-from tests.helpers.sample_debate import record_sample, sample_events
-from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import scripted_models
-from tui.protocol_catalog import SPECS
+from tests.helpers.sample_debate import record_sample, sample_events
+from tests.helpers.sample_socrasynth import sample_socrasynth
+from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tui.app.screens.new_debate import NewDebateScreen
+from tui.protocol_catalog import SPECS
 
 EVINCE = SPECS["evince"]
 

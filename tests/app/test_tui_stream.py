@@ -13,9 +13,9 @@ from protocols.core.events import TokenDelta, TurnStarted
 from tests.app.replayed import replay
 from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import HOSTILE
-from tui.sanitize import StreamSanitizer, terminal_safe
 from tui.app.screens.debate import DebateScreen
 from tui.app.widgets.transcript import Transcript
+from tui.sanitize import StreamSanitizer, terminal_safe
 
 #: Pieces that, cut anywhere, make escapes and line ends straddle piece boundaries.
 ATOMS = st.sampled_from(["\x1b[", "31m", "\x1b]0;title", "\x07", "\x1b\\", "\x1b", "\r", "\n", "\n\n", "word ",
@@ -56,8 +56,8 @@ async def test_streaming_turn_shows_exactly_what_was_written(tmp_path: Path, reg
 async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, registry,
                                                                 monkeypatch) -> None:
     """Closing Help used to rebuild the Debate screen's footer (the largest idle cost in a profile)."""
-    from tests.helpers.sample_debate import sample_events
     from tests.app.test_tui_hostile import screen_text
+    from tests.helpers.sample_debate import sample_events
     from tui.app.widgets.footer import SteadyFooter
 
     rebuilt: list[SteadyFooter] = []

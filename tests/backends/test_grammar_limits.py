@@ -12,8 +12,8 @@ is a :class:`BackendError` naming the cause, never a reply without its grammar.
 from __future__ import annotations
 
 import importlib
-import json
 import inspect
+import json
 import pkgutil
 
 import pytest

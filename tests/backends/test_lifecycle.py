@@ -25,9 +25,8 @@ from protocols import evince
 from protocols.core.agents import agents_for
 from protocols.core.events import TokenDelta
 from protocols.measures.labels import LabelSet
-from store.journal import Journal
 from store.drive import drive
-
+from store.journal import Journal
 from tests.helpers.scripted import Fail, ScriptedBackend
 
 REPLY = json.dumps({"predictions": [{"label": "Malaria", "probability": 0.7, "argument": "a"},

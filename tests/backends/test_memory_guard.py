@@ -17,11 +17,19 @@ from types import ModuleType
 
 import pytest
 
-from backends.base import Backend
 from backends import kv_memory
+from backends.base import Backend
 from backends.gguf_meta import SkippedArray
-from backends.kv_memory import (MEMORY_CHECK_ENV, MemoryNeed, NotEnoughMemory, _vocabulary_size, available_memory,
-                                buffer_bytes, check_memory, memory_need)
+from backends.kv_memory import (
+    MEMORY_CHECK_ENV,
+    MemoryNeed,
+    NotEnoughMemory,
+    _vocabulary_size,
+    available_memory,
+    buffer_bytes,
+    check_memory,
+    memory_need,
+)
 from backends.lifecycle import Engines, check_memory_for
 from backends.registry import LocalSource, ModelEntry, Registry
 from tests.helpers.paths import REPO

@@ -16,11 +16,11 @@ from backends.openai_compat import OpenAIBackend
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evince_rounds import assert_parsed_where_readable, says_no_prediction
 from tests.helpers.paths import dev_csv
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=5)
 

@@ -22,11 +22,11 @@ from backends.registry import RegistryError, load_registry
 from backends.serve_llamacpp import free_port
 from protocols.core.agents import Agent
 from protocols.core.events import TokenDelta, TurnStarted
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.endless_debate import endless
 from tests.helpers.servers import RunningServer, llama_server, server_entry
-from store.drive import drive
 
 QUESTION = [Message("user", "What is the capital of France? Answer with the city name only.")]
 

@@ -22,13 +22,12 @@ import pytest
 from scipy import stats
 
 from backends.base import Message, SamplingOptions
-from protocols.measures import evaluation as E
 from protocols.evince import REASON_FIRST
+from protocols.measures import evaluation as E
 from store.journal import Journal
+from tests.helpers.scripted import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, choose_k, label_set, read_cases, summarize, vote
 from tui.bench.report import cost_plot, markdown, terminal_table, write_outputs
-
-from tests.helpers.scripted import ScriptedBackend
 
 CASES = "case_id,disease,symptoms\nc1,Malaria,fever;chills\nc2,Malaria,sweating\nc3,Dengue,rash;joint_pain\nc4,Typhoid,rose_spots\n"
 

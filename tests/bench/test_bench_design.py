@@ -14,10 +14,9 @@ import pytest
 
 from protocols.measures.contentiousness import make_schedule
 from protocols.measures.labels import LabelSet
+from tests.helpers.paths import REPO
 from tui.bench.diagnosis import Bench, BenchConfig, Case, summarize
 from tui.bench.report import markdown
-
-from tests.helpers.paths import REPO
 
 
 def bench(tmp_path: Path, **kw: object) -> Bench:

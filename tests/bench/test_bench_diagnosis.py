@@ -17,10 +17,9 @@ import pytest
 
 from backends.base import SamplingOptions
 from store.journal import Journal
+from tests.helpers.scripted import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases, summarize
 from tui.bench.report import markdown, write_outputs
-
-from tests.helpers.scripted import ScriptedBackend
 
 A_SAYS = '{"predictions": [{"label": "Malaria", "probability": 0.7, "argument": "a"}, {"label": "Dengue", "probability": 0.3, "argument": "b"}], "arguments": []}'
 B_SAYS = '{"predictions": [{"label": "Dengue", "probability": 0.6, "argument": "a"}, {"label": "Malaria", "probability": 0.4, "argument": "b"}], "arguments": []}'

@@ -18,6 +18,7 @@ import pytest
 from backends.base import SamplingOptions
 from protocols.measures import evaluation as E
 from store.journal import Journal
+from tests.helpers.scripted import ScriptedBackend
 from tui.bench.diagnosis import (
     Bench,
     BenchConfig,
@@ -31,8 +32,6 @@ from tui.bench.diagnosis import (
     summarize,
 )
 from tui.bench.report import comparisons_table, markdown, rounds_table
-
-from tests.helpers.scripted import ScriptedBackend
 
 CASES = ("case_id,disease,symptoms\n" + "".join(f"c{i},{d},fever\n" for i, d in enumerate(
     ["Malaria", "Dengue", "Typhoid", "Malaria", "Dengue", "Typhoid", "Malaria", "Dengue"])))

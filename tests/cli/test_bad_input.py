@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import replace
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,8 @@ from backends.registry import load_registry
 from backends.sources import resolve_path
 from protocols.core.events import TurnFinished
 from store.journal import Journal, JournalError
-from tests.helpers.sample_debate import sample_events
 from tests.helpers.paths import REPO
+from tests.helpers.sample_debate import sample_events
 
 
 def symposium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,6 @@ from backends.sources import models_dir
 from store.journal import default_db_path
 from tui import settings
 
-
 #: Where platformdirs puts a user's folders on Linux when no XDG variable is set.
 REAL = [Path.home() / ".config", Path.home() / ".local", Path.home() / "Documents"]
 

@@ -13,8 +13,8 @@ from rich.console import Console
 from backends.base import SamplingOptions
 from protocols import evince
 from protocols.core.events import CallRecord, TurnFinished
-from protocols.measures.labels import LabelSet
 from protocols.core.params import defaults
+from protocols.measures.labels import LabelSet
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli.health_debate import LABELS, DebateCheck, _record, debate_check
 
@@ -72,8 +72,8 @@ async def test_debate_check_on_the_bundled_model(registry) -> None:
     """The real check: every step reported, and the refutations (each agent's second turn,
     which extends its first) take most of their prompt from the KV cache, the per-agent reuse
     every debate relies on."""
-    from tui.cli.models import print_debate_check
     from tui.cli.health_debate import check_debate
+    from tui.cli.models import print_debate_check
 
     report = await check_debate(registry.get("smollm2-135m"), timeout=120)
     assert report.error is None, report.error

@@ -50,8 +50,8 @@ def registry_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A user registry with SmolLM2 on vLLM and, to fail, a model vLLM's CPU attention cannot run
     (head size 16: random weights, SmolLM2's tokenizer)."""
     require_vllm()
-    from backends.sources import resolve_path
     from backends.registry import load_registry
+    from backends.sources import resolve_path
     from tests.fixtures.tiny_hf_model import build
 
     tiny = build(tmp_path_factory.mktemp("tiny-llama"), resolve_path(load_registry(user=False).get("smollm2-135m")))
@@ -196,8 +196,8 @@ def test_serve_vllm_answers_the_openai_backend_then_stops_cleanly(vllm_server: t
     from backends.openai_compat import OpenAIBackend
     from protocols import evince
     from protocols.core.agents import Agent
-    from protocols.measures.labels import LabelSet
     from protocols.core.params import build
+    from protocols.measures.labels import LabelSet
     from store.drive import drive
 
     base_url, tag, process = vllm_server

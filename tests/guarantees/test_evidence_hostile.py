@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import io
 import json
-from html import unescape as html_unescape
 import re
+from html import unescape as html_unescape
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,9 @@ from markdown_it import MarkdownIt
 from rich.console import Console
 
 from backends.base import SamplingOptions
-from outputs.export import to_markdown
+from outputs.export import to_markdown, write_private
 from outputs.report import render as render_html
+from outputs.report import report_html
 from outputs.report.document import build as build_document
 from protocols.core.agents import Agent
 from protocols.core.moderation import CommandChannel
@@ -28,8 +29,6 @@ from protocols.core.text import UNSAFE_CHARACTERS
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from outputs.export import write_private
-from outputs.report import report_html
 from tests.helpers.browser import chromium, recording_server
 from tests.helpers.oracle import OracleBackend, reply_to
 from tests.helpers.samples import FIRST, form_values, spec_of

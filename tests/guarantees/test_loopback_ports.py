@@ -28,8 +28,8 @@ import pytest
 
 from backends import served
 from backends.base import BackendUnavailable
-from backends.private import private_dir
 from backends.openai_compat import OpenAIBackend
+from backends.private import private_dir
 from backends.registry import ServerSource
 from tests.helpers.listeners import squatter
 from tests.helpers.servers import RunningServer, server_entry

@@ -27,7 +27,6 @@ from tests.helpers.netwall import required, run_walled, unavailable
 from tests.helpers.paths import REPO
 
 
-
 @pytest.fixture(autouse=True)
 def _the_wall_or_why_not() -> None:
     """Skip, saying why, where the wall cannot be built (no root, no strace, no unshare); the

@@ -22,8 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from backends.private import (append_private, create_private, foreign_owner, narrow_own, narrow_tree, private_dir,
-                              refuse_foreign, write_private)
+from backends.private import (
+    append_private,
+    create_private,
+    foreign_owner,
+    narrow_own,
+    narrow_tree,
+    private_dir,
+    refuse_foreign,
+    write_private,
+)
 
 
 def _mode(path: Path) -> int:

@@ -17,16 +17,15 @@ from typing import Any
 import pytest
 
 from outputs.export import write_private
-from outputs.report import render
-from outputs.report import build, report_html
+from outputs.report import build, render, report_html
 from outputs.report.safe import Markup
+from outputs.report.svg import PALETTE
+from store.journal import Journal
+from store.queries import Queries
 from tests.helpers.browser import CHROMIUM, chromium, recording_server
 from tests.helpers.png import Image, read_png
 from tests.helpers.report_debates import SCRIPT, every_protocol, hostile_debate
 from tests.helpers.sample_debate import record_sample
-from store.journal import Journal
-from store.queries import Queries
-from outputs.report.svg import PALETTE
 
 WHY = "Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)"
 if CHROMIUM is None and os.environ.get("SYMPOSIUM_REQUIRE_BROWSER") == "1":

@@ -16,16 +16,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from protocols import agreement as conference, d3
-from protocols.humanloop import stance
-from protocols.measures import agreement_judge as agreement, analyzer
-from protocols.measures.crit import CritReply, StrictCritReply
+from protocols import agreement as conference
+from protocols import d3
+from protocols.core.untrusted import parse_as
 from protocols.deliberation import Roster, resolve_choice
-from protocols.measures.distribution import parse_distribution
 from protocols.evince import Recommendations
+from protocols.humanloop import stance
+from protocols.measures import agreement_judge as agreement
+from protocols.measures import analyzer
+from protocols.measures.crit import CritReply, StrictCritReply
+from protocols.measures.distribution import parse_distribution
 from protocols.measures.labels import LabelSet
 from protocols.socrasynth import AgendaReply, JointProposal, Points
-from protocols.core.untrusted import parse_as
 from tui.headless.printer import EventPrinter
 from tui.sanitize import terminal_safe
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from backends.base import Message
-
 from tests.helpers.oracle import OracleBackend, reply_to
 
 #: The claims every grounded reply lists (E2 and E8 are passages of the evidence folder).

@@ -16,8 +16,8 @@ from backends.factory import create_backend
 from backends.registry import load_registry
 from protocols.core.agents import Agent
 from protocols.core.events import DebateStarted, Event, TokenDelta, TurnFinished, TurnStarted
-from store.journal import Journal
 from store.drive import drive
+from store.journal import Journal
 
 
 async def endless(debate_id: str, agent: Agent) -> AsyncIterator[Event]:

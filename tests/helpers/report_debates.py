@@ -14,7 +14,6 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.sample_debate import sample_events
 
-
 #: What a hostile model (or case text) might write; each must reach the page as text.
 SCRIPT = "<script>document.title='pwned'</script>"
 MARKUP = "<b>bold</b> <a href=\"http://example.com/\">a link</a> &amp; <!-- a comment -->"

@@ -21,8 +21,8 @@ from protocols.core.events import (
     PhaseChanged,
     TurnFinished,
 )
-from protocols.measures.contentiousness import Exponential
 from protocols.evince import phase_for
+from protocols.measures.contentiousness import Exponential
 from store.journal import Journal
 
 T0 = 1_790_000_000.0  # 2026-09-21, a fixed clock for reproducible screens

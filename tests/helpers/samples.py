@@ -10,7 +10,6 @@ from typing import Any
 from protocols.core.definition import ProtocolDefinition
 from protocols.core.sample import Sample
 from protocols.registry import PROTOCOLS
-
 from tui.forms import ProtocolSpec
 from tui.protocol_catalog import SPECS
 

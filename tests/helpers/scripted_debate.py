@@ -27,15 +27,14 @@ from backends.base import SamplingOptions
 from protocols.core.agents import Agent
 from protocols.core.events import DebateStarted, Event, TurnFinished
 from protocols.core.moderation import CommandChannel
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tui.headless.printer import EventPrinter
-from store.drive import drive
-from tui.headless.signals import Terminated, run_command
-from tui.protocol_catalog import SPECS, resumable
-
 from tests.helpers.oracle import Draw, OracleBackend
 from tests.helpers.samples import FIRST, form_values
+from tui.headless.printer import EventPrinter
+from tui.headless.signals import Terminated, run_command
+from tui.protocol_catalog import SPECS, resumable
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
 PACE_S = 0.02  # per 16-character chunk: ~200 tokens/s, about SmolLM2-135M on this machine …

@@ -13,12 +13,11 @@ from hypothesis import strategies as st
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols.core.agents import Agent
-from protocols.measures.agreement_judge import AGREEMENT, LABELS, MORE_DEBATE, AgreementJudge, parse_verdict
 from protocols.core.events import DebateFinished, DebateStarted, Event, MetricsComputed
+from protocols.measures.agreement_judge import AGREEMENT, LABELS, MORE_DEBATE, AgreementJudge, parse_verdict
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=11)

@@ -19,8 +19,12 @@ from hypothesis import strategies as st
 from backends.base import SamplingOptions, schema_of
 from backends.llamacpp import LlamaCppBackend
 from protocols.core.agents import Agent
+from protocols.core.events import JudgementMade, ModelCalled, TokenDelta, TurnFinished
+from protocols.core.text import clip
 from protocols.measures.analyzer import (
     _INSTRUCTIONS as INSTRUCTIONS,
+)
+from protocols.measures.analyzer import (
     ANALYZER_SYSTEM,
     ITEMS,
     Analysis,
@@ -32,8 +36,6 @@ from protocols.measures.analyzer import (
     parse_map,
     parse_points,
 )
-from protocols.core.text import clip
-from protocols.core.events import JudgementMade, ModelCalled, TokenDelta, TurnFinished
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=32, temperature=0.7, seed=13)

@@ -13,16 +13,15 @@ import pytest
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import agreement as conference
-from protocols.core.agents import Agent
 from protocols.agreement import EVALUATOR, FACTORS, JUDGE, MODERATOR, parse_evaluation, select_speaker
+from protocols.core.agents import Agent
 from protocols.core.events import AdvanceStage, DebateFinished, Interject, JudgementMade, SkipToConclusion, TurnFinished
 from protocols.core.moderation import CommandChannel
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import main
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
+from tui.cli import main
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=5)
 ISSUE = "Should our town build a new library or repair the old one?"

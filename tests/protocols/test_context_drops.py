@@ -22,17 +22,17 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.chat_template import ChatTemplate
+from outputs.export import to_markdown
 from protocols.core.agents import ELIDED, Agent
 from protocols.core.events import about_context
 from protocols.core.moderation import CommandChannel
-from outputs.export import to_markdown
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
-from tests.helpers.scripted import ScriptedBackend
 from tests.helpers.samples import ALL, form_values, spec_of
+from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_resume_every_protocol import Person
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"

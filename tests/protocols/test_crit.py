@@ -15,7 +15,6 @@ import pytest
 from backends.base import SamplingOptions
 from protocols.core.agents import Agent
 from protocols.measures.crit import crit, side_quality, weighted_score
-
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=200, temperature=0.0)

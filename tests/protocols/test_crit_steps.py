@@ -22,9 +22,8 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from protocols.core.agents import Agent
-from protocols.measures.crit import JUDGE_SYSTEM, CritReply, RatedReason, StrictCritReply, argument_scores, crit, weighted_score
 from protocols.core.fitting import Section
-
+from protocols.measures.crit import JUDGE_SYSTEM, CritReply, RatedReason, StrictCritReply, argument_scores, crit, weighted_score
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=200, temperature=0.7)

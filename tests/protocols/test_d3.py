@@ -17,12 +17,11 @@ from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import d3
 from protocols.core.agents import Agent
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import main
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
+from tui.cli import main
 
 OPTS = SamplingOptions(max_tokens=60, temperature=0.7, seed=13)
 QUESTION = "What is the boiling point of water at sea level?"

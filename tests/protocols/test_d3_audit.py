@@ -17,13 +17,13 @@ import pytest
 from backends.base import SamplingOptions
 from protocols import d3
 from protocols.core.agents import Agent
-from protocols.d3.audit import Evaluation, agreement, cohen_kappa, family, self_enhancement
 from protocols.core.events import Notice
+from protocols.d3.audit import Evaluation, agreement, cohen_kappa, family, self_enhancement
 from protocols.d3.study import read_references
+from store.drive import drive
 from store.journal import Journal
 from tests.helpers.scripted import ScriptedBackend
 from tui.cli import main
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=60, temperature=0.7, seed=13)
 

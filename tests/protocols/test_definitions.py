@@ -27,11 +27,11 @@ import pytest
 from backends.base import SamplingOptions
 from protocols.core import roles as R
 from protocols.core.agents import Agent
-from protocols.measures.labels import LabelSet
 from protocols.core.definition import EVIDENCE, InputError, ProtocolDefinition, Variant
 from protocols.core.evidence import EvidenceSettings
 from protocols.core.moderation import Honoured
 from protocols.core.params import params_of
+from protocols.measures.labels import LabelSet
 from protocols.registry import BY_NAME, PROTOCOLS
 from store.journal import Journal
 from store.queries import Queries

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import itertools
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -18,17 +18,16 @@ from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import deliberation
 from protocols.core.agents import Agent
-from protocols.deliberation import MODERATOR, PERSON, Roster, cap_words, eligible, resolve_choice
-from protocols.core.events import DebateFinished, Event, JudgementMade, Stop, TurnFinished
+from protocols.core.events import DebateFinished, JudgementMade, Stop, TurnFinished
 from protocols.core.moderation import CommandChannel
+from protocols.deliberation import MODERATOR, PERSON, Roster, cap_words, eligible, resolve_choice
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tui.cli import main
-from tui.headless.printer import EventPrinter
-from tui.cli.seats import ScriptSeat, StdinSeat
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
+from tui.cli import main
+from tui.cli.seats import ScriptSeat, StdinSeat
+from tui.headless.printer import EventPrinter
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=7)
 TOPIC = "Should phones be banned in schools?"

@@ -411,8 +411,9 @@ def test_format_distribution() -> None:
 
 def test_raw_newlines_inside_json_strings_are_accepted() -> None:
     """llama.cpp's JSON grammar lets a model put a bare newline inside a string."""
-    from protocols.core.untrusted import parse_as
     from pydantic import BaseModel
+
+    from protocols.core.untrusted import parse_as
 
     class Note(BaseModel):
         text: str

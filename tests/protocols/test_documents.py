@@ -135,7 +135,7 @@ def test_redacting_before_indexing_masks_text_and_names_and_counts(tmp_path: Pat
 
 def test_nul_and_half_surrogates_are_replaced_not_kept(tmp_path: Path) -> None:
     path = tmp_path / "odd.txt"
-    path.write_bytes("a\x00b".encode())
+    path.write_bytes(b"a\x00b")
     evidence, _ = load([path])
     assert evidence.passages[0].text == "a\ufffdb"
 

@@ -22,9 +22,9 @@ import pytest
 
 from backends.base import SamplingOptions
 from outputs.export import to_json, to_markdown
+from outputs.markdown_text import inline
 from outputs.report import render as render_html
 from outputs.report.document import build as build_document
-from outputs.markdown_text import inline
 from protocols.core.agents import Agent
 from protocols.core.moderation import CommandChannel
 from protocols.core.replay import counted

@@ -25,12 +25,11 @@ from protocols.core.events import (
     Stop,
     TurnFinished,
 )
-from protocols.measures.labels import LabelSet
 from protocols.core.moderation import CommandChannel
+from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from store.drive import drive
-
 from tests.helpers.evince_rounds import rounds_both_predicted, says_no_prediction
 from tests.helpers.paths import dev_csv
 from tests.helpers.scripted import ScriptedBackend

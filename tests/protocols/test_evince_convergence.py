@@ -21,10 +21,9 @@ from typing import Any
 import pytest
 
 from protocols import evince
+from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
 from protocols.measures import metrics as M
 from protocols.measures.contentiousness import Adaptive, RoundSignals
-from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
-
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_evince_paper import agents, config, reply, run_all, user_prompts
 
@@ -251,9 +250,9 @@ async def test_a_debate_cut_after_its_last_round_resumes_to_the_same_ending(
     the journal): a deadlock is not called converged after the interruption either. The resumed
     run's backends hold no replies, so no model may be asked again; its ending and stop reason are
     the uninterrupted run's, word for word (the resume replays the journal, protocols/core/replay.py)."""
+    from store.drive import drive
     from store.journal import Journal
     from store.queries import Queries
-    from store.drive import drive
 
     class Cut(Exception):
         pass

@@ -21,7 +21,6 @@ from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, Event, JudgementMade, MetricsComputed, ModelCalled, TurnFinished
 from protocols.measures.crit import CritReply, StrictCritReply
 from protocols.measures.labels import LabelSet
-
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)

@@ -16,11 +16,11 @@ from backends.base import Backend, SamplingOptions
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import Event, TurnFinished
-from protocols.measures.labels import LabelSet
 from protocols.core.params import build
+from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from store.drive import drive
 
 pytestmark = pytest.mark.vllm
 

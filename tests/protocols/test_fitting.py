@@ -22,17 +22,18 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
-from protocols import agreement as conference, d3, evince, humanloop
+from protocols import agreement as conference
+from protocols import d3, evince, humanloop
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, Event, TurnFinished
 from protocols.core.fitting import Section, allot, fit_sections, shorten
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
 from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=3)
 LEFT_OUT = "characters left out to fit the context window"

@@ -16,11 +16,11 @@ from protocols import humanloop
 from protocols.core.agents import Agent
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, HumanScript, HumanSeat
 from protocols.humanloop.stance import HALLUCINATION, LEGAL_LABELS, NONE
+from protocols.humanloop.study import stances as stance_study
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from protocols.humanloop.study import stances as stance_study
 from tui.cli import main
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=7)
 SMALL = HumanloopConfig.SMALL_MODEL_PROFILE  # the bundled models' profile

@@ -14,21 +14,22 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from backends.base import SamplingOptions
 from protocols import humanloop
 from protocols.core.agents import Agent
 from protocols.humanloop import HumanloopAgents, HumanloopConfig, split_statements
 from protocols.humanloop.stance import StanceStep, analyze, parse_confidence
+from protocols.humanloop.study import present as present_stances
+from protocols.humanloop.study import stances as stance_study
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from protocols.humanloop.study import present as present_stances, stances as stance_study
 from tests.helpers.scripted import ScriptedBackend
 from tui.headless.sections import renderables
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 CASE = "A doctor recorded patients' conversations for a training program; the lower court convicted him."

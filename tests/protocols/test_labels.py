@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from protocols.evince import EvinceConfig
 from protocols.measures import evaluation as E
 from protocols.measures import metrics as M
 from protocols.measures.distribution import parse_distribution
-from protocols.evince import EvinceConfig
 from protocols.measures.labels import (
     BUILTIN_RELATED,
     BUILTIN_SYNONYMS,

@@ -20,7 +20,6 @@ import pytest
 from scipy.optimize import OptimizeResult
 
 from protocols.measures import metrics
-
 from protocols.measures.metrics import (
     KL_EPSILON,
     agreement_information,

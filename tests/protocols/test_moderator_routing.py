@@ -17,16 +17,26 @@ from typing import Any
 import pytest
 
 from backends.base import SamplingOptions
-from protocols import agreement as conference, d3, deliberation, evince, humanloop, socrasynth
+from protocols import agreement as conference
+from protocols import d3, deliberation, evince, humanloop, socrasynth
 from protocols.core.agents import Agent
-from protocols.core.events import (DebateStarted, Event, Interject, JudgementMade, PhaseChanged, SetContentiousness, SkipToConclusion,
-                             Stop, TurnFinished)
+from protocols.core.events import (
+    DebateStarted,
+    Event,
+    Interject,
+    JudgementMade,
+    PhaseChanged,
+    SetContentiousness,
+    SkipToConclusion,
+    Stop,
+    TurnFinished,
+)
 from protocols.core.moderation import CommandChannel, Honoured
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols import test_socrasynth_paper as ssp
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=3)
 SAID = "Consider the cost to <b>[red]small</red> towns."  # markup-like on purpose: it is kept as typed

@@ -21,10 +21,10 @@ from protocols import socrasynth as ss
 from protocols.core.agents import Agent
 from protocols.core.events import Event, JudgementMade
 from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend, fits
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=7)
 

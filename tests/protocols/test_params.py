@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from protocols.core.params import ParamError, ParamInfo, build, defaults, params_of, profile_overrides
-from tui.cli.parser import build_parser
 from tui.cli.params import build_config
+from tui.cli.parser import build_parser
 from tui.errors import UserError
 from tui.forms import FormError, ProtocolSpec
 from tui.protocol_catalog import SPECS

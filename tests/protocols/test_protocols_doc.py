@@ -47,29 +47,29 @@ import numpy as np
 import pytest
 
 from backends.base import Message, SamplingOptions
-from protocols import agreement as conference, d3, deliberation, evince
-from protocols.measures import analyzer
-from protocols.measures import crit as C
-from protocols.measures.crit import CritResult
-from protocols.measures import metrics as M
+from protocols import agreement as conference
+from protocols import d3, deliberation, evince
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
-from protocols.measures.contentiousness import LEVELS, Adaptive, Exponential, Linear, RoundSignals, Schedule
-from protocols.d3.audit import family
 from protocols.core.events import TurnFinished
 from protocols.core.fitting import SAFETY_TOKENS, Section, fit_sections
-from protocols.humanloop import HumanloopConfig
-from protocols.measures import evaluation as E
-from protocols.measures.distribution import parse_distribution
-from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_related, read_synonyms
 from protocols.core.params import ParamInfo, params_of
 from protocols.core.schemas import chars_for
+from protocols.d3.audit import family
+from protocols.humanloop import HumanloopConfig
 from protocols.humanloop.stance import NONE, StanceStep, analyze, parse_confidence, triem_code
+from protocols.measures import analyzer
+from protocols.measures import crit as C
+from protocols.measures import evaluation as E
+from protocols.measures import metrics as M
+from protocols.measures.contentiousness import LEVELS, Adaptive, Exponential, Linear, RoundSignals, Schedule
+from protocols.measures.crit import CritResult
+from protocols.measures.distribution import parse_distribution
+from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_related, read_synonyms
 from store.schema import MIGRATIONS
-from tui.bench.diagnosis import BenchConfig
-
 from tests.helpers.paths import REPO
 from tests.helpers.scripted import ScriptedBackend
+from tui.bench.diagnosis import BenchConfig
 
 #: Where each claim's section is: a protocol's own page (the whole page), or a "## " section of a
 #: page that holds several.

@@ -38,14 +38,13 @@ from protocols.core.events import (
 )
 from protocols.core.moderation import CommandChannel
 from protocols.core.replay import counted
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tui.forms import ProtocolSpec
-from store.drive import drive
-from tui.protocol_catalog import resumable
-
 from tests.helpers.oracle import Draw, OracleBackend
 from tests.helpers.samples import ALL, form_values, spec_of
+from tui.forms import ProtocolSpec
+from tui.protocol_catalog import resumable
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
 

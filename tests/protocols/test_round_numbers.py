@@ -24,11 +24,11 @@ from protocols.core.events import (
     TurnFinished,
 )
 from protocols.core.moderation import CommandChannel
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_evince_paper import agents, config, reply
-from store.drive import drive
 
 MOVING = [{"Dengue": 0.6, "Zika": 0.4}, {"Zika": 0.7, "Dengue": 0.3}, {"Dengue": 0.55, "Malaria": 0.45}]
 RECS = json.dumps({"questions": ["travel history?"], "tests": ["NS1 antigen"]})
@@ -98,10 +98,10 @@ async def test_a_command_heard_after_the_last_turn_is_not_journalled_and_is_left
 async def test_socrasynth_skipped_to_its_closing_numbers_every_later_stage_without_a_gap(tmp_path: Path) -> None:
     """SocraSynth: a skip heard before refutation round 2 makes round 2 the closing round; the
     evaluation, conciliatory and Q&A stages are 3, 4, 5. Every number from 0 to the last is used."""
+    from backends.base import SamplingOptions
     from protocols import socrasynth as ss
     from protocols.core.agents import Agent
     from tests.helpers.scripted import fits
-    from backends.base import SamplingOptions
 
     def agent(role: str) -> Agent:
         return Agent(role, ScriptedBackend(role, [], answer=fits), SamplingOptions(max_tokens=64))

@@ -13,6 +13,7 @@ from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
+from protocols.core.definition import InputError
 from protocols.core.events import (
     DebateFinished,
     Event,
@@ -30,15 +31,14 @@ from protocols.core.events import (
     TurnStarted,
 )
 from protocols.core.moderation import CommandChannel
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
-from tui.cli.parser import build_parser
 from tui.cli.params import build_config
-from protocols.core.definition import InputError
+from tui.cli.parser import build_parser
 from tui.cli.run import values_from
 from tui.headless.printer import EventPrinter
-from store.drive import drive
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 SMALL = ss.SocraSynthConfig.SMALL_MODEL_PROFILE  # the bundled models' profile; tests override single values

@@ -18,15 +18,15 @@ from rich.console import Console
 from backends.base import SamplingOptions
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
-from protocols.measures.crit import CritResult
 from protocols.core.events import Event, Notice
 from protocols.core.params import params_of
+from protocols.measures.crit import CritResult
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
-from tui.headless.printer import EventPrinter
 from tui.app.recorded import recorded_events
-from store.drive import drive
+from tui.headless.printer import EventPrinter
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 SUBJECT = "Should cities ban cars from their centres?"
@@ -458,7 +458,7 @@ async def test_each_rounds_delta_and_gamma_are_journalled_and_an_override_restar
     deltas = {0: 0.8, 1: 0.4, 2: 0.6, 3: 0.3, 4: 0.15}  # opening, refutations 1–3, closing
     phases = [(e.phase, e.round, e.kappa) for e in events
               if isinstance(e, PhaseChanged) and e.phase in ("opening", "refutation", "closing")]
-    assert phases == [("opening", 0, pytest.approx(0.8)), *((("refutation", t, pytest.approx(deltas[t])) for t in (1, 2, 3))),
+    assert phases == [("opening", 0, pytest.approx(0.8)), *(("refutation", t, pytest.approx(deltas[t])) for t in (1, 2, 3)),
                       ("closing", 4, pytest.approx(0.15))], phases
     metrics = [(e.round, e.metrics, e.kappa) for e in events if isinstance(e, MetricsComputed)]
     assert metrics == [(t, {"delta": pytest.approx(d), "crit": 0.45}, pytest.approx(d)) for t, d in deltas.items()], metrics

@@ -27,7 +27,6 @@ from protocols.humanloop.stance import (
     stance_schema,
     triem_code,
 )
-
 from tests.helpers.scripted import ScriptedBackend
 
 QUESTION = "Should the court of appeals affirm, reverse, or remand?"

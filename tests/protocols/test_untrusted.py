@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
-from protocols.measures.crit import CritReply
 from protocols.core.untrusted import parse_as
+from protocols.measures.crit import CritReply
 
 
 class Score(BaseModel):

@@ -16,14 +16,14 @@ from backends.base import SamplingOptions
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.form import fill_examples
 from tests.helpers.paths import REPO
 from tui.app.app import SymposiumApp
-from store.drive import drive
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen
-from tests.helpers.form import fill_examples
 
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid", "Common Cold"])
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=3)

@@ -11,9 +11,9 @@ import pytest
 
 from backends.base import Message, SamplingOptions
 from protocols.core.agents import Agent
+from protocols.core.documents import load
 from protocols.core.events import Citation
 from protocols.core.evidence import NO_EVIDENCE, Evidence, EvidenceSettings, Grounding, as_citation, cited_line, evidence_of
-from protocols.core.documents import load
 from protocols.core.passages import EvidenceFile, Passage
 from store.evidence import MAX_TERMS, grounding, grounding_of, retriever, terms
 from store.journal import Journal

@@ -4,7 +4,6 @@ presents them, and untrusted text in them stays text."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -16,9 +16,8 @@ from backends.base import BackendError, SamplingOptions
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.measures.labels import LabelSet
-from store.journal import Journal
 from store.drive import drive
-
+from store.journal import Journal
 from tests.helpers.scripted import Fail, ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)

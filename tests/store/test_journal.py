@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
+from outputs.export import to_json, to_markdown, write_private
 from protocols.core.events import (
     CallRecord,
     DebateFinished,
@@ -22,7 +23,6 @@ from protocols.core.events import (
     PhaseChanged,
     TurnFinished,
 )
-from outputs.export import to_json, to_markdown, write_private
 from store.journal import Journal, JournalError
 from store.queries import Queries
 from store.schema import LATEST

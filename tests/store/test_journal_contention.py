@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from store.journal import BUSY_TIMEOUT_MS, Journal, JournalError
-
 from tests.store.test_journal import start, turn
 
 HOLD_S = 1.0
@@ -107,7 +106,7 @@ def test_wal_lets_a_turn_be_written_while_another_process_is_reading(tmp_path: P
     assert (seen_inside, seen_after) == ("1", "2")  # its snapshot held; the new turn visible after
 
 
-def _open_and_close(path: str, results: "multiprocessing.Queue[str]") -> None:
+def _open_and_close(path: str, results: multiprocessing.Queue[str]) -> None:
     try:
         Journal(path).conn.close()
         results.put("ok")

@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from outputs.export import to_markdown
+from outputs.markdown_text import inline
 from protocols import evince
 from protocols.core.events import Event, Interject, MetricsComputed
 from protocols.core.moderation import CommandChannel
 from protocols.core.outcome import moderator_action, outcome_in_words
-from outputs.export import to_markdown
-from outputs.markdown_text import inline
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
 from tests.protocols.test_evince_paper import agents, config, reply
-from store.drive import drive
 
 APART_A, APART_B = {"Dengue": 0.8, "Chikungunya": 0.2}, {"Zika": 0.6, "Malaria": 0.4}
 SAID = "Ask about [b]travel[/b] history."  # markup-like on purpose: shown as typed

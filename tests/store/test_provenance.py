@@ -11,16 +11,15 @@ import threading
 from pathlib import Path
 
 from backends.base import SamplingOptions
+from outputs.export import to_json, to_markdown
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import Participant
 from protocols.measures.labels import LabelSet
 from store import export_check, provenance, seal
-from outputs.export import to_json, to_markdown
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=1)

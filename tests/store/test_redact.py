@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from store.journal import Journal
 from outputs.redact import redact_text
+from store.journal import Journal
 from tests.helpers.sample_debate import record_sample
 
 

@@ -18,10 +18,10 @@ import pytest
 from outputs.report import CSP, report_html
 from outputs.report.render import STYLE
 from outputs.report.safe import Markup, tag, text
+from store.journal import Journal
 from tests.helpers.paths import REPO
 from tests.helpers.report_debates import SCRIPT, every_protocol, hostile_debate
 from tests.helpers.sample_debate import record_sample
-from store.journal import Journal
 
 
 class Page(HTMLParser):
@@ -257,8 +257,8 @@ def test_cli_writes_the_report_0600_and_prints_its_path(tmp_path: Path) -> None:
 
 def test_a_debate_cut_off_before_its_first_turn_still_has_a_report(tmp_path: Path) -> None:
     """A running, interrupted or failed debate is a record too: the report says what there is."""
-    from tests.helpers.sample_debate import sample_events
     from store.queries import Queries
+    from tests.helpers.sample_debate import sample_events
 
     with Journal(tmp_path / "j.db") as journal:
         journal.record(sample_events("early0001")[0])

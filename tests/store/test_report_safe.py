@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.core.text import UNSAFE_CHARACTERS
 from outputs.report.safe import Markup, join, neutral, tag, text
+from protocols.core.text import UNSAFE_CHARACTERS
 
 
 class _Read(HTMLParser):

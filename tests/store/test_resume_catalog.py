@@ -24,11 +24,11 @@ from protocols.core.definition import ProtocolDefinition, Role
 from protocols.core.events import Event, Interject, Notice
 from protocols.core.moderation import CommandChannel
 from protocols.core.replay import counted
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.oracle import OracleBackend
 from tui.forms import FormError, ProtocolSpec
-from store.drive import drive
 from tui.protocol_catalog import SPECS, resumable
 
 

@@ -20,10 +20,9 @@ from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import Event, TurnFinished
 from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)

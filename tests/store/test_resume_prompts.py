@@ -30,10 +30,9 @@ from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, DebateStarted, Event, JudgementMade, MetricsComputed, PhaseChanged, TurnFinished
 from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from store.drive import drive
-
 from tests.helpers.scripted import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)

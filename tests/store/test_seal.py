@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
+from outputs.export import to_json
 from protocols.core.events import CallRecord, Citation, EvidenceAttached, ModeratorActed, Notice, TurnFinished
 from protocols.core.passages import EvidenceFile, Passage
 from protocols.core.replies import Reply
 from store import export_check, seal, signing
-from outputs.export import to_json
 from store.journal import Journal
 from store.queries import Queries
 from store.schema import MIGRATIONS

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from store.schema import LATEST
-from store import export_check, seal, signing
 from outputs.export import to_json
+from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
+from store.schema import LATEST
 from tests.store.test_seal import ID, sealed  # noqa: F401 - the fixture: a journal holding every kind of row
 from tui.cli.parser import main
 

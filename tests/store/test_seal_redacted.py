@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from protocols.core.events import CallRecord, DebateStarted, Participant, TurnFinished
 from backends.values import Message
+from protocols.core.events import CallRecord, DebateStarted, Participant, TurnFinished
 from protocols.core.replies import Reply, prompt_sha256
 from store import export_check, seal
 from store.journal import Journal

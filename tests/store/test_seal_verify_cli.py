@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from store import export_check, seal, signing
 from outputs.export import to_json
+from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
 from tests.store.test_seal import ID, _record, _sql, _verify

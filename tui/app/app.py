@@ -4,30 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from functools import partial
 import signal
 from collections.abc import Iterable
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from textual import on
 from textual.app import App, SystemCommand
-from textual.notifications import SeverityLevel
-from textual.widgets import Input, TextArea
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
 from backends.registry import Registry, load_registry
+from outputs.redact import find
 from store.journal import Journal
 from store.queries import Queries
-
 from tui import settings
-from tui.forms import FormError, ProtocolSpec
-from tui.saving import app_folder
-from outputs.redact import find
-from tui.protocol_catalog import resumable
-from tui.sanitize import terminal_safe
 from tui.app.messages import OpenReview, ResumeDebate, StartDebate
 from tui.app.runs import NewDebate, ResumedDebate
 from tui.app.screens.debate import DebateScreen
@@ -38,7 +33,11 @@ from tui.app.screens.new_debate import NewDebateScreen, demo_values, remember_fo
 from tui.app.screens.review import ReviewScreen
 from tui.app.theme import role_variables
 from tui.app.workspace import Workspace, settle_memory
+from tui.forms import FormError, ProtocolSpec
 from tui.headless.signals import on_signals
+from tui.protocol_catalog import resumable
+from tui.sanitize import terminal_safe
+from tui.saving import app_folder
 
 Start = Literal["home", "demo", "new"]
 THEMES = ("textual-dark", "textual-light")

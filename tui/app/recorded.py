@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from protocols.core.costs import MEASURED, journal_calls
 from protocols.core.events import (
     CallRecord,
     DebateFinished,
@@ -24,7 +25,6 @@ from protocols.core.events import (
     PhaseChanged,
     TurnFinished,
 )
-from protocols.core.costs import MEASURED, journal_calls
 from protocols.core.evidence import as_citation
 
 _CALL_FIELDS = ("prompt_tokens", "prompt_tokens_evaluated", "completion_tokens", "duration_s", "first_token_s",

@@ -21,7 +21,6 @@ from protocols.core.moderation import CommandChannel
 from protocols.core.roles import SIDE_PANEL
 from protocols.registry import BY_NAME
 from store.journal import new_debate_id
-
 from tui.app.recorded import recorded_events
 from tui.forms import PersonSeat, ProtocolSpec
 from tui.protocol_catalog import resumable

@@ -17,8 +17,9 @@ them. A theme of one's own can set any of the variables in ``Theme(variables=…
 
 from __future__ import annotations
 
-from protocols.core.roles import AGENT_A, AGENT_B, ANALYZER, HUMAN, JUDGE, MODERATOR
 from textual.theme import Theme
+
+from protocols.core.roles import AGENT_A, AGENT_B, ANALYZER, HUMAN, JUDGE, MODERATOR
 
 #: Variable name → (what it colours, the theme variable it is derived from).
 ROLE_VARIABLES: dict[str, tuple[str, str]] = {

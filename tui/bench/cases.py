@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 from protocols.measures.labels import LabelSet
-
 from tui.bench.diagnosis import Case, label_set, read_cases
 from tui.forms import FormError, load_labels
 

@@ -69,8 +69,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import json
 import functools
+import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -83,21 +83,20 @@ import numpy as np
 from backends.base import Backend, SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from backends.private import append_private, private_dir
-from protocols.measures import evaluation as E
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.costs import Cost, Ledger
+from protocols.core.definition import ProtocolDefinition
 from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
 from protocols.core.evidence import EvidenceSettings, Grounding
+from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
+from protocols.measures import evaluation as E
 from protocols.measures.citations import tally
 from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, LabelSet, normalize_label, read_related, read_synonyms
 from protocols.measures.metrics import mixture, wasserstein
-from protocols.core.definition import ProtocolDefinition
 from protocols.registry import PROTOCOLS, definition
-from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
-from store.journal import Journal, new_debate_id
-
 from store.drive import drive
+from store.journal import Journal, new_debate_id
 
 #: The debating arms run EVINCE as its definition builds and starts it (as the app and CLI do).
 EVINCE = definition("evince")

@@ -16,10 +16,9 @@ from typing import Any
 
 from rich.table import Table
 
+from outputs.export import write_private
 from protocols.core.costs import AGENT_HEADERS, MEASURED, NOTE, Cost, Figure, seconds, shown, tokens
 from protocols.core.roles import AGENT_A, AGENT_B
-from outputs.export import write_private
-
 from tui.bench.diagnosis import Report
 
 COLUMNS = (("Acc@1", "acc1"), ("Acc@3", "acc3"), ("MRR", "mrr"), ("macro-F1", "macro_f1"), ("Brier", "brier"), ("ECE", "ece"))

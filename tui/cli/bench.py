@@ -22,7 +22,7 @@ from backends.registry import load_registry
 from protocols.core.evidence import Grounding
 from protocols.measures.labels import LabelSet
 from store.journal import Journal
-
+from tui.bench.cases import class_set, load_cases, subset
 from tui.bench.diagnosis import (
     ALL_SCHEDULES,
     DESIGNS,
@@ -37,16 +37,15 @@ from tui.bench.diagnosis import (
     prepare_backends,
     summarize,
 )
-from tui.bench.cases import class_set, load_cases, subset
 from tui.bench.report import (
     COMPARISON_NOTE,
     EVIDENCE_NOTE,
     comparisons_table,
     convergence_rows,
     convergence_table,
+    cost_plot,
     cost_rows,
     cost_table,
-    cost_plot,
     evidence_table,
     paper_table,
     rounds_rows,

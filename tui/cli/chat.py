@@ -13,12 +13,11 @@ from backends.registry import load_registry
 from backends.sources import demo_model
 from protocols.core import chat
 from protocols.core.agents import Agent
+from store.drive import drive
 from store.journal import Journal, new_debate_id
-
 from tui.cli.commands import help_for
 from tui.headless.printer import EventPrinter
 from tui.headless.session import print_load_events
-from store.drive import drive
 from tui.headless.signals import run_command
 
 DEMO_PROMPT = "In two sentences, why is it useful for two people to debate a hard question?"

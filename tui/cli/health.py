@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from backends.base import Backend, BackendError, Message, NotSupported, SamplingOptions
-from backends.lifecycle import Engines, Loading, LoadEvent, StillLoading
+from backends.lifecycle import Engines, LoadEvent, Loading, StillLoading
 from backends.registry import ModelEntry
 
 Outcome = Literal["ok", "failed", "not supported", "skipped"]

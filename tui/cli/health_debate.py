@@ -25,9 +25,9 @@ from backends.registry import ModelEntry
 from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import CallRecord, DebateFinished, Event, JudgementMade, ModelCalled, TurnFinished
-from protocols.measures.labels import LabelSet
 from protocols.core.params import Profile, build
 from protocols.core.roles import AGENT_A, AGENT_B, JUDGE
+from protocols.measures.labels import LabelSet
 
 CASE = ("A 34-year-old returned from Ghana two weeks ago and has had fever with shaking chills every "
         "other day, drenching sweats, headache and muscle aches; no rash, no cough.")

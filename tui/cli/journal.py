@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-
 from typing import Any
 
 from rich import box
@@ -20,16 +19,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from protocols.core.text import clip
 from outputs.export import to_json, to_markdown
 from outputs.redact import describe
+from protocols.core.text import clip
 from store.journal import Journal
 from store.queries import Queries
-
 from tui.cli.commands import help_for
 from tui.errors import UserError
-from tui.saving import WriteRefused, debate_for_export, write
 from tui.sanitize import json_for_terminal, terminal_safe
+from tui.saving import WriteRefused, debate_for_export, write
 from tui.titles import distinct_clips, when
 
 

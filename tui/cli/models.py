@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-
 import re
 import socket
 import sys
@@ -24,7 +23,6 @@ from backends.gguf_meta import GGUFError, GGUFInfo, read_gguf
 from backends.private import narrow_tree
 from backends.registry import HubSource, LocalSource, ModelEntry, Registry, add_user_entry, load_registry, shipped_registry_path
 from backends.sources import hub_target, status
-
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.headless.signals import run_command

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from protocols.core.params import PROFILES, ParamError, ParamInfo, Profile, build, params_of, profile_overrides
-
 from tui.errors import UserError
 
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from outputs.redact import describe
 from store.journal import Journal
 from store.queries import Queries
-from outputs.redact import describe
-
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.saving import WriteRefused, file_name, masked_in_words, write

@@ -11,18 +11,17 @@ from rich.text import Text
 from backends.registry import load_registry
 from protocols.core.moderation import CommandChannel
 from protocols.core.replay import ResumeError
+from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-
 from tui.cli.commands import help_for
-from tui.errors import UserError
 from tui.cli.seats import StdinSeat, stdin_turn
+from tui.errors import UserError
 from tui.forms import FormError, PersonSeat, ProtocolSpec
-from tui.headless.session import loaded_agents
-from tui.protocol_catalog import resumable
 from tui.headless.printer import EventPrinter
-from store.drive import drive
+from tui.headless.session import loaded_agents
 from tui.headless.signals import run_command
+from tui.protocol_catalog import resumable
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -36,7 +36,6 @@ from protocols.core.evidence import EvidenceSettings
 from protocols.core.params import ParamError, params_of
 from protocols.registry import PROTOCOLS, definition
 from store.journal import new_debate_id
-
 from tui.cli.commands import help_for
 from tui.cli.params import add_param_flags, build_config, given, param_help
 from tui.cli.seats import headless_person

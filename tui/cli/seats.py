@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.text import Text
 
 from protocols.core.definition import Confirm, Person, Role, Speak, confirm_from_lines, read_file
-
 from tui.errors import UserError
 from tui.sanitize import terminal_safe
 

@@ -23,7 +23,6 @@ from backends.registry import load_registry
 from backends.serve_llamacpp import LOOPBACK, entry_snippet, serve
 from backends.sources import resolve_path
 from backends.vllm_process import serve_flags
-
 from tui.cli.commands import help_for
 from tui.errors import UserError
 

@@ -15,7 +15,6 @@ from protocols.core.definition import InputError, ProtocolDefinition, Study
 from protocols.registry import PROTOCOLS
 from store.journal import Journal
 from store.queries import Queries
-
 from tui.cli.commands import help_for
 from tui.cli.run import _add_input
 from tui.errors import UserError

@@ -28,7 +28,6 @@ from rich.text import Text
 from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
-
 from tui.cli.commands import help_for
 from tui.errors import UserError
 from tui.sanitize import terminal_safe

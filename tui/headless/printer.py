@@ -37,7 +37,6 @@ from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.measures.analyzer import ANALYSIS, Analysis
 from protocols.registry import BY_NAME
-
 from tui.headless.sections import renderables
 from tui.sanitize import terminal_safe
 

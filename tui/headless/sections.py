@@ -16,7 +16,6 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from protocols.core.present import BarChart, Bullets, DefList, Figures, LineChart, Para, Section, Table, num
-
 from tui.sanitize import terminal_safe
 
 _PARA_STYLES = {"h": "bold", "sub": "bold dim", "lead": "", "note": "dim", "warn": "bold yellow", "hash": "dim"}

@@ -22,14 +22,13 @@ from backends.lifecycle import Engines, LoadEvent, Loading, PrivacyWarning, Stil
 from backends.registry import Registry
 from protocols.core.agents import Agent, agents_for
 from protocols.core.events import Event
-from protocols.measures.labels import LabelSet
 from protocols.core.params import PROFILES, Profile
+from protocols.measures.labels import LabelSet
+from store.drive import drive
 from store.journal import Journal
-
 from tui.errors import UserError
 from tui.forms import FormError, choose_profile, load_labels
 from tui.headless.printer import EventPrinter
-from store.drive import drive
 
 
 def read_labels(spec: str) -> LabelSet | None:

@@ -46,7 +46,6 @@ from protocols.core.roles import ANALYZER, SIDE_PANEL
 from protocols.measures.analyzer import Analyzer, TranscriptCollector
 from store.drive import drive
 from store.journal import JournalError
-
 from tui.app.runs import DebateRun
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 from tui.app.widgets.debate_view import DebateView

@@ -16,17 +16,16 @@ from protocols.core.outcome import outcome_in_words
 from protocols.core.text import clip
 from store.journal import DeleteUnfinished
 from store.queries import Queries
-
 from tui.app.messages import OpenReview, ResumeDebate
+from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.screens.save import save_debate
-from tui.app.workspace import Workspace
-from tui.titles import distinct_clips, when
-from tui.sanitize import plain
 from tui.app.widgets.fields import FormInput
 from tui.app.widgets.footer import SteadyFooter
-from tui.app.screens.dialogs import ConfirmDialog
+from tui.app.workspace import Workspace
+from tui.sanitize import plain
 from tui.saving import Format, file_name
+from tui.titles import distinct_clips, when
 
 WELCOME = ("Welcome to Symposium. Press d for a demo debate between the two bundled models "
            "(ctrl+s starts it), n to set up your own, ? for help.")

@@ -15,18 +15,16 @@ from backends.base import BackendUnavailable
 from backends.registry import Registry
 from backends.sources import DEMO_MODELS, demo_model, status
 from protocols.core.roles import SIDE_PANEL
-
 from tui import settings
 from tui.app.messages import StartDebate
 from tui.app.screens.evidence_picker import EvidencePicker, added
+from tui.app.widgets.fields import FormInput, FormText
+from tui.app.widgets.footer import SteadyFooter
 from tui.app.workspace import Workspace
 from tui.forms import TITLE_FIELD, Field, FormError, ProtocolSpec
 from tui.protocol_catalog import FIRST, SPECS
 from tui.sanitize import plain
 from tui.titles import automatic_title
-from tui.app.widgets.fields import FormInput, FormText
-from tui.app.widgets.footer import SteadyFooter
-
 
 #: Where a labels file's path is typed, beside a select that takes one (``--labels FILE``).
 FILE_SUFFIX = "-file"

@@ -15,7 +15,6 @@ from textual.widgets.option_list import Option
 
 from protocols.registry import BY_NAME
 from store.queries import Queries
-
 from tui.app.messages import ResumeDebate
 from tui.app.recorded import recorded_events, rounds_of
 from tui.app.screens.debate import verdict_event, verdict_note

@@ -24,8 +24,8 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from tui.app.screens.dialogs import _Dialog
 from tui.app.widgets.fields import FormInput
-from tui.sanitize import plain
 from tui.app.workspace import Workspace
+from tui.sanitize import plain
 from tui.saving import WHAT, Format, WriteRefused, file_name, masked_in_words, write
 
 

@@ -22,7 +22,6 @@ from textual.widgets import Button, Static
 from protocols.core.events import Citation
 from protocols.core.evidence import cited_line
 from store.queries import Queries
-
 from tui.sanitize import terminal_safe
 
 _STYLES = {"supported": "green", "not_found": "red", "uncited": "dim"}

@@ -20,8 +20,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import LoadingIndicator, Static
 
-from protocols.core.definition import UNREGISTERED_PANELS, Panel, ProtocolDefinition
 from protocols.core.costs import Ledger
+from protocols.core.definition import UNREGISTERED_PANELS, Panel, ProtocolDefinition
 from protocols.core.events import (
     AwaitingModerator,
     CallRecord,
@@ -43,7 +43,6 @@ from protocols.core.events import (
 )
 from protocols.core.outcome import moderator_action, outcome_in_words
 from protocols.measures.analyzer import Analysis
-
 from tui.app.widgets.cost_line import CostLine, Spent
 from tui.app.widgets.distribution import Distributions
 from tui.app.widgets.findings import brief_lines

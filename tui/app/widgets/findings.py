@@ -11,7 +11,6 @@ from typing import Any
 from textual.content import Content
 
 from protocols.core.present import Bullets, DefList, Figures, Para, Section, Table, num
-
 from tui.sanitize import terminal_safe
 
 #: Most lines one block gives, and most characters a line keeps.

@@ -13,10 +13,10 @@ from rich.cells import cell_len
 from textual.color import Color
 from textual.containers import Vertical
 from textual.content import Content
-
-from tui.sanitize import plain, terminal_safe
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
+
+from tui.sanitize import plain, terminal_safe
 
 #: EVINCE's columns and curves, for a debate whose protocol declares none (a replay of an unknown one).
 COLUMNS = (("round", "round"), ("phase", "phase"), ("κ", "kappa"), ("WD", "wd"), ("MI", "mi"), ("CRIT", "crit"), ("JSD", "jsd"))

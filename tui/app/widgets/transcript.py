@@ -13,7 +13,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from protocols.core.events import TokenDelta, TurnFinished, TurnStarted
-
 from tui.app.widgets.citations import Citations
 from tui.sanitize import StreamSanitizer, plain, terminal_safe
 
