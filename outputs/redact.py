@@ -294,6 +294,16 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     id_token = r"(?=[A-Za-z0-9/.:-]{0,40}\d)[A-Za-z0-9#](?:[A-Za-z0-9/:-]|\.(?=\w)|,(?=\d{3}\b)){0,40}"
     id_value = rf"(?:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?\s(?=\d))?(?:{id_token})(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|[A-Z]{{1,3}}(?=\s\d))(?![\w-])){{0,4}}"
     id_value += r"(?:\s[A-Z]{2,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b)))?"
+    over89 = r"(?:9\d|1[01]\d)"
+    # Who an age belongs to, in the words before it: "she is 97", "the victim, 96", "a woman of 98".
+    person = "(?i:" + _alternation(r"""
+        she|he|who|and|patient|pt|woman|man|lady|gentleman|mother|mum|mam|mom|father|dad|nana|nan|gran|granny
+        |grandma|grandmother|grandpa|grandad|granddad|grandfather|aunt|auntie|uncle|wife|husband|widow|widower
+        |neighbou?r|resident|deceased|victim|testator|testatrix|decedent|sister|brother|friend|client|plaintiff
+        |defendant|claimant|applicant|petitioner|respondent|witness|mr|mrs|ms""") + ")"
+    # A number with a unit after it is a measure, never an age: "is 92 bpm", "(92%)".
+    not_a_measure = (r"(?![\d.,]?\d|(?![MF]\b)\w|\s*(?:%|/|°|[a-zA-Zµ]+/|(?i:mg|g|kg|mmol|bpm|mm|cm|ml|units?|percent|per|times|points?"
+                     r"|days?|min|minutes|hours?)\b))")
     national = _alternation(r"""
         Aadhaar|CPF|DNI|NIE|NIR|PPS(?: number| no\.?)?|TFN|ID number|SA ID|num[ée]ro de s[ée]curit[ée] sociale(?: est le)?
         |sécurité sociale""")
@@ -358,10 +368,31 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"\b(?:Christmas(?: Eve| Day)?|New Year's (?:Eve|Day)|Boxing Day|Easter (?:Sunday|Monday)|St\.? Patrick's Day"
             r"|Thanksgiving(?: Day)?|Independence Day|Bastille Day|Hogmanay|Valentine's Day|Halloween)\b")),
         _Recognizer("age", re.compile(
-            r"\b(?:(?:9\d|1[0-1]\d)(?:[- ](?:year|yr)s?[- ]old|\s?(?:yo|y/o|y\.o\.?)|-year-old|\s+years\s+of\s+age|\s*(?:yrs|yo)\b)"
-            r"|(?:aged?|age:|age of)\s+(?:9\d|1[01]\d)"
+            rf"\b(?:{over89}(?:[- ](?:year|yr)s?[- ]old|\s?(?:yo|y/o|y\.o\.?)|-year-old|\s+years\s+of\s+age|\s*(?:yrs|yo)\b"
+            rf"|\s*Jahre?\b|\s*J\.|-?jährig\w*)"  # German: "93 Jahre", "die 94-jährige"
+            rf"|(?:aged?|age:|age of|Alter:?)\s+{over89}"
+            r"|nonagenarian|(?:super)?centenarian"
             r"|(?i:ninety|one hundred)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?:[- ]years?[- ]old)?"
             r")(?![\w-])", re.IGNORECASE)),
+        # "(96 years)", never a span of time: "for 90 years", "92 years ago".
+        _Recognizer("age", re.compile(
+            rf"(?<!\bfor )(?<!\bover )(?<!\bpast )(?<!\blast )(?<!\bin )(?<!\bafter )\b{over89}\s+years\b"
+            r"(?!\s+(?:ago|later|earlier|before|after|since|of\s+(?!age)))")),
+        # An age the words around it give away: "in her 90s", "his 95th birthday", "turned 100",
+        # "who is 97", "Mr Finch (92)", "the victim, 96, lived", "a woman of 98", "herself 90",
+        # "99 next month", "92F". The number alone is an age there; a unit after it is a measure.
+        _Recognizer("age", re.compile(rf"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
+        _Recognizer("age", re.compile(rf"\b{over89}(?:st|nd|rd|th)\s+(?i:birthday)\b")),
+        *(_Recognizer("age", re.compile(rf"{before}({over89}){not_a_measure}"), group=1) for before in (
+            rf"\b(?i:turn(?:ed|s|ing)?)\s+",
+            rf"\b(?:{person})\s+(?:is|was|turns|turned)(?:\s+now)?(?:\s+aged)?\s+",
+            rf"\b(?:{person})\s+of\s+",
+            rf"\b(?:{person}|[MF]|[A-Z][a-z]+),\s+(?={over89}(?:\s*[,;)]|\s+(?i:next|now|herself|himself|this|years?)\b))",
+            rf"\b(?:{person}|[A-Z][a-z]+)\s+\((?={over89}\))",
+            r"\b(?i:herself|himself)\s+",
+            rf"\b(?:is|was)\s+(?={over89}\s+(?:at the time|when)\b)",
+            r"\b(?=\d+\s+(?i:herself|himself|next (?:month|year|week|birthday))\b)",
+            r"\b(?=\d+[MF]\b)")),
         _Recognizer("phone", re.compile(
             r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}[\s.-]?|1[\s.-]?(?=\())?(?:\(0\)\s?)?(?:\(\d{1,5}\)[\s.-]?|\d{1,5}[\s./-])?"
             r"\d{2,5}(?:[\s.-]\d{2,5}){0,3}[\s.-]?\d{2,5}(?:\s*(?:ext\.?|x)\s*\d{1,5})?(?![\w/]|[.-]\d)"), check=_phone),
