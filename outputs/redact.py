@@ -288,12 +288,16 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         |device (?:ID|serial)|(?-i:ID)|index (?:number|no\.?)|suit (?:number|no\.?)|(?:writ )?petition(?: \(\w+\))? no\.?
         |Aktenzeichen|Az\.|RG n°|Rechnung Nr\.?|Procedimiento|Processo n\.?º|inmate (?:number|no\.?)|title
         |Versichertennummer|cartão SUS|fingerprint(?: template| ID)?|facial (?:image|photograph)(?: ref)?|photo ID
-        |voiceprint(?: enrol?ment)?|genetic sample|transmitter SN|MAC|meeting ID|call ref|Home Office ref""")
+        |voiceprint(?: enrol?ment)?|genetic sample|transmitter SN|MAC|meeting ID|call ref|Home Office ref
+        |vehicle (?:no\.?|number|reg(?:istration)?)|Kennzeichen|Führerschein(?:-Nr\.?|nummer)?
+        |(?-i:NMC|IMC|CPSO|AHPRA|LANR|BSNR|HCPC|OHIP|IHI|PIN)(?: number| no\.?| #)?|(?:medical|dental|nursing) council (?:no\.?|number|reg\.?)
+        |(?:bar )?roll (?:no\.?|number)|DNA sample|(?:DNA|sample) (?:ID|ref(?:erence)?)|prisoner (?:no\.?|number)
+        |Geschäftszeichen|Gesch\.-Z\.|FIR(?: no\.?)?|(?:iris|retina) scan(?: ID| ref(?:erence)?)?|palm vein ID""")
     # A number after its label: tokens holding a digit (or short capitals, "3 O 123/23"), joined by
     # spaces, "of" ("1187 of 2022") or "/"; never across a sentence's full stop.
     id_token = r"(?=[A-Za-z0-9/.:-]{0,40}\d)[A-Za-z0-9#](?:[A-Za-z0-9/:-]|\.(?=\w)|,(?=\d{3}\b)){0,40}"
-    id_value = rf"(?:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?\s(?=\d))?(?:{id_token})(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|[A-Z]{{1,3}}(?=\s\d))(?![\w-])){{0,4}}"
-    id_value += r"(?:\s[A-Z]{2,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b)))?"
+    id_value = rf"(?:(?-i:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?)\s(?=\d))?(?:{id_token})(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|(?:[A-Z]{{1,3}}|[A-Z][a-z])(?=\s\d))(?![\w-])){{0,4}}"
+    id_value += r"(?:\s[A-Z]{1,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b)))?"
     over89 = r"(?:9\d|1[01]\d)"
     # Who an age belongs to, in the words before it: "she is 97", "the victim, 96", "a woman of 98".
     person = "(?i:" + _alternation(r"""
@@ -305,7 +309,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     not_a_measure = (r"(?![\d.,]?\d|(?![MF]\b)\w|\s*(?:%|/|°|[a-zA-Zµ]+/|(?i:mg|g|kg|mmol|bpm|mm|cm|ml|units?|percent|per|times|points?"
                      r"|days?|min|minutes|hours?)\b))")
     national = _alternation(r"""
-        Aadhaar|CPF|DNI|NIE|NIR|PPS(?: number| no\.?)?|TFN|ID number|SA ID|num[ée]ro de s[ée]curit[ée] sociale(?: est le)?
+        Aadhaar|CPF|DNI|NIE|NIR|PPSN?(?: number| no\.?)?|TFN|ID number|SA ID|num[ée]ro de s[ée]curit[ée] sociale(?: est le)?
         |sécurité sociale""")
     return (
         # Published case law is public, its parties' names included ("Roe v. Wade, 410 U.S. 113",
@@ -346,6 +350,21 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         _Recognizer("number", re.compile(r"(?<![\d-])\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}(?![\d-])"), check=_card),
         _Recognizer("number", re.compile(r"\b(?=[A-HJ-NPR-Z0-9]*\d)(?=[A-HJ-NPR-Z0-9]*[A-Z])[A-HJ-NPR-Z0-9]{17}\b")),  # VIN
         _Recognizer("number", re.compile(r"\b[A-Z]{2}\d{2}\s?[A-Z]{3}\b")),  # a UK number plate
+        # Number plates by their country's shape, with no word naming them: Irish (year, county,
+        # number: "191-D-12345"), Indian (state, district, series, number: "KA 05 MN 1234"), German
+        # (district, letters, number: "M-AB 1234"; the space keeps "HLA-B27" whole).
+        _Recognizer("number", re.compile(
+            r"\b\d{2,3}-(?:CE|CN|CW|DL|KE|KK|KY|LD|LH|LK|LM|LS|MH|MN|MO|OY|RN|SO|TN|TS|WD|WH|WW|WX|C|D|G|L|T|W)-\d{1,6}\b")),
+        _Recognizer("number", re.compile(
+            r"\b(?:AP|AR|AS|BR|CG|DL|GA|GJ|HR|HP|JK|JH|KA|KL|LA|MP|MH|MN|ML|MZ|NL|OD|OR|PB|RJ|SK|TN|TS|TR|UP|UK|WB|CH|PY)"
+            r"[ -]?\d{1,2}[A-Z]?[ -]?[A-Z]{1,3}[ -]?\d{4}\b")),
+        _Recognizer("number", re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}-[A-Z]{1,2} \d{1,4}[EH]?\b")),
+        _Recognizer("number", re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b")),  # an Indian PAN
+        # Words that name a number only when capitals and digits follow ("Texas tag BKR-4471", "rego
+        # BX 12 YZ", "matter NSD 123 of 2023"), never "a price tag of 4" or "the matter of 5 children".
+        _Recognizer("number", re.compile(
+            r"\b(?i:tag|rego|matter)(?:\s+(?i:no\.?|number))?\s*[:#]?\s*((?=[A-Z0-9 -]{0,20}\d)[A-Z0-9]{2,}(?:[ -][A-Z0-9]{1,5}){0,3}(?:\sof\s\d{4})?)\b"),
+            group=1),
         _Recognizer("number", re.compile(r"\b\d:\d{2}-[a-z]{2,4}-\d{3,6}(?:-[A-Z]{2,4})*\b")),  # a US federal docket
         _Recognizer("number", re.compile(r"\b\d{4}/[A-Z]{2,4}/\d{3,6}\b")),  # an Irish or Indian docket: 2022/HC/1187
         _Recognizer("number", re.compile(
