@@ -152,7 +152,8 @@ def _never_names() -> frozenset[str]:
         Hodgkin Down Kaposi Tourette Asperger Bell Cushing Addison Graves Hashimoto Raynaud Sjogren Guillain
         Barre Huntington Marfan Wilson Paget Bayes Gaussian Wasserstein Jensen Shannon Kullback Leibler
         Yes No Okay Agent Judge Moderator Round Case Subject Issue Question Answer Summary Conclusion
-        North South East West Street Road Avenue Lane Drive Hospital Clinic Centre Center
+        North South East West Street Road Avenue Lane Drive Highway Motorway Hospital Clinic Centre Center
+        Kläger Klägerin Beklagte Beklagter Halterin Patientin Kennzeichen Landgericht Amtsgericht Aktenzeichen
         """.split())
 
 
@@ -171,7 +172,8 @@ def _field_words() -> frozenset[str]:
     ("Email", "Tel", "Postcode") or the abbreviations beside a name ("Esq", "SC")."""
     return frozenset("""
         Email Tel Telephone Phone Fax Mobile Postcode Versichertennummer Ingreso Procedimiento Processo Reg Ref
-        Esq County Chikungunya MRN ID NHS GP DOB SC ST
+        Esq County Chikungunya MRN ID NHS GP DOB SC ST Landgericht Amtsgericht Kläger Klägerin Beklagte Beklagter
+        Halter Halterin Patientin Führerschein Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad Nana Art Kennzeichen Highway Motorway
         """.split())
 
 
@@ -191,6 +193,36 @@ def _cities() -> tuple[str, ...]:
         Detroit, Baltimore, Pittsburgh, Cleveland, Springfield, Sacramento, Brooklyn, Manhattan, São Paulo,
         Rio de Janeiro, Buenos Aires, Mexico City, Los Angeles, San Francisco, San Diego, New York
         """.split(",") if town.strip())
+
+
+def _region_names() -> tuple[str, ...]:
+    """:func:`_regions` as written, longest first (for a pattern's alternation)."""
+    return tuple(sorted((x.strip() for x in _REGIONS.split(",") if x.strip()), key=len, reverse=True))
+
+
+def _place(match: re.Match[str]) -> bool:
+    """Whether the words a place recognizer took name a town: not a state or a country (Safe
+    Harbor lets those stand), a month, a department, a drug maker or a term (:func:`_never_names`),
+    nor a people's adjective ("of Irish descent")."""
+    found = next(g for g in match.groups() if g is not None)
+    if found.casefold() in _regions():
+        return False
+    words = found.split()
+    return not any(w in _never_names() or w in _not_places() or re.search(r"(?:ish|ian|ese)$", w) for w in words)
+
+
+def _not_places() -> frozenset[str]:
+    """Capitalised words after "in", "to" or "from" in notes that are no town: wards, departments,
+    services, times of the day, companies."""
+    return frozenset("""
+        Cardiology Oncology Neurology Radiology Orthopaedics Orthopedics Paediatrics Pediatrics Geriatrics Psychiatry
+        Haematology Hematology Nephrology Dermatology Urology Gastroenterology Rheumatology Endocrinology Respiratory
+        Obstetrics Gynaecology Gynecology Theatre Theatres Recovery Outpatients Casualty Resus Majors Minors Maternity
+        Rehab Rehabilitation Physio Physiotherapy Pharmacy Pathology Haemodialysis Dialysis Palliative Hospice Home
+        Pfizer Moderna AstraZeneca Novartis Roche Sanofi Bayer Merck Amazon Google Facebook Apple Microsoft
+        Morning Evening Night Christmas Easter Spring Summer Autumn Winter Fall May Term Court Garda Police Station
+        Dr Mr Mrs Ms Miss Prof Sir Dame Judge Justice Nurse Father Sister Seen Accident Practice Christ God Heaven
+        """.split())
 
 
 def _alternation(lines: str) -> str:
@@ -253,7 +285,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     after_name = _alternation(r"""
         today|yesterday|tonight|was|is|has|had|and|or|with|reviewed|seen|said|says|called|rang|stable
         |on|at|in|for|to|from|who|will|took|read|it|the|a|an|re|c|about|post|op|then|again|says|also
-        |asked|came|went|here|there|well|not|no|please|thanks|x|s""")
+        |asked|came|went|here|there|well|not|no|please|thanks|x|s|lives|lived|visits|visited|relocated|moved
+        |drives|works|worked|died|fell|turned|celebrated""")
     roles = "(?i:" + _alternation(r"""
         patient|client|defendant|plaintiff|claimant|appellant|respondent|petitioner|witness|victim|tenant
         |landlord|employee|employer|nurse|doctor|physician|surgeon|midwife|paramedic|therapist|counsellor
@@ -308,6 +341,15 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     # A number with a unit after it is a measure, never an age: "is 92 bpm", "(92%)".
     not_a_measure = (r"(?![\d.,]?\d|(?![MF]\b)\w|\s*(?:%|/|°|[a-zA-Zµ]+/|(?i:mg|g|kg|mmol|bpm|mm|cm|ml|units?|percent|per|times|points?"
                      r"|days?|min|minutes|hours?)\b))")
+    # Words after which "in", "from", "to" or "of" names a place.
+    place_cue = "(?i:" + _alternation(r"""
+        lives?|living|lived|resides?|residing|resident|settled|born|raised|grew up|moved|moving|relocated|relocating
+        |returned|work(?:s|ed|ing)?|travell?ed|drove|drives|driving|commutes?|commuting|came|comes|visiting|visits?|visited|brought
+        |wrote|writing|appeared|sworn|signed|held|heard|occurred|happened|died|farmer|farm|home|house|office|hearing
+        |meeting|sister|brother|son|daughter|mother|father|aunt|uncle|grandmother|grandfather|nephew|niece|cousin
+        |family|friend|GP|practice|carer|respondent|applicant|petitioner|plaintiff|defendant|claimant|victim|widow
+        |widower|late|wohnhaft|wohnt|stammt|kommt|Patientin|Patient|Beklagten?|Kläger(?:in)?|Halter(?:in)?|Hausarzt""") + ")"
+    region_names = "|".join(re.escape(r) for r in _region_names())
     national = _alternation(r"""
         Aadhaar|CPF|DNI|NIE|NIR|PPSN?(?: number| no\.?)?|TFN|ID number|SA ID|num[ée]ro de s[ée]curit[ée] sociale(?: est le)?
         |sécurité sociale""")
@@ -430,7 +472,23 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|\b\d{{1,4}},?\s+(?i:rue|avenue|boulevard|place|calle|via)\s+(?:(?:de|del|la|le|des|du)\s+){{0,2}}{word}(?:[\s-]+{word}){{0,3}}")),
         _Recognizer("address", re.compile(r"\b(?:" + "|".join(_cities()) + r")\b(?![ \t]+[A-Z][a-z]|-[A-Z])")),
         _Recognizer("address", re.compile(r"\b(?i:(?:county|parish|borough) of) ([A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+)?)"), group=1),
-        _Recognizer("address", re.compile(rf"\b({word}) County\b"), group=1),
+        _Recognizer("address", re.compile(rf"\b{word} County\b")),
+        # A town the words before it name as a place: "lives in Ballina", "moved from Dubbo to
+        # Orange", "born in Sligo", "late of Wodonga", "the hearing in Ballymena", "Patientin aus
+        # Göttingen"; :func:`_place` turns away what is no town ("moved to Cardiology").
+        _Recognizer("address", re.compile(
+            rf"\b(?:{place_cue})(?:\s+(?!(?:in|at|near|from|to|of|aus)\b)[a-z]+){{0,2}},?\s+(?i:in|at|near|from|to|of|outside|aus)"
+            rf"(?:\s+near)?\s+({town})(?![\w'’-])"), group=1, check=_place),
+        _Recognizer("address", re.compile(
+            rf"\b(?:{place_cue})(?:\s+(?!(?:in|at|near|from|to|of|aus)\b)[a-z]+){{0,2}}\s+(?i:from|in)\s+{town}\s+to\s+({town})(?![\w'’-])"),
+            group=1, check=_place),
+        _Recognizer("address", re.compile(rf"\b(?i:is|was|lives|lived)\s+(?:in|at|near)\s+({town})(?=\s*[,;.)]|\s+(?:and|since|with|until)\b|$)"),
+                    group=1, check=_place),
+        # A town beside its state, province or country ("Hamilton, Ontario", "Yonkers, NY"), or
+        # after the facility in it ("Sassoon General Hospital, Pune").
+        _Recognizer("address", re.compile(
+            rf"\b({town}),\s+(?:{region_names}|NY|CA|TX|FL|IL|WA|NJ|NSW|VIC|QLD|TAS|ACT|NT|ON|QC|BC|NB|NS|MB|SK)\b(?!\s*\d)"), group=1, check=_place),
+        _Recognizer("address", re.compile(rf"\b(?:{facility_nouns}),\s+({town})(?=\s*[,;.)]|$)"), group=1, check=_place),
         _Recognizer("address", re.compile(rf"\b(?:Co\.|County)\s+({word})"), group=1),
         # A town is named beside its postcode, its state or its county: "80331 München", "Bakersfield,
         # CA 93301", "Cardiff CF11 9HA", "Wagga Wagga NSW 2650".
@@ -473,7 +531,11 @@ def _recognizers() -> tuple[_Recognizer, ...]:
 def _regions() -> frozenset[str]:
     """Places Safe Harbor lets stand (a state or larger): the model's places are masked unless they
     are one of these countries, states, provinces or regions."""
-    return frozenset(x.strip().casefold() for x in """
+    return frozenset(x.strip().casefold() for x in _REGIONS.split(",") if x.strip())
+
+
+#: The states, provinces, countries and regions of :func:`_regions`.
+_REGIONS = """
         Afghanistan, Argentina, Australia, Austria, Bangladesh, Belgium, Belize, Brazil, Canada, Chile, China,
         Colombia, Denmark, Egypt, England, Ethiopia, Finland, France, Germany, Ghana, Greece, India, Indonesia, Iran,
         Iraq, Ireland, Israel, Italy, Japan, Kenya, Korea, Malaysia, Mexico, Morocco, Nepal, Netherlands, New Zealand,
@@ -490,8 +552,7 @@ def _regions() -> frozenset[str]:
         New South Wales, Victoria, Queensland, Tasmania, Western Australia, South Australia, Bavaria, Bayern, Hesse,
         Saxony, Baden-Württemberg, Maharashtra, Karnataka, Tamil Nadu, Kerala, Gujarat, Punjab, Gauteng,
         Western Cape, KwaZulu-Natal, Catalonia, Andalusia, Île-de-France, Lagos State
-        """.split(",") if x.strip())
-
+        """
 
 #: How a recognizer found its span, which decides what may clear it (see :func:`_cleared`).
 STRONG, MODEL, WEAK = 0, 1, 2
@@ -516,7 +577,7 @@ def _cleared(text: str, start: int, end: int, kind: str, kept: set[str], level: 
                            or not span_text[:1].isupper() or _eponym(text, end)):
         return True
     if kind == "address":
-        return level == MODEL and folded.removeprefix("the ") in _regions()
+        return level == MODEL and (folded.removeprefix("the ") in _regions() or any(w in _not_places() for w in words))
     if any(w in _not_names() for w in words):
         return True
     if level == WEAK and _eponym(text, end):
