@@ -341,6 +341,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     # A number with a unit after it is a measure, never an age: "is 92 bpm", "(92%)".
     not_a_measure = (r"(?![\d.,]?\d|(?![MF]\b)\w|\s*(?:%|/|°|[a-zA-Zµ]+/|(?i:mg|g|kg|mmol|bpm|mm|cm|ml|units?|percent|per|times|points?"
                      r"|days?|min|minutes|hours?)\b))")
+    indian_ways = r"(?:Road|Rd|Main|Cross|Nagar|Apartments|Colony|Layout|Marg|Society|Enclave|Towers|Residency|Bagh|Vihar|[A-Z][a-z]+(?:nagar|puram))"
     # Words after which "in", "from", "to" or "of" names a place.
     place_cue = "(?i:" + _alternation(r"""
         lives?|living|lived|resides?|residing|resident|settled|born|raised|grew up|moved|moving|relocated|relocating
@@ -425,6 +426,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"|follow-up|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?)\s*:?\s*"
             r"((?:0?[1-9]|[12]\d|3[01])[/.](?:0?[1-9]|1[0-2])|\d{8})(?![\w/]|\.\d)", re.IGNORECASE), group=1),
         _Recognizer("date", re.compile(r"(?<=\bthe )(?:[12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?!of\b)[a-z])")),  # "on the 12th"
+        _Recognizer("date", re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+(?:the\s+)?(?:[12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+of\b)")),
         _Recognizer("date", re.compile(
             r"\b(?:Christmas(?: Eve| Day)?|New Year's (?:Eve|Day)|Boxing Day|Easter (?:Sunday|Monday)|St\.? Patrick's Day"
             r"|Thanksgiving(?: Day)?|Independence Day|Bastille Day|Hogmanay|Valentine's Day|Halloween)\b")),
@@ -469,7 +471,10 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|\b[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|weg|platz|gasse|allee|ring|damm)\s+\d{{1,4}}[a-z]?\b"
             rf"|\b(?i:rue|avenue|av\.|avenida|boulevard|place|calle|carrer|paseo|rua|via|viale|piazza)\s+"
             rf"(?:(?:de|del|della|da|do|la|le|des|du)\s+){{0,2}}{word}(?:\s+{word}){{0,2}}\s*,?\s+\d{{1,4}}(?:,\s+\d+º\s?[A-Z]?)?\b"
-            rf"|\b\d{{1,4}},?\s+(?i:rue|avenue|boulevard|place|calle|via)\s+(?:(?:de|del|la|le|des|du)\s+){{0,2}}{word}(?:[\s-]+{word}){{0,3}}")),
+            rf"|\b\d{{1,4}},?\s+(?i:rue|avenue|boulevard|place|calle|via)\s+(?:(?:de|del|la|le|des|du)\s+){{0,2}}{word}(?:[\s-]+{word}){{0,3}}"
+            # An Indian address: a flat or house number, then a building, a main or cross road, a
+            # nagar or layout ("Flat 402, Shanti Apartments, FC Road", "No. 22, 5th Main, Jayanagar").
+            rf"|\b(?:Flat|Plot|No\.)\s\d{{1,4}}[A-Z]?(?:/\d{{1,4}})?(?:,(?:\s+(?:[A-Z][\w.'’-]*|\d{{1,2}}(?:st|nd|rd|th))){{0,3}}\s+{indian_ways}\b){{1,3}}(?:,\s+{word})?")),
         _Recognizer("address", re.compile(r"\b(?:" + "|".join(_cities()) + r")\b(?![ \t]+[A-Z][a-z]|-[A-Z])")),
         _Recognizer("address", re.compile(r"\b(?i:(?:county|parish|borough) of) ([A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+)?)"), group=1),
         _Recognizer("address", re.compile(rf"\b{word} County\b")),
