@@ -286,7 +286,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         today|yesterday|tonight|was|is|has|had|and|or|with|reviewed|seen|said|says|called|rang|stable
         |on|at|in|for|to|from|who|will|took|read|it|the|a|an|re|c|about|post|op|then|again|says|also
         |asked|came|went|here|there|well|not|no|please|thanks|x|s|lives|lived|visits|visited|relocated|moved
-        |drives|works|worked|died|fell|turned|celebrated""")
+        |drives|works|worked|died|fell|turned|celebrated|herself|himself|themselves""")
     roles = "(?i:" + _alternation(r"""
         patient|client|defendant|plaintiff|claimant|appellant|respondent|petitioner|witness|victim|tenant
         |landlord|employee|employer|nurse|doctor|physician|surgeon|midwife|paramedic|therapist|counsellor
@@ -433,7 +433,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         _Recognizer("age", re.compile(
             rf"\b(?:{over89}(?:[- ](?:year|yr)s?[- ]old|\s?(?:yo|y/o|y\.o\.?)|-year-old|\s+years\s+of\s+age|\s*(?:yrs|yo)\b"
             rf"|\s*Jahre?\b|\s*J\.|-?jährig\w*)"  # German: "93 Jahre", "die 94-jährige"
-            rf"|(?:aged?|age:|age of|Alter:?)\s+{over89}"
+            rf"|(?:aged?|age:|age of|Alter:?)\s+{over89}(?:\s*Jahre?\b)?"
             r"|nonagenarian|(?:super)?centenarian"
             r"|(?i:ninety|one hundred)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?:[- ]years?[- ]old)?"
             r")(?![\w-])", re.IGNORECASE)),
@@ -477,15 +477,15 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|\b(?:Flat|Plot|No\.)\s\d{{1,4}}[A-Z]?(?:/\d{{1,4}})?(?:,(?:\s+(?:[A-Z][\w.'’-]*|\d{{1,2}}(?:st|nd|rd|th))){{0,3}}\s+{indian_ways}\b){{1,3}}(?:,\s+{word})?")),
         _Recognizer("address", re.compile(r"\b(?:" + "|".join(_cities()) + r")\b(?![ \t]+[A-Z][a-z]|-[A-Z])")),
         _Recognizer("address", re.compile(r"\b(?i:(?:county|parish|borough) of) ([A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+)?)"), group=1),
-        _Recognizer("address", re.compile(rf"\b{word} County\b")),
+        _Recognizer("address", re.compile(rf"\b({word}) County\b"), group=1),
         # A town the words before it name as a place: "lives in Ballina", "moved from Dubbo to
         # Orange", "born in Sligo", "late of Wodonga", "the hearing in Ballymena", "Patientin aus
         # Göttingen"; :func:`_place` turns away what is no town ("moved to Cardiology").
         _Recognizer("address", re.compile(
             rf"\b(?:{place_cue})(?:\s+(?!(?:in|at|near|from|to|of|aus)\b)[a-z]+){{0,2}},?\s+(?i:in|at|near|from|to|of|outside|aus)"
-            rf"(?:\s+near)?\s+({town})(?![\w'’-])"), group=1, check=_place),
+            rf"(?:\s+near)?\s+({town})(?<!\sCounty)(?![\w'’-])"), group=1, check=_place),
         _Recognizer("address", re.compile(
-            rf"\b(?:{place_cue})(?:\s+(?!(?:in|at|near|from|to|of|aus)\b)[a-z]+){{0,2}}\s+(?i:from|in)\s+{town}\s+to\s+({town})(?![\w'’-])"),
+            rf"\b(?:{place_cue})(?:\s+(?!(?:in|at|near|from|to|of|aus)\b)[a-z]+){{0,2}}\s+(?i:from|in)\s+{town}\s+to\s+({town})(?<!\sCounty)(?![\w'’-])"),
             group=1, check=_place),
         _Recognizer("address", re.compile(rf"\b(?i:is|was|lives|lived)\s+(?:in|at|near)\s+({town})(?=\s*[,;.)]|\s+(?:and|since|with|until)\b|$)"),
                     group=1, check=_place),
