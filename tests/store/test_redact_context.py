@@ -19,6 +19,7 @@ from outputs.redact_models import entities
     ("He is in his late nineties.", "He is in his late [AGE]."),
     ("Mr Walter Pryce celebrated his 95th birthday.", "Mr [NAME] celebrated his [AGE]."),
     ("Grandmother turned 100 last week.", "Grandmother turned [AGE] last week."),
+    ("She finally turned 100.", "She finally turned [AGE]."),
     ("My aunt, who is 97, still rings.", "My aunt, who is [AGE], still rings."),
     ("Nana is 101 and lives with us.", "Nana is [AGE] and lives with us."),
     ("Mr Harold Finch (92) of Kendal.", "Mr [NAME] ([AGE]) of [ADDRESS]."),
@@ -38,7 +39,7 @@ def test_an_age_over_89_is_masked_in_the_wordings_notes_use(text: str, masked: s
 
 
 @pytest.mark.parametrize("text", [
-    "HR was 92 bpm.", "She is 92 kg.", "The patient is 95% adherent.", "enoxaparin 90 mg for 90 days",
+    "HR was 92 bpm.", "pt was 92 bpm on arrival", "She is 92 kg.", "The patient is 95% adherent.", "enoxaparin 90 mg for 90 days",
     "married for 90 years", "92 years ago", "in the 90s", "90s music in the day room",
     "the 95th percentile", "his wife, 89 herself", "scores 12, 94, 100", "92Fx", "turned 89",
 ])
@@ -48,6 +49,7 @@ def test_a_number_over_89_that_is_no_age_stays(text: str) -> None:
 
 @pytest.mark.parametrize(("text", "masked"), [
     ("She lives in Letterkenny.", "She lives in [ADDRESS]."),
+    ("She lives alone near Truro.", "She lives alone near [ADDRESS]."),
     ("He moved from Dubbo to Orange last year.", "He moved from [ADDRESS] to [ADDRESS] last year."),
     ("He worked in Athlone until 1985.", "He worked in [ADDRESS] until 1985."),
     ("Respondent of Parramatta.", "Respondent of [ADDRESS]."),
@@ -106,6 +108,7 @@ def test_codes_and_counts_beside_those_words_stay(text: str) -> None:
 @pytest.mark.parametrize(("text", "masked"), [
     ("Flat 402, Shanti Apartments, FC Road, Pune 411004.", "[ADDRESS] [POSTCODE]."),
     ("No. 22, 5th Main, Jayanagar, Bengaluru.", "[ADDRESS]."),
+    ("Plot 7, Sardar Patel Marg.", "[ADDRESS]."),
     ("The meeting is on Friday 10th.", "The meeting is on [DATE]."),
     ("The hearing on Wednesday, the 5th of July", "The hearing on Wednesday, the [DATE]"),
 ])
