@@ -444,10 +444,10 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         # An age the words around it give away: "in her 90s", "his 95th birthday", "turned 100",
         # "who is 97", "Mr Finch (92)", "the victim, 96, lived", "a woman of 98", "herself 90",
         # "99 next month", "92F". The number alone is an age there; a unit after it is a measure.
-        _Recognizer("age", re.compile(rf"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
+        _Recognizer("age", re.compile(r"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
         _Recognizer("age", re.compile(rf"\b{over89}(?:st|nd|rd|th)\s+(?i:birthday)\b")),
         *(_Recognizer("age", re.compile(rf"{before}({over89}){not_a_measure}"), group=1) for before in (
-            rf"\b(?i:turn(?:ed|s|ing)?)\s+",
+            r"\b(?i:turn(?:ed|s|ing)?)\s+",
             rf"\b(?:{person})\s+(?:is|was|turns|turned)(?:\s+now)?(?:\s+aged)?\s+",
             rf"\b(?:{person})\s+of\s+",
             rf"\b(?:{person}|[MF]|[A-Z][a-z]+),\s+(?={over89}(?:\s*[,;)]|\s+(?i:next|now|herself|himself|this|years?)\b))",
