@@ -24,9 +24,9 @@ Canadian), care facilities by their kind ("St. Mary's", "Mercy General Hospital"
 What it cannot promise, said where ``--redact`` is offered: names are found by their company — a
 title or role ("Dr. Ana Ruiz", "patient John", "his wife Maria"), a field label ("Name:"), a
 common given name, or two capitalised words inside a sentence — so a surname alone, a name written
-in lower case, or a rare given name at the start of a sentence can stay; a town or county named
-outside an address stays; a number with no word naming it and no known shape (a bare "00482913")
-stays; free descriptions that identify someone (a rare job, a photograph's description) stay.
+in lower case, or a rare given name at the start of a sentence can stay; a town named with no
+word around it saying it is a place ("lives in", "moved from", "…, Ontario") stays; a number with
+no word naming it and no known shape (a bare "00482913") stays; free descriptions that identify someone (a rare job, a photograph's description) stay.
 Check an export before sharing it.
 """
 
@@ -46,9 +46,9 @@ KINDS: dict[str, str] = {
     "ssn": "social security and national insurance numbers (US SSN, UK NINO, Canadian SIN)",
     "number": "medical record, account, licence, plan, policy, card, case and vehicle numbers",
     "date": "dates (day, month; a year alone is kept)",
-    "age": "ages over 89",
+    "age": "ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\")",
     "phone": "phone and fax numbers",
-    "address": "street addresses, counties and large towns",
+    "address": "street addresses, counties, and towns in an address or named as places (\"lives in …\", \"…, Ontario\")",
     "postcode": "ZIP codes and postcodes",
     "facility": "hospitals, clinics and other care facilities",
     "name": "people's names",
@@ -728,7 +728,7 @@ def redact_debate(debate: dict[str, Any], counts: Counter[str] | None = None) ->
 def describe() -> str:
     """What ``--redact`` masks and what it does not promise, in a sentence each (its help)."""
     return ("mask identifiers (HIPAA Safe Harbor's list) in every text and every key: " + "; ".join(KINDS.values())
-            + ". Measured on a held-out set (docs/redaction.md) about 93 in 100 identifiers are masked, so some "
-              "stay: a rare name with no title or role before it, a town named outside an address, a number no "
-              "word names, an age or date in an unusual wording, a free description; states, countries and years "
+            + ". Measured on a held-out set (docs/redaction.md) about 94 in 100 identifiers are masked, so some "
+              "stay: a rare name with no title or role before it, a town named with no word saying it is a place, "
+              "a number no word names and no known shape (a plate) gives away, an age or date in an unusual wording, a free description; states, countries and years "
               "stay on purpose. Check before sharing")

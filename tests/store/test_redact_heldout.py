@@ -21,11 +21,11 @@ def _figures(result: Result) -> tuple[float, float]:
 def test_the_frozen_set_s_figures_hold() -> None:
     result = evaluate(load(FROZEN))
     recall, precision = _figures(result)
-    assert recall >= 0.929 and precision >= 0.962, (recall, precision)
+    assert recall >= 0.942 and precision >= 0.962, (recall, precision)
     assert result.survived >= 184, result.clobbered  # of 185 doses, vitals, codes, versions, statutes
     for kind in ("name", "email", "url", "ip", "ssn", "date", "phone", "postcode"):
         assert (result.kinds[kind].recall or 0) >= 0.95, (kind, result.kinds[kind].recall)
-    assert (result.kinds["number"].recall or 0) >= 0.92 and (result.kinds["age"].recall or 0) >= 0.78
+    assert (result.kinds["number"].recall or 0) >= 0.935 and (result.kinds["age"].recall or 0) >= 0.89
 
 
 def test_the_development_set_is_masked_but_its_stated_misses() -> None:
