@@ -273,7 +273,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     )),
     Target("outputs/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
                                "tests/store/test_redact_recall.py", "tests/store/test_redact_findings.py",
-                               "tests/store/test_redact_heldout.py")),
+                               "tests/store/test_redact_heldout.py", "tests/store/test_redact_context.py")),
     Target("outputs/markdown_text.py", ("tests/guarantees/test_markdown_literal.py",
                                       "tests/guarantees/test_terminal_output.py")),
     Target("backends/served.py", ("tests/guarantees/test_loopback_ports.py",)),

