@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from backends.registry import Registry
 from protocols.core.agents import Agent
-from protocols.core.definition import EVIDENCE, Input, InputError, Person, ProtocolDefinition, Role
+from protocols.core.definition import EVIDENCE, Edit, Input, InputError, Person, ProtocolDefinition, Role
 from protocols.core.documents import gather
 from protocols.core.events import Event
 from protocols.core.moderation import CommandChannel
@@ -239,9 +239,14 @@ class ProtocolSpec:
             raise FormError(str(exc)) from None
 
     def build(self, values: Mapping[str, Any], agents: Mapping[str, Agent], debate_id: str,
-              channel: CommandChannel, person: PersonSeat, registry: Registry | None = None) -> AsyncIterator[Event]:
+              channel: CommandChannel, person: PersonSeat, registry: Registry | None = None,
+              edit: Edit | None = None) -> AsyncIterator[Event]:
+        """The run's events. With ``edit`` (an interface that can ask the moderator), the run
+        offers what its protocol proposes for editing (see ``ProtocolDefinition.editable``)."""
         d = self.definition
         config = self.configure(values, registry)
+        if edit is not None and d.editable is not None:
+            config = d.editable(config, edit)
         try:
             team = d.team(d.tune(agents, values))
         except InputError as exc:

@@ -46,6 +46,10 @@ RoleKind = Literal["model", "models", "person"]
 Speak = Callable[[str], Awaitable["str | None"]]
 #: The person confirming a label read from a statement: ``(label, statement) -> label``.
 Confirm = Callable[["str | None", str], Awaitable["str | None"]]
+#: The moderator editing what a protocol proposes (SocraSynth's agreed agenda): ``(question,
+#: text, check)`` -> the edited text, or ``None`` to keep the proposal. ``check(text)`` says what
+#: is wrong with an edit (``None``: nothing), so the interface can ask again before it answers.
+Edit = Callable[[str, str, Callable[[str], "str | None"]], Awaitable["str | None"]]
 
 
 class InputError(ValueError):
@@ -393,6 +397,10 @@ class ProtocolDefinition:
     #: How the diagnosis benchmark runs it as an arm (see :class:`Diagnosis`); ``None``: it is
     #: not offered there.
     diagnosis: Diagnosis | None = None
+    #: ``(config, edit) -> config``: the config of a run that asks the moderator, through an
+    #: interface's ``edit``, to edit what the protocol proposes (SocraSynth: the agreed agenda).
+    #: Interfaces that can ask (the app) apply it; ``None``: nothing is proposed for editing.
+    editable: Callable[[Any, Edit], Any] | None = None
 
     # -- one run --------------------------------------------------------------------------------
 

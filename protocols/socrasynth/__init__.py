@@ -1169,15 +1169,19 @@ from dataclasses import replace  # noqa: E402
 
 from pydantic import ValidationError  # noqa: E402
 
-from protocols.core.definition import Conclusion, Input, Panel, ProtocolDefinition, Role, read_file  # noqa: E402
+from protocols.core.definition import Conclusion, Edit, Input, Panel, ProtocolDefinition, Role, read_file  # noqa: E402
 from protocols.core.moderation import Honoured  # noqa: E402
 from protocols.core.roles import JUDGE, QA, in_order  # noqa: E402
 
 
 def read_agenda(path: str) -> list[Subtopic]:
-    """The moderator's agenda from a file: one ``Title: description`` per line (``#`` starts a
-    comment), or a JSON list of ``{"title": …, "description": …}``; ``ValueError`` saying why not."""
-    text = read_file(path, "agenda file")
+    """The moderator's agenda from a file (see :func:`parse_agenda`); ``ValueError`` saying why not."""
+    return parse_agenda(read_file(path, "agenda file"), path)
+
+
+def parse_agenda(text: str, where: str = "the agenda") -> list[Subtopic]:
+    """An agenda written out: one ``Title: description`` per line (``#`` starts a comment), or a
+    JSON list of ``{"title": …, "description": …}``; ``ValueError`` saying why not."""
     try:
         if text.lstrip().startswith("["):
             items = loads(text)
@@ -1187,10 +1191,44 @@ def read_agenda(path: str) -> list[Subtopic]:
         agenda = [Subtopic.model_validate(item) for item in items]
     except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError are ValueErrors
         reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise ValueError(f"{path}: not an agenda ({reason})") from None
+        raise ValueError(f"{where}: not an agenda ({reason}); write one subtopic a line, 'Title: description'") from None
     if not 1 <= len(agenda) <= MAX_SUBTOPICS:
-        raise ValueError(f"{path}: an agenda needs 1 to {MAX_SUBTOPICS} subtopics, found {len(agenda)}")
+        raise ValueError(f"{where}: an agenda needs 1 to {MAX_SUBTOPICS} subtopics, found {len(agenda)}")
     return agenda
+
+
+def agenda_lines(agenda: list[Subtopic]) -> str:
+    """An agenda as :func:`parse_agenda` reads it back: one ``Title: description`` a line."""
+    return "\n".join(f"{s.title}: {s.description}" for s in agenda)
+
+
+#: What the moderator is asked when the agents have agreed their agenda (the app's dialog).
+EDIT_AGENDA = ("The agents agreed this agenda. Edit it before the debate begins, or go on with it: one subtopic "
+               f"a line, 'Title: description', at most {MAX_SUBTOPICS}.")
+
+
+def asked_agenda(edit: Edit) -> AgendaEditor:
+    """The agenda editor that asks the moderator (an interface's ``edit``): what they keep or
+    write is the agenda debated."""
+    def check(text: str) -> str | None:
+        try:
+            parse_agenda(text)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    async def editor(agreed: list[Subtopic]) -> list[Subtopic]:
+        text = await edit(EDIT_AGENDA, agenda_lines(agreed), check)
+        return list(agreed) if text is None else parse_agenda(text)
+    return editor
+
+
+def _editable(config: SocraSynthConfig, edit: Edit) -> SocraSynthConfig:
+    """The config whose run asks the moderator to edit the agreed agenda, unless an agenda was
+    given in advance (an agenda file: that is the moderator's edit)."""
+    if config.agenda is not None or config.agenda_editor is not None:
+        return config
+    return replace(config, agenda_editor=asked_agenda(edit))
 
 
 def fixed_agenda(agenda: list[Subtopic]) -> AgendaEditor:
@@ -1299,4 +1337,5 @@ DEFINITION = ProtocolDefinition(
     conclude=conclude,
     present=present,
     samples=SAMPLES,
+    editable=_editable,
 )

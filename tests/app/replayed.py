@@ -54,7 +54,7 @@ class Replayed(DebateRun):
             yield event
         self.drained = True
 
-    def events(self, agents: Mapping[str, Any], channel: Any, person: Any, registry: Any) -> AsyncIterator[Event]:
+    def events(self, agents: Mapping[str, Any], channel: Any, person: Any, registry: Any, edit: Any = None) -> AsyncIterator[Event]:
         return self._stream()
 
 

@@ -40,7 +40,7 @@ from tests.helpers.samples import FIRST
 from tests.helpers.scripted import answering, fits
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog
+from tui.app.screens.dialogs import ConfirmDialog, EditDialog, InterjectDialog, NumberDialog, PersonDialog
 from tui.app.screens.new_debate import NewDebateScreen
 
 SAID = "Weigh the [b]cost[/b] to small towns."  # markup-like on purpose: it must arrive as typed
@@ -95,12 +95,18 @@ class PauseNotYet(AssertionError):
 
 async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, timeout: float = 120,
                  running: DebateScreen | None = None, late: type[AssertionError] = AssertionError) -> None:
-    """Wait for ``condition``, answering the person's seat whenever it asks; with ``running``,
+    """Wait for ``condition``, answering the person's seat whenever it asks (and going on with
+    a proposal offered for editing); with ``running``,
     fail at once when that debate ends first (the condition can no longer come true). A
     failure says what the journal holds of the debate."""
     deadline = time.monotonic() + timeout
     while not condition():
-        if isinstance(app.screen, PersonDialog):
+        if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda, offered for editing: as agreed
+            offered = app.screen
+            await wait_for(pilot, lambda: bool(offered.query("#keep")), 30, "the agenda dialog to compose")  # noqa: B023
+            await pilot.click("#keep")
+            await wait_for(pilot, lambda: app.screen is not offered, 30, "the agenda dialog to close")  # noqa: B023
+        elif isinstance(app.screen, PersonDialog):
             dialog = app.screen
             await wait_for(pilot, lambda: bool(dialog.query("#words")), 30, "the person's dialog")  # noqa: B023
             dialog.query_one("#words", Input).value = "I agree with the last speaker."

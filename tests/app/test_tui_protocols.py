@@ -13,7 +13,7 @@ from store.queries import Queries
 from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.helpers.form import fill_examples
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.dialogs import PersonDialog
+from tui.app.screens.dialogs import EditDialog, PersonDialog
 from tui.app.screens.new_debate import NewDebateScreen
 
 SMALL: dict[str, dict[str, str]] = {
@@ -42,10 +42,16 @@ async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_pa
         assert isinstance(debate, DebateScreen), f"{protocol} did not start: {form.query_one('#problem').render()}"
 
         def done_or_asked() -> bool:
-            return not debate.running or isinstance(app.screen, PersonDialog)
+            return not debate.running or isinstance(app.screen, PersonDialog | EditDialog)
 
         while True:
             await wait_for(pilot, done_or_asked, 300, f"{protocol} to finish or to ask the person")
+            if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda: go on with it
+                offered = app.screen
+                await wait_for(pilot, lambda: bool(offered.query("#keep")), 30, "the agenda dialog to compose")  # noqa: B023
+                await pilot.click("#keep")
+                await wait_for(pilot, lambda: app.screen is not offered, 30, "the agenda dialog to close")  # noqa: B023
+                continue
             if not isinstance(app.screen, PersonDialog):
                 break
             said += 1

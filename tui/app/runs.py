@@ -15,7 +15,7 @@ from typing import Any
 
 from backends.registry import Registry
 from protocols.core.agents import Agent
-from protocols.core.definition import ProtocolDefinition
+from protocols.core.definition import Edit, ProtocolDefinition
 from protocols.core.events import Event
 from protocols.core.moderation import CommandChannel
 from protocols.core.roles import SIDE_PANEL
@@ -49,8 +49,9 @@ class DebateRun(ABC):
 
     @abstractmethod
     def events(self, agents: Mapping[str, Agent], channel: CommandChannel, person: PersonSeat,
-               registry: Registry) -> AsyncIterator[Event]:
-        """The protocol's event stream, on ``agents`` (one per role of :meth:`roles`)."""
+               registry: Registry, edit: Edit | None = None) -> AsyncIterator[Event]:
+        """The protocol's event stream, on ``agents`` (one per role of :meth:`roles`); ``edit``
+        asks the moderator to edit what the protocol proposes (see ``ProtocolSpec.build``)."""
 
 
 @dataclass
@@ -72,8 +73,8 @@ class NewDebate(DebateRun):
         return self.spec.roles_for(self.values)
 
     def events(self, agents: Mapping[str, Agent], channel: CommandChannel, person: PersonSeat,
-               registry: Registry) -> AsyncIterator[Event]:
-        return self.spec.build(self.values, agents, new_debate_id(), channel, person, registry=registry)
+               registry: Registry, edit: Edit | None = None) -> AsyncIterator[Event]:
+        return self.spec.build(self.values, agents, new_debate_id(), channel, person, registry=registry, edit=edit)
 
 
 @dataclass
@@ -96,6 +97,8 @@ class ResumedDebate(DebateRun):
         return recorded_events(self.debate)
 
     def events(self, agents: Mapping[str, Agent], channel: CommandChannel, person: PersonSeat,
-               registry: Registry) -> AsyncIterator[Event]:
+               registry: Registry, edit: Edit | None = None) -> AsyncIterator[Event]:
+        """A resumed run is given the moderator's edits from its journal (an edit the
+        interruption came before is left out: the proposal stands)."""
         spec = self._spec or resumable(self.debate)[0]
         return spec.resume(self.debate, agents, channel, person)

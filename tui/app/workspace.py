@@ -6,8 +6,9 @@ on these three things, not on the app's class (which imports the screens)."""
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from backends.registry import Registry
 from store.journal import Journal
@@ -19,6 +20,17 @@ class Workspace:
     journal: Journal
     #: Where the app writes exports and reports unless the person names another folder.
     export_dir: Path
+    #: A New-debate form left with words typed in it, given back by the next ``n``. Held in
+    #: memory for this session only: a case is never written to the settings file.
+    draft: Draft | None = None
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a New-debate form held when it was left: its protocol and every field's value."""
+
+    protocol: str
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 def settle_memory() -> None:

@@ -10,7 +10,7 @@ event goes to the journal first (``store.drive.drive``), then to the screen's
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from textual import events
 from textual.app import ComposeResult
@@ -47,7 +47,7 @@ from protocols.measures.analyzer import Analyzer, TranscriptCollector
 from store.drive import drive
 from store.journal import JournalError
 from tui.app.runs import DebateRun
-from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
+from tui.app.screens.dialogs import ConfirmDialog, EditDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 from tui.app.widgets.debate_view import DebateView
 from tui.app.widgets.footer import SteadyFooter
 from tui.app.workspace import Workspace, settle_memory
@@ -175,7 +175,7 @@ class DebateScreen(Screen):
                 if SIDE_PANEL in agents:
                     self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     view.show_analysis(Content.styled("after the first round …", "dim"))
-                events = self.run.events(agents, self.channel, self.ask_person, workspace.registry)
+                events = self.run.events(agents, self.channel, self.ask_person, workspace.registry, edit=self.ask_edit)
                 view.preparing = False
                 await drive(events, workspace.journal, self.show, self.collector, progress=self._hashing)
                 await self._last_analysis()  # it speaks through a model the block is about to close
@@ -188,6 +188,11 @@ class DebateScreen(Screen):
     async def ask_person(self, prompt: str) -> str | None:
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
         return await self.app.push_screen_wait(PersonDialog(prompt))
+
+    async def ask_edit(self, question: str, text: str, check: Callable[[str], str | None]) -> str | None:
+        """The moderator editing what the protocol proposes (SocraSynth's agenda): a dialog;
+        ``None`` keeps the proposal."""
+        return await self.app.push_screen_wait(EditDialog(question, text, check))
 
     def _hashing(self, message: str) -> None:
         """A model file being hashed for the debate's provenance (once per file): the status

@@ -6,6 +6,8 @@ the one shown replaces it (with Textual's Ctrl+A, "go to the start", 0.3 typed a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
-from tui.app.widgets.fields import FormInput
+from tui.app.widgets.fields import FormInput, FormText
 from tui.sanitize import plain
 
 
@@ -148,6 +150,46 @@ class VerdictDialog(_Dialog):
             self.dismiss(None)
         else:
             self.dismiss((event.button.id == "accept", self.query_one("#note", Input).value.strip()))
+
+
+class EditDialog(_Dialog):
+    """The moderator edits what the protocol proposes (SocraSynth's agreed agenda). Dismisses
+    with the edited text, or ``None`` to go on with the proposal (Escape too).
+
+    The focus starts on "Go on as proposed": a key typed for the Debate screen (Enter, a
+    letter) must neither change the proposal nor leave a stray character in it; the text is a
+    Tab or a click away. An edit ``check`` refuses is said under the text and not sent.
+    """
+
+    BINDINGS = [Binding("ctrl+s", "use", "Use my edit", id="edit.use")]
+    AUTO_FOCUS = "#keep"
+
+    def __init__(self, question: str, text: str, check: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self.question, self.proposal, self.checker = question, text, check
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(plain(self.question))
+            yield FormText(self.proposal, id="text")
+            yield Label("", id="problem")
+            with Horizontal():
+                yield Button("Go on as proposed", id="keep")
+                yield Button("Use my edit", id="use", variant="primary")
+
+    def action_use(self) -> None:
+        text = self.query_one("#text", FormText).text
+        if text.strip() == self.proposal.strip():
+            self.dismiss(None)
+            return
+        problem = self.checker(text)
+        if problem:
+            self.query_one("#problem", Label).update(plain(problem))
+            return
+        self.dismiss(text)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_use() if event.button.id == "use" else self.dismiss(None)
 
 
 class PersonDialog(_Dialog):

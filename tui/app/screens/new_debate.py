@@ -1,4 +1,8 @@
-"""New debate: choose a protocol, fill in its form, start. The last settings are remembered, the case is not."""
+"""New debate: choose a protocol, fill in its form, start.
+
+The last settings are remembered on disk, the case is not. A form left with something typed in
+it asks first, and what it held is kept in memory (:class:`~tui.app.workspace.Draft`) until
+the app closes: the next ``n`` gives it back."""
 
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ from backends.sources import DEMO_MODELS, demo_model, status
 from protocols.core.roles import SIDE_PANEL
 from tui import settings
 from tui.app.messages import StartDebate
+from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.screens.evidence_picker import EvidencePicker, added
 from tui.app.widgets.fields import FormInput, FormText
 from tui.app.widgets.footer import SteadyFooter
-from tui.app.workspace import Workspace
+from tui.app.workspace import Draft, Workspace
 from tui.forms import TITLE_FIELD, Field, FormError, ProtocolSpec
 from tui.protocol_catalog import FIRST, SPECS
 from tui.sanitize import plain
@@ -58,14 +63,23 @@ def demo_values(registry: Registry) -> dict[str, Any]:
 class NewDebateScreen(Screen):
     BINDINGS = [
         Binding("ctrl+s", "start", "Start", id="new.start"),
-        Binding("escape", "app.pop_screen", "Back", id="new.back"),
+        Binding("escape", "leave", "Back", id="new.back"),
     ]
 
-    def __init__(self, workspace: Workspace, protocol: str = FIRST.name, values: dict[str, Any] | None = None) -> None:
+    def __init__(self, workspace: Workspace, protocol: str | None = None, values: dict[str, Any] | None = None) -> None:
+        """A blank form for ``protocol`` (the first one by default), or one filled in with
+        ``values`` (the demo's). Given neither, the draft a form left behind, if any."""
         super().__init__()
         self.workspace = workspace
+        draft = workspace.draft if protocol is None and values is None else None
+        if draft is not None:
+            protocol, values = draft.protocol, dict(draft.values)
+        protocol = protocol or FIRST.name
         self.protocol = protocol if protocol in SPECS else next(iter(SPECS))
         self.initial = values
+        #: The values the form opened with (or was switched to): left unchanged, it is left
+        #: without a question.
+        self._opened: dict[str, Any] = {}
 
     @classmethod
     def demo(cls, workspace: Workspace) -> NewDebateScreen:
@@ -160,6 +174,7 @@ class NewDebateScreen(Screen):
     def on_mount(self) -> None:
         self._title_shown = ""
         self._fill_title()
+        self._opened = self.collect()
         self.focus_first_field()
 
     def _fill_title(self) -> None:
@@ -204,6 +219,7 @@ class NewDebateScreen(Screen):
             await self.recompose()  # the old fields, the focused Select among them, are gone
             self._title_shown = ""
             self._fill_title()
+            self._opened = self.collect()
             self.focus_first_field()
 
     def collect(self) -> dict[str, Any]:
@@ -254,7 +270,28 @@ class NewDebateScreen(Screen):
             self.app.notify(f"Not started. {problem}", severity="error", timeout=8)
             return
         remember_form(self.protocol, values)
+        self.workspace.draft = None  # it became a debate: the journal holds it now
         self.post_message(StartDebate(self.spec, values))
+
+    def typed(self) -> bool:
+        """Whether anything was typed or chosen since the form opened (the protocol switched)."""
+        return self.collect() != self._opened
+
+    def action_leave(self) -> None:
+        """Back to Home. A form with something typed in it asks first; left, what it holds
+        is kept in memory (never on disk) and the next New debate opens with it."""
+        if not self.typed():
+            self.app.pop_screen()
+            return
+
+        def leave(yes: bool | None) -> None:
+            if yes:
+                self.workspace.draft = Draft(self.protocol, self.collect())
+                self.app.pop_screen()
+
+        self.app.push_screen(ConfirmDialog(
+            "Leave the form? What you typed is kept until Symposium closes (it is not saved to disk): "
+            "n opens the form with it again.", yes="Leave", no="Stay"), leave)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "start":
@@ -267,5 +304,5 @@ class NewDebateScreen(Screen):
                     field.value = added(field.value, path)
 
             self.app.push_screen(EvidencePicker(), chosen)
-        else:
-            self.app.pop_screen()
+        elif event.button.id == "back":
+            self.action_leave()

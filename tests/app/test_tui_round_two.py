@@ -1,0 +1,161 @@
+"""The app as people meet it, round two: nothing typed is lost, every sentence true. The real
+app under Pilot with a real journal; recorded or scripted debates (no model is loaded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Label, Select, TextArea
+
+from tests.app.test_tui import make_app, wait_for
+from tests.app.test_tui_hostile import scripted_models
+from tests.helpers.form import fill_examples
+from tests.helpers.scripted import answering
+from protocols.core.roles import SIDE_PANEL
+from store.queries import Queries
+from tui.app.screens.dialogs import EditDialog
+from tui.app.widgets.panels import AgendaPanel
+from tui.app.screens.debate import DebateScreen
+from tui.app.screens.dialogs import ConfirmDialog
+from tui.app.screens.home import HomeScreen
+from tui.app.screens.new_debate import NewDebateScreen
+from tui import settings
+
+SIZE = (80, 24)
+CASE = "Crushing chest pain for an hour, sweating, pain radiating to the left arm"
+
+
+@pytest.fixture(autouse=True)
+def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
+
+
+# -- the form's draft ----------------------------------------------------------------------------
+
+
+async def test_escape_on_a_typed_form_asks_and_the_draft_comes_back_but_never_reaches_disk(tmp_path: Path, registry) -> None:
+    """A case typed, Escape: the form asks (Stay keeps it open, as typed); left, the next ``n``
+    opens the form with the case and the title typed, and no file holds the case."""
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", *CASE)
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ConfirmDialog), "a typed case was left without a question"
+        await pilot.press("escape")  # the dialog's Escape: stay
+        assert app.screen is form and form.query_one("#field-case", TextArea).text == CASE
+
+        title = form.query_one("#field-title", Input)
+        title.value = "Chest pain, bed 4"
+        form.query_one("#field-case", TextArea).focus()
+        await pilot.press("escape")
+        await pilot.click("#yes")
+        assert isinstance(app.screen, HomeScreen)
+
+        await pilot.press("n")
+        again = app.screen
+        assert isinstance(again, NewDebateScreen) and again is not form
+        assert again.query_one("#field-case", TextArea).text == CASE, "the draft was lost"
+        assert again.query_one("#field-title", Input).value == "Chest pain, bed 4"
+        await pilot.press("escape")  # unchanged since it opened: no question, the draft stays
+        assert isinstance(app.screen, HomeScreen)
+        assert app.workspace.draft is not None
+
+    on_disk = [p for p in tmp_path.rglob("*") if p.is_file() and "journal" not in p.name]
+    for path in on_disk:
+        assert b"radiating" not in path.read_bytes(), f"the draft reached {path}"
+    assert "radiating" not in str(settings.load())
+
+
+async def test_an_untouched_form_leaves_at_once_and_a_started_debate_clears_the_draft(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models(["{}"] * 40))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.press("escape")
+        assert isinstance(app.screen, HomeScreen), "an untouched form asked before it was left"
+        assert app.workspace.draft is None
+        await pilot.press("n", *"a case")
+        await pilot.press("escape")
+        await pilot.click("#yes")
+        assert app.workspace.draft is not None
+        await pilot.press("n")
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        await pilot.press("ctrl+s")
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        assert app.workspace.draft is None, "the debate started and its case stayed as a draft"
+        await wait_for(pilot, lambda: not debate.running, 60, "the scripted debate to end")
+
+
+# -- SocraSynth's agenda, edited in the app ----------------------------------------------------------
+
+
+async def agenda_offered(pilot, app, debate: DebateScreen) -> EditDialog:
+    """The agenda dialog, once it is shown with its focus on "Go on as proposed"."""
+    await wait_for(pilot, lambda: isinstance(app.screen, EditDialog) or not debate.running, 60, "the agenda to be offered")
+    dialog = app.screen
+    assert isinstance(dialog, EditDialog), "the agreed agenda was never offered for editing"
+    await wait_for(pilot, lambda: app.focused is not None, 10, "the dialog's focus")
+    assert app.focused is dialog.query_one("#keep"), "a stray key could change the agenda"
+    return dialog
+
+
+async def start_socrasynth(pilot, app, **values: str) -> DebateScreen:
+    """SocraSynth from its form, on scripted models (``answering``), one short round."""
+    await app.push_screen(NewDebateScreen(app.workspace, "socrasynth"))
+    form = app.screen
+    assert isinstance(form, NewDebateScreen)
+    fill_examples(form)
+    for name, value in {"max_rounds": "1", "subtopics": "2", "turn_tokens": "32", "crit_tokens": "32", **values}.items():
+        form.query_one(f"#field-{name}", Input).value = value
+    form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
+    await pilot.press("ctrl+s")
+    started = [s for s in app.screen_stack if isinstance(s, DebateScreen)]  # the agenda may already be offered, on top
+    assert started, form.query_one("#problem").render()
+    return started[-1]
+
+
+async def test_the_moderator_edits_socrasynths_agreed_agenda_in_the_app(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agents agree their agenda; the app offers it for editing before round 1. An edit that
+    is not an agenda is refused in words; the moderator's agenda is the one debated, journalled
+    as their edit and shown in the Agenda panel."""
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.0, chunk=64))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await start_socrasynth(pilot, app)
+        dialog = await agenda_offered(pilot, app, debate)
+        text = dialog.query_one("#text", TextArea)
+        assert ":" in text.text and text.text.strip(), text.text
+        text.text = "\n".join(f"Point {n}: more than ten" for n in range(11))
+        await pilot.click("#use")
+        assert app.screen is dialog, "an edit that is not an agenda was taken"
+        assert "1 to 10 subtopics, found 11" in str(dialog.query_one("#problem", Label).render())
+        text.text = "Bus lanes: their cost to small towns\nAir quality: health effects of traffic"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not debate.running, 120, "the debate to end")
+        stored = Queries(app.journal).debate(debate.debate_id or "")
+        assert stored is not None
+        edits = [m for m in stored["moderator_events"] if m["kind"] == "edit_agenda"]
+        assert [[i["title"] for i in e["payload"]["after"]] for e in edits] == [["Bus lanes", "Air quality"]]
+        assert [i["title"] for i in debate.query_one(AgendaPanel).items] == ["Bus lanes", "Air quality"]
+        opening = next(t for t in stored["turns"] if t["kind"] == "opening")
+        assert "Bus lanes" in (opening["request"] or "")
+
+
+async def test_going_on_with_the_agreed_agenda_journals_no_edit(tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.0, chunk=64))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        debate = await start_socrasynth(pilot, app)
+        await agenda_offered(pilot, app, debate)
+        await pilot.press("enter")  # on "Go on as proposed"
+        await wait_for(pilot, lambda: not debate.running, 120, "the debate to end")
+        stored = Queries(app.journal).debate(debate.debate_id or "")
+        assert stored is not None and stored["status"] == "finished"
+        assert not [m for m in stored["moderator_events"] if m["kind"] == "edit_agenda"]
