@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Select, TextArea
+from textual.widgets import Button, Input, Select, TextArea
 
 from protocols.core.events import Interject, Pause
 from protocols.core.roles import SIDE_PANEL
@@ -104,7 +104,7 @@ async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, tim
         if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda, offered for editing: as agreed
             offered = app.screen
             await wait_for(pilot, lambda: bool(offered.query("#keep")), 30, "the agenda dialog to compose")  # noqa: B023
-            await pilot.click("#keep")
+            offered.query_one("#keep", Button).press()  # as a click would, without needing it laid out yet
             await wait_for(pilot, lambda: app.screen is not offered, 30, "the agenda dialog to close")  # noqa: B023
         elif isinstance(app.screen, PersonDialog):
             dialog = app.screen
