@@ -145,7 +145,7 @@ def test_every_event_type_prints_hostile_text_inert(cls: type[events.Event]) -> 
 def test_a_whole_run_of_hostile_events_prints_inert() -> None:
     """All event types in one stream, in the order a debate yields them, ending with the
     end-of-debate event whose stop reason carries a server's error text."""
-    order = [events.DebateStarted, events.DebateResumed, events.PhaseChanged, events.TurnStarted, events.TokenDelta,
+    order = [events.DebateStarted, events.EvidenceAttached, events.DebateResumed, events.PhaseChanged, events.TurnStarted, events.TokenDelta,
              events.TurnFinished, events.MetricsComputed, events.JudgementMade, events.ModelCalled,
              events.ModeratorActed, events.Notice, events.AwaitingModerator, events.DebateFinished]
     assert set(order) == set(event_types()), "a new event type: add it to this run's order"
