@@ -252,6 +252,7 @@ _SEAL = (
     "tests/store/test_seal_redacted.py",
     "tests/store/test_seal_verify_cli.py",
     "tests/store/test_provenance.py",
+    "tests/store/test_call_costs.py",
 )
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
@@ -378,6 +379,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("outputs/report/safe.py", _REPORT),
     Target("outputs/report/render.py", _REPORT),
     Target("protocols/core/passages.py", ("tests/protocols/test_passages.py",)),
+    Target("protocols/core/costs.py", ("tests/protocols/test_costs.py", "tests/bench/test_bench_costs.py")),
     Target("protocols/measures/citations.py", ("tests/protocols/test_citations.py",)),
 )}
 

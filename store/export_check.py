@@ -190,7 +190,7 @@ def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
             (None if v is None else json.loads(v)) if c.endswith("_json") else v for c, v in row.items()}
 
 
-def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]], *, evidence: bool = True, costs: bool = True
+def expected(debate_id: str, rows: Mapping[Ident, Mapping[str, Any]], *, evidence: bool, costs: bool
              ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """What an export of the sealed ``rows`` shows outside its seal (``Queries.debate``'s
     reading of the journal), and the keys of each list's items, in order. ``evidence``: the
@@ -262,7 +262,7 @@ _ABSENT = object()
 
 
 def compare(debate_id: str, document: Mapping[str, Any], rows: Mapping[Ident, Mapping[str, Any]],  # noqa: C901
-            where: Mapping[Ident, tuple[float, int]], *, evidence: bool = True, costs: bool = True) -> list[seal.Problem]:
+            where: Mapping[Ident, tuple[float, int]], *, evidence: bool, costs: bool) -> list[seal.Problem]:
     """The export's readable sections against what its sealed rows give, each difference
     named by its row, its field and the link that sealed the row."""
     problems: list[seal.Problem] = []

@@ -61,7 +61,6 @@ class Cost:
 
     calls: int = 0
     prompt_tokens: int = 0
-    prompt_tokens_evaluated: int = 0
     completion_tokens: int = 0
     duration_s: float = 0.0
     cached_tokens: Figure = field(default_factory=Figure)
@@ -76,7 +75,6 @@ class Cost:
         a :class:`~protocols.core.events.CallRecord` as a dict."""
         self.calls += 1
         self.prompt_tokens += int(call.get("prompt_tokens") or 0)
-        self.prompt_tokens_evaluated += int(call.get("prompt_tokens_evaluated") or 0)
         generated = int(call.get("completion_tokens") or 0)
         self.completion_tokens += generated
         self.duration_s += float(call.get("duration_s") or 0.0)
@@ -89,7 +87,6 @@ class Cost:
         """Add ``other``'s calls to these (a self-consistency vote's samples, an ensemble's models)."""
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
-        self.prompt_tokens_evaluated += other.prompt_tokens_evaluated
         self.completion_tokens += other.completion_tokens
         self.duration_s += other.duration_s
         self.timed_tokens += other.timed_tokens
@@ -174,7 +171,7 @@ def shown(figure: Figure, text: Callable[[float], str] = seconds) -> str:
 def _cell(figure: Figure, digits: int | None = 1) -> Any:
     """A figure in a table cell: a number where every call measured it (so every renderer
     aligns it as one), ``≥`` it where only some did, ``—`` where none did."""
-    value: float = round(figure.total, digits) if digits is not None else int(figure.total)
+    value = round(figure.total, digits)  # digits None: a whole number (token counts)
     if not figure.measured:
         return "—"
     return value if figure.whole else f"≥{value:,}"

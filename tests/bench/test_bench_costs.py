@@ -54,7 +54,9 @@ async def test_each_systems_agents_cost_per_case_is_what_its_debates_journalled(
             cells = rows[(report_name(report, system), agent)]
             assert cells[:4] == [f"{cost.calls / 2:.1f}", f"{cost.prompt_tokens / 2:,.0f}",
                                  f"{cost.cached_tokens.total / 2:,.0f}", f"{cost.completion_tokens / 2:,.0f}"], (system, agent)
-            assert cells[6] == f"{cost.decode_s.total / 2:.1f}" and cells[8] == f"{cost.completion_tokens / cost.decode_s.total:.1f}"
+            assert cells[4:8] == [f"{cost.wait_s.total / 2:.1f}", f"{cost.prefill_s.total / 2:.1f}",
+                                  f"{cost.decode_s.total / 2:.1f}", f"{cost.duration_s / 2:.1f}"], (system, agent)
+            assert cells[8] == f"{cost.completion_tokens / cost.decode_s.total:.1f}"
     assert {agent for s, agent in rows if s == debate_name} == {"agent-a (model-a)", "agent-b (model-b)"}
     # an ensemble costs its two models' runs alone
     ensemble = report.rows[bench.ensemble_names[0]]["costs"]["agents"]

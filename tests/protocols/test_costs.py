@@ -20,8 +20,9 @@ from outputs.export import to_markdown
 from outputs.report import report_html
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
-from protocols.core.costs import AGENT_HEADERS, ROUND_HEADERS, Ledger, agent_table, cost_section, journal_calls
-from protocols.core.present import Table, num
+from protocols.core.costs import (AGENT_HEADERS, NOTE, ROUND_HEADERS, Figure, Ledger, agent_table, cost_section, journal_calls,
+                                  seconds, shown, tokens)
+from protocols.core.present import Para, Table, num
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
@@ -107,13 +108,50 @@ def _call(role: str, **figures: Any) -> dict[str, Any]:
 def test_a_figure_no_call_measured_is_a_dash_and_one_only_some_measured_a_lower_bound() -> None:
     """A server that reports no cache hits is never shown as reusing nothing: its calls' cache
     figure is "—", and a sum over calls of which only some measured it is "≥" that sum."""
-    ledger = Ledger([_call("agent-a", cached_tokens=60, decode_s=1.0), _call("agent-a"),
-                     _call("judge", cached_tokens=60, wait_s=0.5, prefill_s=0.25, decode_s=1.0)])
+    ledger = Ledger([_call("agent-a", cached_tokens=60, decode_s=3.0), _call("agent-a"),
+                     _call("judge", cached_tokens=60, wait_s=0.5, prefill_s=0.25, decode_s=1.0),
+                     _call("qa", model_id="m-http")])
     rows = _rows(agent_table(ledger))
-    assert rows["agent-a (m)"] == [2, 200, "≥60", 40, "—", "—", "≥1.0", 4.0, 20.0]  # the rate over the timed call alone
+    assert rows["agent-a (m)"] == [2, 200, "≥60", 40, "—", "—", "≥3.0", 4.0, 6.7]  # the rate over the timed call alone
     assert rows["judge (m)"] == [1, 100, 60, 20, 0.5, 0.2, 1.0, 2.0, 20.0]
-    assert rows["all"] == [3, 300, "≥120", 60, "≥0.5", "≥0.2", "≥2.0", 6.0, 20.0]
+    assert rows["qa (m-http)"] == [1, 100, "—", 20, "—", "—", "—", 2.0, "—"]  # a server that measures none of them
+    assert rows["all"] == [4, 400, "≥120", 80, "≥0.5", "≥0.2", "≥4.0", 8.0, 10.0]
     assert cost_section([]) is None
+
+
+def test_calls_of_no_round_a_failed_call_and_an_export_missing_fields_are_counted_as_they_are() -> None:
+    """A call outside any round (a final verdict) is its own last row; a failed call counts as a
+    call with nothing spent; a call read from an export that lacks its role, model, round or
+    costs (or gives a round that is not a number) is still counted, under "?" and "—"."""
+    calls = [_call("agent-a", round=2), _call("agent-a", round=0), _call("judge", round=None),
+             _call("judge", prompt_tokens=0, prompt_tokens_evaluated=0, completion_tokens=0, duration_s=0.0, round=2),
+             {"prompt_tokens": 10, "completion_tokens": 1, "round": "2"}, _call("agent-a", model_id="m2", round=0)]
+    section = cost_section(calls)
+    assert section is not None
+    per_agent, per_round, note = section.blocks
+    assert (per_agent.caption, per_round.caption) == ("Per agent", "Per round") and note == Para(NOTE, "note")
+    agents = _rows(per_agent)
+    assert list(agents) == ["agent-a (m, m2)", "judge (m)", "? (?)", "all"]
+    assert agents["judge (m)"][:4] == [2, 100, "—", 20] and agents["? (?)"][:4] == [1, 10, "—", 1]
+    rounds = _rows(per_round)
+    assert list(rounds) == [0, 2, "—", "all"]
+    assert rounds[0][:2] == [2, 200] and rounds[2][:2] == [2, 100] and rounds["—"][:2] == [2, 110]
+    assert rounds["all"] == [6, 410, "—", 81, "—", "—", "—", 8.0]
+    ledger = Ledger()
+    ledger.add({"role": "judge", "prompt_tokens": 5}, 3)  # a CallRecord has no round: the event's is given
+    assert list(ledger.rounds) == [3]
+    old = {"model_calls": [{"id": 1, **_call("agent-a")}, {"id": 2, **_call("judge")}],
+           "call_costs": [{"call_id": 2, "cached_tokens": 7, "wait_s": None, "prefill_s": 0.5, "decode_s": 1.0}]}
+    merged = journal_calls(old)  # a call journalled before costs were kept has none
+    assert [(c["cached_tokens"], c["prefill_s"]) for c in merged] == [(None, None), (7, 0.5)]
+    assert journal_calls({"model_calls": [{"id": 1, **_call("agent-a")}]})[0]["decode_s"] is None
+
+
+def test_a_glance_rounds_as_the_tables_do() -> None:
+    assert [tokens(n) for n in (0, 9_999, 10_000, 12_345, 250_000)] == ["0", "9,999", "10.0k", "12.3k", "250.0k"]
+    assert [seconds(s) for s in (0.04, 59.94, 60, 75.4)] == ["0.0", "59.9", "60", "75"]
+    assert [shown(f) for f in (Figure(), Figure(5.0, 1, 2), Figure(5.0, 2, 2))] == ["—", "≥5.0", "5.0"]
+    assert shown(Figure(12_345, 3, 3), tokens) == "12.3k"
 
 
 async def test_show_the_markdown_export_and_the_report_render_the_same_tables(

@@ -90,8 +90,8 @@ def test_debates_sealed_before_the_costs_were_kept_still_verify(tmp_path: Path) 
     verdict = export_check.verify_export(exported)
     assert verdict.ok, verdict.problems[:1]
     exported["call_costs"] = []  # an old export may not gain a list its layout never had
-    assert [p.detail for p in export_check.verify_export(exported).problems] == [
-        "the export shows 'call_costs', which the seal does not hold"]
+    assert [(p.table, p.key, p.what, p.detail) for p in export_check.verify_export(exported).problems] == [
+        ("debates", ID, "inserted", "the export shows 'call_costs', which the seal does not hold")]
 
 
 def test_a_cost_edited_in_the_journal_or_in_an_export_is_named(tmp_path: Path) -> None:

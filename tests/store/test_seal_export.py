@@ -223,7 +223,7 @@ def test_an_export_moved_to_another_debate_id_fails(sealed: Path) -> None:  # no
 def test_rows_resealed_with_values_no_journal_writes_are_named_not_a_crash() -> None:
     """An editor who re-seals turns whose order cannot be read (a number and a text)."""
     rows = {("turns", "1"): {"seq": 1, "debate_id": ID, "id": 1}, ("turns", "2"): {"seq": "two", "debate_id": ID, "id": 2}}
-    [problem] = export_check.compare(ID, {"id": ID}, rows, {})
+    [problem] = export_check.compare(ID, {"id": ID}, rows, {}, evidence=True, costs=True)
     assert problem.table == "seal" and problem.detail.startswith("its sealed rows cannot be read as an export reads a "
                                                                  "journal (TypeError(")
 

@@ -220,10 +220,11 @@ class DebateView(Vertical):
     def _tick(self) -> None:
         """The pieces of text streamed since the last tick, per second: a reply's tokens as they
         come (a backend hands over about one token a piece; the exact counts come with each
-        finished call, into the ledger)."""
+        finished call, into the ledger). None while nothing came (a prompt being read, the model
+        busy with another agent): the line then shows the debate's mean, not a stall."""
         now = time.monotonic()
         if self._writing and now > self._since:
-            self.live_rate = self._pieces / (now - self._since)
+            self.live_rate = self._pieces / (now - self._since) if self._pieces else None
         self._pieces, self._since = 0, now
 
     # -- rendering events -----------------------------------------------------------------------
