@@ -202,6 +202,8 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.pause()
         debate = app.screen
         assert isinstance(debate, DebateScreen)
+        # Interject is offered once the debate has started and named its roles (the models load first)
+        await wait_for(pilot, lambda: bool(debate.addressable), 60, "the debate to start")
         await pilot.press("i")
         await pilot.pause()
         interjected = isinstance(app.screen, InterjectDialog)
