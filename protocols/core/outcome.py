@@ -73,7 +73,7 @@ def moderator_action(kind: str, payload: Mapping[str, Any], round_: int | None =
         case "set_contentiousness":
             value = payload.get("value")
             level = f"{value:.2f}" if isinstance(value, int | float) else str(value)
-            return f"{when} the moderator set contentiousness to {level} (from the next round)."
+            return f"{when} the moderator set contentiousness to {level}."
         case "pause":
             return f"{when} the moderator paused the debate."
         case "resume":

@@ -725,8 +725,8 @@ class Evince:
             # A answers B's previous turn; B answers A's turn of this round.
             for role, k, other, answered in ((AGENT_A, None if round_ == 0 else kappa, AGENT_B, round_ - 1),
                                              (AGENT_B, kappa, AGENT_A, round_)):
-                if role == AGENT_B:  # the moderator is heard between the two turns too
-                    async for event in self.moderation.checkpoint(round_):
+                if role == AGENT_B:  # the moderator is heard between the two turns too (κ: from the next round)
+                    async for event in self.moderation.checkpoint(round_, kappa=False):
                         yield event
                 if self.moderation.stopped:
                     break
@@ -784,6 +784,10 @@ class Evince:
                                    "improvement": self._improvement()}
         if not self.positions:
             outcome["note"] = "no agent gave a usable prediction"
+            async for event in self.moderation.closing(max(round_, 0)):  # a verdict is kept; a late command said
+                yield event
+            if self.moderation.verdict is not None:
+                outcome["moderator_verdict"] = asdict(self.moderation.verdict)
             yield DebateFinished(self.debate_id, "stopped" if self.moderation.stopped else "finished", stop_reason, outcome)
             return
         final = self._consensus()

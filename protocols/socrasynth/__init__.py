@@ -407,9 +407,10 @@ class SocraSynth:
         assert value is not None  # SocraSynth's Δ schedule always gives a number
         return value
 
-    async def _checkpoint(self) -> AsyncIterator[Event]:
-        """Apply moderator commands; a Δ override takes effect from the next round to start."""
-        async for event in self.moderation.checkpoint(self.next_round):
+    async def _checkpoint(self, *, kappa: bool = True) -> AsyncIterator[Event]:
+        """Apply moderator commands; a Δ override takes effect from the next round to start
+        (``kappa=False``: no round or stage follows that reads one, so it is not taken here)."""
+        async for event in self.moderation.checkpoint(self.next_round, kappa=kappa):
             if isinstance(event, ModeratorActed) and event.kind == "set_contentiousness":
                 value = float(event.payload["value"])
                 if self.debated:
@@ -910,7 +911,7 @@ class SocraSynth:
         answer = out.said if out.said is not None else out.raw
         yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=answer, parsed=None)
         self.qa_result = {"model": self.qa.model_id, "answer": answer, "verdicts": {}}
-        async for event in self._checkpoint():
+        async for event in self._checkpoint(kappa=False):  # the joint text is written: no Δ is read after it
             yield event
         if self.moderation.stopped:
             return

@@ -14,7 +14,7 @@ from tests.helpers.form import fill_examples
 from tests.helpers.scripted import answering
 from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
-from tui.app.screens.dialogs import EditDialog
+from tui.app.screens.dialogs import EditDialog, NumberDialog
 from tui.app.widgets.panels import AgendaPanel
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
@@ -159,3 +159,44 @@ async def test_going_on_with_the_agreed_agenda_journals_no_edit(tmp_path: Path, 
         stored = Queries(app.journal).debate(debate.debate_id or "")
         assert stored is not None and stored["status"] == "finished"
         assert not [m for m in stored["moderator_events"] if m["kind"] == "edit_agenda"]
+
+
+# -- contentiousness confirmed only where it takes effect ------------------------------------------------
+
+
+async def test_contentiousness_set_in_the_last_round_is_said_to_have_come_too_late(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round cap 1, κ set during round 1: there is no next round. The app neither promises
+    "from the next round" nor journals it as set; the transcript says it came too late."""
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.02, chunk=8))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await app.push_screen(NewDebateScreen(app.workspace, "evince"))
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        fill_examples(form)
+        for name, value in {"max_rounds": "1", "turn_tokens": "40", "crit_tokens": "40"}.items():
+            form.query_one(f"#field-{name}", Input).value = value
+        form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
+        await pilot.press("ctrl+s")
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        await wait_for(pilot, lambda: debate.view.round == 1 or not debate.running, 60, "round 1")
+        assert debate.running, "the debate ended before round 1 could be moderated"
+        await pilot.press("k")
+        dialog = app.screen
+        assert isinstance(dialog, NumberDialog)
+        number = dialog.query_one("#number", Input)
+        await wait_for(pilot, lambda: app.focused is number, 10, "the number's focus")
+        number.value = "0.3"
+        await pilot.press("enter")
+        assert app.screen is debate
+        await wait_for(pilot, lambda: not debate.running, 120, "the debate to end")
+        said = [n.message for n in app._notifications]
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+        stored = Queries(app.journal).debate(debate.debate_id or "")
+    assert not [m for m in said if "from the next round" in m], said
+    assert not [m for m in said if "took effect" in m], said
+    assert "✋ the debate ended before your contentiousness could take effect" in notes, (notes, stored)
+    assert stored is not None
+    assert not [m for m in stored["moderator_events"] if m["kind"] == "set_contentiousness"]

@@ -229,6 +229,11 @@ class DebateScreen(Screen):
                 self._refresh_analysis(event.round)
             case ModeratorActed(kind="pause" | "resume"):
                 self.paused = event.kind == "pause"
+            case ModeratorActed(kind="set_contentiousness") if self.running and not view.preparing:  # not a resumed past
+                value = event.payload.get("value")
+                if isinstance(value, int | float):
+                    self._notify(f"Contentiousness {value:.2f} took effect" +
+                                 (f" in round {event.round}." if event.round is not None else "."))
             case DebateFinished():
                 self.concluded = True
                 self._refresh_analysis(None)
@@ -350,9 +355,11 @@ class DebateScreen(Screen):
         def send(value: float | None) -> None:
             if value is not None:
                 self.channel.send(SetContentiousness(value))
-                self._notify(f"Contentiousness {value:.2f} from the next round.")
+                # not "from the next round": there may be none (the round cap, a stop rule). Said
+                # when it takes effect (``show``), or at the end that it came too late.
+                self._notify(f"Contentiousness {value:.2f} sent: it takes effect when the next round begins, if one does.")
 
-        self.app.push_screen(NumberDialog("Contentiousness from the next round (0 agree … 1 devil's advocate):",
+        self.app.push_screen(NumberDialog("Contentiousness for the next round, if the debate holds one (0 agree … 1 devil's advocate):",
                                           self.view.kappa), send)
 
     def action_skip(self) -> None:
