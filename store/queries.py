@@ -194,7 +194,9 @@ class Queries:
         return rows
 
     def search(self, text: str, limit: int = 50) -> list[dict[str, Any]]:
-        """Turns whose text matches ``text`` (every word, as a prefix), best first.
+        """What was said that matches ``text`` (every word, as a prefix), best first: the turns,
+        and the moderator's and the judges' own words (interjections, verdict notes, agenda
+        edits, judges' reasons; ``role`` "moderator" or the judge's role, ``seq`` empty).
 
         The user's words are quoted before they reach FTS5, so characters such as ``"`` or
         ``-`` never turn into query syntax errors.
@@ -203,12 +205,29 @@ class Queries:
         if not words:
             return []
         match = " ".join(f'"{w}"*' for w in words)
-        return self._rows(
+        turns = self._rows(
             """
             SELECT t.debate_id, d.title, d.created_at, t.seq, t.round, t.role, t.model_id,
-                   snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
+                   snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet, rank
             FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN debates d ON d.id = t.debate_id
             WHERE turns_fts MATCH ? ORDER BY rank LIMIT ?
             """,
             (match, limit),
         )
+        said = self._rows(
+            """
+            SELECT said_fts.debate_id, d.title, d.created_at, NULL AS seq,
+                   COALESCE(m.round, j.round) AS round,
+                   CASE WHEN m.id IS NOT NULL THEN 'moderator' ELSE j.judge_role END AS role,
+                   j.judge_model AS model_id, snippet(said_fts, 0, '[', ']', '…', 12) AS snippet, rank
+            FROM said_fts JOIN debates d ON d.id = said_fts.debate_id
+            LEFT JOIN moderator_events m ON said_fts.rowid % 2 = 0 AND m.id = said_fts.rowid / 2
+            LEFT JOIN judgements j ON said_fts.rowid % 2 = 1 AND j.id = said_fts.rowid / 2
+            WHERE said_fts MATCH ? ORDER BY rank LIMIT ?
+            """,
+            (match, limit),
+        )
+        hits = sorted([*turns, *said], key=lambda row: row["rank"])[:limit]  # BM25: lower is better
+        for hit in hits:
+            del hit["rank"]
+        return hits

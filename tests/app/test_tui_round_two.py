@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Label, Select, TextArea
+from textual.widgets import DataTable, Input, Label, Select, TextArea
 
 from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
 from tests.helpers.scripted import answering
+from protocols.core.events import ModeratorActed
 from protocols.core.roles import SIDE_PANEL
+from tests.helpers.sample_debate import record_sample
 from store.queries import Queries
 from tui.app.screens.dialogs import EditDialog, NumberDialog
 from tui.app.widgets.panels import AgendaPanel
@@ -200,3 +202,21 @@ async def test_contentiousness_set_in_the_last_round_is_said_to_have_come_too_la
     assert "✋ the debate ended before your contentiousness could take effect" in notes, (notes, stored)
     assert stored is not None
     assert not [m for m in stored["moderator_events"] if m["kind"] == "set_contentiousness"]
+
+
+# -- search finds the moderator's words -------------------------------------------------------------------
+
+
+async def test_home_search_finds_an_interjection(tmp_path: Path, registry) -> None:
+    """The walk: an interjection "Consider acute myocardial infarction…" was not found by
+    searching "infarction" (only the turns were indexed)."""
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=2)
+    app.journal.record(ModeratorActed("sample0001ab", "interject",
+                                      {"to": "agent-a", "text": "Consider acute myocardial infarction first."}, 1))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"infarction", "enter")
+        hits = app.screen.query_one("#hits", DataTable)
+        assert hits.display and hits.row_count == 1, "the moderator's words were not found"
+        row = [str(c) for c in hits.get_row_at(0)]
+        assert row[3] == "moderator" and "[infarction]" in row[4], row
