@@ -157,9 +157,12 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
         stored = Queries(journal).debate(debate_id)
     assert stored is not None and stored["status"] == "finished"
     kinds = [m["kind"] for m in stored["moderator_events"]]
-    assert kinds == ["pause", "interject", "set_contentiousness", "resume", "verdict"]
+    # κ was set while paused between round 0's two turns: it takes effect (is journalled) when
+    # round 1 begins, after the resume
+    assert kinds == ["pause", "interject", "resume", "set_contentiousness", "verdict"]
     assert stored["moderator_events"][1]["payload"]["text"] == "Consider hepatitis."
-    assert stored["moderator_events"][2]["payload"]["value"] == pytest.approx(0.4)
+    assert stored["moderator_events"][3]["payload"]["value"] == pytest.approx(0.4)
+    assert stored["moderator_events"][3]["round"] == 1
     round1 = [t for t in stored["turns"] if t["round"] == 1 and t["kind"] == "refutation"]
     assert round1 and all(t["kappa"] == pytest.approx(0.4) for t in round1)
     # The outcome follows from the journalled turns, whichever way SmolLM2's 70-token turns went:

@@ -99,8 +99,9 @@ async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, tim
     while not condition():
         if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda, offered for editing: as agreed
             offered = app.screen
-            await wait_for(pilot, lambda: bool(offered.query("#keep")), 30, "the agenda dialog to compose")  # noqa: B023
-            await pilot.click("#keep")
+            await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "keep", 30,  # noqa: B023
+                           "the agenda dialog's focus on going on")
+            await pilot.press("enter")
             await wait_for(pilot, lambda: app.screen is not offered, 30, "the agenda dialog to close")  # noqa: B023
         elif isinstance(app.screen, PersonDialog):
             dialog = app.screen

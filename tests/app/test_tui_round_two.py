@@ -3,6 +3,7 @@ app under Pilot with a real journal; recorded or scripted debates (no model is l
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
 from tests.helpers.scripted import answering
-from protocols.core.events import ModeratorActed
+from protocols.core.events import DebateStarted, ModeratorActed
 from protocols.core.roles import SIDE_PANEL
-from tests.helpers.sample_debate import record_sample
+from tests.app.replayed import replay
+from tests.helpers.sample_debate import record_sample, sample_events
+from tui.app.widgets.debate_view import StatusLine
 from store.queries import Queries
 from tui.app.screens.dialogs import EditDialog, NumberDialog
 from tui.app.widgets.panels import AgendaPanel
@@ -220,3 +223,77 @@ async def test_home_search_finds_an_interjection(tmp_path: Path, registry) -> No
         assert hits.display and hits.row_count == 1, "the moderator's words were not found"
         row = [str(c) for c in hits.get_row_at(0)]
         assert row[3] == "moderator" and "[infarction]" in row[4], row
+
+
+# -- status lines that keep up -------------------------------------------------------------------------
+
+
+async def _running_evince(pilot, app, **values: str) -> DebateScreen:
+    await app.push_screen(NewDebateScreen(app.workspace, "evince"))
+    form = app.screen
+    assert isinstance(form, NewDebateScreen)
+    fill_examples(form)
+    for name, value in {"max_rounds": "3", "turn_tokens": "40", "crit_tokens": "40", **values}.items():
+        form.query_one(f"#field-{name}", Input).value = value
+    form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
+    await pilot.press("ctrl+s")
+    debate = app.screen
+    assert isinstance(debate, DebateScreen)
+    await wait_for(pilot, lambda: bool(debate.view.transcript.turns), 60, "the first turn")
+    return debate
+
+
+def _home_status(app, debate_id: str) -> str:
+    table = app.screen.query_one("#debates", DataTable)
+    return str(table.get_cell(debate_id, "status"))
+
+
+async def test_home_and_the_header_keep_up_with_a_debate_left_resumed_and_paused(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left while running, Home shows the debate's new status without F5; resumed, the header
+    leaves "loading …" once the models are loaded; paused, it says "paused" once."""
+    # a cut-off reply takes a moment to stop (a model's thread ends its token first): Home is
+    # back before the debate is marked interrupted
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.05, chunk=4, stop_s=1.0))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await _running_evince(pilot, app)
+        debate_id = debate.debate_id
+        assert debate_id is not None
+        await pilot.press("escape")
+        await pilot.click("#yes")  # Leave
+        assert isinstance(app.screen, HomeScreen)
+        await wait_for(pilot, lambda: _home_status(app, debate_id) != "running", 15, "Home to show the debate's new status")
+        assert _home_status(app, debate_id) == "interrupted"
+
+        await pilot.press("r")  # the cursor is on it: the newest
+        resumed = app.screen
+        assert isinstance(resumed, DebateScreen)
+        await wait_for(pilot, lambda: not resumed.view.preparing, 30, "the models to load")
+        await wait_for(pilot, lambda: resumed.view.transcript.turns[-1].has_class("streaming") or not resumed.running,
+                       30, "a turn being written")
+        assert "loading" not in resumed.view.status_line, resumed.view.status_line
+
+        await pilot.press("p")
+        await wait_for(pilot, lambda: resumed.paused, 30, "the pause")
+        await pilot.pause()
+        assert resumed.view.status_line.split(" · ").count("paused") == 1, resumed.view.status_line
+        resumed.workers.cancel_all()
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)], ids=["160x48", "80x24"])
+async def test_the_header_keeps_the_debate_id_whatever_the_width(tmp_path: Path, registry, size: tuple[int, int]) -> None:
+    events = sample_events("sample0001ab", rounds=2)
+    first = events[0]
+    assert isinstance(first, DebateStarted)
+    events[0] = dataclasses.replace(first, title="Fever, rash and joint pain after a trip to the coast in the rainy season "
+                                                 "with a history of travel vaccines and a recent insect bite",
+                                    config={**first.config, "profile": "small"})
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=size) as pilot:
+        debate = await replay(app, pilot, events)
+        status = debate.query_one(StatusLine)
+        shown, width = str(status.render()), status.size.width
+    assert shown.endswith("sample0001ab") and len(shown) <= width, (shown, width)
+    assert shown.lower().startswith("evince · fever, rash") and "finished" in shown, shown
+    assert "done" not in shown.split(" · "), "the state repeats what the phase says"

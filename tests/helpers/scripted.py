@@ -44,13 +44,17 @@ class ScriptedBackend(Backend):
     kind = "scripted"
 
     def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7,
-                 warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None) -> None:
+                 warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None,
+                 stop_s: float = 0.0) -> None:
         """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
         small model's pace on this machine (the crash harness's fast mode needs kills to land
         mid-reply as well as between turns). ``warning``: the privacy warning it reports, as a
         server entry off this machine would. ``answer``: when the scripted replies run out, the
-        reply to a call made from its messages and JSON schema (:func:`fits`: any protocol runs)."""
+        reply to a call made from its messages and JSON schema (:func:`fits`: any protocol runs).
+        ``stop_s``: how long a reply that is cut off takes to stop, as a model's thread finishes
+        the token under way before it hears the cancel."""
         super().__init__()
+        self.stop_s = stop_s
         self.answer = answer
         self.model_id = model_id
         self.replies = list(replies)
@@ -95,7 +99,12 @@ class _ScriptedSession(Session):
             step = self.backend.chunk
             for i in range(0, len(text), step):
                 if self.backend.delay:
-                    await asyncio.sleep(self.backend.delay)
+                    try:
+                        await asyncio.sleep(self.backend.delay)
+                    except asyncio.CancelledError:
+                        if self.backend.stop_s:
+                            await asyncio.sleep(self.backend.stop_s)
+                        raise
                 yield text[i : i + step]
             if isinstance(reply, Fail):
                 raise BackendError(f"model {self.backend.model_id!r}: {reply.message}")
@@ -114,13 +123,13 @@ class _ScriptedSession(Session):
 Answer = Callable[[Sequence[Message], dict[str, Any] | None], str]
 
 
-def answering(*, delay: float, chunk: int, answer: Answer | None = None) -> Callable[[Any, Any], ScriptedBackend]:
+def answering(*, delay: float, chunk: int, answer: Answer | None = None, stop_s: float = 0.0) -> Callable[[Any, Any], ScriptedBackend]:
     """A ``create_backend`` for :mod:`backends.lifecycle` (set it in place of
     ``backends.lifecycle.create_backend``): every model the app loads is a scripted one that
     answers each call with ``answer`` (:func:`fits` by default), streamed ``chunk`` characters
     every ``delay`` seconds, so an app test runs the app's own lifecycle at a chosen pace."""
     def create(entry: Any, progress: Any) -> ScriptedBackend:
-        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits)
+        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits, stop_s=stop_s)
         backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
         return backend
 

@@ -47,6 +47,7 @@ from protocols.measures.analyzer import Analyzer, TranscriptCollector
 from store.drive import drive
 from store.journal import JournalError
 
+from tui.app.messages import DebateEnded
 from tui.app.runs import DebateRun
 from tui.app.screens.dialogs import ConfirmDialog, EditDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 from tui.app.widgets.debate_view import DebateView
@@ -157,13 +158,17 @@ class DebateScreen(Screen):
         self._state()
 
     def _state(self) -> None:
-        self.view.state = "paused" if self.paused else ("running" if self.running else "done")
+        """The status line's state: paused or running; once the run is over, nothing more than
+        its phase already says (finished, stopped, failed …), or "ended" where it says none."""
+        view = self.view
+        over = "" if view.finished is not None or view.phase == "failed" else "ended"
+        view.state = "paused" if self.paused else ("running" if self.running else over)
 
     # -- running --------------------------------------------------------------------------------
 
     async def _run(self) -> None:
         """Load the models, start (or resume) the protocol, journal and show every event."""
-        workspace = self.workspace  # held: the screen may be gone when the run ends (the app quitting)
+        workspace, app = self.workspace, self.app  # held: the screen may be gone when the run ends (left, the app quitting)
         view = self.view
         try:
             roles = dict(self.run.roles())
@@ -173,6 +178,7 @@ class DebateScreen(Screen):
                 roles[SIDE_PANEL] = self.run.analyzer  # apart from a protocol's own analyzer
             async with Engines(workspace.registry, on_event=self._loading) as engines:
                 agents = agents_for(roles, await engines.load(roles.values()))
+                view.loaded()
                 if SIDE_PANEL in agents:
                     self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     view.show_analysis(Content.styled("after the first round …", "dim"))
@@ -185,6 +191,8 @@ class DebateScreen(Screen):
         finally:
             self.running = False
             view.preparing = False
+            # Home lists the debate's status: say it changed (the screen may already be gone)
+            app.post_message(DebateEnded(view.debate_id))
 
     async def ask_person(self, prompt: str) -> str | None:
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
