@@ -134,6 +134,9 @@ class Input:
     sampling: tuple[str, str] | None = None
     #: Offered on the app's form (some inputs only make sense headless, e.g. a script of turns).
     form: bool = True
+    #: Where the form shows it: "" among the fields decided for every debate, else the group
+    #: (a step of the protocol) of the "Advanced" fold it belongs to.
+    step: str = ""
 
     @property
     def cli_flag(self) -> str:
@@ -216,7 +219,7 @@ class Input:
 #: :class:`~protocols.core.evidence.Grounding`; the value never enters a protocol's config.
 EVIDENCE = Input("evidence", "Evidence files", "list", optional=True, metavar="PATH",
                  help="a file (.txt, .md, .pdf, .docx, .html) or a folder of them that the agents argue from and "
-                      "cite, each citation checked; repeat the flag (or separate paths with ';') for more")
+                      "cite, each citation checked; several: separate them with ';'")
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,8 @@ class Role:
     A model role may be ``optional``; left out it takes the model of ``fallback`` (another role:
     the first model of a list role), or is absent when there is no fallback. ``disable`` names
     a switch (``"no_evaluation"``) that leaves the role out altogether, fallback or not.
+    ``enables`` names a yes/no parameter that choosing a model for the role turns on
+    (SocraSynth's Q&A baseline): the form offers the role alone, one option in one place.
 
     The person (``kind="person"``) is seated by the interface: the app asks in a dialog, the
     command line reads stdin (``reads``: one ``line`` per turn, or a ``paragraph`` ended by an
@@ -243,6 +248,7 @@ class Role:
     fallback: str | None = None
     disable: str | None = None
     disable_help: str = ""
+    enables: str | None = None
     minimum: int = 1
     example: str = ""
     flag: str | None = None

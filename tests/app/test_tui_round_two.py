@@ -4,17 +4,20 @@ app under Pilot with a real journal; recorded or scripted debates (no model is l
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, Label, Select, TextArea
+from textual.widgets import Collapsible, DataTable, Input, Label, Select, Static, TextArea
 
 from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
 from tests.helpers.scripted import answering
 from protocols.core.events import DebateStarted, ModeratorActed
+from protocols.core.params import params_of
 from protocols.core.roles import SIDE_PANEL
+from tui.protocol_catalog import SPECS
 from tests.app.replayed import replay
 from tests.helpers.sample_debate import record_sample, sample_events
 from tui.app.widgets.debate_view import StatusLine
@@ -117,7 +120,11 @@ async def start_socrasynth(pilot, app, **values: str) -> DebateScreen:
     assert isinstance(form, NewDebateScreen)
     fill_examples(form)
     for name, value in {"max_rounds": "1", "subtopics": "2", "turn_tokens": "32", "crit_tokens": "32", **values}.items():
-        form.query_one(f"#field-{name}", Input).value = value
+        widget = form.query_one(f"#field-{name}")
+        if isinstance(widget, Select):
+            widget.value = value
+        else:
+            form.query_one(f"#field-{name}", Input).value = value
     form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
     await pilot.press("ctrl+s")
     started = [s for s in app.screen_stack if isinstance(s, DebateScreen)]  # the agenda may already be offered, on top
@@ -297,3 +304,82 @@ async def test_the_header_keeps_the_debate_id_whatever_the_width(tmp_path: Path,
     assert shown.endswith("sample0001ab") and len(shown) <= width, (shown, width)
     assert shown.lower().startswith("evince · fever, rash") and "finished" in shown, shown
     assert "done" not in shown.split(" · "), "the state repeats what the phase says"
+
+
+# -- the New-debate form -------------------------------------------------------------------------------
+
+#: What a help line or a label of the form must not hold: a command-line flag, the paper's
+#: section numbers, a formula's symbol as a name, a code name.
+JARGON = re.compile(r"--[a-z]|\bTable \d|\bFigure \d|\bseed 00\d|§|\bP_f\b|\beq\. ?\d|^[κΔδεΓ]|\b[a-z]+_[a-z_]+\b")
+
+
+@pytest.mark.parametrize("protocol", list(SPECS))
+async def test_the_form_shows_the_few_fields_first_and_folds_the_settings_in_plain_words(
+        tmp_path: Path, registry, protocol: str) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(NewDebateScreen(app.workspace, protocol))
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        advanced = form.query_one("#advanced", Collapsible)
+        assert advanced.collapsed, "the protocol's settings are not folded"
+        spec = SPECS[protocol]
+        first = {f.name for f in spec.first_fields}
+        assert first <= {f.name for f in spec.fields} and len(first) <= 10, first
+        for name in first:
+            assert not any(a is advanced for a in form.query_one(f"#field-{name}").ancestors), f"{name} is folded"
+        for step, fields in spec.groups:
+            for field in fields:
+                assert any(a is advanced for a in form.query_one(f"#field-{field.name}").ancestors), f"{field.name} not folded"
+            assert step and fields
+        params = {p.name for p in params_of(spec.config_cls)}
+        assert params - first - {f.name for _, fs in spec.groups for f in fs} <= \
+            {r.enables for r in spec.definition.roles if r.enables}, "a parameter is offered nowhere"
+        said = [str(w.render()) for w in form.query("Label, .help, .step")]
+        bad = [s for s in said if JARGON.search(s)]
+        assert not bad, bad
+
+
+async def test_an_error_names_the_field_as_labelled_and_shows_it(tmp_path: Path, registry) -> None:
+    """"eps_jsd: input should be less than or equal to 1" beside a field labelled otherwise."""
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", *"fever and a rash")
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        form.query_one("#field-eps_jsd", Input).value = "2"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        problem = str(form.query_one("#problem", Static).render())
+        assert problem == "Settled: divergence change (JSD): at most 1", problem
+        assert "eps_jsd" not in problem
+        assert not form.query_one("#advanced", Collapsible).collapsed, "the field at fault stays folded away"
+        assert app.focused is form.query_one("#field-eps_jsd"), "the field at fault is not shown"
+        assert isinstance(app.screen, NewDebateScreen)  # nothing started
+
+
+async def test_socrasynths_comparison_with_one_answer_is_one_option_and_runs_when_chosen(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The form offered both "Q&A baseline's model [same as agent a]" and "Compare with a one-answer
+    Q&A: default no", and the baseline did not run. One field now: a model, or none."""
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.0, chunk=64))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(NewDebateScreen(app.workspace, "socrasynth"))
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        assert not form.query("#field-qa_baseline"), "the comparison is offered in two places"
+        choice = form.query_one("#field-qa", Select)
+        assert choice.value == "" and "none" in str(dict((v, p) for p, v in choice._options)[""])
+        app.pop_screen()
+        await pilot.pause()
+        debate = await start_socrasynth(pilot, app, qa="gemma3-270m")
+        await agenda_offered(pilot, app, debate)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not debate.running, 120, "the debate to end")
+        stored = Queries(app.journal).debate(debate.debate_id or "")
+    assert stored is not None and stored["status"] == "finished"
+    assert [t["model_id"] for t in stored["turns"] if t["kind"] == "qa"] == ["gemma3-270m"], "the comparison did not run"
+    assert stored["outcome"].get("qa"), "the judges did not compare"
