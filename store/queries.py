@@ -48,7 +48,8 @@ class Queries:
         return [_decode(r) for r in self.query(sql, params)]
 
     def debates(self, limit: int = 50, *, status: str | None = None) -> list[dict[str, Any]]:
-        """Recent debates, newest first, with their participants' models and turn counts."""
+        """Recent debates, newest first, with their participants' models and turn counts, and
+        the moderator's latest verdict on the outcome (``verdict_accepted``: 1, 0, or ``None``)."""
         where = "WHERE d.status = :status" if status else ""
         rows = self._rows(
             f"""
@@ -56,7 +57,9 @@ class Queries:
                    d.finished_at, d.outcome_json,
                    (SELECT COUNT(*) FROM turns t WHERE t.debate_id = d.id) AS turns,
                    (SELECT group_concat(p.role || '=' || p.model_id, ', ') FROM participants p
-                     WHERE p.debate_id = d.id) AS models
+                     WHERE p.debate_id = d.id) AS models,
+                   (SELECT json_extract(m.payload_json, '$.accept') FROM moderator_events m
+                     WHERE m.debate_id = d.id AND m.kind = 'verdict' ORDER BY m.id DESC LIMIT 1) AS verdict_accepted
             FROM debates d {where}
             ORDER BY d.created_at DESC, d.rowid DESC LIMIT :limit
             """,

@@ -114,7 +114,7 @@ from protocols.core.moderation import CommandChannel, Honoured, Moderation
 from protocols.core.replies import streams_side_by_side
 from protocols.core.params import CONFIG, REPLY_LENGTHS, Profile, param, token_limit
 from protocols.core.schemas import chars_for, fit_schema
-from protocols.core.text import clip, percent
+from protocols.core.text import clip, percent, rounds_held, worded
 from protocols.core.untrusted import parse_as
 from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.evince.present import present
@@ -717,8 +717,8 @@ class Evince:
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        stop_reason = (f"round cap reached (max_rounds = {c.max_rounds} refutation rounds after the opening round) "
-                       "before Figure 7.1's stop rule ended the debate")
+        stop_reason = (f"round cap reached: {rounds_held(c.max_rounds)}, before Figure 7.1's stop rule ended "
+                       "the debate")
         ending = "cap"
         round_ = 0
         held = -1  # the last round in which a turn was taken: what the outcome and the conclusion count
@@ -1066,7 +1066,7 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
                          f"{'agrees' if check.get('agrees') else 'differs'}.")
     recs = outcome.get("recommendations")
     if isinstance(recs, Mapping):
-        q, t = len(recs.get("questions") or ()), len(recs.get("tests") or ())
+        q, t = len(worded(recs.get("questions"))), len(worded(recs.get("tests")))
         if q or t:
             sentence += f" They recommend {q} further question{'s' if q != 1 else ''} and {t} test{'s' if t != 1 else ''}."
     return Conclusion(sentence, short)

@@ -153,7 +153,7 @@ from protocols.core.params import from_description, CONFIG, Profile, param, toke
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
 from protocols.core.replies import person_answer, side_by_side, streams_side_by_side
 from protocols.core.schemas import chars_for, fit_schema
-from protocols.core.text import clip
+from protocols.core.text import clip, rounds_held
 from protocols.core.untrusted import loads, parse_as
 from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.socrasynth.present import present
@@ -280,8 +280,8 @@ class SocraSynthConfig:
     #: refutation rounds, plus the one the case check may grant. Table 6.2's Δ test alone would
     #: allow 12 at Δ0 = 0.9, δ = 1.2.
     max_rounds: int = param(3, ge=0, le=50, section="6.3.1.2", label="Rounds at most", essential=True,
-                            description="rounds of rebuttal after the opening round, at most (one more when an agent "
-                                        "says its case is not yet made)")
+                            description="rounds of rebuttal after the opening round, at most; one more when an agent "
+                                        "says its case is not yet made")
     subtopics: int = param(5, ge=1, le=10, section="Tables 6.4-6.6", label="Subtopics on the agenda", step=AGENDA_STEP,
                            description="how many subtopics the agents agree to debate")
     case_check: bool = param(True, section="6.3.1.2", label="Ask whether each case is made", step=STOPPING,
@@ -677,8 +677,7 @@ class SocraSynth:
         cap = self.config.max_rounds
         if t <= cap:
             return None
-        return (f"round cap reached (max_rounds = {cap} refutation rounds after the opening round) before Table 6.2's "
-                "test ended the debate")
+        return f"round cap reached: {rounds_held(cap)}, before Table 6.2's test ended the debate"
 
     async def _round(self, t: int, kind: str) -> AsyncIterator[Event]:
         """One round: LLM+ then LLM− (Table 6.2), each at its Δ_t; then Γ_t and Q_t by the first judge."""

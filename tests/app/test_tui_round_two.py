@@ -14,16 +14,17 @@ from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
 from tests.helpers.scripted import answering
-from protocols.core.events import DebateStarted, ModeratorActed
+from protocols.core.events import DebateStarted, JudgementMade, ModeratorActed
 from protocols.core.params import params_of
 from protocols.core.roles import SIDE_PANEL
 from tui.protocol_catalog import SPECS
 from tests.app.replayed import replay
 from tests.helpers.sample_debate import record_sample, sample_events
+from tests.helpers.sample_socrasynth import sample_socrasynth
 from tui.app.widgets.debate_view import StatusLine
 from store.queries import Queries
 from tui.app.screens.dialogs import EditDialog, NumberDialog
-from tui.app.widgets.panels import AgendaPanel
+from tui.app.widgets.panels import AgendaPanel, JudgeTables
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.screens.home import HomeScreen
@@ -383,3 +384,38 @@ async def test_socrasynths_comparison_with_one_answer_is_one_option_and_runs_whe
     assert stored is not None and stored["status"] == "finished"
     assert [t["model_id"] for t in stored["turns"] if t["kind"] == "qa"] == ["gemma3-270m"], "the comparison did not run"
     assert stored["outcome"].get("qa"), "the judges did not compare"
+
+
+# -- words ---------------------------------------------------------------------------------------------
+
+
+async def test_the_app_says_a_rejected_verdict_apart_from_its_note_and_home_shows_it(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await replay(app, pilot, sample_events("sample0001ab", rounds=2))
+        await pilot.press("v")
+        dialog = app.screen
+        note = dialog.query_one("#note", Input)
+        note.value = "Dengue is implausible here"
+        await pilot.click("#reject")
+        await pilot.pause()
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+        assert "✋ The moderator rejected the outcome: “Dengue is implausible here”" in notes, notes
+        await pilot.press("escape")
+        await pilot.pause()
+        table = app.screen.query_one("#debates", DataTable)
+        outcome = str(table.get_cell("sample0001ab", "outcome"))
+        assert outcome.startswith("rejected: "), outcome
+
+
+async def test_a_judges_half_no_judge_scored_has_no_total(tmp_path: Path, registry) -> None:
+    """Every cell "—" and yet "total 0.00 0.00": a total of nothing is no total."""
+    events = [dataclasses.replace(e, score=None) if (  # judge-2's replies could not be read when B argued
+        isinstance(e, JudgementMade) and e.judge_role == "judge-2" and isinstance(e.reasons, dict)
+        and e.reasons.get("alignment") == "b_argues") else e for e in sample_socrasynth("socra0001ab")]
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await replay(app, pilot, events)
+        shown = str(debate.query_one(JudgeTables).render())
+    silent = shown.split("judge-2", 1)[1].split("agent-b argues", 1)[1]
+    assert re.search(r"total\s+—\s+—", silent) and not re.search(r"total\s+0\.00\s+0\.00", shown), shown

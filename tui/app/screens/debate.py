@@ -41,6 +41,7 @@ from protocols.core.events import (
     Verdict,
 )
 from protocols.core.moderation import CommandChannel, Honoured
+from protocols.core.outcome import moderator_action
 from protocols.core.replay import ResumeError
 from protocols.core.roles import ANALYZER, SIDE_PANEL
 from protocols.measures.analyzer import Analyzer, TranscriptCollector
@@ -81,8 +82,9 @@ def verdict_event(debate_id: str, accept: bool, note: str, round_: int | None) -
 
 
 def verdict_note(accept: bool, note: str) -> str:
-    """The transcript's line for a verdict just given."""
-    return f"✋ moderator: {'accepted' if accept else 'rejected'} the consensus {note}"
+    """The transcript's line for a verdict just given, as the journal's readers say it
+    (:func:`~protocols.core.outcome.moderator_action`): the note quoted, apart from the verdict."""
+    return f"✋ {moderator_action('verdict', {'accept': accept, 'note': note})}"
 
 
 class DebateScreen(Screen):
