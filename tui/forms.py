@@ -165,8 +165,8 @@ def role_fields(role: Role, definition: ProtocolDefinition) -> tuple[Field, ...]
         helps = "; ".join(h for h in (role.help, f"empty: {fallback}" if fallback else "") if h)
         return (Field(role.name, role.label, "models", role.example, help=helps, optional=role.optional, step=step),)
     choices: tuple[tuple[str, str], ...] = ()
-    if role.optional:
-        choices = (("", fallback or "none"),)
+    if role.optional:  # a role that turns a step on is played only when given a model: empty is none
+        choices = (("", "none" if role.enables else fallback or "none"),)
         if role.disable:
             choices += ((DISABLED, f"none: {role.disable_help}"),)
     return (Field(role.name, role.label, "model", "" if role.optional else role.example, choices,

@@ -222,6 +222,11 @@ EVIDENCE = Input("evidence", "Evidence files", "list", optional=True, metavar="P
                       "cite, each citation checked; several: separate them with ';'")
 
 
+def switched_on(value: Any) -> bool:
+    """A yes/no value as an interface holds it (a switch's ``True``, a form's "yes")."""
+    return value is True or str(value or "").strip().casefold() in ("yes", "true", "on", "1")
+
+
 @dataclass(frozen=True)
 class Role:
     """A part in the debate: one model (``kind="model"``), a list of models that become numbered
@@ -231,7 +236,8 @@ class Role:
     the first model of a list role), or is absent when there is no fallback. ``disable`` names
     a switch (``"no_evaluation"``) that leaves the role out altogether, fallback or not.
     ``enables`` names a yes/no parameter that choosing a model for the role turns on
-    (SocraSynth's Q&A baseline): the form offers the role alone, one option in one place.
+    (SocraSynth's Q&A baseline): the role is played only then, or when the parameter is given
+    (on its fallback's model); the form offers the role alone, one option in one place.
 
     The person (``kind="person"``) is seated by the interface: the app asks in a dialog, the
     command line reads stdin (``reads``: one ``line`` per turn, or a ``paragraph`` ended by an
@@ -525,6 +531,8 @@ class ProtocolDefinition:
                 if role.disable and parsed.get(role.disable):
                     continue
                 model = parsed[role.name]
+                if model is None and role.enables and not switched_on(values.get(role.enables)):
+                    continue  # played only when what it enables is asked for (its own model given, or the switch)
                 if model is None and role.fallback is not None:
                     model = models.get(role.fallback) or models.get(numbered(role.fallback, 1))
                 if model is None and not role.optional:

@@ -1338,9 +1338,10 @@ DEFINITION = ProtocolDefinition(
              help="argues against the subject (for it when the stances are swapped)"),
         Role(JUDGE, "Judges (model ids, comma separated)", "models", flag="--judges", example="smollm2-135m",
              help="the judge panel, ideally models that do not also debate"),
-        Role(QA, "Compare with one model's single answer", optional=True, flag="--qa-model", enables="qa_baseline",
+        Role(QA, "Compare with one model's single answer", optional=True, fallback=AGENT_A, flag="--qa-model",
+             enables="qa_baseline",
              help="a model that answers the subject in one go, which the judges then compare with the debate; "
-                  "none: no comparison"),
+                  "without one, no comparison is made"),
     ),
     prepare=_prepare,
     team=_team,

@@ -155,9 +155,11 @@ def flag_for(d: ProtocolDefinition, name: str) -> str:
 
 
 def values_from(args: argparse.Namespace, d: ProtocolDefinition) -> dict[str, Any]:
-    """The inputs' and roles' values as argparse read them, by their names in ``d``."""
+    """The inputs' and roles' values as argparse read them, by their names in ``d`` (and the
+    switches that decide whether a role is played)."""
     given = vars(args)
-    names = [i.name for i in d.inputs] + [r.name for r in d.roles] + [r.disable for r in d.roles if r.disable]
+    names = ([i.name for i in d.inputs] + [r.name for r in d.roles] + [r.disable for r in d.roles if r.disable]
+             + [r.enables for r in d.roles if r.enables])
     return {name: given.get(name) for name in names}
 
 
