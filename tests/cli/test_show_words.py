@@ -73,3 +73,10 @@ def test_show_says_it_in_sentences(tmp_path: Path) -> None:
     assert len(totals) == 2, judged.stdout
     b_argues = totals[1].split()
     assert b_argues[1:3] != ["—", "—"] and b_argues[3:] == ["—", "—"], totals  # judge-2 scored nothing there
+
+
+def test_help_says_that_symposium_alone_opens_the_app(tmp_path: Path) -> None:
+    shown = symposium("--help", db=tmp_path / "journal.db")
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert "Run on its own on a terminal, `symposium` opens the app" in said, said
