@@ -23,9 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from backends.registry import load_registry  # noqa: E402
+from outputs.report import report_html  # noqa: E402
 from store.journal import Journal  # noqa: E402
 from store.queries import Queries  # noqa: E402
-from outputs.report import report_html  # noqa: E402
 from tui.app.app import SymposiumApp  # noqa: E402
 from tui.app.recorded import rounds_of  # noqa: E402
 from tui.app.screens.review import ReviewScreen  # noqa: E402

@@ -65,10 +65,11 @@ def to_markdown(debate: dict[str, Any], *, redacted: bool = False) -> str:
     out += ["", "## Transcript"]
     for t in debate["turns"]:
         kappa = f", κ={t['kappa']:.2f}" if t.get("kappa") is not None else ""
-        out += ["", f"### {inline(t['role'])} ({inline(t['model_id'])}) — {inline(t['phase'])}, round {t['round']}{kappa}", "",
+        # the turn's kind ("opening", "refutation"), as the app's transcript names it; the phase is the metrics table's
+        out += ["", f"### {inline(t['role'])} ({inline(t['model_id'])}) — {inline(t['kind'])}, round {t['round']}{kappa}", "",
                 block(t["text"].strip()) or "_(empty reply)_"]
-        if t.get("distribution"):
-            out.append("")
+        if t.get("distribution"):  # headed: a list right after the text would read as more of its arguments
+            out += ["", "_The turn's probabilities:_", ""]
             out += [f"- {inline(label)}: {p:.0%}" for label, p in t["distribution"].items()]
         if t.get("parse_notes"):  # the parse's repairs, and what the speaker's window had to leave out
             out += ["", "> notes: " + inline("; ".join(t["parse_notes"]))]

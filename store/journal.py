@@ -548,8 +548,8 @@ class Journal:
     def delete_debate(self, debate_id: str) -> bool:
         """Remove a debate and everything recorded about it. Returns whether it existed.
 
-        Gone from the files too: ``secure_delete`` overwrites the freed rows, the search index
-        is rebuilt into one segment (FTS5 only marks a deleted turn's words as deleted and keeps
+        Gone from the files too: ``secure_delete`` overwrites the freed rows, the search indexes
+        (the turns', and the moderator's and judges' words) are rebuilt into one segment each (FTS5 only marks a deleted turn's words as deleted and keeps
         them in its older segments until they are merged), and the WAL is checkpointed into the
         journal and emptied (:meth:`_wipe`). When another connection's read keeps that from
         finishing, :class:`DeleteUnfinished` says so and the next open finishes it. (What the
@@ -557,7 +557,8 @@ class Journal:
         with self._transaction() as c:
             cur = c.execute("DELETE FROM debates WHERE id = ?", (debate_id,))
             if cur.rowcount:
-                c.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
+                for index in ("turns_fts", "said_fts"):
+                    c.execute(f"INSERT INTO {index}({index}) VALUES ('optimize')")
         if cur.rowcount:  # the file itself, now: the old pages would wait in it for a checkpoint
             self._wipe(debate_id)
         return cur.rowcount > 0

@@ -48,7 +48,8 @@ class Queries:
         return [_decode(r) for r in self.query(sql, params)]
 
     def debates(self, limit: int = 50, *, status: str | None = None) -> list[dict[str, Any]]:
-        """Recent debates, newest first, with their participants' models and turn counts."""
+        """Recent debates, newest first, with their participants' models and turn counts, and
+        the moderator's latest verdict on the outcome (``verdict_accepted``: 1, 0, or ``None``)."""
         where = "WHERE d.status = :status" if status else ""
         rows = self._rows(
             f"""
@@ -56,7 +57,9 @@ class Queries:
                    d.finished_at, d.outcome_json,
                    (SELECT COUNT(*) FROM turns t WHERE t.debate_id = d.id) AS turns,
                    (SELECT group_concat(p.role || '=' || p.model_id, ', ') FROM participants p
-                     WHERE p.debate_id = d.id) AS models
+                     WHERE p.debate_id = d.id) AS models,
+                   (SELECT json_extract(m.payload_json, '$.accept') FROM moderator_events m
+                     WHERE m.debate_id = d.id AND m.kind = 'verdict' ORDER BY m.id DESC LIMIT 1) AS verdict_accepted
             FROM debates d {where}
             ORDER BY d.created_at DESC, d.rowid DESC LIMIT :limit
             """,
@@ -196,7 +199,9 @@ class Queries:
         return rows
 
     def search(self, text: str, limit: int = 50) -> list[dict[str, Any]]:
-        """Turns whose text matches ``text`` (every word, as a prefix), best first.
+        """What was said that matches ``text`` (every word, as a prefix), best first: the turns,
+        and the moderator's and the judges' own words (interjections, verdict notes, agenda
+        edits, judges' reasons; ``role`` "moderator" or the judge's role, ``seq`` empty).
 
         The user's words are quoted before they reach FTS5, so characters such as ``"`` or
         ``-`` never turn into query syntax errors.
@@ -205,12 +210,29 @@ class Queries:
         if not words:
             return []
         match = " ".join(f'"{w}"*' for w in words)
-        return self._rows(
+        turns = self._rows(
             """
             SELECT t.debate_id, d.title, d.created_at, t.seq, t.round, t.role, t.model_id,
-                   snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet
+                   snippet(turns_fts, 0, '[', ']', '…', 12) AS snippet, rank
             FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN debates d ON d.id = t.debate_id
             WHERE turns_fts MATCH ? ORDER BY rank LIMIT ?
             """,
             (match, limit),
         )
+        said = self._rows(
+            """
+            SELECT said_fts.debate_id, d.title, d.created_at, NULL AS seq,
+                   COALESCE(m.round, j.round) AS round,
+                   CASE WHEN m.id IS NOT NULL THEN 'moderator' ELSE j.judge_role END AS role,
+                   j.judge_model AS model_id, snippet(said_fts, 0, '[', ']', '…', 12) AS snippet, rank
+            FROM said_fts JOIN debates d ON d.id = said_fts.debate_id
+            LEFT JOIN moderator_events m ON said_fts.rowid % 2 = 0 AND m.id = said_fts.rowid / 2
+            LEFT JOIN judgements j ON said_fts.rowid % 2 = 1 AND j.id = said_fts.rowid / 2
+            WHERE said_fts MATCH ? ORDER BY rank LIMIT ?
+            """,
+            (match, limit),
+        )
+        hits = sorted([*turns, *said], key=lambda row: row["rank"])[:limit]  # BM25: lower is better
+        for hit in hits:
+            del hit["rank"]
+        return hits

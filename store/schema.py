@@ -341,6 +341,43 @@ _V9_CALL_COSTS = """
 """
 
 
+# v10: search over what the moderator and the judges said, beside the turns: the moderator's
+# interjections, verdict notes and agenda edits (their payloads' words, not their settings), and
+# every text of a judgement's reasons. One FTS5 table holding the words (they are read out of JSON,
+# so there is no column to point an external-content index at); its rowid names the source row
+# (a moderator event's id × 2, a judgement's id × 2 + 1), so that the rows' own triggers, the
+# cascade of a debate's delete included, remove its words. Rows already in the journal are indexed.
+_SAID_MODERATOR = """(SELECT group_concat(value, ' ') FROM json_tree(m.payload_json) WHERE type = 'text' AND (
+            (m.kind = 'interject' AND fullkey = '$.text') OR (m.kind = 'verdict' AND fullkey = '$.note')
+            OR (m.kind = 'edit_agenda' AND fullkey LIKE '$.after[%')))"""
+_SAID_JUDGE = "(SELECT group_concat(value, ' ') FROM json_tree(j.reasons_json) WHERE type = 'text')"
+_V10_SAID_SEARCH = f"""
+        CREATE VIRTUAL TABLE said_fts USING fts5(
+            text, debate_id UNINDEXED, tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER said_moderator_ai AFTER INSERT ON moderator_events BEGIN
+            INSERT INTO said_fts(rowid, text, debate_id)
+                SELECT m.id * 2, {_SAID_MODERATOR}, m.debate_id FROM moderator_events m
+                WHERE m.id = new.id AND {_SAID_MODERATOR} IS NOT NULL;
+        END;
+        CREATE TRIGGER said_moderator_ad AFTER DELETE ON moderator_events BEGIN
+            DELETE FROM said_fts WHERE rowid = old.id * 2;
+        END;
+        CREATE TRIGGER said_judge_ai AFTER INSERT ON judgements BEGIN
+            INSERT INTO said_fts(rowid, text, debate_id)
+                SELECT j.id * 2 + 1, {_SAID_JUDGE}, j.debate_id FROM judgements j
+                WHERE j.id = new.id AND {_SAID_JUDGE} IS NOT NULL;
+        END;
+        CREATE TRIGGER said_judge_ad AFTER DELETE ON judgements BEGIN
+            DELETE FROM said_fts WHERE rowid = old.id * 2 + 1;
+        END;
+        INSERT INTO said_fts(rowid, text, debate_id)
+            SELECT m.id * 2, {_SAID_MODERATOR}, m.debate_id FROM moderator_events m WHERE {_SAID_MODERATOR} IS NOT NULL;
+        INSERT INTO said_fts(rowid, text, debate_id)
+            SELECT j.id * 2 + 1, {_SAID_JUDGE}, j.debate_id FROM judgements j WHERE {_SAID_JUDGE} IS NOT NULL;
+"""
+
+
 def _seal_on_migration(conn: sqlite3.Connection) -> int:
     return seal_existing(conn, time.time())
 
@@ -355,6 +392,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "signed seal heads", _V7_SIGNED_HEADS),
     Migration(8, "evidence and citations", _V8_EVIDENCE),
     Migration(9, "call costs", _V9_CALL_COSTS),
+    Migration(10, "search over the moderator's and judges' words", _V10_SAID_SEARCH),
 )
 
 LATEST = MIGRATIONS[-1].version

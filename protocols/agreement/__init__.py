@@ -81,7 +81,7 @@ from protocols.core.events import (
 from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.fitting import Section, discussion, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
+from protocols.core.params import CONFIG, REPLY_LENGTHS, Profile, from_description, param, token_limit
 from protocols.core.roles import EVALUATOR, JUDGE, MODERATOR  # noqa: E402 - the protocol's roles, by their shared names
 from protocols.core.text import clip, listed
 from protocols.core.untrusted import parse_as
@@ -188,15 +188,16 @@ class ConferenceConfig:
     issue: str
     topics: list[str] | None = None  # None: section 3.1.1's three stages
     title: str = ""
-    max_rounds: int = param(3, ge=1, le=20, section="seed 000", label="Round cap per stage",
+    max_rounds: int = param(3, ge=1, le=20, section="seed 000", label="Rounds per stage at most", essential=True,
                             description="rounds a stage may take before it closes without agreement")
-    word_cap: int = param(120, ge=10, le=1000, section="Symposium", label="Words per reply",
+    word_cap: int = param(120, ge=10, le=1000, section="Symposium", label="Words per reply", step=REPLY_LENGTHS,
                           description="reply length asked of participants (words)")
     turn_tokens: int = token_limit(200, "reply length limit per turn")
-    judge_mode: JudgeMode = param("generate", section="seed 000", label="Judge mode",
-                                  description="the judge writes its label (generate) or the labels are scored (score)")
+    judge_mode: JudgeMode = param("generate", section="seed 000", label="How the judge answers", step="The agreement judge",
+                                  description="generate: the judge writes AGREEMENT or MORE DEBATE; score: both answers "
+                                              "are scored by how likely the judge's model finds them")
     judge_tokens: int = param(24, ge=4, le=512, section="Symposium", label="Judge's reply limit (tokens)",
-                              description="reply length limit of the agreement judge")
+                              step=REPLY_LENGTHS, description="reply length limit of the agreement judge")
     eval_tokens: int = token_limit(200, "reply length limit of the 10-factor evaluation", label="Evaluator's reply limit (tokens)")
     profile: Profile = "standard"
 
@@ -574,13 +575,13 @@ DEFINITION = ProtocolDefinition(
         Input("issue", "Issue", "textarea", example="Should our town build a new library or repair the old one?",
               help="the issue the conference decides on: text, or @FILE"),
         Input("topics", "Stages (separated by ;)", "list", optional=True, separator=";", aliases=("--topic",),
-              metavar="TOPIC", help="the stage topics in order, separated by ';' (or repeat --topic); empty: issue "
+              metavar="TOPIC", help="the stage topics in order, separated by ';'; empty: issue "
                                     "discussion; model building; results exploration"),
     ),
     roles=(
         Role(PARTICIPANT, "Participants (model ids, comma separated)", "models", minimum=2, flag="--participants",
              aliases=("--participant",), example="smollm2-135m, gemma3-270m",
-             help="the participants' models, comma-separated (or repeat --participant): two or more"),
+             help="the participants' models, comma-separated: two or more"),
         Role(JUDGE, "Agreement judge", example="smollm2-135m", help="the agreement judge"),
         Role(EVALUATOR, "Evaluator (10 factors)", optional=True, fallback=JUDGE, disable="no_evaluation",
              disable_help="skip the per-stage evaluation",

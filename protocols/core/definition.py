@@ -134,6 +134,9 @@ class Input:
     sampling: tuple[str, str] | None = None
     #: Offered on the app's form (some inputs only make sense headless, e.g. a script of turns).
     form: bool = True
+    #: Where the form shows it: "" among the fields decided for every debate, else the group
+    #: (a step of the protocol) of the "Advanced" fold it belongs to.
+    step: str = ""
 
     @property
     def cli_flag(self) -> str:
@@ -216,7 +219,12 @@ class Input:
 #: :class:`~protocols.core.evidence.Grounding`; the value never enters a protocol's config.
 EVIDENCE = Input("evidence", "Evidence files", "list", optional=True, metavar="PATH",
                  help="a file (.txt, .md, .pdf, .docx, .html) or a folder of them that the agents argue from and "
-                      "cite, each citation checked; repeat the flag (or separate paths with ';') for more")
+                      "cite, each citation checked; several: separate them with ';'")
+
+
+def switched_on(value: Any) -> bool:
+    """A yes/no value as an interface holds it (a switch's ``True``, a form's "yes")."""
+    return value is True or str(value or "").strip().casefold() in ("yes", "true", "on", "1")
 
 
 @dataclass(frozen=True)
@@ -227,6 +235,9 @@ class Role:
     A model role may be ``optional``; left out it takes the model of ``fallback`` (another role:
     the first model of a list role), or is absent when there is no fallback. ``disable`` names
     a switch (``"no_evaluation"``) that leaves the role out altogether, fallback or not.
+    ``enables`` names a yes/no parameter that choosing a model for the role turns on
+    (SocraSynth's Q&A baseline): the role is played only then, or when the parameter is given
+    (on its fallback's model); the form offers the role alone, one option in one place.
 
     The person (``kind="person"``) is seated by the interface: the app asks in a dialog, the
     command line reads stdin (``reads``: one ``line`` per turn, or a ``paragraph`` ended by an
@@ -243,6 +254,7 @@ class Role:
     fallback: str | None = None
     disable: str | None = None
     disable_help: str = ""
+    enables: str | None = None
     minimum: int = 1
     example: str = ""
     flag: str | None = None
@@ -537,6 +549,8 @@ class ProtocolDefinition:
                 if role.disable and parsed.get(role.disable):
                     continue
                 model = parsed[role.name]
+                if model is None and role.enables and not switched_on(values.get(role.enables)):
+                    continue  # played only when what it enables is asked for (its own model given, or the switch)
                 if model is None and role.fallback is not None:
                     model = models.get(role.fallback) or models.get(numbered(role.fallback, 1))
                 if model is None and not role.optional:

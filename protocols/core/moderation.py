@@ -125,22 +125,39 @@ class Moderation:
         self.verdict: Verdict | None = None
         #: Checkpoints reached so far: a command is journalled with the one it took effect at.
         self.checkpoints = 0
+        #: Contentiousness sent where it could not take effect, waiting for a checkpoint where
+        #: it can (see :meth:`checkpoint`'s ``kappa``).
+        self._waiting: list[SetContentiousness] = []
+        self._kappa_now = True
 
     @property
     def stopped(self) -> bool:
         return self.stop_reason is not None
 
-    async def checkpoint(self, round_: int | None) -> AsyncIterator[Event]:
+    async def checkpoint(self, round_: int | None, *, kappa: bool = True) -> AsyncIterator[Event]:
         """Apply pending commands (waiting out a pause) and yield them as moderator events,
-        each stamped with this checkpoint's number (see :mod:`protocols.core.replay`)."""
+        each stamped with this checkpoint's number (see :mod:`protocols.core.replay`).
+
+        ``kappa=False`` marks a checkpoint where a contentiousness set now would change nothing
+        here (between a round's two turns, whose κ is fixed; after the last stage that uses
+        one). It is not applied there, nor journalled: it waits for the next checkpoint that
+        allows it, and if none comes, :meth:`closing` leaves it for the interface to say that it
+        came too late. So the journal's "set contentiousness" is always one that took effect."""
         self.checkpoints += 1
         self.channel.at_checkpoint(self.checkpoints)
-        # One at a time, so that a Pause can wait for a Resume sent in the same burst.
-        while (command := self.channel.poll()) is not None:
-            async for event in self._apply(command, round_):
-                yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
-            if self.stopped:
-                return
+        self._kappa_now = kappa
+        try:
+            while kappa and self._waiting:
+                async for event in self._apply(self._waiting.pop(0), round_):
+                    yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
+            # One at a time, so that a Pause can wait for a Resume sent in the same burst.
+            while (command := self.channel.poll()) is not None:
+                async for event in self._apply(command, round_):
+                    yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
+                if self.stopped:
+                    return
+        finally:
+            self._kappa_now = True
 
     async def closing(self, round_: int | None) -> AsyncIterator[Event]:
         """The run's last checkpoint, after its last turn: only what can still act is applied (a
@@ -150,7 +167,8 @@ class Moderation:
         interface finds it and tells the person it came too late."""
         self.checkpoints += 1
         self.channel.at_checkpoint(self.checkpoints)
-        late: list[Command] = []
+        late: list[Command] = list(self._waiting)
+        self._waiting.clear()
         while (command := self.channel.poll()) is not None:
             if not isinstance(command, Stop | Verdict):
                 late.append(command)
@@ -180,6 +198,8 @@ class Moderation:
                 to = set(self.roles) if command.to in ("both", "all") else {command.to}
                 self._pending.append(_Pending(command.text, to))
                 yield ModeratorActed(self.debate_id, "interject", {"to": command.to, "text": command.text}, round_)
+            case SetContentiousness() if not self._kappa_now:
+                self._waiting.append(command)
             case SetContentiousness():
                 value = min(1.0, max(0.0, float(command.value)))
                 self.kappa_override = value

@@ -35,7 +35,7 @@ class OutcomeInWords:
     ending: str
     #: What the moderator did, one sentence per journalled action, in order.
     moderator: tuple[str, ...]
-    #: A few words for a table's outcome column.
+    #: A few words for a table's outcome column, the moderator's verdict first where there is one.
     short: str
 
 
@@ -56,9 +56,15 @@ def outcome_in_words(debate: Mapping[str, Any]) -> OutcomeInWords:
     short = conclusion.short  # nothing concluded (failed, interrupted, a chat): the stop reason, as the status column sits beside it
     if status == "stopped" and short and "stopped" not in short:
         short = f"stopped; {short}"
-    moderator = tuple(moderator_action(m["kind"], m.get("payload") or {}, m.get("round"))
-                      for m in debate.get("moderator_events") or ())
-    return OutcomeInWords(conclusion.sentence, ending, moderator, short or reason[:60])
+    events = debate.get("moderator_events") or ()
+    moderator = tuple(moderator_action(m["kind"], m.get("payload") or {}, m.get("round")) for m in events)
+    short = short or reason[:60]
+    verdicts = [bool((m.get("payload") or {}).get("accept")) for m in events if m.get("kind") == "verdict"]
+    accepted = verdicts[-1] if verdicts else debate.get("verdict_accepted")  # a debate, or a row of ``debates()``
+    if accepted is not None:  # the moderator's verdict first, in a word: a table cuts the end of a cell
+        said = "accepted" if accepted else "rejected"
+        short = f"{said}: {short}" if short else f"{said} by the moderator"
+    return OutcomeInWords(conclusion.sentence, ending, moderator, short)
 
 
 def moderator_action(kind: str, payload: Mapping[str, Any], round_: int | None = None) -> str:
@@ -73,7 +79,7 @@ def moderator_action(kind: str, payload: Mapping[str, Any], round_: int | None =
         case "set_contentiousness":
             value = payload.get("value")
             level = f"{value:.2f}" if isinstance(value, int | float) else str(value)
-            return f"{when} the moderator set contentiousness to {level} (from the next round)."
+            return f"{when} the moderator set contentiousness to {level}."
         case "pause":
             return f"{when} the moderator paused the debate."
         case "resume":
@@ -94,8 +100,11 @@ def moderator_action(kind: str, payload: Mapping[str, Any], round_: int | None =
             accepted = "accepted" if payload.get("accept") else "rejected"
             note = str(payload.get("note") or "").strip()
             return f"The moderator {accepted} the outcome" + (f": “{note}”" if note else ".")
-    detail = "; ".join(f"{k}: {v}" for k, v in payload.items())
-    return f"{when} the moderator: {kind.replace('_', ' ')}" + (f" ({detail})." if detail else ".")
+        case "resume_debate":  # journalled by the journal itself when an interrupted debate goes on
+            start = payload.get("from_round")
+            return f"The debate was resumed after an interruption{f', from round {start}' if start is not None else ''}."
+    # a kind this version does not word (a newer protocol's): its name in words, never its data
+    return f"{when} the moderator acted: {kind.replace('_', ' ')}."
 
 
 __all__ = ["OutcomeInWords", "moderator_action", "outcome_in_words"]

@@ -42,20 +42,27 @@ C = TypeVar("C")
 
 def param(default: Any, *, description: str, section: str = "", label: str = "",
           ge: float | None = None, le: float | None = None, gt: float | None = None,
-          lt: float | None = None, choices: Iterable[str] = ()) -> Any:
-    """A protocol parameter: its default, bounds, one-line description and the section of the
-    paper it comes from (or "Symposium" where the paper is silent). ``label`` is the form's
-    short caption (the description by default); ``choices`` lists a text parameter's valid
-    values when they are not a ``Literal`` (the config still checks them)."""
+          lt: float | None = None, choices: Iterable[str] = (), step: str = "", essential: bool = False) -> Any:
+    """A protocol parameter: its default, bounds, one-line description in plain words (the
+    form shows it under the field, the command line after the flag) and the section of the paper
+    it comes from (or "Symposium" where the paper is silent). ``label`` is the form's short
+    caption (the description by default); ``choices`` lists a text parameter's valid values when
+    they are not a ``Literal`` (the config still checks them). ``step``: the step of the protocol
+    it belongs to, under which the form groups it ("When to stop"); ``essential``: one of the few
+    a person decides for every debate (the round cap), shown before the form's "Advanced" fold."""
     return Field(default, ge=ge, le=le, gt=gt, lt=lt, description=description,
                  json_schema_extra={"param": True, "section": section, "label": label or description,
-                                    "choices": list(choices)})
+                                    "choices": list(choices), "step": step, "essential": essential})
+
+
+#: The step under which the form groups every reply length limit.
+REPLY_LENGTHS = "Reply lengths"
 
 
 def token_limit(default: int, description: str, *, label: str = "Reply length limit (tokens)") -> Any:
     """A reply length limit in tokens: Symposium's own parameter (the papers set none), at least
     one token and no more than a context can hold."""
-    return param(default, ge=1, le=8192, section="Symposium", label=label, description=description)
+    return param(default, ge=1, le=8192, section="Symposium", label=label, description=description, step=REPLY_LENGTHS)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,9 @@ class ParamInfo:
     label: str
     optional: bool = False  # None is a valid value ("not set")
     choices: tuple[str, ...] = ()
+    #: The protocol's step the form groups it under; ``essential``: shown before "Advanced".
+    step: str = ""
+    essential: bool = False
     ge: float | None = None
     le: float | None = None
     gt: float | None = None
@@ -168,7 +178,8 @@ def params_of(config_cls: type) -> tuple[ParamInfo, ...]:
                     bounds[key] = getattr(meta, key)
         infos.append(ParamInfo(name=name, kind=kind, default=field.default, description=field.description or "",
                                section=str(extra.get("section", "")), label=str(extra.get("label", "")),
-                               optional=optional, choices=choices, **bounds))
+                               optional=optional, choices=choices, step=str(extra.get("step", "")),
+                               essential=bool(extra.get("essential", False)), **bounds))
     return tuple(infos)
 
 

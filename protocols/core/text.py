@@ -13,6 +13,19 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def rounds_held(refutations: int) -> str:
+    """A round cap in words: "the opening round only", "the opening and 1 round of rebuttal"."""
+    if refutations <= 0:
+        return "the opening round only"
+    return f"the opening and {refutations} round{'s' if refutations != 1 else ''} of rebuttal"
+
+
+def worded(items: Any) -> list[str]:
+    """The items of a model's list that say something: each with a letter or a digit. A tiny
+    model pads a list with "," or "." items; counted or shown, they would read as advice."""
+    return [str(x).strip() for x in items or () if re.search(r"\w", str(x))]
+
+
 def percent(probs: Mapping[str, Any], label: str) -> str:
     """``label``'s probability in ``probs`` as "62%" ("" when absent): for outcomes in words."""
     value = probs.get(label)

@@ -99,7 +99,7 @@ from protocols.core.events import (
 from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.fitting import Section, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
+from protocols.core.params import CONFIG, REPLY_LENGTHS, Profile, from_description, param, token_limit
 from protocols.core.replies import side_by_side
 from protocols.core.schemas import chars_for
 from protocols.core.untrusted import parse_as
@@ -313,23 +313,25 @@ class D3Config:
     question: str
     answer_a: str
     answer_b: str
-    variant: Variant = param("samre", section="seed 003", label="Variant",
-                             description="MORE: k advocates per answer, one round; SAMRE: rounds with judge feedback")
-    k: int = param(3, ge=1, le=10, section="seed 003", label="Advocates per answer (MORE)",
-                   description="advocates per answer in D3-MORE")
-    max_rounds: int = param(5, ge=1, le=20, section="seed 003", label="Round cap (SAMRE)",
-                            description="the round budget of D3-SAMRE")
-    window: int = param(2, ge=2, le=10, section="seed 003", label="Stability window (SAMRE)",
+    variant: Variant = param("samre", section="seed 003", label="Variant", essential=True,
+                             description="MORE: several advocates per answer, one round; SAMRE: rounds with the "
+                                         "judge's feedback")
+    k: int = param(3, ge=1, le=10, section="seed 003", label="Advocates per answer (MORE)", step="Advocates",
+                   description="advocates per answer in the MORE variant")
+    max_rounds: int = param(5, ge=1, le=20, section="seed 003", label="Rounds at most (SAMRE)", essential=True,
+                            description="the rounds the SAMRE variant may take")
+    window: int = param(2, ge=2, le=10, section="seed 003", label="Stability window (SAMRE)", step="When the debate stops",
                         description="rounds the score gap must stay stable to stop early")
-    epsilon: float = param(1.0, ge=0.0, le=10.0, section="seed 003", label="Stability ε (points)",
+    epsilon: float = param(1.0, ge=0.0, le=10.0, section="seed 003", label="Stable gap: largest move (points)",
+                           step="When the debate stops",
                            description="how far the score gap may move and still count as stable")
     budget: Budget = field(default_factory=Budget)
-    swap_audit: bool = param(False, section="seed 003", label="Swap audit (A/B then B/A)",
+    swap_audit: bool = param(False, section="seed 003", label="Swap audit (A/B then B/A)", step="Audits",
                              description="evaluate again with the answers swapped; report whether the verdict held")
-    jury_size: int = param(5, ge=1, le=12, section="seed 003", label="Jurors",
+    jury_size: int = param(5, ge=1, le=12, section="seed 003", label="Jurors", step="The jury",
                            description="jurors (at most 5 with personas)")
-    personas: bool = param(True, section="seed 003, D.3", label="Juror personas",
-                           description="appendix D.3's personas for the jurors (off: impartial jurors)")
+    personas: bool = param(True, section="seed 003, D.3", label="Juror personas", step="The jury",
+                           description="give the jurors the paper's personas (no: impartial jurors)")
     title: str = ""
     #: A defense or consolidation.
     turn_tokens: int = token_limit(512, "reply length limit per advocate turn")
@@ -341,9 +343,9 @@ class D3Config:
     #: (section 2.1's anonymity); used only by the self-enhancement audit (section 4.3,
     #: :mod:`protocols.d3.audit`): a judge or juror of the same family is announced and its
     #: preference recorded in the outcome.
-    model_a: str = param("", section="seed 003, 4.3", label="Model of answer A",
+    model_a: str = param("", section="seed 003, 4.3", label="Model of answer A", step="Audits",
                          description="the model that wrote answer A, for the self-enhancement audit (never shown)")
-    model_b: str = param("", section="seed 003, 4.3", label="Model of answer B",
+    model_b: str = param("", section="seed 003, 4.3", label="Model of answer B", step="Audits",
                          description="the model that wrote answer B, for the self-enhancement audit (never shown)")
     profile: Profile = "standard"
 
@@ -1024,7 +1026,7 @@ DEFINITION = ProtocolDefinition(
               help="the question: text, or @FILE"),
         Input("answer_a", "Answer A", "text", example="100 degrees Celsius.", help="the first answer: text, or @FILE"),
         Input("answer_b", "Answer B", "text", example="About 50 degrees Celsius.", help="the second answer: text, or @FILE"),
-        Input("budget", "Token budget", "text", optional=True, parse=parse_budget, example="6000",
+        Input("budget", "Token budget", "text", optional=True, step=REPLY_LENGTHS, parse=parse_budget, example="6000",
               metavar="TOKENS|ROLE=TOKENS,…",
               help="token budget of the debate: a total, and/or advocate=N, judge=N (e.g. 6000 or 6000,judge=2000)"),
     ),

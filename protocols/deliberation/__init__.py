@@ -77,7 +77,7 @@ from protocols.core.events import (
 )
 from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
+from protocols.core.params import CONFIG, REPLY_LENGTHS, Profile, from_description, param, token_limit
 from protocols.core.replies import person_answer
 from protocols.core.roles import HUMAN as PERSON  # the protocol's roles, by their shared names
 from protocols.core.roles import MODERATOR
@@ -195,17 +195,18 @@ class DeliberationConfig:
 
     topic: str
     title: str = ""
-    max_turns: int = param(9, ge=1, le=60, section="Symposium", label="Turns",
+    max_turns: int = param(9, ge=1, le=60, section="Symposium", label="Turns", essential=True,
                            description="turns after the moderator's agenda")
-    word_cap: int = param(75, ge=10, le=500, section="seed 002, Figure 5", label="Words per reply",
-                          description="reply length limit for the models (words): 'No more than 75 words'")
+    word_cap: int = param(75, ge=10, le=500, section="seed 002, Figure 5", label="Words per reply", step=REPLY_LENGTHS,
+                          description="reply length asked of the models (words): 'No more than 75 words'")
     turn_tokens: int = token_limit(140, "reply length limit for the models (tokens)")
     select_tokens: int = param(24, ge=4, le=256, section="Symposium", label="Speaker choice limit (tokens)",
+                               step=REPLY_LENGTHS,
                                description="reply length limit of the moderator's choice of the next speaker")
-    analyze_every: int = param(4, ge=0, le=60, section="seed 002", label="Analyze every N turns",
+    analyze_every: int = param(4, ge=0, le=60, section="seed 002", label="Analyze every N turns", step="The analysis",
                                description="update the analyzer panel every N turns (0: only at the end)")
     analysis_tokens: int = token_limit(ANALYSIS_TOKENS, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
-    person_name: str = param("Person", section="Symposium", label="Your name",
+    person_name: str = param("Person", section="Symposium", label="Your name", essential=True,
                              description="the name the models call you")
     profile: Profile = "standard"
 
@@ -524,7 +525,7 @@ DEFINITION = ProtocolDefinition(
         Role(MODERATOR, "Moderator", example="smollm2-135m"),
         Role(DELIBERATOR, "Deliberators (model ids, comma separated)", "models", minimum=2, flag="--deliberators",
              aliases=("--deliberator",), example="smollm2-135m, gemma3-270m",
-             help="the deliberators' models, comma-separated (or repeat --deliberator): two or more"),
+             help="the deliberators' models, comma-separated: two or more"),
         Role(ANALYZER, "Analyzer", optional=True, fallback=MODERATOR, disable="no_analysis",
              disable_help="no analyzer panel", help="the analyzer (default: the moderator's model, in a session of its own)"),
         Role(HUMAN, "You", "person", reads="line", script_flag="--human-script",

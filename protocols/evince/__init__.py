@@ -99,11 +99,11 @@ from protocols.core.events import (
 )
 from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import CONFIG, Profile, param, token_limit
+from protocols.core.params import CONFIG, REPLY_LENGTHS, Profile, param, token_limit
 from protocols.core.replies import streams_side_by_side
 from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.core.schemas import chars_for, fit_schema
-from protocols.core.text import clip, percent
+from protocols.core.text import clip, percent, rounds_held, worded
 from protocols.core.untrusted import parse_as
 from protocols.evince.present import present
 from protocols.evince.sample import SAMPLES
@@ -131,6 +131,11 @@ request; a contentiousness override sets κ from the next round; skip ends the d
 current round (with the recommendations, where on); stop cuts the reply being written."""
 
 
+#: The steps of Figure 7.1 the form groups the parameters under.
+PREDICTIONS, CONTENTIOUSNESS, JUDGING, STOPPING, CONCLUSION = (
+    "The agents' predictions", "Contentiousness", "Judging the arguments", "When the debate stops", "The conclusion")
+
+
 @pydantic_dataclass(config=CONFIG)
 class EvinceConfig:
     """One EVINCE debate's settings (all journalled with the debate). The parameters declared
@@ -142,6 +147,9 @@ class EvinceConfig:
     (:meth:`small_model` applies it).
     """
 
+    #: The order of Figure 7.1's steps, under which the form groups the parameters.
+    STEPS: ClassVar[tuple[str, ...]] = (PREDICTIONS, CONTENTIOUSNESS, JUDGING, STOPPING, CONCLUSION)
+
     case: str
     #: None: an open class set with no synonyms. Open or closed, the debate reads every label
     #: by :meth:`protocols.measures.labels.LabelSet.resolve`'s rules (case and punctuation, the synonym
@@ -150,71 +158,85 @@ class EvinceConfig:
     #: on "Dengue" and "Dengue fever" are not made to differ by spelling in WD and JSD.
     labels: LabelSet | None = None
     title: str = ""
-    top_k: int = param(3, ge=1, le=10, section="7.4 (eq. 7.1)", label="Top-k",
-                       description="labels each agent ranks with probabilities")
-    scoring: Scoring = param("verbalized", section="ch. 7", label="Distributions",
-                             description="verbalized: the agents write their distributions; scored: "
-                                         "log-likelihood over C (needs a closed class set)")
+    top_k: int = param(3, ge=1, le=10, section="7.4 (eq. 7.1)", label="Labels each agent ranks", step=PREDICTIONS,
+                       description="how many labels each agent ranks, each with its probability")
+    scoring: Scoring = param("verbalized", section="ch. 7", label="How probabilities are found", step=PREDICTIONS,
+                             description="verbalized: the agents write their probabilities; scored: each label is "
+                                         "scored by how likely the model finds it (needs a fixed list of labels)")
     #: "adaptive" is Figure 7.1's Update(κ, ΔWD, ΔMI, ΔJSD, ΔCRIT); none / fixed / linear /
     #: exponential are section 7.4.5's ablation arms.
-    schedule: str = param("adaptive", section="Figure 7.1, 7.4.5", label="Contentiousness schedule",
-                          description="how κ moves between rounds (adaptive: Figure 7.1's Update)",
+    schedule: str = param("adaptive", section="Figure 7.1, 7.4.5", label="Contentiousness schedule", step=CONTENTIOUSNESS,
+                          description="how contentiousness κ (how hard the agents challenge each other, 0 to 1) "
+                                      "changes between rounds; adaptive: it follows how far apart the agents still are",
                           choices=sorted(SCHEDULES))
     schedule_params: dict[str, Any] = field(default_factory=dict)
-    eps_wd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for WD",
-                          description="convergence threshold on the change in Wasserstein distance")
-    eps_mi: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for MI",
-                          description="convergence threshold on the change in mutual information")
-    eps_jsd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for JSD",
-                           description="convergence threshold on the change in Jensen-Shannon divergence")
-    eps_crit: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="ε for CRIT",
-                            description="convergence threshold on the change in CRIT scores")
+    eps_wd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="Settled: distance change (WD)", step=STOPPING,
+                          description="the debate has converged when, among other signs, the distance between the "
+                                      "agents' predictions (Wasserstein) changes by less than this in a round")
+    eps_mi: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="Settled: shared information change (MI)",
+                          step=STOPPING, description="… and the information their predictions share (mutual "
+                                                     "information) changes by less than this")
+    eps_jsd: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="Settled: divergence change (JSD)",
+                           step=STOPPING, description="… and the divergence between their predictions (Jensen-Shannon) "
+                                                      "changes by less than this")
+    eps_crit: float = param(0.01, ge=0.0, le=1.0, section="7.3.2", label="Settled: argument quality change",
+                            step=STOPPING, description="… and the judge's scores of their arguments (CRIT) change by "
+                                                       "less than this")
     #: Figure 7.1 has no cap; Tables 7.2/7.3 converge in 3-4 rounds. Counted as the paper's t
     #: counts (and as SocraSynth's cap): refutation rounds after the opening round, so 5 allows
     #: rounds 0 … 5; 0 runs the opening exchange only (no stop test can run).
-    max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Round cap",
-                            description="refutation rounds after the opening round; a safety bound "
-                                        "(the stop rule usually ends it sooner)")
-    reference_label: str | None = param(None, section="7.4.6", label="Reference label",
-                                        description="a given label, to flag a consensus that contradicts it")
-    recommendations: bool = param(True, section="7.E.6", label="Joint recommendations",
-                                  description="draft joint follow-up questions and tests after convergence")
+    max_rounds: int = param(5, ge=0, le=20, section="Symposium", label="Rounds at most", essential=True,
+                            description="rounds of rebuttal after the opening round, at most; the debate usually "
+                                        "settles sooner")
+    reference_label: str | None = param(None, section="7.4.6", label="Known answer (optional)", step=CONCLUSION,
+                                        description="a label given in advance: the outcome warns when the agents' "
+                                                    "consensus contradicts it")
+    recommendations: bool = param(True, section="7.E.6", label="Joint recommendations", step=CONCLUSION,
+                                  description="once the debate has settled, the agents draft follow-up questions and "
+                                              "tests together")
     #: Large enough that every argument can reach ``argument_chars``; smaller budgets shrink the
     #: arguments so a whole reply fits.
     turn_tokens: int = token_limit(1536, "reply length limit per turn")
     argument_chars: int = param(600, ge=24, le=4000, section="Symposium", label="Longest argument (characters)",
-                                description="longest argument an agent may write: a paragraph")
-    crit_tokens: int = token_limit(1024, "reply length limit of the CRIT judge", label="Judge's reply limit (tokens)")
-    crit_depth: int = param(1, ge=0, le=3, section="Table 6.3 #3", label="CRIT recursion depth",
-                            description="levels of CRIT recursion on reasons that are claims (0: none)")
-    gate_threshold: float = param(0.5, ge=0.0, le=1.0, section="abstract; 7.1.1 (3)", label="Quality gate",
-                                  description="arguments whose CRIT quality √(γθ)/10 is below this are not "
-                                              "admitted to the exchange (0 admits everything)")
-    parse_retry: bool = param(True, section="Symposium", label="Retry unparsed replies",
-                              description="ask once more, under a stricter schema, for a reply without a usable distribution")
-    label_flag_confidence: float = param(0.6, ge=0.0, le=1.0, section="7.4.6", label="Label flag: confidence",
-                                         description="probability the consensus must put on its top label "
-                                                     "to flag a contradicted reference")
+                                step=REPLY_LENGTHS, description="the longest argument an agent may write: a paragraph")
+    crit_tokens: int = token_limit(1024, "reply length limit of the judge", label="Judge's reply limit (tokens)")
+    crit_depth: int = param(1, ge=0, le=3, section="Table 6.3 #3", label="How deep the judge checks reasons",
+                            step=JUDGING, description="levels at which the judge also checks the reasons that are "
+                                                      "themselves claims (0: none)")
+    gate_threshold: float = param(0.5, ge=0.0, le=1.0, section="abstract; 7.1.1 (3)", label="Quality gate", step=JUDGING,
+                                  description="arguments the judge scores below this (0 to 1) are left out of the "
+                                              "exchange; 0 admits everything")
+    parse_retry: bool = param(True, section="Symposium", label="Ask again after an unreadable reply", step=PREDICTIONS,
+                              description="ask once more, more strictly, when a reply gives no usable probabilities")
+    label_flag_confidence: float = param(0.6, ge=0.0, le=1.0, section="7.4.6", label="Warning: consensus confidence",
+                                         step=CONCLUSION,
+                                         description="how sure the consensus must be of its top label for the outcome "
+                                                     "to warn that it contradicts the known answer")
     #: One meaning of "the agents agree" for the whole module: the same top label and a JSD of at
     #: most this (0.9/0.1 against 0.6/0.4 is 0.09: agreed; against 0.55/0.45, 0.12: not). The
     #: label flag needs it, and a debate Figure 7.1's rule stopped with the agents further apart
     #: is reported as settled without agreement. (Journalled before as ``label_flag_max_jsd``.)
-    agreement_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Agreement: largest JSD",
-                                     description="agreed: the same top label and a JSD at most this (the label flag; "
-                                                 "a settled debate above it did not converge)")
+    agreement_max_jsd: float = param(0.1, ge=0.0, le=1.0, section="7.4.6", label="Agreed: largest divergence (JSD)",
+                                     step=STOPPING,
+                                     description="the agents agree when they share their top label and their predictions "
+                                                 "diverge (Jensen-Shannon) by at most this; a debate that settles further "
+                                                 "apart is reported as settled without agreement")
     domain: str = "diagnosis"
     #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
     #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
-    agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
-                                  description="also ask the judge AGREEMENT / MORE DEBATE after each round")
+    agreement_judge: bool = param(False, section="seed 000", label="Ask the judge whether they agree", step=STOPPING,
+                                  description="after each round the judge also says whether the agents agree or should "
+                                              "go on; an agreement ends the debate")
     #: Off: no judge calls, no quality gate, equal weights in P_f and no ΔCRIT in the stopping
     #: rule — the cheaper arm the diagnosis benchmark can run.
-    crit_judge: bool = param(True, section="Figure 7.1", label="CRIT judge",
-                             description="judge each turn's arguments with CRIT (gate, weights P_f, ΔCRIT stops)")
+    crit_judge: bool = param(True, section="Figure 7.1", label="Judge each argument", step=JUDGING,
+                             description="the judge scores each turn's arguments (CRIT); the scores weigh the agents' "
+                                         "predictions, keep weak arguments out and help decide when to stop")
     #: Present the class labels in a shuffled order (per case and agent): tiny models pick
     #: the first labels listed, whatever the case says.
-    shuffle_labels: bool = param(True, section="Symposium", label="Shuffle labels",
-                                 description="list the class labels in a shuffled order per case and agent")
+    shuffle_labels: bool = param(True, section="Symposium", label="Shuffle the labels", step=PREDICTIONS,
+                                 description="list the labels in a different order for each case and agent, so that "
+                                             "none is favoured for being first")
     #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
     profile: Profile = "standard"
 
@@ -698,8 +720,8 @@ class Evince:
     async def run(self) -> AsyncIterator[Event]:
         c = self.config
         agents = self.agents
-        stop_reason = (f"round cap reached (max_rounds = {c.max_rounds} refutation rounds after the opening round) "
-                       "before Figure 7.1's stop rule ended the debate")
+        stop_reason = (f"round cap reached: {rounds_held(c.max_rounds)}, before Figure 7.1's stop rule ended "
+                       "the debate")
         ending = "cap"
         round_ = 0
         held = -1  # the last round in which a turn was taken: what the outcome and the conclusion count
@@ -728,8 +750,8 @@ class Evince:
             # A answers B's previous turn; B answers A's turn of this round.
             for role, k, other, answered in ((AGENT_A, None if round_ == 0 else kappa, AGENT_B, round_ - 1),
                                              (AGENT_B, kappa, AGENT_A, round_)):
-                if role == AGENT_B:  # the moderator is heard between the two turns too
-                    async for event in self.moderation.checkpoint(round_):
+                if role == AGENT_B:  # the moderator is heard between the two turns too (κ: from the next round)
+                    async for event in self.moderation.checkpoint(round_, kappa=False):
                         yield event
                 if self.moderation.stopped:
                     break
@@ -787,6 +809,10 @@ class Evince:
                                    "improvement": self._improvement()}
         if not self.positions:
             outcome["note"] = "no agent gave a usable prediction"
+            async for event in self.moderation.closing(max(round_, 0)):  # a verdict is kept; a late command said
+                yield event
+            if self.moderation.verdict is not None:
+                outcome["moderator_verdict"] = asdict(self.moderation.verdict)
             yield DebateFinished(self.debate_id, "stopped" if self.moderation.stopped else "finished", stop_reason, outcome)
             return
         final = self._consensus()
@@ -1049,7 +1075,7 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
                          f"{'agrees' if check.get('agrees') else 'differs'}.")
     recs = outcome.get("recommendations")
     if isinstance(recs, Mapping):
-        q, t = len(recs.get("questions") or ()), len(recs.get("tests") or ())
+        q, t = len(worded(recs.get("questions"))), len(worded(recs.get("tests")))
         if q or t:
             sentence += f" They recommend {q} further question{'s' if q != 1 else ''} and {t} test{'s' if t != 1 else ''}."
     return Conclusion(sentence, short)
@@ -1067,21 +1093,24 @@ def _start(config: EvinceConfig, team: EvinceAgents, debate_id: str, channel: Co
 DEFINITION = ProtocolDefinition(
     name="evince",
     title="EVINCE",
-    summary="Two agents argue over a class set until their distributions converge (seed 004, ch. 7).",
+    summary="Two agents weigh the possible answers to a case until their probabilities converge (seed 004, ch. 7).",
     config_cls=EvinceConfig,
     inputs=(
-        Input("case", "Case (information set S)", "textarea", example=DEMO_CASE,
-              help="the information set S (symptoms, facts of the case): text, or @FILE"),
-        Input("labels", "Class labels C", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
+        Input("case", "Case", "textarea", example=DEMO_CASE,
+              help="the facts of the case: symptoms, history, findings (the paper's information set S; or @ and a "
+                   "file's path: its text)"),
+        Input("labels", "Answers to choose from", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
               open_choice=True, parse=read_label_set, example="symptom2disease",
-              help="class set C: a built-in set, 'open' (the agents name the labels), 'open:FILE' (open, with "
-                   "FILE's 'synonym = label' lines merging spellings), or a file (one label per line, or a CSV "
-                   "with a 'disease' or 'label' column)"),
+              help="the labels: a built-in list, 'open' (the agents name their own), or a file: one label a line, or a CSV with "
+                   "a 'disease' or 'label' column ('open:FILE': open, with FILE's 'synonym = label' lines merging "
+                   "spellings)"),
     ),
     roles=(
-        Role(AGENT_A, "Agent A (confirmatory)", example="smollm2-135m"),
-        Role(AGENT_B, "Agent B (explorer)", example="gemma3-270m"),
-        Role(JUDGE, "CRIT judge", example="smollm2-135m", help="the CRIT judge (ideally not a debater)"),
+        Role(AGENT_A, "Agent A (confirmatory)", example="smollm2-135m",
+             help="holds to the likeliest answers and defends them"),
+        Role(AGENT_B, "Agent B (explorer)", example="gemma3-270m", help="looks for the answers agent A may miss"),
+        Role(JUDGE, "Judge", example="smollm2-135m",
+             help="scores the quality of each argument (CRIT); best, a model that does not also debate"),
     ),
     prepare=lambda v: {"case": v["case"], "labels": v["labels"]},
     team=_team,

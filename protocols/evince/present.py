@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from protocols.core.present import BarChart, Bullets, DefList, Figures, Para, Section, Table, num
+from protocols.core.text import worded
 
 
 def present(outcome: Mapping[str, Any], debate: Mapping[str, Any]) -> list[Section]:
@@ -27,10 +28,10 @@ def present(outcome: Mapping[str, Any], debate: Mapping[str, Any]) -> list[Secti
         sections.append(Section("label_check", "The reference label (section 7.4.6)", [Para(f"⚑ {check['flag']}", "warn")],
                                 claims=frozenset({"label_check"}), brief=True))
     recs = outcome.get("recommendations")
-    if isinstance(recs, Mapping) and any(recs.get(k) for k in ("questions", "tests")):
+    if isinstance(recs, Mapping) and any(worded(recs.get(k)) for k in ("questions", "tests")):
         blocks: list[Any] = []
         for key, title in (("questions", "Further questions"), ("tests", "Tests")):
-            asked = [str(x) for x in recs.get(key) or [] if str(x).strip()]
+            asked = worded(recs.get(key))
             if asked:
                 blocks += [Para(title, "h"), Bullets(asked)]
         sections.append(Section("recommendations", "Recommendations", blocks, claims=frozenset({"recommendations"}), brief=True))

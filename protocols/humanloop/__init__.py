@@ -89,7 +89,7 @@ from protocols.core.events import (
 from protocols.core.evidence import NO_EVIDENCE, Grounding
 from protocols.core.fitting import Section, fit_sections
 from protocols.core.moderation import CommandChannel, Honoured, Moderation
-from protocols.core.params import CONFIG, Profile, from_description, param, token_limit
+from protocols.core.params import CONFIG, REPLY_LENGTHS, Profile, from_description, param, token_limit
 from protocols.core.replies import person_answer
 from protocols.core.roles import HUMAN, SIMULATOR
 from protocols.core.schemas import chars_for
@@ -191,12 +191,13 @@ class HumanloopConfig:
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"rounds": 2, "turn_tokens": 200, "stance_tokens": 60}
 
     case: str
-    question: str = param(APPEAL_QUESTION, section="seed 001", label="Question", description="what the panel decides")
+    question: str = param(APPEAL_QUESTION, section="seed 001", label="Question", essential=True,
+                          description="what the panel decides")
     labels: tuple[str, ...] = LEGAL_LABELS
     rubric: dict[str, str] = field(default_factory=lambda: dict(LEGAL_RUBRIC))
-    rounds: int = param(3, ge=1, le=20, section="seed 001", label="Rounds",
+    rounds: int = param(3, ge=1, le=20, section="seed 001", label="Rounds", essential=True,
                         description="discussion rounds; every seat speaks once per round")
-    seat_title: str = param("Judge", section="seed 001", label="Seat title",
+    seat_title: str = param("Judge", section="seed 001", label="Seat title", step="The panel",
                             description="what the seats are called (e.g. Judge)")
     human: HumanSeat | None = None
     title: str = ""
@@ -204,16 +205,17 @@ class HumanloopConfig:
     #: synthetic condition each simulated judge gets this much within the one turn.
     turn_tokens: int = token_limit(600, "reply length limit of one seat's statement")
     stance_tokens: int = param(60, ge=8, le=512, section="Symposium", label="Clerk's reply limit (tokens)",
-                               description="reply length limit of the stance clerk")
+                               step=REPLY_LENGTHS, description="reply length limit of the stance clerk")
     condition: Literal["multiagent", "synthetic"] = param(
-        "multiagent", section="seed 001", label="Condition",
+        "multiagent", section="seed 001", label="Condition", step="The panel",
         description="multiagent: one instance per seat (phases 2 and 3); synthetic: one instance "
                     "simulates the whole panel (phase 1, no human seat)")
-    simulated_judges: int = param(3, ge=2, le=9, section="seed 001", label="Simulated judges",
+    simulated_judges: int = param(3, ge=2, le=9, section="seed 001", label="Simulated judges", step="The panel",
                                   description="judges one instance simulates in the synthetic condition")
     #: ``None``: "affirm" when it is one of the labels, else any change of label counts.
-    binary_label: str | None = param(None, section="seed 001", label="Label coded 1",
-                                     description="the label coded 1 in the affirm / not-affirm volatility")
+    binary_label: str | None = param(None, section="seed 001", label="Label counted as a change", step="Measures",
+                                     description="the label whose gain or loss counts as a change of stance (default: "
+                                                 "affirm when it is one of the labels, else any change of label)")
     profile: Profile = "standard"
 
     def __post_init__(self) -> None:
@@ -657,11 +659,11 @@ DEFINITION = ProtocolDefinition(
                       "On appeal he argues the statute is void for vagueness."),
         Input("labels", "Positions (comma separated)", "list", default=",".join(LEGAL_LABELS), separator=",",
               help="the positions, comma-separated ('none' and 'hallucination' are always added)"),
-        Input("human_script", "Script of the person's seat", "file", optional=True, parse=_script, metavar="FILE",
+        Input("human_script", "Script of the person's seat", "file", optional=True, step="Your seat", parse=_script, metavar="FILE",
               help="the human seat's statements, separated by lines '---'; optional first line 'stance: LABEL'"),
-        Input("human_seat", "Your place at the table", "int", optional=True, metavar="N",
+        Input("human_seat", "Your place at the table", "int", optional=True, step="Your seat", metavar="N",
               help="the human's place at the table (default: last)"),
-        Input("blind", "Blind seat", "bool", optional=True, example="no",
+        Input("blind", "Blind seat", "bool", optional=True, step="Your seat", example="no",
               help="show the human to the others as just another judge"),
     ),
     roles=(

@@ -150,7 +150,7 @@ from protocols.core.params import CONFIG, Profile, from_description, param, toke
 from protocols.core.replies import person_answer, side_by_side, streams_side_by_side
 from protocols.core.roles import AGENT_A, AGENT_B
 from protocols.core.schemas import chars_for, fit_schema
-from protocols.core.text import clip
+from protocols.core.text import clip, rounds_held
 from protocols.core.untrusted import loads, parse_as
 from protocols.measures.agreement_judge import AgreementJudge
 from protocols.measures.contentiousness import Schedule, instruction, make_schedule
@@ -234,6 +234,11 @@ subtopics and returns the ones to debate (edited, dropped, added; the first ``MA
 are kept; none means the subject is debated as a whole)."""
 
 
+#: The steps of Table 6.2 (and the comparison of section 6.3.1.4) the form groups the parameters under.
+AGENDA_STEP, STANCES, STOPPING, CLOSING, COMPARISON = (
+    "The agenda", "Stances and contentiousness", "When the debate stops", "The joint text", "Comparison")
+
+
 @pydantic_dataclass(config=CONFIG)
 class SocraSynthConfig:
     """One SocraSynth debate's settings (journalled with the debate, bar the editor hook). The
@@ -247,40 +252,49 @@ class SocraSynthConfig:
     #: refutation rounds: the fewest before Table 6.2's first Γ comparison).
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"turn_tokens": 256, "crit_tokens": 320, "max_rounds": 2, "subtopics": 3}
 
+    #: The order of Table 6.2's steps, under which the form groups the parameters.
+    STEPS: ClassVar[tuple[str, ...]] = (AGENDA_STEP, STANCES, STOPPING, CLOSING, COMPARISON)
+
     subject: str
     title: str = ""
-    swap_stances: bool = param(False, section="ch. 6", label="Swap stances",
+    swap_stances: bool = param(False, section="ch. 6", label="Swap stances", step=STANCES,
                                description="agent A argues against the subject and agent B for it")
-    kappa_a: float = param(0.9, ge=0.0, le=1.0, section="6.B", label="Agent A's starting Δ",
-                           description="agent A's starting contentiousness Δ0")
-    kappa_b: float = param(0.9, ge=0.0, le=1.0, section="6.B", label="Agent B's starting Δ",
-                           description="agent B's starting contentiousness Δ0")
-    delta: float = param(1.2, ge=1.0, le=10.0, section="Table 6.2", label="δ (Δ is divided by it each round)",
-                         description="contentiousness Δ is divided by δ each round")
-    threshold: float = param(0.1, ge=0.0, le=1.0, section="Table 6.2", label="Δ threshold",
-                             description="refutation rounds run while Δ/δ is above this")
+    kappa_a: float = param(0.9, ge=0.0, le=1.0, section="6.B", label="Agent A's contentiousness at the start", step=STANCES,
+                           description="how hard agent A challenges the other side at first (Δ; 0: agreeable)")
+    kappa_b: float = param(0.9, ge=0.0, le=1.0, section="6.B", label="Agent B's contentiousness at the start", step=STANCES,
+                           description="how hard agent B challenges the other side at first (Δ; 0: agreeable)")
+    delta: float = param(1.2, ge=1.0, le=10.0, section="Table 6.2", label="How fast contentiousness falls", step=STANCES,
+                         description="each round the contentiousness is divided by this (the paper's δ): the larger, the "
+                                     "sooner the agents seek common ground")
+    threshold: float = param(0.1, ge=0.0, le=1.0, section="Table 6.2", label="Lowest contentiousness", step=STOPPING,
+                             description="rounds of rebuttal go on while the contentiousness stays above this")
     #: Table 6.2's Γ ≥ Γ′ read as a plateau of the debate's quality, with room for a judge's
     #: noise (module docstring, #3; the value from benchmarks/crit_noise.py in docs/protocols.md).
     crit_tolerance: float = param(1.0, ge=0.0, le=9.0, section="Table 6.2", label="Quality fall that ends the debate",
-                                  description="the debate ends when its quality (CRIT, both sides, 1-10) falls by more "
-                                              "than this between rounds; 0: Table 6.2 as written")
+                                  step=STOPPING,
+                                  description="the debate ends when its quality, as the first judge scores both sides "
+                                              "(1 to 10), falls by more than this from one round to the next; 0: at any fall")
     #: Section 6.3.1.2's "three to five structured rounds of discussion", counted as appendix
     #: 6.C counts them (the opening is the first): the opening, then 2 (Γ fell) to 3 (the cap)
     #: refutation rounds, plus the one the case check may grant. Table 6.2's Δ test alone would
     #: allow 12 at Δ0 = 0.9, δ = 1.2.
-    max_rounds: int = param(3, ge=0, le=50, section="6.3.1.2", label="Round cap",
-                            description="refutation rounds after the opening round; the study's length "
-                                        "(the case check may grant one more)")
-    subtopics: int = param(5, ge=1, le=10, section="Tables 6.4-6.6", label="Subtopics on the agenda",
-                           description="how many subtopics the agents agree on")
-    case_check: bool = param(True, section="6.3.1.2", label="Case check",
-                             description="the moderator checks the case for missing points before closing")
-    conciliatory_kappa: float = param(0.3, ge=0.1, le=0.3, section="6.F", label="Conciliatory Δ",
-                                      description="contentiousness of the conciliatory stage")
-    mode: Mode = param("proposal", section="ch. 6", label="Conciliatory stage",
-                       description="a joint proposal with pros and cons, or joint diagnostic recommendations")
-    qa_baseline: bool = param(False, section="ch. 6", label="Compare with a one-answer Q&A",
-                              description="also ask one model the subject as a single Q&A; judges compare")
+    max_rounds: int = param(3, ge=0, le=50, section="6.3.1.2", label="Rounds at most", essential=True,
+                            description="rounds of rebuttal after the opening round, at most; one more when an agent "
+                                        "says its case is not yet made")
+    subtopics: int = param(5, ge=1, le=10, section="Tables 6.4-6.6", label="Subtopics on the agenda", step=AGENDA_STEP,
+                           description="how many subtopics the agents agree to debate")
+    case_check: bool = param(True, section="6.3.1.2", label="Ask whether each case is made", step=STOPPING,
+                             description="before the closing statements the moderator asks each agent whether it has "
+                                         "made its case; if one has not, one more round is held")
+    conciliatory_kappa: float = param(0.3, ge=0.1, le=0.3, section="6.F", label="Contentiousness of the joint text",
+                                      step=CLOSING, description="how contentious the agents are while they write their "
+                                                                "joint text together (conciliatory: low)")
+    mode: Mode = param("proposal", section="ch. 6", label="Joint text", step=CLOSING,
+                       description="what the two agents write together at the end: a proposal with its pros and cons, "
+                                   "or diagnostic recommendations (questions to ask, tests to run)")
+    qa_baseline: bool = param(False, section="ch. 6", label="Compare with a one-answer Q&A", step=COMPARISON,
+                              description="also ask one model the subject as a single question and answer; the judges "
+                                          "compare it with the debate")
     #: All of a turn's points together (one per subtopic), so ≈ 3·turn_tokens/N characters a
     #: point; 1152 gives 671 with N = 5, room for appendix 6.C's longest point (624).
     turn_tokens: int = token_limit(1152, "reply length limit per turn (all its points together)")
@@ -292,8 +306,9 @@ class SocraSynthConfig:
     agenda: list[Subtopic] | None = None
     #: Seed 000's agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
-    agreement_judge: bool = param(False, section="seed 000", label="Agreement judge",
-                                  description="the first judge also says AGREEMENT / MORE DEBATE after each round")
+    agreement_judge: bool = param(False, section="seed 000", label="Ask the judge whether they agree", step=STOPPING,
+                                  description="after each round the first judge also says whether the agents agree or "
+                                              "should go on; an agreement ends the debate")
     #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
     profile: Profile = "standard"
 
@@ -406,9 +421,10 @@ class SocraSynth:
         assert value is not None  # SocraSynth's Δ schedule always gives a number
         return value
 
-    async def _checkpoint(self) -> AsyncIterator[Event]:
-        """Apply moderator commands; a Δ override takes effect from the next round to start."""
-        async for event in self.moderation.checkpoint(self.next_round):
+    async def _checkpoint(self, *, kappa: bool = True) -> AsyncIterator[Event]:
+        """Apply moderator commands; a Δ override takes effect from the next round to start
+        (``kappa=False``: no round or stage follows that reads one, so it is not taken here)."""
+        async for event in self.moderation.checkpoint(self.next_round, kappa=kappa):
             if isinstance(event, ModeratorActed) and event.kind == "set_contentiousness":
                 value = float(event.payload["value"])
                 if self.debated:
@@ -660,8 +676,7 @@ class SocraSynth:
         cap = self.config.max_rounds
         if t <= cap:
             return None
-        return (f"round cap reached (max_rounds = {cap} refutation rounds after the opening round) before Table 6.2's "
-                "test ended the debate")
+        return f"round cap reached: {rounds_held(cap)}, before Table 6.2's test ended the debate"
 
     async def _round(self, t: int, kind: str) -> AsyncIterator[Event]:
         """One round: LLM+ then LLM− (Table 6.2), each at its Δ_t; then Γ_t and Q_t by the first judge."""
@@ -912,7 +927,7 @@ class SocraSynth:
         answer = out.said if out.said is not None else out.raw
         yield self._finished("qa", out, round_=round_, phase="qa", kind="qa", text=answer, parsed=None)
         self.qa_result = {"model": self.qa.model_id, "answer": answer, "verdicts": {}}
-        async for event in self._checkpoint():
+        async for event in self._checkpoint(kappa=False):  # the joint text is written: no Δ is read after it
             yield event
         if self.moderation.stopped:
             return
@@ -1305,28 +1320,30 @@ def _warnings(models: Mapping[str, str]) -> list[str]:
 DEFINITION = ProtocolDefinition(
     name="socrasynth",
     title="SocraSynth",
-    summary="For and against a subject, judged with CRIT, then a joint proposal (seed 004, ch. 6).",
+    summary="For and against a subject, judged for quality, then a joint proposal (seed 004, ch. 6).",
     config_cls=SocraSynthConfig,
     inputs=(
         Input("subject", "Subject", "textarea", example="Should hospitals let AI systems triage emergency patients?",
-              help="the debate subject, e.g. a policy question: text, or @FILE"),
+              help="what the agents debate, e.g. a policy question (or @ and a file's path: its text)"),
         Input("temperature_a", "Agent A's temperature", "float", optional=True, sampling=(AGENT_A, "temperature"),
               metavar="X", help="agent A's sampling temperature (default: its model's)"),
         Input("temperature_b", "Agent B's temperature", "float", optional=True, sampling=(AGENT_B, "temperature"),
               metavar="X", help="agent B's sampling temperature (default: its model's)"),
-        Input("agenda_file", "Agenda file", "file", optional=True, parse=read_agenda, metavar="FILE",
-              help="replace the agreed subtopics before the debate: lines 'Title: description', or a JSON list "
-                   "of {\"title\", \"description\"}"),
+        Input("agenda_file", "Agenda file", "file", optional=True, step=AGENDA_STEP, parse=read_agenda, metavar="FILE",
+              help="an agenda of your own instead of the one the agents agree (the app also offers theirs for "
+                   "editing): a file of lines 'Title: description', or a JSON list of {\"title\", \"description\"}"),
     ),
     roles=(
         Role(AGENT_A, "Agent A (argues for)", example="smollm2-135m",
-             help="argues for the subject (against with --swap-stances)"),
+             help="argues for the subject (against it when the stances are swapped)"),
         Role(AGENT_B, "Agent B (argues against)", example="gemma3-270m",
-             help="argues against the subject (for with --swap-stances)"),
+             help="argues against the subject (for it when the stances are swapped)"),
         Role(JUDGE, "Judges (model ids, comma separated)", "models", flag="--judges", example="smollm2-135m",
-             help="the judge panel, comma-separated: ideally models that do not debate (section 6.2.2.1)"),
-        Role(QA, "Q&A baseline's model", optional=True, fallback=AGENT_A, flag="--qa-model",
-             help="the Q&A baseline's model (default: agent A's; implies --qa-baseline)"),
+             help="the judge panel, ideally models that do not also debate"),
+        Role(QA, "Compare with one model's single answer", optional=True, fallback=AGENT_A, flag="--qa-model",
+             enables="qa_baseline",
+             help="a model that answers the subject in one go, which the judges then compare with the debate; "
+                  "without one, no comparison is made"),
     ),
     prepare=_prepare,
     team=_team,

@@ -83,7 +83,12 @@ def _judges(evaluation: Mapping[str, Any]) -> Section:
         headers = ["subtopic", *(f"{judge}: {_SHORT.get(a, a)}'s Γ" for judge in per_judge for a in pair)]
         subtopics = list(dict.fromkeys(key for rows in per_judge.values() for key in rows))
         rows = [[key, *(_score((per_judge[j].get(key) or {}).get(a)) for j in per_judge for a in pair)] for key in subtopics]
-        rows.append(["total", *(_score(((totals.get(alignment) or {}).get(j) or {}).get(a)) for j in per_judge for a in pair)])
+        # a judge's total counts the subtopics it scored for both sides (``tally``); with none, it has no
+        # total (—) rather than 0, which would read as two sides scored nothing
+        counted = {j for j in per_judge if any(all((per_judge[j].get(k) or {}).get(a) is not None for a in pair)
+                                               for k in subtopics)}
+        rows.append(["total", *(_score(((totals.get(alignment) or {}).get(j) or {}).get(a) if j in counted else None)
+                                for j in per_judge for a in pair)])
         caption = ALIGNMENT_TITLES.get(alignment, alignment) + "; " + ", ".join(f"{j} = {judges.get(j, '?')}" for j in per_judge)
         section.blocks.append(Table(headers, rows, caption=caption))
         for judge, per_subtopic in per_judge.items():

@@ -103,11 +103,11 @@ async def test_new_debate_form_explains_bad_values(tmp_path: Path, registry) -> 
         form = app.screen
         assert isinstance(form, NewDebateScreen)
         await pilot.press("ctrl+s")
-        assert "Case (information set S): required" in str(form.query_one("#problem", Static).render())  # empty at first
+        assert "Case: required" in str(form.query_one("#problem", Static).render())  # empty at first
         await pilot.press(*"yellow skin, dark urine")  # the case has the focus
         form.query_one("#field-max_rounds", Input).value = "lots"
         await pilot.press("ctrl+s")
-        assert "max_rounds" in str(form.query_one("#problem", Static).render())
+        assert "Rounds at most: 'lots' is not a whole number" in str(form.query_one("#problem", Static).render())
         form.query_one("#field-max_rounds", Input).value = "2"
         form.query_one("#field-agent-b", Select).value = "gemma2-9b-it"
         await pilot.press("ctrl+s")
@@ -157,9 +157,12 @@ async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Pa
         stored = Queries(journal).debate(debate_id)
     assert stored is not None and stored["status"] == "finished"
     kinds = [m["kind"] for m in stored["moderator_events"]]
-    assert kinds == ["pause", "interject", "set_contentiousness", "resume", "verdict"]
+    # κ was set while paused between round 0's two turns: it takes effect (is journalled) when
+    # round 1 begins, after the resume
+    assert kinds == ["pause", "interject", "resume", "set_contentiousness", "verdict"]
     assert stored["moderator_events"][1]["payload"]["text"] == "Consider hepatitis."
-    assert stored["moderator_events"][2]["payload"]["value"] == pytest.approx(0.4)
+    assert stored["moderator_events"][3]["payload"]["value"] == pytest.approx(0.4)
+    assert stored["moderator_events"][3]["round"] == 1
     round1 = [t for t in stored["turns"] if t["round"] == 1 and t["kind"] == "refutation"]
     assert round1 and all(t["kappa"] == pytest.approx(0.4) for t in round1)
     # The outcome follows from the journalled turns, whichever way SmolLM2's 70-token turns went:

@@ -48,8 +48,9 @@ async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_pa
             await wait_for(pilot, done_or_asked, 300, f"{protocol} to finish or to ask the person")
             if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda: go on with it
                 offered = app.screen
-                await wait_for(pilot, lambda: bool(offered.query("#keep")), 30, "the agenda dialog to compose")  # noqa: B023
-                await pilot.click("#keep")
+                await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "keep", 30,  # noqa: B023
+                               "the agenda dialog's focus on going on")
+                await pilot.press("enter")
                 await wait_for(pilot, lambda: app.screen is not offered, 30, "the agenda dialog to close")  # noqa: B023
                 continue
             if not isinstance(app.screen, PersonDialog):

@@ -3,24 +3,32 @@ app under Pilot with a real journal; recorded or scripted debates (no model is l
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Label, Select, TextArea
+from textual.widgets import Collapsible, DataTable, Input, Label, Select, Static, TextArea
 
+from protocols.core.events import DebateStarted, JudgementMade, ModeratorActed
+from protocols.core.params import params_of
+from protocols.core.roles import SIDE_PANEL
+from store.queries import Queries
+from tests.app.replayed import replay
 from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
+from tests.helpers.sample_debate import record_sample, sample_events
+from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.scripted import answering
-from protocols.core.roles import SIDE_PANEL
-from store.queries import Queries
-from tui.app.screens.dialogs import EditDialog
-from tui.app.widgets.panels import AgendaPanel
+from tui import settings
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.dialogs import ConfirmDialog
+from tui.app.screens.dialogs import ConfirmDialog, EditDialog, NumberDialog
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
-from tui import settings
+from tui.app.widgets.debate_view import StatusLine
+from tui.app.widgets.panels import AgendaPanel, JudgeTables
+from tui.protocol_catalog import SPECS
 
 SIZE = (80, 24)
 CASE = "Crushing chest pain for an hour, sweating, pain radiating to the left arm"
@@ -112,7 +120,11 @@ async def start_socrasynth(pilot, app, **values: str) -> DebateScreen:
     assert isinstance(form, NewDebateScreen)
     fill_examples(form)
     for name, value in {"max_rounds": "1", "subtopics": "2", "turn_tokens": "32", "crit_tokens": "32", **values}.items():
-        form.query_one(f"#field-{name}", Input).value = value
+        widget = form.query_one(f"#field-{name}")
+        if isinstance(widget, Select):
+            widget.value = value
+        else:
+            form.query_one(f"#field-{name}", Input).value = value
     form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
     await pilot.press("ctrl+s")
     started = [s for s in app.screen_stack if isinstance(s, DebateScreen)]  # the agenda may already be offered, on top
@@ -159,3 +171,250 @@ async def test_going_on_with_the_agreed_agenda_journals_no_edit(tmp_path: Path, 
         stored = Queries(app.journal).debate(debate.debate_id or "")
         assert stored is not None and stored["status"] == "finished"
         assert not [m for m in stored["moderator_events"] if m["kind"] == "edit_agenda"]
+
+
+# -- contentiousness confirmed only where it takes effect ------------------------------------------------
+
+
+async def test_contentiousness_set_in_the_last_round_is_said_to_have_come_too_late(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round cap 1, κ set during round 1: there is no next round. The app neither promises
+    "from the next round" nor journals it as set; the transcript says it came too late."""
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.02, chunk=8))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await app.push_screen(NewDebateScreen(app.workspace, "evince"))
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        fill_examples(form)
+        for name, value in {"max_rounds": "1", "turn_tokens": "40", "crit_tokens": "40"}.items():
+            form.query_one(f"#field-{name}", Input).value = value
+        form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
+        await pilot.press("ctrl+s")
+        debate = app.screen
+        assert isinstance(debate, DebateScreen)
+        await wait_for(pilot, lambda: debate.view.round == 1 or not debate.running, 60, "round 1")
+        assert debate.running, "the debate ended before round 1 could be moderated"
+        await pilot.press("k")
+        dialog = app.screen
+        assert isinstance(dialog, NumberDialog)
+        number = dialog.query_one("#number", Input)
+        await wait_for(pilot, lambda: app.focused is number, 10, "the number's focus")
+        number.value = "0.3"
+        await pilot.press("enter")
+        assert app.screen is debate
+        await wait_for(pilot, lambda: not debate.running, 120, "the debate to end")
+        said = [n.message for n in app._notifications]
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+        stored = Queries(app.journal).debate(debate.debate_id or "")
+    assert not [m for m in said if "from the next round" in m], said
+    assert not [m for m in said if "took effect" in m], said
+    assert "✋ the debate ended before your contentiousness could take effect" in notes, (notes, stored)
+    assert stored is not None
+    assert not [m for m in stored["moderator_events"] if m["kind"] == "set_contentiousness"]
+
+
+# -- search finds the moderator's words -------------------------------------------------------------------
+
+
+async def test_home_search_finds_an_interjection(tmp_path: Path, registry) -> None:
+    """The walk: an interjection "Consider acute myocardial infarction…" was not found by
+    searching "infarction" (only the turns were indexed)."""
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=2)
+    app.journal.record(ModeratorActed("sample0001ab", "interject",
+                                      {"to": "agent-a", "text": "Consider acute myocardial infarction first."}, 1))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"infarction", "enter")
+        hits = app.screen.query_one("#hits", DataTable)
+        assert hits.display and hits.row_count == 1, "the moderator's words were not found"
+        row = [str(c) for c in hits.get_row_at(0)]
+        assert row[3] == "moderator" and "[infarction]" in row[4], row
+
+
+# -- status lines that keep up -------------------------------------------------------------------------
+
+
+async def _running_evince(pilot, app, **values: str) -> DebateScreen:
+    await app.push_screen(NewDebateScreen(app.workspace, "evince"))
+    form = app.screen
+    assert isinstance(form, NewDebateScreen)
+    fill_examples(form)
+    for name, value in {"max_rounds": "3", "turn_tokens": "40", "crit_tokens": "40", **values}.items():
+        form.query_one(f"#field-{name}", Input).value = value
+    form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
+    await pilot.press("ctrl+s")
+    debate = app.screen
+    assert isinstance(debate, DebateScreen)
+    await wait_for(pilot, lambda: bool(debate.view.transcript.turns), 60, "the first turn")
+    return debate
+
+
+def _home_status(app, debate_id: str) -> str:
+    table = app.screen.query_one("#debates", DataTable)
+    return str(table.get_cell(debate_id, "status"))
+
+
+async def test_home_and_the_header_keep_up_with_a_debate_left_resumed_and_paused(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left while running, Home shows the debate's new status without F5; resumed, the header
+    leaves "loading …" once the models are loaded; paused, it says "paused" once."""
+    # a cut-off reply takes a moment to stop (a model's thread ends its token first): Home is
+    # back before the debate is marked interrupted
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.05, chunk=4, stop_s=1.0))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await _running_evince(pilot, app)
+        debate_id = debate.debate_id
+        assert debate_id is not None
+        await pilot.press("escape")
+        await pilot.click("#yes")  # Leave
+        assert isinstance(app.screen, HomeScreen)
+        await wait_for(pilot, lambda: _home_status(app, debate_id) != "running", 15, "Home to show the debate's new status")
+        assert _home_status(app, debate_id) == "interrupted"
+
+        await pilot.press("r")  # the cursor is on it: the newest
+        resumed = app.screen
+        assert isinstance(resumed, DebateScreen)
+        await wait_for(pilot, lambda: not resumed.view.preparing, 30, "the models to load")
+        await wait_for(pilot, lambda: resumed.view.transcript.turns[-1].has_class("streaming") or not resumed.running,
+                       30, "a turn being written")
+        assert "loading" not in resumed.view.status_line, resumed.view.status_line
+
+        await pilot.press("p")
+        await wait_for(pilot, lambda: resumed.paused, 30, "the pause")
+        await pilot.pause()
+        assert resumed.view.status_line.split(" · ").count("paused") == 1, resumed.view.status_line
+        resumed.workers.cancel_all()
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)], ids=["160x48", "80x24"])
+async def test_the_header_keeps_the_debate_id_whatever_the_width(tmp_path: Path, registry, size: tuple[int, int]) -> None:
+    events = sample_events("sample0001ab", rounds=2)
+    first = events[0]
+    assert isinstance(first, DebateStarted)
+    events[0] = dataclasses.replace(first, title="Fever, rash and joint pain after a trip to the coast in the rainy season "
+                                                 "with a history of travel vaccines and a recent insect bite",
+                                    config={**first.config, "profile": "small"})
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=size) as pilot:
+        debate = await replay(app, pilot, events)
+        status = debate.query_one(StatusLine)
+        shown, width = str(status.render()), status.size.width
+    assert shown.endswith("sample0001ab") and len(shown) <= width, (shown, width)
+    assert shown.lower().startswith("evince · fever, rash") and "finished" in shown, shown
+    assert "done" not in shown.split(" · "), "the state repeats what the phase says"
+
+
+# -- the New-debate form -------------------------------------------------------------------------------
+
+#: What a help line or a label of the form must not hold: a command-line flag, the paper's
+#: section numbers, a formula's symbol as a name, a code name.
+JARGON = re.compile(r"--[a-z]|\bTable \d|\bFigure \d|\bseed 00\d|§|\bP_f\b|\beq\. ?\d|^[κΔδεΓ]|\b[a-z]+_[a-z_]+\b")
+
+
+@pytest.mark.parametrize("protocol", list(SPECS))
+async def test_the_form_shows_the_few_fields_first_and_folds_the_settings_in_plain_words(
+        tmp_path: Path, registry, protocol: str) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(NewDebateScreen(app.workspace, protocol))
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        advanced = form.query_one("#advanced", Collapsible)
+        assert advanced.collapsed, "the protocol's settings are not folded"
+        spec = SPECS[protocol]
+        first = {f.name for f in spec.first_fields}
+        assert first <= {f.name for f in spec.fields} and len(first) <= 10, first
+        for name in first:
+            assert not any(a is advanced for a in form.query_one(f"#field-{name}").ancestors), f"{name} is folded"
+        for step, fields in spec.groups:
+            for field in fields:
+                assert any(a is advanced for a in form.query_one(f"#field-{field.name}").ancestors), f"{field.name} not folded"
+            assert step and fields
+        params = {p.name for p in params_of(spec.config_cls)}
+        assert params - first - {f.name for _, fs in spec.groups for f in fs} <= \
+            {r.enables for r in spec.definition.roles if r.enables}, "a parameter is offered nowhere"
+        said = [str(w.render()) for w in form.query("Label, .help, .step")]
+        bad = [s for s in said if JARGON.search(s)]
+        assert not bad, bad
+
+
+async def test_an_error_names_the_field_as_labelled_and_shows_it(tmp_path: Path, registry) -> None:
+    """"eps_jsd: input should be less than or equal to 1" beside a field labelled otherwise."""
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", *"fever and a rash")
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        form.query_one("#field-eps_jsd", Input).value = "2"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        problem = str(form.query_one("#problem", Static).render())
+        assert problem == "Settled: divergence change (JSD): at most 1", problem
+        assert "eps_jsd" not in problem
+        assert not form.query_one("#advanced", Collapsible).collapsed, "the field at fault stays folded away"
+        assert app.focused is form.query_one("#field-eps_jsd"), "the field at fault is not shown"
+        assert isinstance(app.screen, NewDebateScreen)  # nothing started
+
+
+async def test_socrasynths_comparison_with_one_answer_is_one_option_and_runs_when_chosen(
+        tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The form offered both "Q&A baseline's model [same as agent a]" and "Compare with a one-answer
+    Q&A: default no", and the baseline did not run. One field now: a model, or none."""
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.0, chunk=64))
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(NewDebateScreen(app.workspace, "socrasynth"))
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, NewDebateScreen)
+        assert not form.query("#field-qa_baseline"), "the comparison is offered in two places"
+        choice = form.query_one("#field-qa", Select)
+        assert choice.value == "" and "none" in str(dict((v, p) for p, v in choice._options)[""])
+        app.pop_screen()
+        await pilot.pause()
+        debate = await start_socrasynth(pilot, app, qa="gemma3-270m")
+        await agenda_offered(pilot, app, debate)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not debate.running, 120, "the debate to end")
+        stored = Queries(app.journal).debate(debate.debate_id or "")
+    assert stored is not None and stored["status"] == "finished"
+    assert [t["model_id"] for t in stored["turns"] if t["kind"] == "qa"] == ["gemma3-270m"], "the comparison did not run"
+    assert stored["outcome"].get("qa"), "the judges did not compare"
+
+
+# -- words ---------------------------------------------------------------------------------------------
+
+
+async def test_the_app_says_a_rejected_verdict_apart_from_its_note_and_home_shows_it(tmp_path: Path, registry) -> None:
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await replay(app, pilot, sample_events("sample0001ab", rounds=2))
+        await pilot.press("v")
+        dialog = app.screen
+        note = dialog.query_one("#note", Input)
+        note.value = "Dengue is implausible here"
+        await pilot.click("#reject")
+        await pilot.pause()
+        notes = [str(n.render()) for n in debate.query(".note.moderator")]
+        assert "✋ The moderator rejected the outcome: “Dengue is implausible here”" in notes, notes
+        await pilot.press("escape")
+        await pilot.pause()
+        table = app.screen.query_one("#debates", DataTable)
+        outcome = str(table.get_cell("sample0001ab", "outcome"))
+        assert outcome.startswith("rejected: "), outcome
+
+
+async def test_a_judges_half_no_judge_scored_has_no_total(tmp_path: Path, registry) -> None:
+    """Every cell "—" and yet "total 0.00 0.00": a total of nothing is no total."""
+    events = [dataclasses.replace(e, score=None) if (  # judge-2's replies could not be read when B argued
+        isinstance(e, JudgementMade) and e.judge_role == "judge-2" and isinstance(e.reasons, dict)
+        and e.reasons.get("alignment") == "b_argues") else e for e in sample_socrasynth("socra0001ab")]
+    app = make_app(tmp_path, registry)
+    async with app.run_test(size=(160, 48)) as pilot:
+        debate = await replay(app, pilot, events)
+        shown = str(debate.query_one(JudgeTables).render())
+    silent = shown.split("judge-2", 1)[1].split("agent-b argues", 1)[1]
+    assert re.search(r"total\s+—\s+—", silent) and not re.search(r"total\s+0\.00\s+0\.00", shown), shown

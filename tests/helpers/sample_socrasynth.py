@@ -88,8 +88,8 @@ def sample_socrasynth(debate_id: str = "socra0001ab") -> list[Event]:
                           {"round": 1, "kind": "refutation", "delta": 0.75, "gamma": 6.5},
                           {"round": 2, "kind": "closing", "delta": 0.625, "gamma": 7.0}],
                "case_checks": [], "evaluation": evaluation, "self_judging": {}, "joint": {**joint, "written_by": ["agent-a", "agent-b"]}}
-    events.append(DebateFinished(debate_id, "finished", "round cap reached (max_rounds = 1 refutation rounds after the "
-                                 "opening round) before Table 6.2's test ended the debate", outcome, at=t + 2))
+    events.append(DebateFinished(debate_id, "finished", "round cap reached: the opening and 1 round of rebuttal, before "
+                                 "Table 6.2's test ended the debate", outcome, at=t + 2))
     return events
 
 

@@ -45,7 +45,7 @@ class ScriptedBackend(Backend):
 
     def __init__(self, model_id: str, replies: Sequence[str | Fail], *, delay: float = 0.0, chunk: int = 7,
                  warning: str | None = None, answer: Callable[[Sequence[Message], dict[str, Any] | None], str] | None = None,
-                 gate: asyncio.Event | None = None, measured: bool = False) -> None:
+                 gate: asyncio.Event | None = None, measured: bool = False, stop_s: float = 0.0) -> None:
         """``delay``: seconds between chunks of ``chunk`` characters; about 0.02 streams at a
         small model's pace on this machine (the crash harness's fast mode needs kills to land
         mid-reply as well as between turns). ``warning``: the privacy warning it reports, as a
@@ -54,9 +54,12 @@ class ScriptedBackend(Backend):
         ``gate``: every chunk waits until it is set, so a test can hold the debate mid-reply (and
         so short of its end) while it sends a command, instead of racing the debate to it.
         ``measured``: each call reports every cost figure an in-process backend measures, made
-        from its prompt and reply (:func:`measured_cost`), so the cost tables have all to add up."""
+        from its prompt and reply (:func:`measured_cost`), so the cost tables have all to add up.
+        ``stop_s``: how long a reply that is cut off takes to stop, as a model's thread finishes
+        the token under way before it hears the cancel."""
         super().__init__()
         self.measured = measured
+        self.stop_s = stop_s
         self.answer = answer
         self.model_id = model_id
         self.replies = list(replies)
@@ -104,7 +107,12 @@ class _ScriptedSession(Session):
                 if self.backend.gate is not None:
                     await self.backend.gate.wait()
                 if self.backend.delay:
-                    await asyncio.sleep(self.backend.delay)
+                    try:
+                        await asyncio.sleep(self.backend.delay)
+                    except asyncio.CancelledError:
+                        if self.backend.stop_s:
+                            await asyncio.sleep(self.backend.stop_s)
+                        raise
                 yield text[i : i + step]
             if isinstance(reply, Fail):
                 raise BackendError(f"model {self.backend.model_id!r}: {reply.message}")
@@ -138,13 +146,14 @@ Answer = Callable[[Sequence[Message], dict[str, Any] | None], str]
 
 
 def answering(*, delay: float, chunk: int, answer: Answer | None = None,
-              gate: asyncio.Event | None = None) -> Callable[[Any, Any], ScriptedBackend]:
+              gate: asyncio.Event | None = None, stop_s: float = 0.0) -> Callable[[Any, Any], ScriptedBackend]:
     """A ``create_backend`` for :mod:`backends.lifecycle` (set it in place of
     ``backends.lifecycle.create_backend``): every model the app loads is a scripted one that
     answers each call with ``answer`` (:func:`fits` by default), streamed ``chunk`` characters
     every ``delay`` seconds, so an app test runs the app's own lifecycle at a chosen pace."""
     def create(entry: Any, progress: Any) -> ScriptedBackend:
-        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits, gate=gate)
+        backend = ScriptedBackend(entry.id, [], delay=delay, chunk=chunk, answer=answer or fits, gate=gate,
+                                  stop_s=stop_s)
         backend.entry = entry  # type: ignore[attr-defined]  # as the lifecycle's backends carry theirs
         return backend
 

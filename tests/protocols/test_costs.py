@@ -20,8 +20,19 @@ from outputs.export import to_markdown
 from outputs.report import report_html
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
-from protocols.core.costs import (AGENT_HEADERS, NOTE, ROUND_HEADERS, Figure, Ledger, agent_table, cost_section, journal_calls,
-                                  seconds, shown, tokens)
+from protocols.core.costs import (
+    AGENT_HEADERS,
+    NOTE,
+    ROUND_HEADERS,
+    Figure,
+    Ledger,
+    agent_table,
+    cost_section,
+    journal_calls,
+    seconds,
+    shown,
+    tokens,
+)
 from protocols.core.present import Para, Table, num
 from store.drive import drive
 from store.journal import Journal

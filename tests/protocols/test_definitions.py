@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -176,9 +177,11 @@ def test_a_list_uses_one_convention_in_the_form_and_on_the_command_line() -> Non
 def test_a_bad_input_is_refused_by_both_naming_it(protocol: str, changes: dict[str, str], name: str, flag: str) -> None:
     d = BY_NAME[protocol]
     values = {**SPECS[protocol].defaults(), **changes}
-    with pytest.raises(FormError, match=rf"^{name}: "):
+    label = next(f.label for f in SPECS[protocol].fields if f.name == name)  # the form names it as it labels it
+    with pytest.raises(FormError, match=rf"^{re.escape(label)}: ") as refused:
         SPECS[protocol].roles_for(values)
         SPECS[protocol].configure(values)
+    assert refused.value.field == name
     args = build_parser().parse_args(argv_for(d, values))
     with pytest.raises(UserError, match=rf"^{flag}: "):
         cli_run.run_protocol(args)

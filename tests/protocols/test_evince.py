@@ -163,7 +163,7 @@ async def test_truncated_replies_are_rejected_with_a_reason_and_the_debate_goes_
     assert not any(isinstance(e, MetricsComputed) for e in events)  # no metrics from no predictions
     assert not any(isinstance(e, JudgementMade) for e in events)  # nothing to judge
     assert isinstance(events[-1], DebateFinished) and events[-1].status == "finished"
-    assert events[-1].stop_reason.startswith("round cap reached (max_rounds = ") and "final_distribution" not in events[-1].outcome
+    assert events[-1].stop_reason.startswith("round cap reached: the opening and ") and "final_distribution" not in events[-1].outcome
 
 
 MALFORMED = [

@@ -74,7 +74,7 @@ async def test_a_debate_that_never_settles_runs_to_the_cap_of_refutation_rounds(
     kinds = [e.kind for e in events if isinstance(e, TurnFinished) and e.role == "agent-a"]
     assert kinds == ["opening"] + ["refutation"] * 5
     done = final(events)
-    assert done.stop_reason.startswith("round cap reached (max_rounds = 5 refutation rounds after the opening round)")
+    assert done.stop_reason.startswith("round cap reached: the opening and 5 rounds of rebuttal")
     assert done.outcome["rounds"] == 6 and done.outcome["refutation_rounds"] == 5
 
 

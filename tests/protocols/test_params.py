@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -66,6 +67,9 @@ def test_cli_form_and_api_agree(protocol: str, p: ParamInfo) -> None:
         assert tuple(action.choices or ()) == p.choices
     assert p.description and p.description.split()[0] in (action.help or "")
     field = next((f for f in spec.fields if f.name == p.name), None)
+    if any(r.enables == p.name for r in spec.definition.roles):  # one option, one place: the role's field turns it on
+        assert field is None, f"{spec.name} form: {p.name} offered beside the role that turns it on"
+        return
     assert field is not None, f"{spec.name} form: no field {p.name}"
     assert field.optional and field.default == ""  # empty: the profile's default
     shown = "none" if p.default is None else "yes" if p.default is True else "no" if p.default is False else p.default
@@ -105,8 +109,9 @@ def test_bounds_are_enforced_the_same_way_everywhere(protocol: str, p: ParamInfo
             build(spec.config_cls, {**_inputs(spec), **companions, p.name: bad})
         assert getattr(build(spec.config_cls, {**_inputs(spec), **companions, p.name: good}), p.name) == good
         # form
-        with pytest.raises(FormError, match=rf"^{p.name}:"):
+        with pytest.raises(FormError, match=rf"^{re.escape(p.label)}:") as refused:  # the field as the form labels it
             spec.configure({**spec.defaults(), **companions, p.name: shown})
+        assert refused.value.field == p.name
         assert getattr(spec.configure({**spec.defaults(), **companions, p.name: str(good)}), p.name) == good
         # command line
         args = _cli_args(command_for(protocol, p), **{p.flag: shown})
@@ -160,7 +165,7 @@ def test_a_misspelt_parameter_is_refused_not_ignored(protocol: str) -> None:
 
 
 #: One meaning and one wording for EVINCE's and SocraSynth's round caps.
-CAP_WORDING = "refutation rounds after the opening round; "
+CAP_WORDING = "rounds of rebuttal after the opening round, at most; "
 
 
 @pytest.mark.parametrize("protocol", ["evince", "socrasynth"])
@@ -171,8 +176,8 @@ def test_both_round_caps_count_refutation_rounds_after_the_opening_in_one_wordin
     spec = SPECS[protocol]
     cap = next(p for p in params_of(spec.config_cls) if p.name == "max_rounds")
     assert cap.description.startswith(CAP_WORDING), cap.description
-    assert (cap.label, cap.ge) == ("Round cap", 0)  # 0: the opening round alone
+    assert (cap.label, cap.ge) == ("Rounds at most", 0)  # 0: the opening round alone
     action = flag_action(run_parser(COMMANDS.get(protocol, protocol)), "--max-rounds")
     assert action is not None and (action.help or "").startswith(CAP_WORDING), action.help if action else None
     field = next(f for f in spec.fields if f.name == "max_rounds")
-    assert field.label == "Round cap" and field.help.startswith(CAP_WORDING), field.help
+    assert field.label == "Rounds at most" and field.help.startswith(CAP_WORDING), field.help

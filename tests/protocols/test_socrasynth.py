@@ -158,7 +158,7 @@ async def test_a_debate_between_the_bundled_models_reaches_its_conciliatory_stag
     assert debate is not None
     outcome = debate["outcome"]
     per_round = [j for j in debate["judgements"] if j["target"] == "debate"]
-    assert final.stop_reason.startswith("round cap reached (max_rounds = 1"), final.stop_reason
+    assert final.stop_reason.startswith("round cap reached: the opening and 1 round of rebuttal"), final.stop_reason
     # the agenda: two proposals, A's merge, B's review, each a turn with parsed JSON
     agenda_turns = [t for t in debate["turns"] if t["kind"] == "agenda"]
     assert [t["parsed"]["step"] for t in agenda_turns] == ["proposal", "proposal", "merge", "review"]

@@ -158,7 +158,7 @@ async def test_at_the_defaults_a_wobbling_debate_runs_the_studys_rounds_and_the_
     conclude, the moderator checks with each agent"). Failed on the old code (stopped at the
     first wobble; no case check after the cap)."""
     _, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT), judged_by([HIGH, WOBBLE_UP, STEADY, WOBBLE_UP]), tmp_path)
-    assert debate["stop_reason"] == ("round cap reached (max_rounds = 3 refutation rounds after the opening round) before "
+    assert debate["stop_reason"] == ("round cap reached: the opening and 3 rounds of rebuttal, before "
                                      "Table 6.2's test ended the debate"), debate["stop_reason"]
     assert refutation_rounds(debate) == [1, 2, 3]
     assert debate["outcome"]["case_checks"] == [{"round": 4, "agent-a": True, "agent-b": True}]
@@ -234,7 +234,7 @@ async def test_an_unfinished_case_gets_exactly_one_more_round_after_the_table_or
     assert outcome["case_checks"] == [{"round": 2, "agent-a": False, "agent-b": False}]
     assert debate["stop_reason"].startswith("Δ fell") and "one more refutation round" in debate["stop_reason"]
     _, capped, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=2), agents(complete=False), tmp_path, "p2")
-    assert capped["stop_reason"].startswith("round cap reached (max_rounds = 2 refutation rounds after the opening round)")
+    assert capped["stop_reason"].startswith("round cap reached: the opening and 2 rounds of rebuttal")
     assert capped["outcome"]["case_checks"] == [{"round": 3, "agent-a": False, "agent-b": False}]
     assert refutation_rounds(capped) == [1, 2, 3]  # the cap's two, then the one granted
     _, both, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=1, delta=3.0), agents(), tmp_path, "p3")
@@ -254,7 +254,7 @@ def test_the_defaults_are_the_studys_and_the_small_profile_only_shrinks_them() -
     assert (default.subtopics, default.max_rounds, default.delta, default.threshold) == (5, 3, 1.2, 0.1)
     assert default.crit_tolerance == 1.0
     info = {p.name: p for p in params_of(ss.SocraSynthConfig)}
-    assert "refutation rounds after the opening" in info["max_rounds"].description
+    assert "rounds of rebuttal after the opening round" in info["max_rounds"].description
     assert info["crit_tolerance"].section and "quality" in info["crit_tolerance"].description
     small = ss.SocraSynthConfig(subject=SUBJECT, **ss.SocraSynthConfig.SMALL_MODEL_PROFILE)
     assert small.subtopics < default.subtopics and small.max_rounds < default.max_rounds
@@ -546,4 +546,4 @@ async def test_a_round_whose_gamma_is_unreadable_is_journalled_without_one_and_t
         ("opening", 0, 4.5), ("refutation", 1, None), ("refutation", 2, 4.5), ("closing", 3, 4.5)]
     by_round = {m["round"]: m for m in debate["metrics"]}
     assert "crit" not in by_round[1] and by_round[2]["crit"] == 0.45
-    assert debate["stop_reason"].startswith("round cap reached (max_rounds = 2")
+    assert debate["stop_reason"].startswith("round cap reached: the opening and 2 rounds of rebuttal")

@@ -86,7 +86,7 @@ async def test_symposium_show_prints_the_outcome_in_words(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(("kind", "payload", "expected"), [
-    ("set_contentiousness", {"value": 0.8}, "In round 2 the moderator set contentiousness to 0.80 (from the next round)."),
+    ("set_contentiousness", {"value": 0.8}, "In round 2 the moderator set contentiousness to 0.80."),
     ("interject", {"to": "agent-b", "text": "why?"}, "In round 2 the moderator said to agent-b: “why?”"),
     ("skip_to_conclusion", {}, "In round 2 the moderator skipped to the conclusion."),
     ("stop", {"reason": "stopped by the moderator"}, "In round 2 the moderator stopped the debate (stopped by the moderator)."),

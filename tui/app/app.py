@@ -23,7 +23,7 @@ from outputs.redact import find
 from store.journal import Journal
 from store.queries import Queries
 from tui import settings
-from tui.app.messages import OpenReview, ResumeDebate, StartDebate
+from tui.app.messages import DebateEnded, OpenReview, ResumeDebate, StartDebate
 from tui.app.runs import NewDebate, ResumedDebate
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
@@ -146,6 +146,13 @@ class SymposiumApp(App):
     @on(ResumeDebate)
     def _resume(self, message: ResumeDebate) -> None:
         self.resume(message.debate_id)
+
+    @on(DebateEnded)
+    def _debate_ended(self, message: DebateEnded) -> None:
+        """A run is over: Home lists its new status at once (not "running" until F5)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, HomeScreen) and screen.is_mounted:
+                screen.refresh_debates()
 
     def start_debate(self, spec: ProtocolSpec, values: dict[str, Any]) -> None:
         """The form's debate, on the Debate screen (the form closes)."""

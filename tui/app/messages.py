@@ -35,3 +35,12 @@ class ResumeDebate(Message):
     def __init__(self, debate_id: str) -> None:
         super().__init__()
         self.debate_id = debate_id
+
+
+class DebateEnded(Message):
+    """A debate's run on a Debate screen is over (finished, stopped, failed, left): its status in
+    the journal changed, and Home lists it (``debate_id`` is ``None`` for a run that never started)."""
+
+    def __init__(self, debate_id: str | None) -> None:
+        super().__init__()
+        self.debate_id = debate_id

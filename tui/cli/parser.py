@@ -70,7 +70,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     ``argv`` names (every other command is listed by its summary, nothing more imported)."""
     parser = argparse.ArgumentParser(
         prog="symposium",
-        description="Moderate debates between local language models; everything stays on this machine.",
+        description="Moderate debates between local language models; everything stays on this machine. "
+                    "Run on its own on a terminal, `symposium` opens the app; `symposium demo` opens it with a demo "
+                    "debate ready to start.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     for flags, kwargs in GLOBAL_OPTIONS:

@@ -88,13 +88,19 @@ def add_evidence_flags(p: argparse.ArgumentParser) -> None:
     ``--redact-evidence`` and the evidence settings' parameters."""
     group = p.add_argument_group("evidence", "the user's own files, which the agents argue from and cite; every citation "
                                              "is checked against the passage it names")
-    group.add_argument(EVIDENCE.cli_flag, dest=EVIDENCE.name, action="append", metavar="PATH", help=_help(EVIDENCE.help))
+    group.add_argument(EVIDENCE.cli_flag, dest=EVIDENCE.name, action="append", metavar="PATH",
+                       help=_help(EVIDENCE.help + REPEATED))
     group.add_argument("--redact-evidence", action="store_true",
                        help="mask identifiers (names, dates, numbers …: see --redact) in the evidence before it is indexed, "
                             "so the journal never holds them; the counts are printed")
     small = EvidenceSettings.SMALL_MODEL_PROFILE
     for info in params_of(EvidenceSettings):
         group.add_argument(info.flag, dest=info.name, default=None, metavar="N", help=param_help(info, small))
+
+
+#: Said after the help of a flag that may be given more than once (the help texts are shared
+#: with the app's form, where there are no flags).
+REPEATED = "; the flag may be repeated"
 
 
 def _help(text: str, default: Any = None) -> str:
@@ -108,7 +114,7 @@ def _add_input(p: argparse.ArgumentParser, i: Input) -> None:
         p.add_argument(*flags, dest=i.name, action="store_true", default=None, help=_help(i.help))
     elif i.kind == "list":
         p.add_argument(*flags, dest=i.name, action="append", metavar=i.metavar or "ITEMS", required=i.required,
-                       help=_help(i.help, i.default))
+                       help=_help(i.help + REPEATED, i.default))
     else:
         metavar = i.metavar or {"int": "N", "float": "X", "file": "FILE"}.get(i.kind, "TEXT")
         text = i.help + ("; - reads it from standard input (kept out of the command line, which other accounts "
@@ -132,7 +138,7 @@ def _add_role(p: argparse.ArgumentParser, role: Role) -> None:
     required = not role.optional and role.fallback is None
     if role.kind == "models":
         p.add_argument(*flags, dest=role.name, action="append", metavar="M1,M2,…", required=required,
-                       help=_help(role.help))
+                       help=_help(role.help + REPEATED))
     else:
         p.add_argument(*flags, dest=role.name, metavar="MODEL", required=required, help=_help(role.help))
     if role.disable:
@@ -154,9 +160,11 @@ def flag_for(d: ProtocolDefinition, name: str) -> str:
 
 
 def values_from(args: argparse.Namespace, d: ProtocolDefinition) -> dict[str, Any]:
-    """The inputs' and roles' values as argparse read them, by their names in ``d``."""
+    """The inputs' and roles' values as argparse read them, by their names in ``d`` (and the
+    switches that decide whether a role is played)."""
     given = vars(args)
-    names = [i.name for i in d.inputs] + [r.name for r in d.roles] + [r.disable for r in d.roles if r.disable]
+    names = ([i.name for i in d.inputs] + [r.name for r in d.roles] + [r.disable for r in d.roles if r.disable]
+             + [r.enables for r in d.roles if r.enables])
     return {name: given.get(name) for name in names}
 
 

@@ -41,11 +41,13 @@ from protocols.core.events import (
     Verdict,
 )
 from protocols.core.moderation import CommandChannel, Honoured
+from protocols.core.outcome import moderator_action
 from protocols.core.replay import ResumeError
 from protocols.core.roles import ANALYZER, SIDE_PANEL
 from protocols.measures.analyzer import Analyzer, TranscriptCollector
 from store.drive import drive
 from store.journal import JournalError
+from tui.app.messages import DebateEnded
 from tui.app.runs import DebateRun
 from tui.app.screens.dialogs import ConfirmDialog, EditDialog, InterjectDialog, NumberDialog, PersonDialog, VerdictDialog
 from tui.app.widgets.debate_view import DebateView
@@ -79,8 +81,9 @@ def verdict_event(debate_id: str, accept: bool, note: str, round_: int | None) -
 
 
 def verdict_note(accept: bool, note: str) -> str:
-    """The transcript's line for a verdict just given."""
-    return f"✋ moderator: {'accepted' if accept else 'rejected'} the consensus {note}"
+    """The transcript's line for a verdict just given, as the journal's readers say it
+    (:func:`~protocols.core.outcome.moderator_action`): the note quoted, apart from the verdict."""
+    return f"✋ {moderator_action('verdict', {'accept': accept, 'note': note})}"
 
 
 class DebateScreen(Screen):
@@ -156,13 +159,17 @@ class DebateScreen(Screen):
         self._state()
 
     def _state(self) -> None:
-        self.view.state = "paused" if self.paused else ("running" if self.running else "done")
+        """The status line's state: paused or running; once the run is over, nothing more than
+        its phase already says (finished, stopped, failed …), or "ended" where it says none."""
+        view = self.view
+        over = "" if view.finished is not None or view.phase == "failed" else "ended"
+        view.state = "paused" if self.paused else ("running" if self.running else over)
 
     # -- running --------------------------------------------------------------------------------
 
     async def _run(self) -> None:
         """Load the models, start (or resume) the protocol, journal and show every event."""
-        workspace = self.workspace  # held: the screen may be gone when the run ends (the app quitting)
+        workspace, app = self.workspace, self.app  # held: the screen may be gone when the run ends (left, the app quitting)
         view = self.view
         try:
             roles = dict(self.run.roles())
@@ -172,6 +179,7 @@ class DebateScreen(Screen):
                 roles[SIDE_PANEL] = self.run.analyzer  # apart from a protocol's own analyzer
             async with Engines(workspace.registry, on_event=self._loading) as engines:
                 agents = agents_for(roles, await engines.load(roles.values()))
+                view.loaded()
                 if SIDE_PANEL in agents:
                     self.analyzer = Analyzer(dataclasses.replace(agents.pop(SIDE_PANEL), role=ANALYZER))
                     view.show_analysis(Content.styled("after the first round …", "dim"))
@@ -184,6 +192,8 @@ class DebateScreen(Screen):
         finally:
             self.running = False
             view.preparing = False
+            # Home lists the debate's status: say it changed (the screen may already be gone)
+            app.post_message(DebateEnded(view.debate_id))
 
     async def ask_person(self, prompt: str) -> str | None:
         """The person's seat (deliberation, human judge): a dialog; ``None`` leaves."""
@@ -228,6 +238,11 @@ class DebateScreen(Screen):
                 self._refresh_analysis(event.round)
             case ModeratorActed(kind="pause" | "resume"):
                 self.paused = event.kind == "pause"
+            case ModeratorActed(kind="set_contentiousness") if self.running and not view.preparing:  # not a resumed past
+                value = event.payload.get("value")
+                if isinstance(value, int | float):
+                    self._notify(f"Contentiousness {value:.2f} took effect" +
+                                 (f" in round {event.round}." if event.round is not None else "."))
             case DebateFinished():
                 self.concluded = True
                 self._refresh_analysis(None)
@@ -349,9 +364,11 @@ class DebateScreen(Screen):
         def send(value: float | None) -> None:
             if value is not None:
                 self.channel.send(SetContentiousness(value))
-                self._notify(f"Contentiousness {value:.2f} from the next round.")
+                # not "from the next round": there may be none (the round cap, a stop rule). Said
+                # when it takes effect (``show``), or at the end that it came too late.
+                self._notify(f"Contentiousness {value:.2f} sent: it takes effect when the next round begins, if one does.")
 
-        self.app.push_screen(NumberDialog("Contentiousness from the next round (0 agree … 1 devil's advocate):",
+        self.app.push_screen(NumberDialog("Contentiousness for the next round, if the debate holds one (0 agree … 1 devil's advocate):",
                                           self.view.kappa), send)
 
     def action_skip(self) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Collapsible, Input, Label, Select, Static, TextArea
 
 from backends.base import BackendUnavailable
 from backends.registry import Registry
@@ -33,6 +34,8 @@ from tui.titles import automatic_title
 
 #: Where a labels file's path is typed, beside a select that takes one (``--labels FILE``).
 FILE_SUFFIX = "-file"
+#: The narrowest terminal on which the form's fields stand in two columns.
+WIDE = 110
 
 
 def remember_form(protocol: str | None = None, values: dict[str, Any] | None = None) -> None:
@@ -102,32 +105,54 @@ class NewDebateScreen(Screen):
         return {**known, **self.spec.remembered({k: v for k, v in remembered.items() if k in known})}
 
     def compose(self) -> ComposeResult:
+        """The protocol, then the few fields decided for every debate, then the protocol's
+        settings folded under "Advanced", grouped by the protocol's steps (each has a default)."""
         values = self._values()
         with VerticalScroll(id="form"):
             yield Label("Protocol")
             yield Select([(f"{s.title} — {s.summary}", s.name) for s in SPECS.values()], value=self.protocol,
                          allow_blank=False, id="protocol")
-            with Grid(id="fields"):
-                for field in self.spec.fields:
-                    with Vertical(classes="field wide" if field.kind == "textarea" else "field"):
-                        yield Label(field.label + (" (optional)" if field.optional and not field.placeholder else ""))
-                        yield self._widget(field, values.get(field.name, field.default))
-                        if field.open_choice:
-                            yield from self._file_widget(field, values.get(field.name))
-                        if field.kind == "files":
-                            yield Button("Browse…", id=f"browse-{field.name}", classes="browse")
-                        if field.help:
-                            yield Static(field.help, classes="help")
-                with Vertical(classes="field"):
-                    yield Label("Analyzer for the side panel (optional)")
-                    yield Select([("none", "none"), *self._model_options()], value=values.get(SIDE_PANEL, "none"),
-                                 allow_blank=False, id=f"field-{SIDE_PANEL}")
-                    yield Static("summary, agreements, open questions, argument map after each round", classes="help")
+            with Grid(id="fields", classes="fields"):
+                for field in self.spec.first_fields:
+                    yield from self._field(field, values)
+            with Collapsible(title="Advanced: the protocol's settings, each with a default", collapsed=True, id="advanced"):
+                for step, fields in self.spec.groups:
+                    yield Static(step, classes="step")
+                    with Grid(classes="fields"):
+                        for field in fields:
+                            yield from self._field(field, values)
+                yield Static("Side panel", classes="step")
+                with Grid(classes="fields"):
+                    with Vertical(classes="field"):
+                        yield Label("Analyzer for the side panel (optional)")
+                        yield Select([("none", "none"), *self._model_options()], value=values.get(SIDE_PANEL, "none"),
+                                     allow_blank=False, id=f"field-{SIDE_PANEL}")
+                        yield Static("A model that sums up the debate after each round: agreements, open questions, "
+                                     "a map of the arguments.", classes="help")
             yield Static(id="problem")
             with Horizontal(id="buttons"):
                 yield Button("Start debate", id="start", variant="primary")
                 yield Button("Back", id="back")
         yield SteadyFooter()
+
+    def _field(self, field: Field, values: dict[str, Any]) -> ComposeResult:
+        """One field: its label, its widget (and a path beside a select that takes one, a
+        Browse button beside files), its help in a plain sentence."""
+        with Vertical(classes="field wide" if field.kind == "textarea" else "field", id=f"box-{field.name}"):
+            yield Label(field.label + (" (optional)" if field.optional and not field.placeholder else ""))
+            yield self._widget(field, values.get(field.name, field.default))
+            if field.open_choice:
+                yield from self._file_widget(field, values.get(field.name))
+            if field.kind == "files":
+                yield Button("Browse…", id=f"browse-{field.name}", classes="browse")
+            if field.help:
+                yield Static(field.help[:1].upper() + field.help[1:] + ("" if field.help.endswith(".") else "."),
+                             classes="help")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Two columns of fields where they fit, one on a narrow terminal (80 columns): a field
+        half as wide cuts its choices and wraps its help into a column of words."""
+        self.set_class(event.size.width < WIDE, "narrow")
 
     def _widget(self, field: Field, value: Any):
         wid = f"field-{field.name}"
@@ -204,7 +229,7 @@ class NewDebateScreen(Screen):
         Keys typed right after ``n`` or ``d`` are the case's first words: Home acts on
         those two keys as they arrive (priority bindings), so the keys after them come here, and
         the field has the focus from the moment the form is mounted."""
-        first = self.query_one(f"#field-{self.spec.fields[0].name}")
+        first = self.query_one(f"#field-{self.spec.first_fields[0].name}")
         if isinstance(first, TextArea):
             first.move_cursor(first.document.end)  # after a filled-in case (the demo's), not before it
         # now, not later as focus() does: keys typed right after n reach the screen
@@ -237,22 +262,24 @@ class NewDebateScreen(Screen):
                 values[field.name] = path  # a typed path wins over the select
         return values
 
-    def _problem(self, values: dict[str, Any]) -> str | None:
+    def _problem(self, values: dict[str, Any]) -> FormError | None:
+        """What keeps the form's debate from starting, naming the field as labelled."""
         for field in self.spec.fields:
             if not field.optional and str(values[field.name]).strip() == "":
-                return f"{field.label}: required"
+                return FormError(f"{field.label}: required", field=field.name)
         try:
             roles = self.spec.roles_for(values)
             self.spec.evidence_paths(values)  # each path there and of a kind read (read when the debate starts)
         except FormError as exc:
-            return str(exc)
+            return exc
         registry = self.workspace.registry
         for role, model_id in roles.items():
+            label = self.spec.label_of(role)
             if model_id not in registry.entries:
-                return f"{role}: no model {model_id!r} in {registry.path}"
+                return FormError(f"{label}: no model {model_id!r} in {registry.path}", field=role)
             st = status(registry.get(model_id))
             if not st.ready:
-                return f"{role}: {model_id} is not available ({st.availability}): {st.detail}"
+                return FormError(f"{label}: {model_id} is not available ({st.availability}): {st.detail}", field=role)
         return None
 
     def action_start(self) -> None:
@@ -262,16 +289,28 @@ class NewDebateScreen(Screen):
             try:
                 self.spec.configure(values, self.workspace.registry)
             except FormError as exc:
-                problem = str(exc)
+                problem = exc
         if problem:
-            self.query_one("#problem", Static).update(plain(problem))  # quotes what was typed
+            self.query_one("#problem", Static).update(plain(str(problem)))  # quotes what was typed
             # the line under the form is off screen on a small terminal while a field near the top
             # has the focus: say it where it is seen too, or ctrl+s seems to do nothing
             self.app.notify(f"Not started. {problem}", severity="error", timeout=8)
+            self._show_field(problem.field)
             return
         remember_form(self.protocol, values)
         self.workspace.draft = None  # it became a debate: the journal holds it now
         self.post_message(StartDebate(self.spec, values))
+
+    def _show_field(self, name: str | None) -> None:
+        """Open the fold the field at fault is in, and put the focus on it."""
+        boxes = list(self.query(f"#box-{name.rpartition('-')[0] if name and name.rpartition('-')[2].isdigit() else name}"))
+        if not name or not boxes:
+            return
+        if any(a is self.query_one("#advanced") for a in boxes[0].ancestors):
+            self.query_one("#advanced", Collapsible).collapsed = False
+        widget = next(iter(boxes[0].query("Input, Select, TextArea")), None)
+        if widget is not None:
+            self.call_after_refresh(widget.focus)
 
     def typed(self) -> bool:
         """Whether anything was typed or chosen since the form opened (the protocol switched)."""

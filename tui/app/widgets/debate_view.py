@@ -23,7 +23,6 @@ from textual.widgets import LoadingIndicator, Static
 from protocols.core.costs import Ledger
 from protocols.core.definition import UNREGISTERED_PANELS, Panel, ProtocolDefinition
 from protocols.core.events import (
-    AwaitingModerator,
     CallRecord,
     DebateFinished,
     DebateResumed,
@@ -42,6 +41,7 @@ from protocols.core.events import (
     about_context,
 )
 from protocols.core.outcome import moderator_action, outcome_in_words
+from protocols.core.text import clip
 from protocols.measures.analyzer import Analysis
 from tui.app.widgets.cost_line import CostLine, Spent
 from tui.app.widgets.distribution import Distributions
@@ -73,21 +73,44 @@ class StatusLine(Widget):
 
     @property
     def line(self) -> str:
-        bits: list[str] = [b for b in (self.protocol or "debate", terminal_safe(self.title)[:50], self.phase) if b]
-        if self.profile:
-            bits.append(f"{self.profile} defaults")
-        if self.round is not None:
-            bits.append(f"round {self.round}")
-        if self.kappa is not None:
-            bits.append(f"κ {self.kappa:.2f}")
-        if self.state:
-            bits.append(self.state)
-        if self.debate_id:
-            bits.append(self.debate_id)
-        return " · ".join(bits)
+        """The whole line, however wide (what the tests and the screen reader read)."""
+        return self.fitted(None)
+
+    def fitted(self, width: int | None) -> str:
+        """The line in ``width`` columns. What goes first when it does not fit: the defaults
+        profile, then the title is clipped (to no less than :data:`TITLE_LEAST`), then κ; the
+        protocol, where the debate is (phase, round), the screen's state and the debate's id
+        (the handle of every command) always stay."""
+        title = terminal_safe(self.title)
+        optional = {"profile": f"{self.profile} defaults" if self.profile else "",
+                    "kappa": f"κ {self.kappa:.2f}" if self.kappa is not None else ""}
+
+        def joined(title: str) -> str:
+            bits = [self.protocol or "debate", title, self.phase, optional["profile"],
+                    f"round {self.round}" if self.round is not None else "", optional["kappa"], self.state,
+                    self.debate_id or ""]
+            return " · ".join(b for b in bits if b)
+
+        line = joined(title)
+        if width is None or len(line) <= width:
+            return line
+        optional["profile"] = ""
+        if len(line := joined(title)) <= width:
+            return line
+        for drop in ("", "kappa"):
+            if drop:
+                optional[drop] = ""
+            room = width - len(joined("")) - len(" · ")
+            if room >= TITLE_LEAST:
+                return joined(clip(title, room))
+        return joined("")
 
     def render(self) -> Any:
-        return plain(self.line)
+        return plain(self.fitted(self.size.width or None))
+
+
+#: The fewest characters of a title the status line shows before it leaves the title out.
+TITLE_LEAST = 12
 
 
 class DebateView(Vertical):
@@ -226,6 +249,10 @@ class DebateView(Vertical):
         if self._writing and now > self._since:
             self.live_rate = self._pieces / (now - self._since) if self._pieces else None
         self._pieces, self._since = 0, now
+    def loaded(self) -> None:
+        """The models are loaded: the status line's "loading …" gives way to where the debate
+        is (a resumed debate's last phase; its run journals no new phase until the next one)."""
+        self.phase = self.phases[-1][1] if self.phases else "starting"
 
     # -- rendering events -----------------------------------------------------------------------
 
@@ -275,8 +302,6 @@ class DebateView(Vertical):
                     self.phase = self.phases[-1][1]
             case Notice():
                 transcript.note(f"⚠ notice: {event.text}")
-            case AwaitingModerator():
-                self.phase = "paused"
             case DebateFinished():
                 self._finished(event)
 

@@ -117,10 +117,13 @@ class JudgeTables(Static):
                 roles = ("agent-a", "agent-b")
                 lines.append(Content.styled(f" {_ALIGNED.get(alignment, alignment)}", "dim"))
                 lines.append(Content.assemble(" " * 20, ("   A  ", role_style("agent-a")), ("   B", role_style("agent-b"))))
-                totals = dict.fromkeys(roles, 0.0)
+                # as the protocol totals them (``tally``): only subtopics scored for both sides
+                # count, and with none there is no total (—), not a total of 0.00
+                totals: dict[str, float | None] = dict.fromkeys(roles)
                 for subject, cells in rows.items():
-                    for role in roles:
-                        totals[role] += cells.get(role) or 0.0
+                    if all(cells.get(role) is not None for role in roles):
+                        for role in roles:
+                            totals[role] = (totals[role] or 0.0) + float(cells[role] or 0.0)
                     lines.append(Content.assemble(
                         Content(terminal_safe(f" {subject}")).truncate(20, ellipsis=True, pad=True),
                         f"{_cell(cells.get('agent-a'))} {_cell(cells.get('agent-b'))}"))
