@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
+from textual.widgets import Button
 
 from tests.app.replayed import replay
 from tests.app.test_tui import make_app, wait_for
@@ -25,6 +26,7 @@ from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.scripted import answering
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
+from tui.app.screens.dialogs import EditDialog
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.protocol_catalog import SPECS
@@ -133,10 +135,19 @@ async def test_live_debate_footer_at_80_columns(tmp_path: Path, registry, protoc
                        30, "the debate to start")
         screen = app.screen
         assert isinstance(screen, DebateScreen)
+        # the footer is drawn after the bindings change: wait for it, then say what is missing
+        await wait_for(pilot, lambda: all(f" {key} " in f" {footer(app)} " for key in LIVE), 10,
+                       "the footer to offer the live debate's keys")
         assert_shown(app, LIVE, f"a live {protocol} debate")
         await assert_help_lists_every_key(app, pilot, f"a live {protocol} debate")
         await pilot.press("p")
-        await wait_for(pilot, lambda: screen.paused, 30, "the pause to take effect")
+        await wait_for(pilot, lambda: screen.paused or isinstance(app.screen, EditDialog), 30, "the pause to take effect")
+        if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda, offered for editing, took the key
+            offered = app.screen
+            offered.query_one("#keep", Button).press()
+            await wait_for(pilot, lambda: app.screen is screen, 30, "the agenda dialog to close")
+            await pilot.press("p")
+            await wait_for(pilot, lambda: screen.paused, 30, "the pause to take effect")
         await pilot.pause()
         assert_shown(app, ("p Resume", *LIVE[1:]), f"a paused {protocol} debate")
         screen.workers.cancel_all()

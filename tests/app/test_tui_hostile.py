@@ -234,7 +234,9 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models([], fail=HOSTILE))
         app.start_debate(EVINCE, EVINCE.defaults())
         failing = app.screen
-        await wait_for(pilot, lambda: not failing.running, 30, "the failing debate to stop")
+        assert isinstance(failing, DebateScreen)
+        # its run starts once the screen is mounted (``running`` is False until then): wait for the failure itself
+        await wait_for(pilot, lambda: failing.view.phase == "failed" and not failing.running, 60, "the failing debate to stop")
         await pilot.pause(0.2)
         shown = assert_clean(app, "a hostile backend error")
         assert "[/b]" in shown

@@ -4,8 +4,8 @@ A file that cannot be read (a scan with no text, a spreadsheet, a missing path) 
 the debate starts, with its name and the reason, and nothing is journalled. With the bundled
 model, a debate grounded in an evidence folder runs end to end from the command line (a fresh
 process, as on a fresh clone), its report opens in headless Chromium with no load from outside,
-and a cut-off run resumes sending exactly the prompts of an uninterrupted one (compared by the
-hash of every prompt the journal keeps). ``--redact-evidence`` masks before indexing and says
+and a cut-off run resumes from the journal: its first call after the cut sends exactly the prompt
+of the uninterrupted run's (compared by the hash the journal keeps), though the file changed. ``--redact-evidence`` masks before indexing and says
 how much.
 """
 
@@ -128,9 +128,13 @@ def _prompts(db: Path) -> list[tuple[str, str, str]]:
 
 @pytest.mark.model
 def test_a_bundled_model_debate_with_evidence_resumes_with_the_prompts_of_an_uninterrupted_run(tmp_path: Path, smollm) -> None:
-    """Greedy decoding on the real model: the same prompts give the same replies, so an
-    uninterrupted run and a run cut after its second turn then resumed from the journal must
-    send the same prompts in the same order, the resumed part built from the journalled passages."""
+    """Greedy decoding on the real model: a run cut after its second turn, its evidence file
+    then changed on disk, resumes from the journal. Every call made before the cut, and the first
+    call after it, send the prompts of an uninterrupted run: the resumed prompt is built from the
+    journalled turns and passages, not from the file. Later calls are not compared: a resumed
+    llama.cpp session reads its history in one batch where the uninterrupted one built it turn by
+    turn, and llama.cpp's CPU kernels round differently by batch size, so where the small model's
+    top tokens nearly tie a reply after the resume may differ (docs/evidence.md, "Resuming")."""
     folder = evidence_folder(tmp_path)
     definition, sample = FIRST["evince"]
     spec = spec_of("evince")
@@ -155,10 +159,18 @@ def test_a_bundled_model_debate_with_evidence_resumes_with_the_prompts_of_an_uni
     assert recorded is not None and recorded["status"] == "finished"
     turns, at = recorded["turns"], recorded["events_recorded"] // 2  # cut halfway, after the evidence and a turn
 
+    before: list[tuple[str, str, str]] = []
+    said_before: list[str] = []
+
     async def cut_then_resume() -> None:
         with CuttingJournal(tmp_path / "cut.db", at) as journal:
             with pytest.raises(Cut):
                 await drive(spec.build(values, agents("cut"), "d1", CommandChannel(), person), journal)
+        before.extend(_prompts(tmp_path / "cut.db"))
+        with Journal(tmp_path / "cut.db") as journal:
+            cut = Queries(journal).debate("d1")
+        assert cut is not None
+        said_before.extend(t["text"] for t in cut["turns"])
         (folder / "chart.txt").write_text("Nothing about creatinine.\n", encoding="utf-8")  # the journal's passages rule
         with Journal(tmp_path / "cut.db") as journal:
             debate = Queries(journal).debate("d1")
@@ -168,7 +180,11 @@ def test_a_bundled_model_debate_with_evidence_resumes_with_the_prompts_of_an_uni
             assert final is not None and final.status == "finished"
 
     asyncio.run(cut_then_resume())
-    assert _prompts(tmp_path / "cut.db") == whole
+    assert 0 < len(before) < len(whole)
+    resumed_prompts = _prompts(tmp_path / "cut.db")
+    assert resumed_prompts[:len(before) + 1] == whole[:len(before) + 1]
     with Journal(tmp_path / "cut.db") as journal:
         again = Queries(journal).debate("d1")
-    assert again is not None and [t["text"] for t in again["turns"]] == [t["text"] for t in turns]
+    assert again is not None and again["status"] == "finished"
+    assert said_before and said_before == [t["text"] for t in turns][:len(said_before)]  # greedy: the same turns
+    assert [t["text"] for t in again["turns"]][:len(said_before)] == said_before  # nothing said is said again

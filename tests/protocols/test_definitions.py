@@ -85,12 +85,16 @@ def test_the_command_line_offers_exactly_the_definition(d: ProtocolDefinition, v
 
 @pytest.mark.parametrize("d", PROTOCOLS, ids=_id)
 def test_the_form_offers_exactly_the_definition(d: ProtocolDefinition) -> None:
-    """Each input (bar headless-only ones), model role, optional seat and parameter is one field."""
+    """Each input (bar headless-only ones), model role, optional seat and parameter is one field;
+    a switch that a role's model turns on (SocraSynth's comparison with one answer) is that role's
+    field alone: one option, one place."""
     spec = SPECS[d.name]
     names = [f.name for f in spec.fields]
     assert len(names) == len(set(names)), names
+    switched_by_a_role = {r.enables for r in d.roles if r.enables}
     expected = ({i.name for i in d.inputs if i.form} | {r.name for r in d.roles if r.kind != "person" or r.optional}
-                | {p.name for p in params_of(d.config_cls)} | {"profile", TITLE_FIELD.name, EVIDENCE.name})
+                | {p.name for p in params_of(d.config_cls)} - switched_by_a_role
+                | {"profile", TITLE_FIELD.name, EVIDENCE.name})
     assert set(names) == expected
     for f in spec.fields:
         if f.name in {i.name for i in d.inputs}:
@@ -101,7 +105,7 @@ def test_the_form_offers_exactly_the_definition(d: ProtocolDefinition) -> None:
 #: A protocol not listed is checked with its form's defaults.
 EXTRA: dict[str, dict[str, str]] = {
     "evince": {"top_k": "4", "scoring": "scored"},
-    "socrasynth": {"temperature_a": "0.3", "judge": "m3, m4", "qa": "m5", "subtopics": "2", "qa_baseline": "no"},
+    "socrasynth": {"temperature_a": "0.3", "judge": "m3, m4", "qa": "m5", "subtopics": "2"},
     "agreement": {"topics": "cost; who pays ; ", "evaluator": DISABLED, "max_rounds": "2"},
     "deliberation": {"analyzer": "m9", "person_name": "Ada"},
     "humanloop": {"labels": "guilty, not guilty, guilty", "human_seat": "1", "blind": "yes", "rounds": "2"},

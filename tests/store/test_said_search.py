@@ -10,6 +10,7 @@ from pathlib import Path
 from protocols.core.events import DebateStarted, JudgementMade, ModeratorActed, Participant
 from store.journal import Journal
 from store.queries import Queries
+from store.schema import MIGRATIONS
 from tests.store.test_journal import start, turn
 
 INTERJECTION = "Consider acute myocardial infarction before anything else."
@@ -44,15 +45,21 @@ def test_search_finds_the_moderators_and_judges_words(journal: Journal) -> None:
     assert q.search('"unbalanced AND (') == []
 
 
+#: The journal layout that added the search over the moderator's and judges' words.
+SAID = next(m.version for m in MIGRATIONS if "said_fts" in m.sql)
+
+
 def test_a_journal_from_before_the_index_is_indexed_when_opened(tmp_path: Path) -> None:
+    """A journal of the layout before the search over what was said (its migration taken back
+    out) gains the index, with the rows already journalled, when it is opened."""
     path = tmp_path / "old.db"
     with Journal(path) as j:
         start(j)
         _moderated(j)
     conn = sqlite3.connect(path)
     with conn:
-        conn.executescript("""DROP TABLE said_fts; DROP TRIGGER said_moderator_ai; DROP TRIGGER said_moderator_ad;
-                              DROP TRIGGER said_judge_ai; DROP TRIGGER said_judge_ad; DELETE FROM migrations WHERE version = 9;""")
+        conn.executescript(f"""DROP TABLE said_fts; DROP TRIGGER said_moderator_ai; DROP TRIGGER said_moderator_ad;
+                              DROP TRIGGER said_judge_ai; DROP TRIGGER said_judge_ad; DELETE FROM migrations WHERE version = {SAID};""")
     conn.close()
     with Journal(path) as j:
         assert [h["role"] for h in Queries(j).search("infarction")] == ["moderator"]
