@@ -153,6 +153,17 @@ def serve(model_id: str, *, port: int, models: str | None = None,
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         served.withdraw(port, key)
+        _free_models()
+
+
+def _free_models() -> None:
+    """Free the served model while the interpreter is whole, not from ``Llama.__del__`` while it
+    is torn down (where llama.cpp's log lines reach a Python callback that can no longer run)."""
+    from llama_cpp.server import app as server_app
+
+    proxy = server_app._llama_proxy
+    if proxy is not None:
+        proxy.free()
 
 
 def entry_snippet(entry: ModelEntry, base_url: str, chat_format: str | None) -> str:

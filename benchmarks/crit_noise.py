@@ -1,14 +1,14 @@
 """How far a judge's noise alone moves SocraSynth's stop test, and so which fall should end a debate.
 
-SocraSynth's loop (seed 004, Table 6.2) runs ``while (Δ > 10%) && (Γ ≥ Γ′)`` and ends when the
-debate's CRIT reading falls between two refutation rounds. Symposium tests the debate's quality
-Q (``protocols.socrasynth.debate_quality``: the mean of both sides' strongest √(γθ)), the
-plateau section 6.2.1.4 describes; Γ itself (``protocols.measures.crit.weighted_score``: 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻)),
-which weighs LLM+'s case against LLM−'s, is the round's reported score. Both are one judge
-model's reading of integer 1–10 ratings, so they move from round to round even when the debate
-does not. This script simulates that noise and prints, for each statistic (Q, and Γ as the
-literal reading) and each tolerance τ (the loop ends only on a fall X′ − X > τ,
-``SocraSynthConfig.crit_tolerance``):
+SocraSynth's loop (Edward Y. Chang, "SocraSynth: Adversarial Multi-LLM Reasoning", Table 6.2) runs
+``while (Δ > 10%) && (Γ ≥ Γ′)`` and ends when the debate's CRIT reading falls between two refutation
+rounds. Symposium tests the debate's quality Q (``protocols.socrasynth.debate_quality``: the mean of
+both sides' strongest √(γθ)), the plateau section 6.2.1.4 describes; Γ itself
+(``protocols.measures.crit.weighted_score``: 1 + (Q⁺ − 1)·S⁺/(S⁺+S⁻)), which weighs LLM+'s case
+against LLM−'s, is the round's reported score. Both are one judge model's reading of integer 1–10
+ratings, so they move from round to round even when the debate does not. This script simulates that
+noise and prints, for each statistic (Q, and Γ as the literal reading) and each tolerance τ (the
+loop ends only on a fall X′ − X > τ, ``SocraSynthConfig.crit_tolerance``):
 
 * **plateau**: a debate whose quality stays the same; the chance that one comparison ends it
   (a false stop), and the chance that a debate is ended early within the default cap

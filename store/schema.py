@@ -185,8 +185,8 @@ _V1_INITIAL = """
 # v2: what each agent was asked, so a turn can be audited and a debate resumed exactly.
 _V2_TURN_REQUESTS = "ALTER TABLE turns ADD COLUMN request TEXT;"
 
-# v3: the speaker's stated 0-100 confidence per turn (seed 001, Appendix i), and
-# notices about a run (e.g. a judge that is a debater's own model, seed 004 section 6.3.1.3).
+# v3: the speaker's stated 0-100 confidence per turn (Triem, Appendix i), and
+# notices about a run (e.g. a judge that is a debater's own model, Chang, section 6.3.1.3).
 # Self-contained: adds one column and one table, touches nothing else.
 _V3_CONFIDENCE_AND_NOTICES = """
         ALTER TABLE turns ADD COLUMN confidence REAL CHECK (confidence IS NULL OR confidence BETWEEN 0 AND 100);

@@ -1,5 +1,6 @@
-"""The staged decision conference with an agreement judge (seed 000, sections 3.1.1 and 3.2.1,
-Figure 1, Algorithm 1).
+"""The staged decision conference with an agreement judge (Selina Heller, Mohamed Ibrahim, David
+Antony Selby, Sebastian Vollmer, "Finding Common Ground: Using Large Language Models to Detect
+Agreement in Multi-Agent Decision Conferences", sections 3.1.1 and 3.2.1, Figure 1, Algorithm 1).
 
 Section 3.1.1: "The conference proceeds through three main stages: discussing the issues,
 building a model of those issues, and exploring the results." Section 3.2.1 (Figure 1): "The
@@ -188,12 +189,12 @@ class ConferenceConfig:
     issue: str
     topics: list[str] | None = None  # None: section 3.1.1's three stages
     title: str = ""
-    max_rounds: int = param(3, ge=1, le=20, section="seed 000", label="Rounds per stage at most", essential=True,
+    max_rounds: int = param(3, ge=1, le=20, section="Heller et al.", label="Rounds per stage at most", essential=True,
                             description="rounds a stage may take before it closes without agreement")
     word_cap: int = param(120, ge=10, le=1000, section="Symposium", label="Words per reply", step=REPLY_LENGTHS,
                           description="reply length asked of participants (words)")
     turn_tokens: int = token_limit(200, "reply length limit per turn")
-    judge_mode: JudgeMode = param("generate", section="seed 000", label="How the judge answers", step="The agreement judge",
+    judge_mode: JudgeMode = param("generate", section="Heller et al.", label="How the judge answers", step="The agreement judge",
                                   description="generate: the judge writes AGREEMENT or MORE DEBATE; score: both answers "
                                               "are scored by how likely the judge's model finds them")
     judge_tokens: int = param(24, ge=4, le=512, section="Symposium", label="Judge's reply limit (tokens)",
@@ -490,7 +491,7 @@ class Conference:
         people = [*a.participants, a.judge, *([a.evaluator] if a.evaluator else [])]
         yield DebateStarted(self.debate_id, "agreement", c.title or clip(c.issue, 60), c.issue, c.describe(),
                             (*(p.participant() for p in people),
-                             Participant(MODERATOR, "rules", "code", details={"speaker_selection": "seed 000, Algorithm 1"})))
+                             Participant(MODERATOR, "rules", "code", details={"speaker_selection": "Heller et al., Algorithm 1"})))
         n_messages, last = 1, None  # messages[0] is the issue the person set
         status: Status = "finished"
         stop_reason = ""
@@ -569,7 +570,7 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
 DEFINITION = ProtocolDefinition(
     name="agreement",
     title="Decision conference",
-    summary="Stages that advance only when an agreement judge says AGREEMENT (seed 000).",
+    summary="Stages that advance only when an agreement judge says AGREEMENT (Heller et al.).",
     config_cls=ConferenceConfig,
     inputs=(
         Input("issue", "Issue", "textarea", example="Should our town build a new library or repair the old one?",

@@ -1,6 +1,7 @@
 """The staged conference's findings as neutral blocks (see :mod:`protocols.core.present`): each
 stage's rounds, the agreement judge's verdicts, what closed it and the evaluator's factors
-(seed 000, Algorithm 1)."""
+(Selina Heller, Mohamed Ibrahim, David Antony Selby, Sebastian Vollmer, "Finding Common Ground:
+Using Large Language Models to Detect Agreement in Multi-Agent Decision Conferences", Algorithm 1)."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ class TurnFinished(Event):
     #: What the agent was asked this turn (its user message), so a debate can be audited.
     request: str | None = None
     #: The speaker's own 0-100 confidence in its reasoning, where the protocol asks for one
-    #: (seed 001, Appendix i: "rank your confidence ... on a scale of 0-100"); parsed and
+    #: (Triem, Appendix i: "rank your confidence ... on a scale of 0-100"); parsed and
     #: range-checked from the reply, ``None`` when not stated or out of range.
     confidence: float | None = None
     #: The (role, content) messages this turn added to the speaker's conversation after

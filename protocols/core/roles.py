@@ -28,7 +28,7 @@ PARTICIPANT = "participant"
 DELIBERATOR = "deliberator"
 JUROR = "juror"
 
-#: The app's analyzer side panel (seed 002), any protocol: kept apart from a protocol's own
+#: The app's analyzer side panel (ArgsBase's analyzer), any protocol: kept apart from a protocol's own
 #: ``analyzer`` role (deliberation's) so the two never take each other's seat.
 SIDE_PANEL = "side-panel"
 

@@ -1,5 +1,6 @@
-"""D3, Debate–Deliberate–Decide: which of two answers to a question is better (seed 003,
-Bandi & Harrasse), with its two protocols MORE and SAMRE.
+"""D3, Debate–Deliberate–Decide: which of two answers to a question is better (Chaithanya Bandi,
+Abir Harrasse, "Debate, Deliberate, Decide (D3): A Cost-Aware Adversarial Framework for Reliable
+and Interpretable LLM Evaluation"), with its two protocols MORE and SAMRE.
 
 The roles (section 2.1): *advocates* "construct the most compelling arguments in favor of a
 specific candidate response"; the *judge* "scores each side's defense on a predefined rubric"
@@ -36,14 +37,14 @@ As this module runs it::
     Swap audit (section 4.3, "Positional Swap Consistency"): the whole evaluation again with
       the order swapped; the verdict *held* when both passes name the same original answer.
 
-Section 3's equations are lost in the seed's text extraction. Our reading of Definition 1 —
-the one its surrounding words fix — is reported per round as ``posterior_mean/var``: round t
-is a "success" when s_A^t > s_B^t (a tie counts one half); with a Beta(α0, β0) prior and S_t
-successes in t rounds the posterior is Beta(α0 + S_t, β0 + t − S_t), mean
-(α0 + S_t)/(α0 + β0 + t), variance falling as O(1/t). It is a diagnostic: SAMRE stops by the
-section 2.2 rule above. Theorem 2's aggregation (the max of k advocates' scores) describes the
-gain from parallel advocacy; the protocol itself consolidates the k defenses into one, as
-appendix D.1 says.
+Section 3's equations are lost in the text extracted from the paper's PDF. Our reading of
+Definition 1 — the one its surrounding words fix — is reported per round as
+``posterior_mean/var``: round t is a "success" when s_A^t > s_B^t (a tie counts one half); with
+a Beta(α0, β0) prior and S_t successes in t rounds the posterior is Beta(α0 + S_t, β0 + t −
+S_t), mean (α0 + S_t)/(α0 + β0 + t), variance falling as O(1/t). It is a diagnostic: SAMRE stops
+by the section 2.2 rule above. Theorem 2's aggregation (the max of k advocates' scores)
+describes the gain from parallel advocacy; the protocol itself consolidates the k defenses into
+one, as appendix D.1 says.
 
 Budgets count what the backend reports for each call (``Completion.usage``: prompt plus
 completion tokens, the paper's "total number of input and output tokens"). The token budget
@@ -313,24 +314,24 @@ class D3Config:
     question: str
     answer_a: str
     answer_b: str
-    variant: Variant = param("samre", section="seed 003", label="Variant", essential=True,
+    variant: Variant = param("samre", section="Bandi & Harrasse", label="Variant", essential=True,
                              description="MORE: several advocates per answer, one round; SAMRE: rounds with the "
                                          "judge's feedback")
-    k: int = param(3, ge=1, le=10, section="seed 003", label="Advocates per answer (MORE)", step="Advocates",
+    k: int = param(3, ge=1, le=10, section="Bandi & Harrasse", label="Advocates per answer (MORE)", step="Advocates",
                    description="advocates per answer in the MORE variant")
-    max_rounds: int = param(5, ge=1, le=20, section="seed 003", label="Rounds at most (SAMRE)", essential=True,
+    max_rounds: int = param(5, ge=1, le=20, section="Bandi & Harrasse", label="Rounds at most (SAMRE)", essential=True,
                             description="the rounds the SAMRE variant may take")
-    window: int = param(2, ge=2, le=10, section="seed 003", label="Stability window (SAMRE)", step="When the debate stops",
+    window: int = param(2, ge=2, le=10, section="Bandi & Harrasse", label="Stability window (SAMRE)", step="When the debate stops",
                         description="rounds the score gap must stay stable to stop early")
-    epsilon: float = param(1.0, ge=0.0, le=10.0, section="seed 003", label="Stable gap: largest move (points)",
+    epsilon: float = param(1.0, ge=0.0, le=10.0, section="Bandi & Harrasse", label="Stable gap: largest move (points)",
                            step="When the debate stops",
                            description="how far the score gap may move and still count as stable")
     budget: Budget = field(default_factory=Budget)
-    swap_audit: bool = param(False, section="seed 003", label="Swap audit (A/B then B/A)", step="Audits",
+    swap_audit: bool = param(False, section="Bandi & Harrasse", label="Swap audit (A/B then B/A)", step="Audits",
                              description="evaluate again with the answers swapped; report whether the verdict held")
-    jury_size: int = param(5, ge=1, le=12, section="seed 003", label="Jurors", step="The jury",
+    jury_size: int = param(5, ge=1, le=12, section="Bandi & Harrasse", label="Jurors", step="The jury",
                            description="jurors (at most 5 with personas)")
-    personas: bool = param(True, section="seed 003, D.3", label="Juror personas", step="The jury",
+    personas: bool = param(True, section="Bandi & Harrasse, D.3", label="Juror personas", step="The jury",
                            description="give the jurors the paper's personas (no: impartial jurors)")
     title: str = ""
     #: A defense or consolidation.
@@ -343,9 +344,9 @@ class D3Config:
     #: (section 2.1's anonymity); used only by the self-enhancement audit (section 4.3,
     #: :mod:`protocols.d3.audit`): a judge or juror of the same family is announced and its
     #: preference recorded in the outcome.
-    model_a: str = param("", section="seed 003, 4.3", label="Model of answer A", step="Audits",
+    model_a: str = param("", section="Bandi & Harrasse, 4.3", label="Model of answer A", step="Audits",
                          description="the model that wrote answer A, for the self-enhancement audit (never shown)")
-    model_b: str = param("", section="seed 003, 4.3", label="Model of answer B", step="Audits",
+    model_b: str = param("", section="Bandi & Harrasse, 4.3", label="Model of answer B", step="Audits",
                          description="the model that wrote answer B, for the self-enhancement audit (never shown)")
     profile: Profile = "standard"
 
@@ -896,7 +897,7 @@ class D3:
         listed = ", ".join(f"{role} ({model}: answer {side})" for role, (model, side) in exposed.items())
         return [Notice(self.debate_id, "self_enhancement",
                        f"evaluators of the same model family as an answer: {listed}; their preferences are recorded for "
-                       "the self-enhancement audit (seed 003 section 4.3; `symposium d3-report`).",
+                       "the self-enhancement audit (Bandi & Harrasse, section 4.3; `symposium d3-report`).",
                        {role: {"model": model, "own": side} for role, (model, side) in exposed.items()}, 0)]
 
     def outcome(self) -> dict[str, Any]:
@@ -1019,7 +1020,7 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
 DEFINITION = ProtocolDefinition(
     name="d3",
     title="D3 jury",
-    summary="Advocates defend two answers, a judge scores, a jury votes; swap audit (seed 003).",
+    summary="Advocates defend two answers, a judge scores, a jury votes; swap audit (Bandi & Harrasse).",
     config_cls=D3Config,
     inputs=(
         Input("question", "Question", "textarea", example="At what temperature does water boil at sea level?",

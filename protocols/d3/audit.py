@@ -1,4 +1,6 @@
-"""D3's agreement and bias measures against reference verdicts (seed 003, section 4.3).
+"""D3's agreement and bias measures against reference verdicts (Chaithanya Bandi, Abir Harrasse,
+"Debate, Deliberate, Decide (D3): A Cost-Aware Adversarial Framework for Reliable and
+Interpretable LLM Evaluation", section 4.3).
 
 Section 4.3 measures an evaluator by:
 

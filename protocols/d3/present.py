@@ -1,6 +1,8 @@
 """D3's findings as neutral blocks (see :mod:`protocols.core.present`): each pass's verdict,
 tally and cumulative scores, the judge's scores per round, the jury's votes, the token budget
-per role, and the position-swap audit (seed 003, sections 3 and 4.3)."""
+per role, and the position-swap audit (Chaithanya Bandi, Abir Harrasse, "Debate, Deliberate,
+Decide (D3): A Cost-Aware Adversarial Framework for Reliable and Interpretable LLM Evaluation",
+sections 3 and 4.3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""D3's study across debates: its verdicts against reference verdicts (seed 003, section 4.3),
-``symposium study d3-report``; the measures are :mod:`protocols.d3.audit`.
+"""D3's study across debates: its verdicts against reference verdicts (Chaithanya Bandi, Abir
+Harrasse, "Debate, Deliberate, Decide (D3): A Cost-Aware Adversarial Framework for Reliable and
+Interpretable LLM Evaluation", section 4.3), ``symposium study d3-report``; the measures are
+:mod:`protocols.d3.audit`.
 
 A reference file lists the right verdict per item, one JSON object per line (or one JSON list):
 
@@ -126,8 +128,8 @@ def present(result: Mapping[str, Any]) -> list[Section]:
 
 STUDY = Study(
     "d3-report",
-    "accuracy, Cohen's kappa and self-enhancement of journalled D3 verdicts against reference verdicts (seed 003, "
-    "section 4.3)",
+    "accuracy, Cohen's kappa and self-enhancement of journalled D3 verdicts against reference verdicts (Bandi & "
+    "Harrasse, section 4.3)",
     inputs=(
         Input("reference", "Reference verdicts", "file", parse=read_references, metavar="FILE",
               help='JSON lines: {"debate": ID or "question": TEXT, "reference": "A"|"B"|"tie", "model_a": …, "model_b": …}'),

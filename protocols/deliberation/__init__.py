@@ -1,5 +1,7 @@
 """Moderated deliberation: a moderator agent, two or more deliberator agents and the person as a
-deliberator, with an analyzer in the background (seed 002, ArgsBase, sections 3 and 5, appendix A.1).
+deliberator, with an analyzer in the background (Frieso Turkstra, Sara Nabhani, Khalid Al-Khatib,
+"ArgsBase: A Multi-Agent Interface for Structured Human–AI Deliberation", sections 3 and 5,
+appendix A.1).
 
 Section 3: the Moderator "initiates the session by setting the agenda ... Throughout the
 conversation, the Moderator manages turn-taking, making sure no agent speaks twice in a row and
@@ -197,13 +199,13 @@ class DeliberationConfig:
     title: str = ""
     max_turns: int = param(9, ge=1, le=60, section="Symposium", label="Turns", essential=True,
                            description="turns after the moderator's agenda")
-    word_cap: int = param(75, ge=10, le=500, section="seed 002, Figure 5", label="Words per reply", step=REPLY_LENGTHS,
+    word_cap: int = param(75, ge=10, le=500, section="ArgsBase, Figure 5", label="Words per reply", step=REPLY_LENGTHS,
                           description="reply length asked of the models (words): 'No more than 75 words'")
     turn_tokens: int = token_limit(140, "reply length limit for the models (tokens)")
     select_tokens: int = param(24, ge=4, le=256, section="Symposium", label="Speaker choice limit (tokens)",
                                step=REPLY_LENGTHS,
                                description="reply length limit of the moderator's choice of the next speaker")
-    analyze_every: int = param(4, ge=0, le=60, section="seed 002", label="Analyze every N turns", step="The analysis",
+    analyze_every: int = param(4, ge=0, le=60, section="ArgsBase", label="Analyze every N turns", step="The analysis",
                                description="update the analyzer panel every N turns (0: only at the end)")
     analysis_tokens: int = token_limit(ANALYSIS_TOKENS, "reply length limit for each part of the analysis", label="Analysis limit (tokens)")
     person_name: str = param("Person", section="Symposium", label="Your name", essential=True,
@@ -515,7 +517,7 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
 DEFINITION = ProtocolDefinition(
     name="deliberation",
     title="Moderated deliberation",
-    summary="A moderator model, deliberator models and you; turn rules enforced (seed 002).",
+    summary="A moderator model, deliberator models and you; turn rules enforced (Turkstra et al., ArgsBase).",
     config_cls=DeliberationConfig,
     inputs=(
         Input("topic", "Topic", "textarea", example="Should phones be banned in schools?",

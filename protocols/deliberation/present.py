@@ -1,6 +1,7 @@
 """The deliberation's findings as neutral blocks (see :mod:`protocols.core.present`): the
 analyzer's argument map — claims with what supports and attacks them — its points of agreement
-and open questions (seed 002, ArgsBase, section 4)."""
+and open questions (Frieso Turkstra, Sara Nabhani, Khalid Al-Khatib, "ArgsBase: A Multi-Agent
+Interface for Structured Human–AI Deliberation", section 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""EVINCE: an information-theoretic debate over a class set (seed 004, chapter 7, Figure 7.1).
+"""EVINCE: an information-theoretic debate over a class set (Edward Y. Chang, "EVINCE: Optimizing
+Adversarial LLM Dialogues via Conditional Statistics and Information Theory", chapter 7 of
+Multi-LLM Agent Collaborative Intelligence, Figure 7.1).
 
 Figure 7.1, as this module runs it::
 
@@ -222,9 +224,9 @@ class EvinceConfig:
                                                  "diverge (Jensen-Shannon) by at most this; a debate that settles further "
                                                  "apart is reported as settled without agreement")
     domain: str = "diagnosis"
-    #: Seed 000's agreement judge after each round, an extra stopping signal logged beside
+    #: Heller et al.'s agreement judge after each round, an extra stopping signal logged beside
     #: WD/MI/JSD (metric "agreement"); the CRIT judge's model plays it.
-    agreement_judge: bool = param(False, section="seed 000", label="Ask the judge whether they agree", step=STOPPING,
+    agreement_judge: bool = param(False, section="Heller et al.", label="Ask the judge whether they agree", step=STOPPING,
                                   description="after each round the judge also says whether the agents agree or should "
                                               "go on; an agreement ends the debate")
     #: Off: no judge calls, no quality gate, equal weights in P_f and no ΔCRIT in the stopping
@@ -366,7 +368,7 @@ class Evince:
         self.rationale: dict[str, list[str]] = {AGENT_A: [], AGENT_B: []}
         self.dropped: list[dict[str, Any]] = []
         self._phase: str | None = None
-        #: Every turn as said, oldest first: what the agreement judge reads (seed 000).
+        #: Every turn as said, oldest first: what the agreement judge reads (Heller et al.).
         self.said: list[tuple[str, str]] = []
         self.agreement = AgreementJudge(agents.judge) if config.agreement_judge else None
         #: The user's files (falsy when the debate has none): each turn is shown the passages
@@ -785,7 +787,7 @@ class Evince:
                 break
             if (round_ > 0 and metrics is not None and self.agreement is not None and self.agreement.last is not None
                     and self.agreement.last.agreed):
-                stop_reason, ending = "the agreement judge said AGREEMENT (seed 000)", "agreement"
+                stop_reason, ending = "the agreement judge said AGREEMENT (Heller et al.)", "agreement"
                 break
             if round_ >= c.max_rounds:  # max_rounds refutation rounds after the opening round 0
                 break
@@ -856,7 +858,7 @@ class Evince:
         model = self.agents.judge.model_id
         return Notice(self.debate_id, "self_judging",
                       f"the CRIT judge runs on {model}, the model of {names}: EVINCE asks for external CRIT "
-                      "scoring (seed 004, section 7.2 (1)(iii)), and the judge's scores weight P_f and gate the "
+                      "scoring (Chang, section 7.2 (1)(iii)), and the judge's scores weight P_f and gate the "
                       "other agent's arguments, so a model may favour its own; add a judge on another model to check.",
                       {"judge": "judge", "model": model, "debaters": roles}, 0)
 
@@ -1093,7 +1095,7 @@ def _start(config: EvinceConfig, team: EvinceAgents, debate_id: str, channel: Co
 DEFINITION = ProtocolDefinition(
     name="evince",
     title="EVINCE",
-    summary="Two agents weigh the possible answers to a case until their probabilities converge (seed 004, ch. 7).",
+    summary="Two agents weigh the possible answers to a case until their probabilities converge (Chang, ch. 7).",
     config_cls=EvinceConfig,
     inputs=(
         Input("case", "Case", "textarea", example=DEMO_CASE,

@@ -1,4 +1,5 @@
-"""A human judge in the loop of a multi-agent panel (seed 001, Triem 2024, "Methodology").
+"""A human judge in the loop of a multi-agent panel (Haley Triem, "Tipping the Balance: Human
+Intervention in Large Language Model Multiagent Debate", 2024, "Methodology").
 
 Triem's mechanism, as this module runs it:
 
@@ -191,13 +192,13 @@ class HumanloopConfig:
     SMALL_MODEL_PROFILE: ClassVar[dict[str, Any]] = {"rounds": 2, "turn_tokens": 200, "stance_tokens": 60}
 
     case: str
-    question: str = param(APPEAL_QUESTION, section="seed 001", label="Question", essential=True,
+    question: str = param(APPEAL_QUESTION, section="Triem", label="Question", essential=True,
                           description="what the panel decides")
     labels: tuple[str, ...] = LEGAL_LABELS
     rubric: dict[str, str] = field(default_factory=lambda: dict(LEGAL_RUBRIC))
-    rounds: int = param(3, ge=1, le=20, section="seed 001", label="Rounds", essential=True,
+    rounds: int = param(3, ge=1, le=20, section="Triem", label="Rounds", essential=True,
                         description="discussion rounds; every seat speaks once per round")
-    seat_title: str = param("Judge", section="seed 001", label="Seat title", step="The panel",
+    seat_title: str = param("Judge", section="Triem", label="Seat title", step="The panel",
                             description="what the seats are called (e.g. Judge)")
     human: HumanSeat | None = None
     title: str = ""
@@ -207,13 +208,13 @@ class HumanloopConfig:
     stance_tokens: int = param(60, ge=8, le=512, section="Symposium", label="Clerk's reply limit (tokens)",
                                step=REPLY_LENGTHS, description="reply length limit of the stance clerk")
     condition: Literal["multiagent", "synthetic"] = param(
-        "multiagent", section="seed 001", label="Condition", step="The panel",
+        "multiagent", section="Triem", label="Condition", step="The panel",
         description="multiagent: one instance per seat (phases 2 and 3); synthetic: one instance "
                     "simulates the whole panel (phase 1, no human seat)")
-    simulated_judges: int = param(3, ge=2, le=9, section="seed 001", label="Simulated judges", step="The panel",
+    simulated_judges: int = param(3, ge=2, le=9, section="Triem", label="Simulated judges", step="The panel",
                                   description="judges one instance simulates in the synthetic condition")
     #: ``None``: "affirm" when it is one of the labels, else any change of label counts.
-    binary_label: str | None = param(None, section="seed 001", label="Label counted as a change", step="Measures",
+    binary_label: str | None = param(None, section="Triem", label="Label counted as a change", step="Measures",
                                      description="the label whose gain or loss counts as a change of stance (default: "
                                                  "affirm when it is one of the labels, else any change of label)")
     profile: Profile = "standard"
@@ -651,7 +652,7 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
 DEFINITION = ProtocolDefinition(
     name="humanloop",
     title="Human judge in the loop",
-    summary="A panel of model judges, you optionally in one seat; stances tracked per step (seed 001).",
+    summary="A panel of model judges, you optionally in one seat; stances tracked per step (Triem).",
     config_cls=HumanloopConfig,
     inputs=(
         Input("case", "Case", "textarea", help="the case the panel discusses: text, or @FILE",

@@ -1,6 +1,7 @@
 """The human-in-the-loop panel's findings as neutral blocks (see :mod:`protocols.core.present`):
 the decision, each seat's stance per round with its stated confidence, and how often stances
-changed, by this project's measure and by Triem et al.'s count (seed 001, "Data Organization")."""
+changed, by this project's measure and by the count of Haley Triem, "Tipping the Balance: Human
+Intervention in Large Language Model Multiagent Debate" (2024, "Data Organization")."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from protocols.core.present import BarChart, DefList, Figures, LineChart, Para, 
 
 def present(outcome: Mapping[str, Any], debate: Mapping[str, Any]) -> list[Section]:
     analysis = outcome.get("analysis") or {}
-    section = Section("stances", "Stance analysis (seed 001)",
+    section = Section("stances", "Stance analysis (Triem)",
                       [DefList([("Decision", outcome.get("decision") or "—"), ("Condition", outcome.get("condition") or "—"),
                                 ("Labels", ", ".join(outcome.get("labels") or []))])],
                       claims=frozenset({"analysis", "decision", "condition", "labels", "seats"}))
@@ -34,12 +35,12 @@ def present(outcome: Mapping[str, Any], debate: Mapping[str, Any]) -> list[Secti
                 ("away from the person", analysis.get("away_from_human"))]
     section.blocks.append(DefList([(k, num(v) if v is not None else "—") for k, v in measures]))
     if triem:
-        section.blocks.append(Para("Triem et al.'s measures (a change through “no stance” counts)", "h"))
+        section.blocks.append(Para("Triem's measures (a change through “no stance” counts)", "h"))
         section.blocks.append(value_block(triem))
     by_role = analysis.get("by_role") or {}
-    rates = {"changes of stance (seed 001)": {role: m["change_rate"] for role, m in by_role.items()
+    rates = {"changes of stance (ours)": {role: m["change_rate"] for role, m in by_role.items()
                                                if isinstance(m.get("change_rate"), int | float)},
-             "Triem et al. (through “no stance”)": {role: (m.get("triem") or {})["change_rate"] for role, m in by_role.items()
+             "Triem (through “no stance”)": {role: (m.get("triem") or {})["change_rate"] for role, m in by_role.items()
                                                      if isinstance((m.get("triem") or {}).get("change_rate"), int | float)}}
     if any(rates.values()):
         section.blocks.append(Figures([BarChart("Stance change rate per seat", rates)],

@@ -1,4 +1,5 @@
-"""Stance labels for debate steps, and how stances change (seed 001, Triem 2024).
+"""Stance labels for debate steps, and how stances change (Haley Triem, "Tipping the Balance:
+Human Intervention in Large Language Model Multiagent Debate", 2024).
 
 Triem labelled every step of every debate with the position it takes ("Data Organization"):
 
@@ -298,7 +299,7 @@ _CONFIDENCE = (
 
 
 def parse_confidence(text: str) -> tuple[float | None, str | None]:
-    """The 0-100 confidence a statement gives itself (seed 001, Appendix i), and a note when
+    """The 0-100 confidence a statement gives itself (Triem, Appendix i), and a note when
     there is none or it is out of range. The last rating stated counts (a statement may quote
     another judge's before giving its own). Never raises, never evaluates the text."""
     if not isinstance(text, str) or not text.strip():

@@ -1,5 +1,6 @@
-"""The panel's study across debates: how often stances changed, by condition (seed 001, Triem
-2024, "Data Organization"), ``symposium study stances``.
+"""The panel's study across debates: how often stances changed, by condition (Haley Triem,
+"Tipping the Balance: Human Intervention in Large Language Model Multiagent Debate", 2024,
+"Data Organization"), ``symposium study stances``.
 
 The measures are :func:`protocols.humanloop.stance.analyze` and
 :func:`~protocols.humanloop.stance.change_rates`; this module reads their input from journalled
@@ -86,11 +87,11 @@ def present(result: Mapping[str, Any]) -> list[Section]:
                 line += f", {row['toward_human']} toward the human's stance, {row['away_from_human']} away"
             overall.blocks += [Para(line, "h"), Para(_triem(row))]
         overall.blocks.append(Para("Ours: changes between positions, steps without one left out; Triem's count: every AI "
-                                   "seat's every round transition, no stance and hallucination coded 3 (seed 001's 1,200 "
+                                   "seat's every round transition, no stance and hallucination coded 3 (Triem's 1,200 "
                                    "and 400).", "note"))
         sections.append(overall)
     return sections
 
 
-STUDY = Study("stances", "stance tables and change rates by condition of journalled human-in-the-loop panels (seed 001)",
+STUDY = Study("stances", "stance tables and change rates by condition of journalled human-in-the-loop panels (Triem)",
               inputs=(), run=stances, present=present)

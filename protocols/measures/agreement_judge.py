@@ -1,6 +1,8 @@
-"""The agreement judge: after each full round, exactly AGREEMENT or MORE DEBATE (seed 000).
+"""The agreement judge: after each full round, exactly AGREEMENT or MORE DEBATE (Selina Heller,
+Mohamed Ibrahim, David Antony Selby, Sebastian Vollmer, "Finding Common Ground: Using Large
+Language Models to Detect Agreement in Multi-Agent Decision Conferences").
 
-Seed 000, section 3.2.1: "Once each participant agent has contributed their perspective, a
+Heller et al., section 3.2.1: "Once each participant agent has contributed their perspective, a
 judge agent determines whether an agreement is reached or the participants still have something
 to debate. The judge agent informs the moderator agent if an agreement is reached or not,
 prompting the moderator to either let the participants debate more on the topic or move to the

@@ -1,5 +1,6 @@
 """The analyzer: summary, points of agreement, open questions and an argument map of any
-protocol's transcript (seed 002, ArgsBase, sections 3 and 4; prompts of appendix A.1).
+protocol's transcript (Frieso Turkstra, Sara Nabhani, Khalid Al-Khatib, "ArgsBase: A Multi-Agent
+Interface for Structured Human–AI Deliberation", sections 3 and 4; prompts of appendix A.1).
 
 Section 3: "Analyzer is a background agent that does not participate in the conversation but
 provides ongoing meta-level feedback. It monitors the discussion in real-time and generates a
@@ -16,7 +17,7 @@ How it runs:
   over the same transcript, so one part that fails leaves the others intact. The transcript comes
   first in every request and only the instruction differs, so the analyzer's session evaluates
   the transcript once per analysis (its KV cache keeps the shared prefix).
-* The analyzer reads the topic and every turn whole, as seed 002's analyzer reads the whole
+* The analyzer reads the topic and every turn whole, as ArgsBase's analyzer reads the whole
   conversation. Only a transcript its window cannot hold is fitted (:mod:`protocols.core.fitting`,
   once per analysis, against the longest instruction, so all four parts read the same text):
   the turns give way first, all on one level (the longest first, each cut in its middle, so

@@ -1,4 +1,6 @@
-"""CRIT, the Critical Reading Inquisitive Template (seed 004, Table 6.3), run by a judge model.
+"""CRIT, the Critical Reading Inquisitive Template (Edward Y. Chang, "SocraSynth: Adversarial
+Multi-LLM Reasoning", chapter 6 of Multi-LLM Agent Collaborative Intelligence, Table 6.3), run by
+a judge model.
 
 Table 6.3, as this module runs it::
 

@@ -1,4 +1,6 @@
-"""Scoring predicted distributions against reference labels (seed 004, section 7.4.1.2–7.4.1.3).
+"""Scoring predicted distributions against reference labels (Edward Y. Chang, "EVINCE: Optimizing
+Adversarial LLM Dialogues via Conditional Statistics and Information Theory", chapter 7 of
+Multi-LLM Agent Collaborative Intelligence, sections 7.4.1.2–7.4.1.3).
 
 Pure numpy/scipy over plain data, so the diagnosis benchmark, the tests and anyone's notebook
 compute the same numbers. A *prediction* is a mapping label → probability (any order, any

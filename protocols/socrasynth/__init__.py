@@ -1,4 +1,6 @@
-"""SocraSynth: a moderated adversarial debate and its evaluative stage (seed 004, chapter 6).
+"""SocraSynth: a moderated adversarial debate and its evaluative stage (Edward Y. Chang,
+"SocraSynth: Adversarial Multi-LLM Reasoning", chapter 6 of Multi-LLM Agent Collaborative
+Intelligence).
 
 Table 6.2, as this module runs it (LLM+ is the agent arguing *for* the subject: agent A, or
 agent B when ``swap_stances``; LLM− argues against it)::
@@ -304,9 +306,9 @@ class SocraSynthConfig:
     #: An agenda given in advance (an agenda file): it replaces the agreed subtopics, as the
     #: editor would, and is journalled with the config so a resumed run edits the same way.
     agenda: list[Subtopic] | None = None
-    #: Seed 000's agreement judge after each round (the first judge plays it): an extra
+    #: Heller et al.'s agreement judge after each round (the first judge plays it): an extra
     #: stopping signal, logged as metric "agreement" beside Δ and CRIT.
-    agreement_judge: bool = param(False, section="seed 000", label="Ask the judge whether they agree", step=STOPPING,
+    agreement_judge: bool = param(False, section="Heller et al.", label="Ask the judge whether they agree", step=STOPPING,
                                   description="after each round the first judge also says whether the agents agree or "
                                               "should go on; an agreement ends the debate")
     #: The defaults profile in force (see :mod:`.params`), journalled with the debate.
@@ -668,7 +670,7 @@ class SocraSynth:
             return (f"the debate's quality (CRIT, both sides) fell from {previous:g} to {latest:g}, by more than "
                     f"{tolerance:g} (Table 6.2's Γ ≥ Γ′ as a plateau of quality, with crit_tolerance)")
         if t >= 2 and self.agreement is not None and self.agreement.last is not None and self.agreement.last.agreed:
-            return "the agreement judge said AGREEMENT after the last refutation round (seed 000)"
+            return "the agreement judge said AGREEMENT after the last refutation round (Heller et al.)"
         return None
 
     def _capped(self, t: int) -> str | None:
@@ -1320,7 +1322,7 @@ def _warnings(models: Mapping[str, str]) -> list[str]:
 DEFINITION = ProtocolDefinition(
     name="socrasynth",
     title="SocraSynth",
-    summary="For and against a subject, judged for quality, then a joint proposal (seed 004, ch. 6).",
+    summary="For and against a subject, judged for quality, then a joint proposal (Chang, ch. 6).",
     config_cls=SocraSynthConfig,
     inputs=(
         Input("subject", "Subject", "textarea", example="Should hospitals let AI systems triage emergency patients?",

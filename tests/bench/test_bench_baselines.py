@@ -171,7 +171,7 @@ async def test_the_report_gives_the_papers_statistics_and_convergence(tmp_path: 
     assert debate.ending and debate.successive and debate.successive[0]["round"] == 1.0
     assert report.rows["EVINCE, none cooling"]["rounds_to_convergence"]["debates"] == 4
     md = markdown(report, "symposium bench diagnosis …")
-    assert "The paper's statistics (seed 004, 7.4.1–7.4.1.3)" in md and "Debate convergence (7.4.1.2)" in md
+    assert "The paper's statistics (Chang, 7.4.1–7.4.1.3)" in md and "Debate convergence (7.4.1.2)" in md
     assert "paper Cliff's Δ" in md
 
 

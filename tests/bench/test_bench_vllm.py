@@ -1,19 +1,27 @@
 """The diagnosis benchmark on vLLM's engine: several cases in flight at once (``--jobs``) on the
-one engine, which batches them, give the same results as one at a time.
+one engine, which batches them.
 
-Greedy decoding throughout (the agents' temperature 0, which CRIT follows), so nothing may
-depend on how many cases share the engine's batches: every system's prediction for every case
-must be identical at one job and at three. Real engine (SmolLM2, the session's), real journal;
-``benchmarks/vllm_batching.py`` measures the speed of the same thing.
+What this can promise is narrower than on llama.cpp, whose lockstep decoding is exact (the
+results at any number of cases in flight equal those one at a time: tests/backends/test_lockstep.py
+and tests/bench). vLLM on a CPU is not batch-invariant: a sequence's logits move in their last
+bits with what shares its batch (vLLM's batch-invariant mode, ``VLLM_BATCH_INVARIANT=1``,
+needs a GPU), so where a 135M model's top tokens nearly tie, greedy decoding may take either,
+and three cases in flight may predict otherwise than one at a time. What must hold, and is
+checked here on the real engine: every system finishes every case at three in flight, and every
+reply reaches the request that asked for it (requests in flight together, each held by its
+schema to a word of its own, get back their own word: exact, whatever the numerics).
+``benchmarks/vllm_batching.py`` measures the speed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from backends.base import Backend, SamplingOptions
+from backends.base import Backend, Message, SamplingOptions
 from backends.registry import Registry
 from store.journal import Journal
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases
@@ -41,7 +49,7 @@ async def run_with_jobs(jobs: int, backends: dict[str, Backend], tmp_path: Path)
     return {key: outcome.prediction for key, outcome in bench.done.items()}
 
 
-async def test_cases_in_flight_at_once_give_the_same_results_as_one_at_a_time(
+async def test_cases_in_flight_at_once_all_finish_on_the_one_engine(
         vllm_smollm: Backend, registry: Registry, tmp_path: Path) -> None:
     from backends.lifecycle import Engines
     from tests.conftest import vllm_entry, vllm_model_folder
@@ -49,7 +57,27 @@ async def test_cases_in_flight_at_once_give_the_same_results_as_one_at_a_time(
     async with Engines() as engines:  # model B: a second entry on the same folder, so the same engine
         other = await engines.load_entry(vllm_entry(registry, vllm_model_folder(), "smollm2-135m-vllm-b"))
         backends: dict[str, Backend] = {vllm_smollm.model_id: vllm_smollm, other.model_id: other}
-        one = await run_with_jobs(1, backends, tmp_path)
         three = await run_with_jobs(3, backends, tmp_path)
-    assert one == three
-    assert any(one.values()), "no system predicted anything: the comparison would be empty"
+    assert {case for case, _ in three} == {"c1", "c2", "c3"}
+    assert any(three.values()), "no system predicted anything"
+
+
+WORDS = ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "jasper")
+
+
+async def test_requests_in_flight_together_each_get_their_own_reply(vllm_smollm: Backend) -> None:
+    """Ten requests at once on the one engine, each constrained to its own word: a reply, or a
+    piece of one streamed, handed to another request would carry another word."""
+    greedy = SamplingOptions(max_tokens=16, temperature=0.0, repeat_penalty=1.0)
+
+    async def ask(i: int, word: str) -> str:
+        schema = {"type": "object", "properties": {"word": {"const": word}}, "required": ["word"],
+                  "additionalProperties": False}
+        question = [Message("user", f"Reply with the JSON object that holds the word {word}.")]
+        stream = vllm_smollm.session(f"word-{i}").chat(question, greedy, schema=schema)
+        streamed = "".join([piece async for piece in stream])
+        assert stream.completion is not None and stream.completion.text == streamed, (streamed, stream.completion)
+        return streamed
+
+    replies = await asyncio.gather(*(ask(i, w) for i, w in enumerate(WORDS)))
+    assert [json.loads(r).get("word") for r in replies] == list(WORDS), replies

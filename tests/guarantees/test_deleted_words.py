@@ -92,8 +92,7 @@ async def test_the_app_says_when_a_delete_could_not_wipe_the_words_yet(tmp_path:
     path = tmp_path / "journal.db"
     with Journal(path) as journal:
         _debate(journal, "gone00000001", MARKER)
-    app = SymposiumApp(journal=Journal(path), registry=registry)
-    app.export_dir = tmp_path / "exports"
+    app = SymposiumApp(journal=Journal(path), registry=registry, export_dir=tmp_path / "exports")
     reader = sqlite3.connect(path)
     try:
         async with app.run_test(size=(140, 42)) as pilot:

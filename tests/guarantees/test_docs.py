@@ -6,6 +6,9 @@ and ``docs/`` resolves to a file of the repository (and a ``#heading`` to a head
 document points outside the repository, where a reader of a clone finds nothing. Every
 repository path a document names in backticks exists, and a test named as ``file::name`` is
 defined in that file, so an index of guarantees cannot cite a test that was renamed or removed.
+A paper is cited by its authors and title (the list in ``docs/protocols.md``), never by the
+number of a file in the team's reading folder ("seed 004"), which means nothing to a reader of
+the code, the docs or the app.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ PLACEHOLDER = re.compile(r"[<*…]|\byours\b")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+#: A citation by the reading folder's file number ("seed 004", "Seed 000's judge").
+SEED_CITATION = re.compile(r"\bseed 0\d\d", re.I)
+#: The code whose docstrings, comments and strings (help, summaries, report titles) cite papers.
+CODE_FOLDERS = ("backends", "protocols", "store", "outputs", "tui", "benchmarks")
 
 
 def prose(text: str) -> str:
@@ -109,3 +116,23 @@ def test_every_repository_path_a_document_names_exists(doc: Path) -> None:
         elif name and path.suffix == ".py" and re.sub(r"\[.*$", "", name) not in defined(path):
             missing.append(token)
     assert missing == [], f"{doc_id(doc)} names what the repository does not hold: {missing}"
+
+
+def citing_texts() -> list[Path]:
+    """The documents and every Python file and bundled text file of the code folders (not what
+    the benchmarks write: their output quotes models and cases)."""
+    code = [path for folder in CODE_FOLDERS for path in sorted((REPO / folder).rglob("*"))
+            if path.suffix in (".py", ".txt") and path.is_file()
+            and not str(path.relative_to(REPO)).startswith(WRITTEN_BY_RUNS)]
+    return [*documents(), *code]
+
+
+def test_no_paper_is_cited_by_its_reading_folder_number() -> None:
+    texts = citing_texts()
+    assert any(path.suffix == ".py" for path in texts) and REPO / "README.md" in texts
+    found = [f"{path.relative_to(REPO)}:{line_no}: {match.group(0)!r}"
+             for path in texts
+             for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for match in SEED_CITATION.finditer(line)]
+    assert found == [], ("cite a paper by its authors (\"Chang, ch. 7\", \"Heller et al.\"; the list in "
+                         f"docs/protocols.md), not by a reading-folder number: {found}")

@@ -1,4 +1,4 @@
-"""The agreement judge (seed 000, section 3.2.1): the exact-parse rule, both ways of asking with
+"""The agreement judge (Heller et al., section 3.2.1): the exact-parse rule, both ways of asking with
 the real bundled models, and the hook EVINCE and SocraSynth use as an extra stopping signal."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The analyzer (seed 002, ArgsBase section 3): its four parts from any protocol's turns, with a
+"""The analyzer (Turkstra et al., ArgsBase, section 3): its four parts from any protocol's turns, with a
 real bundled model, its reading of untrusted replies (exact cases and fuzzing), and what it reads
 (the whole transcript and topic, fitted to its window only when needed, with notes).
 

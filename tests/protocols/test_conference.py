@@ -1,4 +1,4 @@
-"""The decision conference (seed 000, Algorithm 1): the speaker selection, a real conference
+"""The decision conference (Heller et al., Algorithm 1): the speaker selection, a real conference
 between the bundled models with its journal checked, stages that advance only on an exact
 AGREEMENT, the round cap, the person's commands and ``symposium run agreement``."""
 

@@ -1,4 +1,4 @@
-"""CRIT against seed 004 Table 6.3: Γ from step #6 alone, recursion on reasons that are claims
+"""CRIT against Chang, Table 6.3: Γ from step #6 alone, recursion on reasons that are claims
 (step #3), the whole subject within the judge's context, per-argument quality.
 
 Scripted judge (tests/helpers/scripted.py): these tests need exact ratings from the judge to

@@ -1,4 +1,4 @@
-"""D3 (seed 003): MORE and SAMRE end to end with the real bundled models, jury votes, the swap
+"""D3 (Bandi & Harrasse): MORE and SAMRE end to end with the real bundled models, jury votes, the swap
 audit and per-role token accounting checked against the journal's model_calls rows; the
 arithmetic of stopping and deciding; the headless command."""
 

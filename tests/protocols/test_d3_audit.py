@@ -1,4 +1,4 @@
-"""Seed 003 section 4.3: accuracy, Cohen's κ and the self-enhancement audit of D3 verdicts
+"""Bandi & Harrasse (D3), section 4.3: accuracy, Cohen's κ and the self-enhancement audit of D3 verdicts
 against reference verdicts, from the pure measures to `symposium d3-report` on a journal.
 
 Why scripted backends in the journal test: the report must be checked against verdicts known

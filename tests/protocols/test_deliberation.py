@@ -1,4 +1,4 @@
-"""Moderated deliberation (seed 002, ArgsBase): the turn rules as properties, the moderator's
+"""Moderated deliberation (Turkstra et al., ArgsBase): the turn rules as properties, the moderator's
 choice under any reply, a real deliberation between the bundled models with a scripted person,
 the person's seats, the analyzer's cadence, and ``symposium run deliberation``."""
 

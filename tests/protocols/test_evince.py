@@ -1,4 +1,4 @@
-"""EVINCE (seed 004, Figure 7.1) end to end, with the real bundled models and a real journal."""
+"""EVINCE (Chang, Figure 7.1) end to end, with the real bundled models and a real journal."""
 
 from __future__ import annotations
 

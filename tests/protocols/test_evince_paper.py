@@ -1,4 +1,4 @@
-"""EVINCE against seed 004 chapter 7: Update steers κ, the CRIT quality gate, no
+"""EVINCE against Chang, chapter 7: Update steers κ, the CRIT quality gate, no
 invented positions, paragraph-long arguments, the rationale over all rounds, the label flag.
 
 Scripted backends (tests/helpers/scripted.py) here: each test needs agents that say *exactly*
@@ -228,12 +228,12 @@ async def test_the_judge_sees_the_whole_case_and_the_rationale_is_the_union_over
     assert rationale["agent-b"] == ["b first", "b second"]
 
 
-# --- seed 000's agreement judge beside the information metrics ------------------------------------
+# --- Heller et al.'s agreement judge beside the information metrics -----------------------------
 
 
 async def test_the_agreement_judge_is_logged_beside_the_metrics_and_stops_the_debate() -> None:
     """Each round with metrics gets one verdict, stored as metric ``agreement``; AGREEMENT from
-    round 1 on ends the debate (seed 000), though WD and MI have not converged."""
+    round 1 on ends the debate (Heller et al.), though WD and MI have not converged."""
     # Positions that keep moving, so that WD, MI and JSD do not settle and end it first.
     a = ScriptedBackend("a", [reply({"Dengue": p, "Zika": 1 - p}) for p in (0.9, 0.5, 0.2)])
     b = ScriptedBackend("b", [reply({"Chikungunya": p, "Dengue": 1 - p}) for p in (0.9, 0.4, 0.8)])

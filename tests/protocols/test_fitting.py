@@ -38,7 +38,7 @@ from tests.helpers.scripted import ScriptedBackend
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=3)
 LEFT_OUT = "characters left out to fit the context window"
 
-#: Seed 001, Appendix i, "HUMAN OPINIONS", Affirmative example 2 (U.S. v. Hollern): one of
+#: Triem, Appendix i, "HUMAN OPINIONS", Affirmative example 2 (U.S. v. Hollern): one of
 #: Triem's scripted human statements, 1,3xx characters, the vote in its last sentence.
 TRIEM_AFFIRM = (
     "The doctor also argues that the government presented insufficient evidence to support his conviction. "
@@ -156,7 +156,7 @@ def test_fitting_counts_with_the_readers_own_tokenizer(smollm: LlamaCppBackend) 
     assert fitted.notes and "record to" in fitted.notes[0]
 
 
-# -- point 7: seed 001's panel sees every statement whole, in Appendix i's words -------------------
+# -- point 7: Triem's panel sees every statement whole, in Appendix i's words ----------------------
 
 
 def _panel(seat_replies: Sequence[Sequence[str]], *, context: int = 4096) -> tuple[HumanloopAgents, list[ScriptedBackend]]:
@@ -558,7 +558,7 @@ async def test_the_single_answer_is_written_with_the_budget_the_debates_text_had
 
 @pytest.mark.parametrize("context", [1536, 2048])
 async def test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole(tmp_path: Path, context: int) -> None:
-    """Seed 000's judge in SocraSynth reads every turn so far, the latest round last; when its
+    """Heller et al.'s judge in SocraSynth reads every turn so far, the latest round last; when its
     window cannot hold them all, older turns give way (oldest first) and the round just finished
     — both agents' closing points here — stays whole."""
     agents, said, judge, _ = _socrasynth(context=context)

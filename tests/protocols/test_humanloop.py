@@ -1,4 +1,4 @@
-"""The human-in-the-loop panel (seed 001) end to end: real bundled models, a scripted human seat
+"""The human-in-the-loop panel (Triem) end to end: real bundled models, a scripted human seat
 from a file, the stance of every step and its changes read back from a real journal, and the
 headless command with the human seat typed on stdin."""
 

@@ -1,4 +1,4 @@
-"""Seed 001 (Triem) to the letter: the 0-100 confidence of every step parsed and stored, the
+"""Triem to the letter: the 0-100 confidence of every step parsed and stored, the
 single-instance "synthetic" condition, and volatility counted as affirm / not-affirm.
 
 Why scripted backends here: the tests need statements that state exact confidences and take

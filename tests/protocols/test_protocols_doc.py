@@ -9,9 +9,10 @@ loop, not the schedule alone, decides when signals exist). A number written with
 must equal the code's value rounded to d decimals (|doc − code| ≤ ½·10^−d), unless the claim
 sets its own tolerance ("about 195 tokens").
 
-Every section with tables is pinned: EVINCE, CRIT, SocraSynth, the conference (seed 000), the
-human in the loop (seed 001), deliberation (seed 002), D3 (seed 003), the profiles and what each
-judge sees. Numbers left out on purpose, section by section (nothing in the code computes them):
+Every section with tables is pinned: EVINCE, CRIT, SocraSynth, the conference (Heller et al.), the
+human in the loop (Triem), deliberation (Turkstra et al., ArgsBase), D3 (Bandi & Harrasse), the
+profiles and what each judge sees. Numbers left out on purpose, section by section (nothing in
+the code computes them):
 
 * quotes and counts from the papers ("ten topics", 278–624 characters a point, 1,261–1,348
   characters a statement, 20/600 and 43/400, "No more than 75 words", "150 words", 4k–128k);
@@ -719,7 +720,7 @@ CLAIMS += [
     Claim("socrasynth-point-sizes", "SocraSynth",
           r"`turn_tokens = (\d+)`: up to (\d+) characters a point with (\d+) subtopics;.*?The small-model profile: (\d+) tokens, "
           r"(\d+) subtopics \((\d+) characters a point\).*?(\d+) tokens gave (\d+) with (\w+) subtopics", socrasynth_point_sizes),
-    # Decision conference and agreement judge (seed 000)
+    # Decision conference and agreement judge (Heller et al.)
     Claim("conference-stages", "Decision conference", r"\(`topics`, default the (\w+) stages\)",
           lambda: [len(conference.DEFAULT_STAGES)]),
     Claim("conference-cap", "Decision conference", r"`max_rounds = (\d+)` per stage",
@@ -727,7 +728,7 @@ CLAIMS += [
     Claim("conference-evaluation", "Decision conference", r"Once per stage, (\d+)–(\d+) on each of the (\w+) factors", evaluation_scale),
     Claim("conference-word-cap", "Decision conference", r"`word_cap = (\d+)` words per participant turn",
           lambda: [conference.ConferenceConfig(issue="x").word_cap]),
-    # Human in the loop (seed 001)
+    # Human in the loop (Triem)
     Claim("humanloop-confidence", "Human in the loop", r"the last rating stated, (\d+)–(\d+), else none", confidence_range),
     Claim("humanloop-confidence-column", "Human in the loop", r"stored in `turns\.confidence` \(migration (\d+)\)", confidence_migration),
     Claim("humanloop-triem-opportunities", "Human in the loop", r"\((\w+) per seat in (\w+) rounds\)", triem_opportunities),
@@ -735,7 +736,7 @@ CLAIMS += [
     Claim("humanloop-rounds-and-judges", "Human in the loop",
           r"`rounds = (\d+)`; panel size is the number of models given \(synthetic: `simulated_judges = (\d+)`\)",
           lambda: [HumanloopConfig(case="x").rounds, HumanloopConfig(case="x").simulated_judges]),
-    # Deliberation and analyzer (seed 002)
+    # Deliberation and analyzer (Turkstra et al., ArgsBase)
     Claim("deliberation-turns", "Deliberation", r"then `max_turns` \((\d+)\) turns", lambda: [deliberation_defaults().max_turns]),
     Claim("deliberation-person", "Deliberation", r"when neither of the last (\w+) turns was the person's",
           lambda: [deliberation.PERSON_WINDOW - 1]),
@@ -746,7 +747,7 @@ CLAIMS += [
     Claim("deliberation-analyze-every", "Deliberation", r"runs every `analyze_every` \((\d+)\) turns",
           lambda: [deliberation_defaults().analyze_every]),
     Claim("deliberation-map", "Deliberation", r"up to (\w+) supporting and (\w+) attacking reasons", map_claim_reasons),
-    # D3 (seed 003)
+    # D3 (Bandi & Harrasse)
     Claim("d3-k", "D3", r"k = (\d+) by default, all 2k calls at once", lambda: [d3_defaults().k]),
     Claim("d3-stability", "D3", r"the last `window` \((\d+)\) gaps within `epsilon` \((\d+) point\)",
           lambda: [d3_defaults().window, d3_defaults().epsilon]),

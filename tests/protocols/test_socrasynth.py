@@ -1,4 +1,4 @@
-"""SocraSynth (seed 004, chapter 6) end to end, with the real bundled models and a real journal."""
+"""SocraSynth (Chang, chapter 6) end to end, with the real bundled models and a real journal."""
 
 from __future__ import annotations
 

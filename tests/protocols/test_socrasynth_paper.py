@@ -1,4 +1,4 @@
-"""SocraSynth against the letter of seed 004 chapter 6.
+"""SocraSynth against the letter of Chang, chapter 6.
 
 Why scripted backends here: these tests need debaters and judges that say exactly the same
 thing every round (a CRIT score that never falls, symmetric ratings), so that what ends the
@@ -487,7 +487,7 @@ class _AgreementJudge(_GammaJudge):
 
 
 async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_after_a_refutation_round(tmp_path: Path) -> None:
-    """Seed 000 in SocraSynth: after each round the first judge reads the subject and every
+    """Heller et al.'s agreement judge in SocraSynth: after each round the first judge reads the subject and every
     turn so far and says AGREEMENT or MORE DEBATE; its verdict is journalled with the round
     (metric ``agreement``). AGREEMENT after the opening does not end the loop (nothing refuted
     yet); AGREEMENT after refutation round 1 ends it before round 2, with that reason."""
@@ -499,7 +499,7 @@ async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_afte
                                 [Agent("judge-1", judge, OPTS)])
     events, debate, _ = await run(ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=5, agreement_judge=True),
                                   panel, tmp_path)
-    assert debate["stop_reason"] == "the agreement judge said AGREEMENT after the last refutation round (seed 000)"
+    assert debate["stop_reason"] == "the agreement judge said AGREEMENT after the last refutation round (Heller et al.)"
     assert [(r["kind"], r["round"]) for r in debate["outcome"]["rounds"]] == [("opening", 0), ("refutation", 1), ("closing", 2)]
     verdicts = [(e.debate_id, e.round, e.verdict) for e in events if isinstance(e, JudgementMade) and e.kind == "agreement"]
     assert verdicts == [("p1", 0, "AGREEMENT"), ("p1", 1, "AGREEMENT"), ("p1", 2, "MORE DEBATE")]

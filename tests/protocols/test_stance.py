@@ -1,4 +1,4 @@
-"""Stance labels per step and Triem's stance-change measures (seed 001): the parser, the reader
+"""Stance labels per step and Triem's stance-change measures: the parser, the reader
 with a person's confirmation, and the analysis."""
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def test_change_rates_pool_opportunities_by_condition() -> None:
 
 
 def test_triem_counts_two_opportunities_per_ai_seat_with_no_stance_and_hallucination_coded_3() -> None:
-    """Seed 001: "20 and 23 changes ... out of 1200 total opportunities for change of opinion (two
+    """Triem: "20 and 23 changes ... out of 1200 total opportunities for change of opinion (two
     per agent per debate)", "400 total opportunities" with the human; labels coded 1 == AFFIRM,
     0 == not AFFIRM, "Hallucinations and 'NONE' values were encoded as the number 3". Triem's
     count takes every AI seat's every round transition and a change of code; ours leaves steps

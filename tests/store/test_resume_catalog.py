@@ -220,7 +220,7 @@ async def test_a_protocol_without_its_own_reading_of_a_journalled_config_resumes
     started: list[tuple[Any, dict[str, SamplingOptions], str, Any]] = []
 
     async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
-                    person: Any) -> AsyncIterator[Event]:
+                    person: Any, evidence: Any) -> AsyncIterator[Event]:
         started.append((config, {r: a.options for r, a in agents.items()}, debate_id, channel.poll()))
         yield Notice(debate_id, "note", str(await person.speak("Your view?")))
 
@@ -265,7 +265,7 @@ async def test_a_config_that_reads_its_own_journalled_description_is_resumed_thr
     configs: list[Any] = []
 
     async def start(config: Any, agents: Mapping[str, Agent], debate_id: str, channel: CommandChannel,
-                    person: Any) -> AsyncIterator[Event]:
+                    person: Any, evidence: Any) -> AsyncIterator[Event]:
         configs.append((config, person))
         yield Notice(debate_id, "note", "started")
 

@@ -103,6 +103,11 @@ def agents(backends: dict[str, ScriptedBackend]) -> evince.EvinceAgents:
 BOUNDARIES = (DebateStarted, PhaseChanged, TurnFinished, JudgementMade, MetricsComputed)
 
 
+#: One debate id for the uninterrupted run and every cut one (each in a journal of its own): what
+#: a debate's id seeds, as EVINCE's order of the labels, is then the same in both.
+DEBATE = "d-resume"
+
+
 class Cut(Exception):
     """The process dying right after a journal write."""
 
@@ -135,8 +140,8 @@ async def run_straight(tmp_path: Path, script: dict[str, list[str]]) -> tuple[di
         boundaries += isinstance(event, BOUNDARIES)
 
     with Journal(tmp_path / "straight.db") as journal:
-        final = await drive(evince.run(config(), agents(backends), debate_id="straight"), journal, count)
-        turns = turn_keys(journal, "straight")
+        final = await drive(evince.run(config(), agents(backends), debate_id=DEBATE), journal, count)
+        turns = turn_keys(journal, DEBATE)
     assert final is not None and final.status == "finished"
     return backends, final, turns, boundaries
 
@@ -162,8 +167,8 @@ async def test_resumed_prompts_equal_an_uninterrupted_run_s_at_every_cut(tmp_pat
         first = team(script)
         with Journal(db) as journal:
             with pytest.raises(Cut):
-                await drive(evince.run(config(), agents(first), debate_id="cut"), journal, cut)
-            debate = Queries(journal).debate("cut")
+                await drive(evince.run(config(), agents(first), debate_id=DEBATE), journal, cut)
+            debate = Queries(journal).debate(DEBATE)
         assert debate is not None and debate["status"] == "running"
         used = {role: len(first[role].prompts) for role in ROLES}
         resumed = team(script, used)
@@ -174,7 +179,7 @@ async def test_resumed_prompts_equal_an_uninterrupted_run_s_at_every_cut(tmp_pat
             assert_same_prompts(straight[role].prompts, first[role].prompts + resumed[role].prompts, role, where)
         assert _comparable(final.outcome) == _comparable(straight_final.outcome), where
         with Journal(db) as journal:  # nothing asked twice, nothing missing
-            assert turn_keys(journal, "cut") == straight_turns, where
+            assert turn_keys(journal, DEBATE) == straight_turns, where
 
 
 def _comparable(outcome: dict[str, Any]) -> dict[str, Any]:

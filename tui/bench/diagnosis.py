@@ -181,7 +181,7 @@ class BenchConfig:
             raise ValueError(f"unknown design {self.design!r}; choose from {', '.join(DESIGNS)}")
         d = DESIGNS[self.design]
         if d.crit_judge and not self.judge:
-            raise ValueError(f"--design {self.design} needs a CRIT judge: give --judge MODEL, a third model (seed 004, "
+            raise ValueError(f"--design {self.design} needs a CRIT judge: give --judge MODEL, a third model (Chang, "
                              "section 7.2 (1)(iii): external CRIT scoring, whose scores weight P_f and gate the "
                              "arguments). Naming model A or B makes that debater judge itself, which the report then "
                              "says; --design quick runs without a judge")

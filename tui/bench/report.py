@@ -63,7 +63,7 @@ def _bca(stat: dict[str, Any]) -> str:
 
 
 PAPER_COLUMNS = (("Acc@1", "acc1"), ("Acc@3", "acc3"), ("MRR", "mrr"), ("Brier", "brier"), ("ECE", "ece"))
-PAPER_NOTE = ("The paper's statistics (seed 004, 7.4.1–7.4.1.3): value (standard deviation over 20 bootstrap "
+PAPER_NOTE = ("The paper's statistics (Chang, 7.4.1–7.4.1.3): value (standard deviation over 20 bootstrap "
               "replicates) [BCa 95% interval from those 20, scipy's bootstrap(method=\"BCa\")]. The intervals above "
               "are ours: percentile, over more resamples. docs/protocols.md says why both.")
 
@@ -193,7 +193,7 @@ def self_judging_warning(cfg: dict[str, Any]) -> str | None:
     if not roles:
         return None
     names = " and ".join("model A" if r == AGENT_A else "model B" for r in roles)
-    return (f"SELF-JUDGING: the CRIT judge {cfg.get('judge_model')} is also {names}. Seed 004 section 7.2 (1)(iii) "
+    return (f"SELF-JUDGING: the CRIT judge {cfg.get('judge_model')} is also {names}. EVINCE (Chang, section 7.2 (1)(iii)) "
             "asks for external CRIT scoring; here a debater's own model weights P_f and gates the other agent's "
             "arguments, so EVINCE's results may favour it.")
 

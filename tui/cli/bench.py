@@ -65,7 +65,7 @@ from tui.headless.signals import run_command
 def add_parser(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help=help_for("bench"))
     kinds = bench.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
-    d = kinds.add_parser("diagnosis", help="does debate help? single models vs ensembles vs EVINCE (seed 004, 7.4)")
+    d = kinds.add_parser("diagnosis", help="does debate help? single models vs ensembles vs EVINCE (Chang, 7.4)")
     d.add_argument("--cases", required=True, type=Path,
                    help="CSV of free-text cases (case_id,label,text) or of symptom lists (case_id,disease,symptoms)")
     d.add_argument("--labels", type=Path,

@@ -259,7 +259,7 @@ class DebateScreen(Screen):
         if left:
             self.view.note(f"✋ the debate ended before your {', '.join(left)} could take effect")
 
-    # -- the analyzer side panel (seed 002), for every protocol ---------------------------------
+    # -- the analyzer side panel (ArgsBase's analyzer), for every protocol ---------------------
 
     def _refresh_analysis(self, round_: int | None) -> None:
         """Analyze the transcript so far in the background (a newer request replaces an older)."""

@@ -1,6 +1,6 @@
 """Side panels a protocol declares (``protocols.core.definition.Panel``): the latest judgements,
-the agenda and the judges' tables per subtopic (SocraSynth, seed 004 section 6.3.1, Tables 6.5
-and 6.6).
+the agenda and the judges' tables per subtopic (Edward Y. Chang,
+"SocraSynth: Adversarial Multi-LLM Reasoning", section 6.3.1, Tables 6.5 and 6.6).
 
 Everything they show comes from models (subtopic titles, roles' words): plain text through
 ``terminal_safe``, never markup.
