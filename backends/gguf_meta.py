@@ -12,11 +12,12 @@ and a damaged header is a :class:`GGUFError` naming the file and the offset.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 STRING, ARRAY = 8, 9
@@ -109,31 +110,39 @@ class GGUFInfo:
 
 
 class _Reader:
-    def __init__(self, file: BinaryIO, path: Path, size: int) -> None:
-        self.file, self.path, self.size = file, path, size
+    """The header's fields, read from the file mapped into memory: a vocabulary is skipped by
+    walking its strings' lengths in place (262,144 of them for Gemma 3), where a seek per string
+    on a buffered file costs a system call each (seconds before every debate's memory check)."""
+
+    def __init__(self, data: mmap.mmap | bytes, path: Path) -> None:
+        self.data, self.path, self.size, self.pos = data, path, len(data), 0
 
     def fail(self, what: str) -> GGUFError:
-        return GGUFError(f"{self.path}: damaged GGUF header at byte {self.file.tell()}: {what}; "
+        return GGUFError(f"{self.path}: damaged GGUF header at byte {self.pos}: {what}; "
                          "re-download the file or pick another")
 
     def take(self, n: int) -> bytes:
-        if n < 0 or self.file.tell() + n > self.size:
+        if n < 0 or self.pos + n > self.size:
             raise self.fail(f"a field of {n} bytes runs past the end of the file")
-        data = self.file.read(n)
-        if len(data) != n:
-            raise self.fail("unexpected end of file")
-        return data
+        data = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return bytes(data)
 
     def scalar(self, fmt: str) -> Any:
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        size = struct.calcsize(fmt)
+        if self.pos + size > self.size:
+            raise self.fail(f"a field of {size} bytes runs past the end of the file")
+        value = struct.unpack_from(fmt, self.data, self.pos)[0]
+        self.pos += size
+        return value
 
     def string(self) -> str:
         return self.take(self.scalar("<Q")).decode("utf-8", errors="replace")
 
     def skip(self, n: int) -> None:
-        if n < 0 or self.file.tell() + n > self.size:
+        if n < 0 or self.pos + n > self.size:
             raise self.fail(f"an array of {n} bytes runs past the end of the file")
-        self.file.seek(n, 1)
+        self.pos += n
 
     def value(self, kind: int, *, whole: bool = False) -> Any:
         if kind in _SCALARS:
@@ -164,33 +173,41 @@ def read_gguf(path: str | Path, *, arrays: Collection[str] = (), tensors: bool =
     try:
         size = file_path.stat().st_size
         with file_path.open("rb") as file:
-            reader = _Reader(file, file_path, size)
-            if size < 24 or reader.take(4) != b"GGUF":
+            head = file.read(4)
+            if size < 24 or head != b"GGUF":
                 raise GGUFError(f"{file_path}: not a GGUF file (it does not start with 'GGUF'); "
                                 "Symposium's llama.cpp backend reads GGUF models only")
-            version = reader.scalar("<I")
-            if version not in (2, 3):
-                raise GGUFError(f"{file_path}: GGUF version {version} is not supported "
-                                "(only little-endian versions 2 and 3); convert it with a recent llama.cpp")
-            tensor_count = reader.scalar("<Q")
-            kv_count = reader.scalar("<Q")
-            metadata: dict[str, Any] = {}
-            for _ in range(kv_count):
-                key = reader.string()
-                metadata[key] = reader.value(reader.scalar("<I"), whole=key in arrays)
-            records: list[TensorInfo] = []
-            if tensors:
-                if tensor_count > size:
-                    raise reader.fail(f"the header claims {tensor_count} tensors")
-                for _ in range(tensor_count):
-                    name = reader.string()
-                    dims = reader.scalar("<I")
-                    if dims > 8:
-                        raise reader.fail(f"tensor {name!r} claims {dims} dimensions")
-                    shape = tuple(reader.scalar("<Q") for _ in range(dims))
-                    kind = reader.scalar("<I")
-                    reader.scalar("<Q")  # offset in the data section
-                    records.append(TensorInfo(name, shape, kind))
+            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                metadata, records = _header(_Reader(data, file_path), arrays, tensors)
     except OSError as exc:
         raise GGUFError(f"{file_path}: cannot read it ({exc.strerror or exc})") from None
     return GGUFInfo(path=file_path, metadata=metadata, size_bytes=size, tensors=tuple(records))
+
+
+def _header(reader: _Reader, arrays: Collection[str], tensors: bool) -> tuple[dict[str, Any], list[TensorInfo]]:
+    """The key/value header (and with ``tensors`` the tensor records) after the magic."""
+    reader.pos = 4
+    version = reader.scalar("<I")
+    if version not in (2, 3):
+        raise GGUFError(f"{reader.path}: GGUF version {version} is not supported "
+                        "(only little-endian versions 2 and 3); convert it with a recent llama.cpp")
+    tensor_count = reader.scalar("<Q")
+    kv_count = reader.scalar("<Q")
+    metadata: dict[str, Any] = {}
+    for _ in range(kv_count):
+        key = reader.string()
+        metadata[key] = reader.value(reader.scalar("<I"), whole=key in arrays)
+    records: list[TensorInfo] = []
+    if tensors:
+        if tensor_count > reader.size:
+            raise reader.fail(f"the header claims {tensor_count} tensors")
+        for _ in range(tensor_count):
+            name = reader.string()
+            dims = reader.scalar("<I")
+            if dims > 8:
+                raise reader.fail(f"tensor {name!r} claims {dims} dimensions")
+            shape = tuple(reader.scalar("<Q") for _ in range(dims))
+            kind = reader.scalar("<I")
+            reader.scalar("<Q")  # offset in the data section
+            records.append(TensorInfo(name, shape, kind))
+    return metadata, records

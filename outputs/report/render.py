@@ -24,7 +24,7 @@ STYLE = """
 :root { --ink: #1b1f23; --muted: #5f6b73; --rule: #d8dde1; --band: #f4f6f8; --accent: #2b4c7e; }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 60rem; padding: 1.5rem 1.5rem 3rem; color: var(--ink); background: #fff;
-       font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+       font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; overflow-wrap: anywhere; }
 header.doc { border-bottom: 3px solid var(--accent); margin-bottom: 1rem; }
 header.doc h1 { margin: 0 0 .2rem; font-size: 1.6rem; overflow-wrap: anywhere; }
 header.doc p { margin: 0 0 .6rem; color: var(--muted); }
@@ -38,16 +38,19 @@ p.lead { font-weight: 500; }
 p.sub { font-weight: 600; font-size: .9rem; margin: .8rem 0 .1rem; border-top: 1px dotted var(--rule); padding-top: .3rem; }
 p.hash, code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: .85rem; overflow-wrap: anywhere; }
 p.subject { white-space: pre-wrap; background: var(--band); padding: .5rem .7rem; overflow-wrap: anywhere; }
-dl { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: .15rem 1rem; margin: .4rem 0; }
-dt { color: var(--muted); overflow-wrap: anywhere; }
+dl { display: grid; grid-template-columns: minmax(8rem, max-content) minmax(0, 1fr); gap: .15rem 1rem; margin: .4rem 0; }
+dt { color: var(--muted); overflow-wrap: anywhere; max-width: 16rem; }
 dd { margin: 0; overflow-wrap: anywhere; min-width: 0; }
 dd > dl { margin: 0; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .88rem; width: 100%; }
+dd.table { grid-column: 1 / -1; }
+dd.table table { font-size: .8rem; }
+div.wide { max-width: 100%; overflow-x: auto; margin: .5rem 0 1rem; }
+table { border-collapse: collapse; font-size: .88rem; width: 100%; overflow-wrap: break-word; }
 caption { text-align: left; font-weight: 600; padding: .2rem 0; }
-th, td { border-bottom: 1px solid var(--rule); padding: .25rem .4rem; text-align: left; vertical-align: top;
-         overflow-wrap: break-word; }
+th, td { border-bottom: 1px solid var(--rule); padding: .25rem .4rem; text-align: left; vertical-align: top; }
 th { background: var(--band); }
 td.w { white-space: nowrap; }
+td.long { overflow-wrap: anywhere; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 ul { margin: .3rem 0; padding-left: 1.3rem; }
 figure { margin: .6rem 0 1rem; }
@@ -61,7 +64,8 @@ article.turn h3 { font-size: 1rem; margin: 0; }
 article.turn .meta { color: var(--muted); font-size: .85rem; }
 article.turn .text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0; }
 article.turn .asked { color: var(--muted); font-size: .85rem; white-space: pre-wrap; overflow-wrap: anywhere; }
-article.turn table.dist { width: auto; min-width: 16rem; }
+article.turn table.dist { width: auto; min-width: min(16rem, 100%); }
+article.turn div.wide { margin: .3rem 0; }
 ul.cited { list-style: none; padding-left: .2rem; font-size: .88rem; margin: .2rem 0; }
 ul.cited li.supported a { color: #1d6b2f; }
 ul.cited li.not_found { color: #a01818; }
@@ -81,6 +85,7 @@ footer.doc { margin-top: 2rem; color: var(--muted); font-size: .8rem; border-top
   section.transcript, section.provenance { break-before: page; page-break-before: always; }
   a { color: inherit; text-decoration: none; }
   th { background: none; border-bottom: 1.5px solid #000; }
+  div.wide { overflow-x: visible; }
 }
 """
 
@@ -109,7 +114,9 @@ def _block(block: Any) -> Markup:
     if isinstance(block, Para):
         return tag("p", block.text, class_=block.kind or None)
     if isinstance(block, DefList):
-        return tag("dl", join(tag("dt", k) + tag("dd", _block(v)) for k, v in block.items))
+        # a table (a few records, one column each) takes the list's whole width, under its name
+        return tag("dl", join(tag("dt", k) + tag("dd", _block(v), class_="table" if isinstance(v, Table) else None)
+                              for k, v in block.items))
     if isinstance(block, Bullets):
         return tag("ul", join(tag("li", _block(v)) for v in block.items))
     if isinstance(block, Table):
@@ -119,12 +126,10 @@ def _block(block: Any) -> Markup:
             cells = []
             for value in row:
                 numeric = block.numeric and _is_number(value)
-                # a short word (a role, a model id) is not broken at its hyphen to make room
-                short = isinstance(value, str) and len(value) <= 24 and " " not in value
-                cells.append(tag("td", _block(value), class_="n" if numeric else "w" if short else None))
+                cells.append(tag("td", _block(value), class_="n" if numeric else _fit(value)))
             rows.append(tag("tr", join(cells)))
         caption = tag("caption", block.caption) if block.caption else ""
-        return tag("table", Markup(caption + tag("thead", head) + tag("tbody", join(rows))))
+        return _scrolls(tag("table", Markup(caption + tag("thead", head) + tag("tbody", join(rows)))))
     if isinstance(block, Figures):
         charts = [c for c in (_chart(c) for c in block.charts) if c]
         if not charts:
@@ -138,6 +143,28 @@ def _block(block: Any) -> Markup:
         return tag("div", Markup(tag("p", block.label, class_="h") + tag("p", block.text)), class_="passage",
                    id=anchor or None)
     return text(block)
+
+
+#: The longest word a table keeps whole: longer ones (a path, a URL, a model file's name) break
+#: anywhere, so that they, not the words beside them, give way when the page is narrow.
+WORD = 24
+
+
+def _fit(value: Any) -> str | None:
+    """A cell's class: ``w``, a short word (a role, a model id) not broken at its hyphen to make
+    room; ``long``, text with a word longer than :data:`WORD`, which may break inside that word."""
+    if not isinstance(value, str):
+        return None
+    if len(value) <= WORD and " " not in value:
+        return "w"
+    return "long" if any(len(word) > WORD for word in value.split()) else None
+
+
+def _scrolls(table: Markup) -> Markup:
+    """A table in a box of its own that scrolls sideways when the table is wider than the page
+    (many seats, a narrow window): the page itself never scrolls sideways, so the text beside
+    the table stays where it is read."""
+    return tag("div", table, class_="wide")
 
 
 _PASSAGE_ID = re.compile(r"E[0-9]{1,9}")
@@ -176,7 +203,7 @@ def _turn(turn: Turn) -> Markup:
     parts.append(tag("div", turn.text if turn.text.strip() else "(empty reply)", class_="text"))
     if turn.distribution:
         rows = join(tag("tr", tag("td", label) + tag("td", f"{p:.1%}", class_="n")) for label, p in turn.distribution.items())
-        parts.append(tag("table", Markup(tag("caption", "distribution") + tag("tbody", rows)), class_="dist"))
+        parts.append(_scrolls(tag("table", Markup(tag("caption", "distribution") + tag("tbody", rows)), class_="dist")))
     for name, notes in turn.notes:
         parts.append(tag("div", f"{name}: " + "; ".join(notes), class_="notes"))
     if turn.citations:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Collapsible, DataTable, Input, Label, Select, Static, TextArea
 
-from protocols.core.events import DebateStarted, JudgementMade, ModeratorActed
+from protocols.core.events import DebateStarted, JudgementMade, ModeratorActed, PhaseChanged
 from protocols.core.params import params_of
 from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
@@ -26,6 +26,7 @@ from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog, EditDialog, NumberDialog
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.review import ReviewScreen
 from tui.app.widgets.debate_view import StatusLine
 from tui.app.widgets.panels import AgendaPanel, JudgeTables
 from tui.protocol_catalog import SPECS
@@ -418,3 +419,77 @@ async def test_a_judges_half_no_judge_scored_has_no_total(tmp_path: Path, regist
         shown = str(debate.query_one(JudgeTables).render())
     silent = shown.split("judge-2", 1)[1].split("agent-b argues", 1)[1]
     assert re.search(r"total\s+—\s+—", silent) and not re.search(r"total\s+0\.00\s+0\.00", shown), shown
+
+
+# -- what stays on a narrow terminal ------------------------------------------------------------------
+
+#: Titles as people write them: long, and alike up to their last words.
+LONG_TITLES = ("Fever, rash and joint pain after a trip to the coast in the rainy season, bed 4",
+               "Fever, rash and joint pain after a trip to the coast in the rainy season, bed 7",
+               "Is a verbal agreement to sell land binding when the deed was never signed?")
+
+
+def _titled(debate_id: str, title: str, **kwargs) -> list:
+    events = sample_events(debate_id, **kwargs)
+    first = events[0]
+    assert isinstance(first, DebateStarted)
+    events[0] = dataclasses.replace(first, title=title)
+    return events
+
+
+async def test_home_at_80_columns_shows_which_debate_how_it_stands_and_what_it_concluded(tmp_path: Path, registry) -> None:
+    """At 80×24 each row shows, on screen without scrolling, the debate's title (clipped so
+    that alike titles still differ), its status and its outcome: what a person looks for first.
+    When, how and by whom come after them (a scroll to the right)."""
+    app = make_app(tmp_path, registry)
+    for i, title in enumerate(LONG_TITLES):
+        for event in _titled(f"narrow000{i}ab", title, rounds=2, finished=i != 2):
+            app.journal.record(event)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#debates", DataTable)
+        assert table.row_count == 3
+        header = table.render_line(0).text
+        assert all(column in header for column in ("title", "status", "outcome")), header
+        for y, row in enumerate(table.ordered_rows, start=1):
+            line = table.render_line(y).text
+            assert len(line) <= table.size.width
+            for column in ("title", "status", "outcome"):
+                cell = str(table.get_cell(row.key, column)).strip()
+                assert cell in line, (column, cell, line)
+                assert cell or (column == "outcome" and row.key.value == "narrow0002ab"), (column, line)  # not yet concluded
+        titles = {str(table.get_cell(row.key, "title")) for row in table.ordered_rows}
+        assert len(titles) == 3 and all(len(t) >= 20 for t in titles), titles
+
+
+async def test_the_debate_header_at_80_columns_names_the_debate_and_where_it_is(tmp_path: Path, registry) -> None:
+    """At 80×24 the header keeps the debate's title (clipped) and where it is: in a review the
+    part shown and the screen's state; in a live debate the phase, round and state. What gives
+    way is what a person needs last (the defaults profile, κ, the protocol)."""
+    title = LONG_TITLES[0]
+    app = make_app(tmp_path, registry)
+    for event in _titled("narrow0001ab", title, rounds=3):
+        app.journal.record(event)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("o")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        await pilot.pause()
+        status = review.query_one(StatusLine)
+        shown, width = str(status.render()), status.size.width
+        assert len(shown) <= width, (shown, width)
+        assert shown.startswith(title[:24]), shown
+        assert "whole debate (rounds 0–2)" in shown.split(" · ") and "replay" in shown.split(" · "), shown
+
+        await pilot.press("escape")
+        live = [e for e in _titled("narrow0002cd", title, rounds=3, finished=False)
+                if not (getattr(e, "round", 0) == 2 and not isinstance(e, PhaseChanged))]
+        debate = await replay(app, pilot, live, held=True)
+        status = debate.query_one(StatusLine)
+        await pilot.pause()
+        shown, width = str(status.render()), status.size.width
+        bits = shown.split(" · ")
+        assert len(shown) <= width, (shown, width)
+        assert bits[0].startswith(title[:24]) or bits[1].startswith(title[:24]), shown
+        assert debate.view.phase in bits and "round 2" in bits and "running" in bits, shown
+        debate.run.feed(None)

@@ -22,9 +22,9 @@ from outputs.report.safe import Markup
 from outputs.report.svg import PALETTE
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.browser import CHROMIUM, chromium, recording_server
+from tests.helpers.browser import CHROMIUM, chromium, recording_server, widths
 from tests.helpers.png import Image, read_png
-from tests.helpers.report_debates import SCRIPT, every_protocol, hostile_debate
+from tests.helpers.report_debates import SCRIPT, cited_evidence_debate, every_protocol, hostile_debate, wide
 from tests.helpers.sample_debate import record_sample
 
 WHY = "Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)"
@@ -107,6 +107,29 @@ def test_every_protocols_report_opens_with_no_console_message(tmp_path_factory: 
 @pytest.fixture(scope="module")
 def _debates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     return every_protocol(tmp_path_factory.mktemp("browser-reports"))
+
+
+@pytest.mark.parametrize("name", ["evince", "socrasynth", "agreement", "deliberation", "humanloop", "d3", "multiagent",
+                                  "evidence"])
+def test_the_report_never_scrolls_sideways(tmp_path: Path, name: str, _debates: dict[str, dict[str, Any]]) -> None:
+    """Each protocol's report, made as wide as its content can make it (:func:`wide`: words no
+    line can break at in the title, the turns, the moderator's words and the judges' reasons; long
+    model ids and file paths; long distribution labels; every cost figure; cited evidence with a
+    long file name), fits a 1,200 px window: the page does not scroll sideways, nor does any table
+    but the provenance's record of six seats or more (one column each). At 800 px the page still
+    does not: a table too wide for it scrolls inside its own box."""
+    debate = wide(cited_evidence_debate(tmp_path) if name == "evidence" else _debates[name])
+    page = tmp_path / "report.html"
+    write_private(page, report_html(debate)[0])
+    at_1200 = widths(page, 1200)
+    assert at_1200.window == 1200
+    assert (at_1200.page, at_1200.overflowing) == (1200, [])
+    seats = len(debate["provenance"]["participants"])
+    assert at_1200.scrolling_boxes == [] or (seats >= 6 and all(b.startswith("provenance ") for b in at_1200.scrolling_boxes)), \
+        at_1200.scrolling_boxes
+    at_800 = widths(page, 800)
+    assert at_800.window == 800
+    assert (at_800.page, at_800.overflowing) == (800, [])
 
 
 class _Dom(HTMLParser):

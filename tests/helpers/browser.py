@@ -9,6 +9,8 @@ recorder, which is where the hostile turn's image points.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -16,6 +18,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html import unescape as html_unescape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -72,3 +75,56 @@ def recording_server() -> Iterator[tuple[int, list[str]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@dataclass
+class Widths:
+    page: int  # document.documentElement.scrollWidth: wider than the window, the page scrolls sideways
+    window: int  # window.innerWidth
+    #: The elements whose box or text passes the window's right edge, each as "section tag.class: its text's start"
+    overflowing: list[str]
+    #: The boxes that scroll sideways inside the page, named the same way
+    scrolling_boxes: list[str]
+
+
+#: Run at the end of the page, once it is laid out: the widths, written onto <body> for --dump-dom.
+_MEASURE = """<script>
+(function () {
+  var w = window.innerWidth, out = [], boxes = [];
+  function name(e) { var s = e.closest('section');
+                     return (s ? s.id + ' ' : '') + e.tagName.toLowerCase() + '.' + (e.className || '') + ': '
+                            + (e.textContent || '').replace(/\\s+/g, ' ').slice(0, 50); }
+  function scrolls(e) { var x = getComputedStyle(e).overflowX; return x === 'auto' || x === 'scroll'; }
+  function inBox(e) { for (var p = e.parentElement; p; p = p.parentElement) { if (scrolls(p)) { return true; } } return false; }
+  document.querySelectorAll('body *').forEach(function (e) {
+    if (scrolls(e) && e.scrollWidth > e.clientWidth) { boxes.push(name(e)); }
+    if (inBox(e) || scrolls(e)) { return; }  // what a box holds scrolls in it, not in the page
+    // past the window: the element's box, or its text running out of a block that did not break it
+    var past = e.getBoundingClientRect().right > w + 0.5;
+    if (!past && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1) {
+      past = e.getBoundingClientRect().left + e.scrollWidth > w + 0.5;
+    }
+    if (past) { out.push(name(e)); }
+  });
+  var b = document.body;
+  b.setAttribute('data-page', document.documentElement.scrollWidth);
+  b.setAttribute('data-window', w);
+  b.setAttribute('data-overflowing', JSON.stringify(out.slice(0, 12)));
+  b.setAttribute('data-boxes', JSON.stringify(boxes.slice(0, 12)));
+})();
+</script>"""
+
+
+def widths(page: Path, width: int, height: int = 900) -> Widths:
+    """How wide ``page`` lays out in a window ``width`` px wide. The report's policy runs no
+    script, so a copy of it without the policy (its one ``<meta http-equiv>``), with a measuring
+    script added at the end of the body, is opened instead: the style and content are the page's."""
+    html = page.read_text(encoding="utf-8")
+    copy, policies = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+    assert policies <= 1 and "</body>" in copy
+    measured = page.with_name(f"{page.stem}.measured-{width}.html")
+    measured.write_text(copy.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom = chromium(measured, f"--window-size={width},{height}", "--dump-dom").stdout
+    found = {k: html_unescape(v) for k, v in re.findall(r'data-(page|window|overflowing|boxes)="([^"]*)"', dom)}
+    assert set(found) == {"page", "window", "overflowing", "boxes"}, f"the measuring script did not run: {dom[-500:]}"
+    return Widths(int(found["page"]), int(found["window"]), json.loads(found["overflowing"]), json.loads(found["boxes"]))

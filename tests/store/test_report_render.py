@@ -54,20 +54,28 @@ def test_paragraphs_lists_and_definitions_render_as_written() -> None:
 
 def test_table_cells_are_aligned_by_what_they_hold() -> None:
     """Numbers (and numeric text) are right-aligned; a short word with no space (a role, a model
-    id, up to 24 characters) is kept on one line; longer text, and anything else, wraps."""
-    table = Table(["who", "p"], [["agent-a", 0.25], ["two words", "1e3"], [True, 3], ["x" * 24, "y" * 25], ["1.2.3", None]],
-                  caption="c<")
+    id, up to 24 characters) is kept on one line; text with a longer word may break inside it;
+    anything else wraps between words. Each table is in a box of its own (which scrolls sideways
+    when the table is wider than the page)."""
+    table = Table(["who", "p"], [["agent-a", 0.25], ["two words", "1e3"], [True, 3], ["x" * 24, "y" * 25], ["1.2.3", None],
+                                 [f"a {'z' * 24}", f"b {'z' * 25}"]], caption="c<")
     assert _blocks(table) == (
-        '<table><caption>c&lt;</caption><thead><tr><th>who</th><th>p</th></tr></thead><tbody>'
+        '<div class="wide"><table><caption>c&lt;</caption><thead><tr><th>who</th><th>p</th></tr></thead><tbody>'
         '<tr><td class="w">agent-a</td><td class="n">0.25</td></tr>'
         '<tr><td>two words</td><td class="n">1e3</td></tr>'
         '<tr><td>True</td><td class="n">3</td></tr>'
-        f'<tr><td class="w">{"x" * 24}</td><td>{"y" * 25}</td></tr>'
+        f'<tr><td class="w">{"x" * 24}</td><td class="long">{"y" * 25}</td></tr>'
         '<tr><td class="w">1.2.3</td><td>None</td></tr>'
-        "</tbody></table>")
+        f'<tr><td>a {"z" * 24}</td><td class="long">b {"z" * 25}</td></tr>'
+        "</tbody></table></div>")
     # a table that is not numeric aligns nothing right, and one without a caption has none
     assert (_blocks(Table(["h"], [[1], ["2"]], numeric=False))
-            == '<table><thead><tr><th>h</th></tr></thead><tbody><tr><td>1</td></tr><tr><td class="w">2</td></tr></tbody></table>')
+            == '<div class="wide"><table><thead><tr><th>h</th></tr></thead><tbody><tr><td>1</td></tr><tr><td class="w">2</td>'
+               '</tr></tbody></table></div>')
+    # in a definition list, a table takes the list's whole width
+    assert (_blocks(DefList([("k", "v"), ("seats", Table(["h"], [[1]]))]))
+            == '<dl><dt>k</dt><dd>v</dd><dt>seats</dt><dd class="table"><div class="wide"><table><thead><tr><th>h</th></tr>'
+               '</thead><tbody><tr><td class="n">1</td></tr></tbody></table></div></dd></dl>')
 
 
 def test_figures_hold_their_charts_and_an_empty_one_is_left_out() -> None:
@@ -84,8 +92,9 @@ def test_a_turn_shows_its_heading_request_reply_distribution_and_notes() -> None
     assert _blocks(turn) == (
         '<article class="turn"><h3>Round 1 · agent-a</h3><div class="meta">m · 12 tokens</div>'
         '<div class="asked">asked: the question</div><div class="text">reply &lt;i&gt;</div>'
-        '<table class="dist"><caption>distribution</caption><tbody>'
+        '<div class="wide"><table class="dist"><caption>distribution</caption><tbody>'
         '<tr><td>Malaria</td><td class="n">62.5%</td></tr><tr><td>Dengue</td><td class="n">37.5%</td></tr></tbody></table>'
+        '</div>'
         '<div class="notes">parse notes: a; b&lt;</div><div class="notes">fit notes: c</div></article>')
     # a reply of white space says it is empty; no request, distribution or notes: none shown
     assert (_blocks(Turn("h", "m", " \n", None, None, []))

@@ -39,15 +39,33 @@ def _outcome(row: dict[str, Any]) -> str:
 
 #: The most of a title the lists show (Home's table, the search results); see distinct_clips.
 TITLE_WIDTH = 40
-#: What the other columns take on a line (cells, gaps, margins): Home's table (started, protocol,
-#: status, turns) and the search results (started, round, who, and room for what was said).
-DEBATES_OTHERS, HITS_OTHERS = 54, 60
+#: Home's columns in the order a person reads them: which debate, how it stands, what it
+#: concluded; then when, how and by whom. A narrow terminal shows the first ones (the rest are a
+#: scroll to the right away).
+DEBATE_COLUMNS = ("title", "status", "outcome", "started", "protocol", "turns", "models")
+#: The most of an outcome Home shows, and the least it keeps beside the title on a narrow terminal.
+OUTCOME_WIDTH, OUTCOME_LEAST = 40, 26
+#: What a line of Home's table takes besides its cells: the margins (4), the scroll bar (2) and
+#: two cells of padding for each of the title, the status and the outcome.
+HOME_FRAME = 4 + 2 + 3 * 2
+#: The widest status ("interrupted").
+STATUS_WIDTH = 11
+#: What the other columns take on a line (cells, gaps, margins): Home's table (the status and
+#: the least of the outcome) and the search results (started, round, who, and room for what was said).
+DEBATES_OTHERS, HITS_OTHERS = HOME_FRAME + STATUS_WIDTH + OUTCOME_LEAST, 60
 
 
 def title_width(screen_width: int, others: int) -> int:
     """A title column's width on a screen this wide: :data:`TITLE_WIDTH`, less on a narrow
-    terminal, so that at 80 columns the columns after it (what was said) are still on screen."""
+    terminal, so that at 80 columns the columns after it (how it stands, what was said) are
+    still on screen."""
     return max(16, min(TITLE_WIDTH, screen_width - others))
+
+
+def outcome_width(screen_width: int, title: int, status: int) -> int:
+    """The outcome column's width beside title and status columns this wide: what the line has
+    left, up to :data:`OUTCOME_WIDTH`."""
+    return max(16, min(OUTCOME_WIDTH, screen_width - HOME_FRAME - title - status))
 
 
 def type_into_search(screen: Screen, event: events.Key, *, fresh: bool) -> None:
@@ -115,8 +133,7 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#debates", DataTable)
-        # the most telling columns first: a narrow terminal cuts the models off, not the outcome
-        for column in ("started", "protocol", "status", "turns", "title", "outcome", "models"):
+        for column in DEBATE_COLUMNS:
             table.add_column(column, key=column)
         hits = self.query_one("#hits", DataTable)
         for column in ("started", "debate", "round", "who", "what was said"):
@@ -154,12 +171,16 @@ class HomeScreen(Screen):
         current = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value) if table.row_count else None
         table.clear()
         rows = self.queries.debates(limit=500)
-        titles = distinct_clips([row["title"] for row in rows], title_width(self.app.size.width, DEBATES_OTHERS))
+        width = self.app.size.width
+        titles = distinct_clips([row["title"] for row in rows], title_width(width, DEBATES_OTHERS))
+        outcome = outcome_width(width, max((len(t) for t in titles), default=0),
+                                max((len(str(row["status"])) for row in rows), default=0))
         for row, title in zip(rows, titles, strict=True):
             models = ", ".join(sorted({m.split("=")[1] for m in (row["models"] or "").split(", ") if "=" in m} - {"human"}))
+            cells = {"title": title, "status": row["status"], "outcome": clip(_outcome(row), outcome),
+                     "started": when(row["created_at"]), "protocol": row["protocol"], "turns": row["turns"], "models": models}
             # every cell a Text: a DataTable reads a plain str as markup, and these come from the journal
-            table.add_row(plain(when(row["created_at"])), plain(row["protocol"]), plain(row["status"]), plain(row["turns"]),
-                          plain(title), plain(clip(_outcome(row), 32)), plain(models), key=row["id"])
+            table.add_row(*(plain(cells[column]) for column in DEBATE_COLUMNS), key=row["id"])
         if current is not None and current in table.rows:
             table.move_cursor(row=table.get_row_index(current), animate=False)
 

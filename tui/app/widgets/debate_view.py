@@ -9,6 +9,7 @@ changes a value, and the line repaints once for all the values one event changed
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict
 from typing import Any
@@ -77,39 +78,49 @@ class StatusLine(Widget):
         return self.fitted(None)
 
     def fitted(self, width: int | None) -> str:
-        """The line in ``width`` columns. What goes first when it does not fit: the defaults
-        profile, then the title is clipped (to no less than :data:`TITLE_LEAST`), then κ; the
-        protocol, where the debate is (phase, round), the screen's state and the debate's id
-        (the handle of every command) always stay."""
-        title = terminal_safe(self.title)
-        optional = {"profile": f"{self.profile} defaults" if self.profile else "",
-                    "kappa": f"κ {self.kappa:.2f}" if self.kappa is not None else ""}
+        """The line in ``width`` columns, what a person needs first kept longest: which debate
+        (its title, else its id) and where it is (phase, round, the screen's state). What goes
+        first when it does not fit: the defaults profile and a round the phase already names,
+        then κ, the protocol and the id (while the title has less than :data:`TITLE_FAIR`
+        characters), then the title is clipped down to :data:`TITLE_LEAST`."""
+        title = " ".join(terminal_safe(self.title).split())
+        named = self.round is not None and re.search(rf"\brounds? (\d+–)?{self.round}\b", self.phase) is not None
+        shown = {"protocol": self.protocol or "debate", "profile": f"{self.profile} defaults" if self.profile else "",
+                 "round": f"round {self.round}" if self.round is not None else "",
+                 "kappa": f"κ {self.kappa:.2f}" if self.kappa is not None else "", "id": self.debate_id or ""}
 
         def joined(title: str) -> str:
-            bits = [self.protocol or "debate", title, self.phase, optional["profile"],
-                    f"round {self.round}" if self.round is not None else "", optional["kappa"], self.state,
-                    self.debate_id or ""]
+            bits = [shown["protocol"], title, self.phase, shown["profile"], shown["round"], shown["kappa"], self.state,
+                    shown["id"]]
             return " · ".join(b for b in bits if b)
 
         line = joined(title)
         if width is None or len(line) <= width:
             return line
-        optional["profile"] = ""
-        if len(line := joined(title)) <= width:
-            return line
-        for drop in ("", "kappa"):
-            if drop:
-                optional[drop] = ""
-            room = width - len(joined("")) - len(" · ")
-            if room >= TITLE_LEAST:
-                return joined(clip(title, room))
-        return joined("")
+        if not title:  # the id names the debate: only what says where it is may give way
+            shown["id"], title = "", self.debate_id or ""
+        columns = width
+
+        def room() -> int:
+            return columns - len(joined("")) - len(" · ")
+
+        for bit in ("profile", "round", "kappa", "protocol", "id"):
+            if room() >= min(TITLE_FAIR, len(title)):
+                return joined(clip(title, room()))
+            if bit != "round" or named:
+                shown[bit] = ""
+        if room() >= min(TITLE_LEAST, len(title)):
+            return joined(clip(title, room()))
+        return clip(joined(clip(title, TITLE_LEAST)), width)
 
     def render(self) -> Any:
         return plain(self.fitted(self.size.width or None))
 
 
-#: The fewest characters of a title the status line shows before it leaves the title out.
+#: The title's share of the status line: the protocol, κ and the id give way before it is clipped
+#: shorter than this …
+TITLE_FAIR = 24
+#: … and it is never clipped shorter than this (the line is cut at its end instead).
 TITLE_LEAST = 12
 
 
