@@ -16,6 +16,7 @@ from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
+from tui.app.screens.debate import DebateScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.widgets.debate_view import DebateView
 from tui.protocol_catalog import SPECS
@@ -94,7 +95,8 @@ def test_debate_that_failed_to_start(snap_compare, tmp_path: Path, registry, mon
     async def failed(pilot: Pilot) -> None:
         app.start_debate(EVINCE, EVINCE.defaults())
         # the failure is drawn once the model load has failed: under load later than any fixed pause
-        await wait_for(pilot, lambda: any(v.phase == "failed" and v.state == "done" for v in app.screen.query(DebateView)),
+        await wait_for(pilot, lambda: isinstance(app.screen, DebateScreen) and not app.screen.running
+                       and any(v.phase == "failed" for v in app.screen.query(DebateView)),
                        30, "the failed start to be shown")
         await pilot.pause()
 
