@@ -23,7 +23,7 @@ from protocols.core.documents import gather
 from protocols.core.events import Event
 from protocols.core.moderation import CommandChannel
 from protocols.core.params import PROFILES, REPLY_LENGTHS, ParamError, Profile, params_of, profile_overrides
-from protocols.core.roles import SIDE_PANEL
+from protocols.core.roles import SIDE_PANEL, list_of
 from protocols.measures.labels import BUILTIN_LABEL_SETS, LABEL_SOURCES, LabelSet, read_label_set  # noqa: F401 - LABEL_SOURCES: the form's choices, kept importable here
 from store.evidence import grounding_of
 from tui.evidence import EvidenceError, paths_of, read_evidence, settings_of, with_evidence
@@ -253,7 +253,7 @@ class ProtocolSpec:
         """The field ``name`` as the form labels it (a numbered role's by its list: ``judge-2`` is
         "Judges …"); the name itself where no field has it."""
         labels = {f.name: f.label for f in self.fields}
-        return labels.get(name) or labels.get(name.rpartition("-")[0] if name.rpartition("-")[2].isdigit() else name) or name
+        return labels.get(name) or labels.get(list_of(name)) or name
 
     def _error(self, exc: InputError | ParamError) -> FormError:
         """``exc`` as the form says it: the field by its label, the problem in plain words."""

@@ -251,12 +251,12 @@ class ConferenceModeration(Moderation):
 
     advance_reason: str | None = None
 
-    async def _apply(self, command: Command, round_: int | None) -> AsyncIterator[Event]:
+    async def _apply(self, command: Command, round_: int | None, *, kappa: bool = True) -> AsyncIterator[Event]:
         if isinstance(command, AdvanceStage):
             self.advance_reason = command.reason
             yield ModeratorActed(self.debate_id, "advance_stage", {"reason": command.reason}, round_)
             return
-        async for event in super()._apply(command, round_):
+        async for event in super()._apply(command, round_, kappa=kappa):
             yield event
 
 

@@ -34,7 +34,7 @@ from protocols.core.agents import Agent
 from protocols.core.events import Event
 from protocols.core.evidence import NO_EVIDENCE, Grounding, attach
 from protocols.core.moderation import CommandChannel, Honoured
-from protocols.core.params import ParamError, Profile, build, from_description, params_of
+from protocols.core.params import NO, YES, ParamError, Profile, build, from_description, params_of
 from protocols.core.present import Section
 from protocols.core.roles import numbered
 from protocols.core.sample import Sample
@@ -203,9 +203,9 @@ class Input:
                 if isinstance(raw, bool):
                     return raw
                 text = str(raw).strip().casefold()
-                if text in ("yes", "true", "1", "on"):
+                if text in YES:
                     return True
-                if text in ("no", "false", "0", "off"):
+                if text in NO:
                     return False
                 raise ValueError(f"{raw!r}: say yes or no")
             case "file":
@@ -224,7 +224,7 @@ EVIDENCE = Input("evidence", "Evidence files", "list", optional=True, metavar="P
 
 def switched_on(value: Any) -> bool:
     """A yes/no value as an interface holds it (a switch's ``True``, a form's "yes")."""
-    return value is True or str(value or "").strip().casefold() in ("yes", "true", "on", "1")
+    return value is True or str(value or "").strip().casefold() in YES
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,6 @@ class Moderation:
         #: Contentiousness sent where it could not take effect, waiting for a checkpoint where
         #: it can (see :meth:`checkpoint`'s ``kappa``).
         self._waiting: list[SetContentiousness] = []
-        self._kappa_now = True
 
     @property
     def stopped(self) -> bool:
@@ -145,19 +144,15 @@ class Moderation:
         came too late. So the journal's "set contentiousness" is always one that took effect."""
         self.checkpoints += 1
         self.channel.at_checkpoint(self.checkpoints)
-        self._kappa_now = kappa
-        try:
-            while kappa and self._waiting:
-                async for event in self._apply(self._waiting.pop(0), round_):
-                    yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
-            # One at a time, so that a Pause can wait for a Resume sent in the same burst.
-            while (command := self.channel.poll()) is not None:
-                async for event in self._apply(command, round_):
-                    yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
-                if self.stopped:
-                    return
-        finally:
-            self._kappa_now = True
+        while kappa and self._waiting:
+            async for event in self._stamped(self._apply(self._waiting.pop(0), round_, kappa=kappa)):
+                yield event
+        # One at a time, so that a Pause can wait for a Resume sent in the same burst.
+        while (command := self.channel.poll()) is not None:
+            async for event in self._stamped(self._apply(command, round_, kappa=kappa)):
+                yield event
+            if self.stopped:
+                return
 
     async def closing(self, round_: int | None) -> AsyncIterator[Event]:
         """The run's last checkpoint, after its last turn: only what can still act is applied (a
@@ -173,12 +168,19 @@ class Moderation:
             if not isinstance(command, Stop | Verdict):
                 late.append(command)
                 continue
-            async for event in self._apply(command, round_):
-                yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
+            async for event in self._stamped(self._apply(command, round_)):
+                yield event
         for command in late:
             self.channel.send(command)
 
-    async def _apply(self, command: Command, round_: int | None) -> AsyncIterator[Event]:
+    async def _stamped(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """``events``, each moderator event stamped with the checkpoint it took effect at."""
+        async for event in events:
+            yield replace(event, checkpoint=self.checkpoints) if isinstance(event, ModeratorActed) else event
+
+    async def _apply(self, command: Command, round_: int | None, *, kappa: bool = True) -> AsyncIterator[Event]:
+        """What ``command`` does here; ``kappa``: whether a contentiousness can take effect at
+        this checkpoint (else it waits, see :meth:`checkpoint`)."""
         match command:
             case Pause():
                 yield ModeratorActed(self.debate_id, "pause", {}, round_)
@@ -188,7 +190,7 @@ class Moderation:
                     if isinstance(nxt, Resume):
                         yield ModeratorActed(self.debate_id, "resume", {}, round_)
                         return
-                    async for event in self._apply(nxt, round_):
+                    async for event in self._apply(nxt, round_, kappa=kappa):
                         yield event
                     if self.stopped:
                         return
@@ -198,7 +200,7 @@ class Moderation:
                 to = set(self.roles) if command.to in ("both", "all") else {command.to}
                 self._pending.append(_Pending(command.text, to))
                 yield ModeratorActed(self.debate_id, "interject", {"to": command.to, "text": command.text}, round_)
-            case SetContentiousness() if not self._kappa_now:
+            case SetContentiousness() if not kappa:
                 self._waiting.append(command)
             case SetContentiousness():
                 value = min(1.0, max(0.0, float(command.value)))

@@ -55,6 +55,10 @@ def param(default: Any, *, description: str, section: str = "", label: str = "",
                                     "choices": list(choices), "step": step, "essential": essential})
 
 
+#: The words a person may type for a yes/no value (a flag's, a form field's), lower-cased.
+YES = ("yes", "true", "on", "1")
+NO = ("no", "false", "off", "0")
+
 #: The step under which the form groups every reply length limit.
 REPLY_LENGTHS = "Reply lengths"
 
@@ -115,9 +119,9 @@ class ParamInfo:
                     return float(text)
                 case "bool":
                     lowered = text.lower()
-                    if lowered in ("yes", "true", "on", "1"):
+                    if lowered in YES:
                         return True
-                    if lowered in ("no", "false", "off", "0"):
+                    if lowered in NO:
                         return False
                     raise ValueError
                 case "choice":

@@ -51,6 +51,12 @@ def number_of(role: str, prefix: str) -> int | None:
     return int(tail) if head == prefix and tail.isdigit() and int(tail) >= 1 else None
 
 
+def list_of(role: str) -> str:
+    """The list a numbered role belongs to (``"judge-2"`` → ``"judge"``); any other role itself."""
+    head, _, tail = role.rpartition("-")
+    return head if head and tail.isdigit() else role
+
+
 def in_order(roles: Iterable[object], prefix: str) -> list[str]:
     """The numbered roles of ``prefix`` among ``roles`` (any iterable of names), by number."""
     found = [(n, r) for r in roles if isinstance(r, str) and (n := number_of(r, prefix)) is not None]

@@ -19,7 +19,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static, T
 from backends.base import BackendUnavailable
 from backends.registry import Registry
 from backends.sources import DEMO_MODELS, demo_model, status
-from protocols.core.roles import SIDE_PANEL
+from protocols.core.roles import SIDE_PANEL, list_of
 from tui import settings
 from tui.app.messages import StartDebate
 from tui.app.screens.dialogs import ConfirmDialog
@@ -303,8 +303,8 @@ class NewDebateScreen(Screen):
 
     def _show_field(self, name: str | None) -> None:
         """Open the fold the field at fault is in, and put the focus on it."""
-        boxes = list(self.query(f"#box-{name.rpartition('-')[0] if name and name.rpartition('-')[2].isdigit() else name}"))
-        if not name or not boxes:
+        boxes = list(self.query(f"#box-{list_of(name)}")) if name else []
+        if not boxes:
             return
         if any(a is self.query_one("#advanced") for a in boxes[0].ancestors):
             self.query_one("#advanced", Collapsible).collapsed = False

@@ -260,6 +260,7 @@ class DebateView(Vertical):
         if self._writing and now > self._since:
             self.live_rate = self._pieces / (now - self._since) if self._pieces else None
         self._pieces, self._since = 0, now
+
     def loaded(self) -> None:
         """The models are loaded: the status line's "loading …" gives way to where the debate
         is (a resumed debate's last phase; its run journals no new phase until the next one)."""
