@@ -210,7 +210,20 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
             stored = queries.debate(debate.debate_id or "")
             return [t for t in (stored or {}).get("turns", []) if t["request"] and SAID in t["request"]]
 
-        await _until(pilot, app, lambda: bool(heard()), f"{target}'s next request", running=debate)
+        gate = scripted_models
+
+        def holding(condition: Any) -> Any:
+            """``condition``, closing the gate the moment it holds: the app, the debate and
+            this test share one event loop, so the debate is held where the condition came
+            true (with rounds to go), not wherever it ran on to while the test looked."""
+            def check() -> bool:
+                if condition():
+                    gate.clear()
+                    return True
+                return False
+            return check
+
+        await _until(pilot, app, holding(lambda: bool(heard())), f"{target}'s next request", running=debate)
         assert {t["role"].split(".")[0] for t in heard()} <= {target}  # D3's advocate-2 speaks as advocate-2.1, -2.2
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
         # the person's words shown as typed, not as markup, in a sentence (protocols.core.outcome.moderator_action)
@@ -221,13 +234,13 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
                 stored = queries.debate(debate.debate_id or "")
                 return any(t["kappa"] is not None and abs(t["kappa"] - 0.35) < 1e-9 for t in (stored or {}).get("turns", []))
 
-            await _until(pilot, app, at_new_kappa, "a turn at the new contentiousness", running=debate)
+            gate.set()
+            await _until(pilot, app, holding(at_new_kappa), "a turn at the new contentiousness", running=debate)
 
-        # Held mid-reply while the skip is sent: a debate with rounds to go cannot reach its end
-        # (where a skip comes too late) before the skip is in its channel.
-        scripted_models.clear()
+        # Held since the last condition while the skip is sent: a debate with rounds to go cannot
+        # reach its end (where a skip comes too late) before the skip is in its channel.
         await _press(pilot, app, debate, "s")
-        scripted_models.set()
+        gate.set()
         await _until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
         assert not _shown_keys(debate).keys() & set("pikxs")  # an ended debate takes no commands
         debate_id = debate.debate_id
