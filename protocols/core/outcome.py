@@ -51,6 +51,8 @@ def outcome_in_words(debate: Mapping[str, Any]) -> OutcomeInWords:
     if definition is not None and definition.conclude is not None and isinstance(outcome, Mapping) and outcome:
         conclusion = definition.conclude(outcome)
     said = _STATUS.get(status, status.capitalize() or "Unknown")
+    if status and reason.lower().startswith(status):  # "Interrupted: before the end", not "Interrupted: interrupted …"
+        reason = reason[len(status):].strip(" :;,.")
     ending = f"{said}: {reason}." if reason else f"{said}."
     ending = ending.replace("..", ".")
     short = conclusion.short  # nothing concluded (failed, interrupted, a chat): the stop reason, as the status column sits beside it

@@ -1099,8 +1099,7 @@ DEFINITION = ProtocolDefinition(
     config_cls=EvinceConfig,
     inputs=(
         Input("case", "Case", "textarea", example=DEMO_CASE,
-              help="the facts of the case: symptoms, history, findings (the paper's information set S; or @ and a "
-                   "file's path: its text)"),
+              help="the facts of the case: symptoms, history, findings (or @ and a file's path: its text)"),
         Input("labels", "Answers to choose from", "select", default="open", choices=tuple(LABEL_SOURCES.items()),
               open_choice=True, parse=read_label_set, example="symptom2disease",
               help="the labels: a built-in list, 'open' (the agents name their own), or a file: one label a line, or a CSV with "

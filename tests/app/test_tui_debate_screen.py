@@ -174,6 +174,21 @@ async def test_review_names_the_round_it_shows_once_in_one_numbering(tmp_path: P
     app.journal.close()
 
 
+async def test_review_of_a_one_round_debate_names_that_round_not_a_range(tmp_path: Path, registry) -> None:
+    """A debate of one round is "round 0", never "rounds 0–0"."""
+    app = make_app(tmp_path, registry)
+    record_sample(app.journal, "sample0001ab", rounds=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        await pilot.pause()
+        bits = review.view.status_line.split(" · ")
+        assert "whole debate (round 0)" in bits, bits
+        assert not any("0–0" in bit for bit in bits), bits
+    app.journal.close()
+
+
 async def test_compare_says_which_curves_are_which_debate(tmp_path: Path, registry) -> None:
     """Item 10's legend: after picking a debate to compare, both are named (id, date, title)."""
     app = make_app(tmp_path, registry)

@@ -122,3 +122,7 @@ def test_a_debate_that_concluded_nothing_says_how_it_ended() -> None:
     stopped = outcome_in_words({"protocol": "d3", "status": "stopped", "stop_reason": "stopped by the moderator",
                                 "outcome": {"verdict": "A", "passes": []}})
     assert stopped.short == "stopped; answer A"
+    cut = outcome_in_words({"protocol": "evince", "status": "interrupted",
+                            "stop_reason": "interrupted before the end (resumable)", "outcome": {}})
+    assert cut.ending == "Interrupted: before the end (resumable)."
+    assert cut.short == "before the end (resumable)"  # not "interrupted" again beside the status column

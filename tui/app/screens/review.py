@@ -97,7 +97,8 @@ class ReviewScreen(Screen):
             view.show(event)
         if self.compare_rows is not None:
             view.show_metrics(self.compare_rows, ("", self.compare_label), self.compare_legend)
-        span = f"rounds {self.rounds[0]}–{self.rounds[-1]}" if self.rounds else "no rounds"
+        first, last = (self.rounds[0], self.rounds[-1]) if self.rounds else (None, None)
+        span = "no rounds" if first is None else f"round {first}" if first == last else f"rounds {first}–{last}"
         view.phase = f"whole debate ({span})" if upto is None else f"up to round {upto} ({span})"
         view.flush()
         self.has_outcome = view.finished is not None
