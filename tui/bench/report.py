@@ -1,15 +1,16 @@
 """The diagnosis benchmark's outputs: terminal tables, ``PATH.md``, ``PATH.json``, ``PATH.svg``
 and ``PATH.cost.svg``.
 
-The SVGs are drawn by hand (a dozen bars or points need no plotting library): Acc@1 per system
-with its 95 % bootstrap interval, single models grey and combinations blue, as in the paper's
-Figure 7.2; and Acc@1 against generated tokens per case (does debate beat a vote at
-the same cost?), also drawn in the terminal as a character plot.
+The SVGs come from the report's plotter (:mod:`outputs.report.svg`): Acc@1 per system with its
+95 % bootstrap interval, single models grey and combinations blue, as in the paper's Figure 7.2;
+and Acc@1 against generated tokens per case (does debate beat a vote at the same cost?), also
+drawn in the terminal as a character plot.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from outputs.export import write_private
+from outputs.report.svg import GREY, PALETTE, Estimate, columns, scatter
 from protocols.core.costs import AGENT_HEADERS, MEASURED, NOTE, Cost, Figure, seconds, shown, tokens
 from protocols.core.roles import AGENT_A, AGENT_B
 from tui.bench.diagnosis import Report
@@ -384,64 +386,36 @@ def _judge(cfg: dict[str, Any]) -> str:
     return judge + (" (**a debater's own model**: see below)" if cfg.get("self_judging") else " (external)")
 
 
-def svg(report: Report) -> str:
-    """Acc@1 ± 95% CI per system, like Figure 7.2."""
-    width, bar, gap, top, height = 760, 56, 24, 40, 260
-    left = 60
-    n = len(report.systems)
-    longest = max((len(name) for name in report.systems), default=0)
-    width = max(width, left + n * (bar + gap) + 20 + int(longest * 5.5))  # room for the last slanted name
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + height + 30 + int(longest * 4.5)}" font-family="sans-serif" font-size="12">',
-             f'<text x="{left}" y="20" font-size="14">Diagnostic accuracy (Acc@1) with 95% bootstrap intervals</text>',
-             f'<line x1="{left}" y1="{top + height}" x2="{width - 10}" y2="{top + height}" stroke="#333"/>']
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        y = top + height - tick * height
-        parts.append(f'<line x1="{left - 4}" y1="{y}" x2="{width - 10}" y2="{y}" stroke="#ddd"/>'
-                     f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{tick:.2f}</text>')
+#: The chart files' groups: the two models alone (grey, as in the paper's Figure 7.2; they come
+#: first in :attr:`Report.systems`) beside what combines or repeats them, in which the cost
+#: chart sets the EVINCE debates apart.
+SINGLE, COMBINED, EVINCE, OTHER = "single model", "combination", "EVINCE debate", "ensemble, baseline or other protocol"
+COLOURS = {SINGLE: GREY, COMBINED: PALETTE[0], EVINCE: PALETTE[0], OTHER: PALETTE[2]}
+
+
+def _estimates(report: Report, group: Callable[[str], str]) -> list[Estimate]:
+    """Each system's Acc@1 with its 95% interval, at its generated tokens per case."""
+    out = []
     for i, name in enumerate(report.systems):
         row = report.rows[name]
-        x = left + 10 + i * (bar + gap)
-        y = top + height - row["acc1"] * height
-        colour = "#9e9e9e" if i < 2 else "#1f77b4"
         low, high = row["acc1_ci"]
-        parts.append(f'<rect x="{x}" y="{y}" width="{bar}" height="{row["acc1"] * height}" fill="{colour}"/>')
-        parts.append(f'<line x1="{x + bar / 2}" y1="{top + height - high * height}" x2="{x + bar / 2}" '
-                     f'y2="{top + height - low * height}" stroke="#000"/>')
-        parts.append(f'<text x="{x + bar / 2}" y="{y - 4}" text-anchor="middle">{row["acc1"]:.2f}</text>')
-        parts.append(f'<text transform="translate({x + bar / 2},{top + height + 12}) rotate(35)">{escape(name)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+        out.append(Estimate(display_name(report, name), row["acc1"], low, high, SINGLE if i < 2 else group(name),
+                            row.get("generated_tokens_per_case", 0.0)))
+    return out
+
+
+def svg(report: Report) -> str:
+    """Acc@1 ± 95% CI per system, like Figure 7.2."""
+    return columns("Diagnostic accuracy (Acc@1) with 95% bootstrap intervals",
+                   _estimates(report, lambda name: COMBINED), colours=COLOURS, standalone=True)
 
 
 def cost_svg(report: Report) -> str:
     """Acc@1 (with its 95 % bootstrap interval) against generated tokens per case: the
-    equal-cost question (does debate beat a vote at the same cost?) as a picture. Single models grey, the vote baselines green,
-    the debates blue."""
-    left, top, w, h = 70, 40, 560, 300
-    points = [(report.rows[n].get("generated_tokens_per_case", 0.0), report.rows[n], n) for n in report.systems]
-    most = max((x for x, _, _ in points), default=0.0) or 1.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + 330}" height="{top + h + 60}" '
-             'font-family="sans-serif" font-size="12">',
-             f'<text x="{left}" y="20" font-size="14">Acc@1 (95% bootstrap interval) against generated tokens per case</text>',
-             f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" stroke="#333"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + h}" stroke="#333"/>',
-             f'<text x="{left + w / 2}" y="{top + h + 40}" text-anchor="middle">generated tokens per case</text>']
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        y = top + h - tick * h
-        parts.append(f'<line x1="{left - 4}" y1="{y}" x2="{left + w}" y2="{y}" stroke="#eee"/>'
-                     f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{tick:.2f}</text>')
-        parts.append(f'<text x="{left + tick * w}" y="{top + h + 18}" text-anchor="middle">{tick * most:.0f}</text>')
-    for i, (x, row, name) in enumerate(points):
-        cx, cy = left + x / most * w, top + h - row["acc1"] * h
-        colour = "#9e9e9e" if i < 2 else "#1f77b4" if name.startswith("EVINCE") else "#2ca02c"
-        low, high = row["acc1_ci"]
-        parts.append(f'<line x1="{cx}" y1="{top + h - high * h}" x2="{cx}" y2="{top + h - low * h}" stroke="{colour}"/>')
-        parts.append(f'<circle cx="{cx}" cy="{cy}" r="5" fill="{colour}"/>'
-                     f'<text x="{cx + 7}" y="{cy - 6 - 11 * (i % 2)}" font-size="11">{i + 1}</text>')  # staggered: equal costs overlap
-        parts.append(f'<text x="{left + w + 20}" y="{top + 14 * i + 4}" fill="{colour}">{i + 1}: '
-                     f'{escape(display_name(report, name))}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    equal-cost question (does debate beat a vote at the same cost?) as a picture."""
+    return scatter("Acc@1 (95% bootstrap interval) against generated tokens per case",
+                   _estimates(report, lambda name: EVINCE if name.startswith("EVINCE") else OTHER),
+                   x_label="generated tokens per case", colours=COLOURS, standalone=True)
 
 
 def write_outputs(report: Report, out: Path, command: str) -> list[Path]:
