@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from outputs.export import write_private
+from outputs.markdown_text import inline
 from outputs.report.svg import GREY, PALETTE, Estimate, columns, scatter
 from protocols.core.costs import AGENT_HEADERS, MEASURED, NOTE, Cost, Figure, seconds, shown, tokens
 from protocols.core.roles import AGENT_A, AGENT_B
@@ -251,32 +251,32 @@ def markdown(report: Report, command: str) -> str:
             "| --- " * (len(COLUMNS) + 6) + "|"]
     for name in report.systems:
         row = report.rows[name]
-        out.append(f"| {_md(display_name(report, name))} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
+        out.append(f"| {inline(display_name(report, name))} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
                    + f" | {_missing(row)} | {row['rounds']:.1f} | " + " | ".join(_costs(row)) + " |")
     if report.comparisons:
         out += ["", "Each system against the better single model. " + COMPARISON_NOTE, "",
                 "| " + " | ".join(COMPARISON_TITLES) + " |", "| --- " * len(COMPARISON_TITLES) + "|"]
-        out += ["| " + " | ".join(_md(cell) for cell in _comparison_cells(report, c)) + " |" for c in report.comparisons]
+        out += ["| " + " | ".join(inline(cell) for cell in _comparison_cells(report, c)) + " |" for c in report.comparisons]
     if any("paper" in report.rows[n] for n in report.systems):
         out += ["", PAPER_NOTE, "", "| system | " + " | ".join(t for t, _ in PAPER_COLUMNS) + " |",
                 "| --- " * (len(PAPER_COLUMNS) + 1) + "|"]
-        out += [f"| {_md(display_name(report, n))} | " + " | ".join(_bca(report.rows[n]["paper"][key]) for _, key in PAPER_COLUMNS)
+        out += [f"| {inline(display_name(report, n))} | " + " | ".join(_bca(report.rows[n]["paper"][key]) for _, key in PAPER_COLUMNS)
                 + " |" for n in report.systems if "paper" in report.rows[n]]
     if convergence_rows(report):
         out += ["", "Debate convergence (7.4.1.2). " + CONVERGENCE_NOTE, "",
                 "| system | debates | " + " | ".join(t for t, _ in CONVERGENCE) + " |", "| --- " * (len(CONVERGENCE) + 2) + "|"]
-        out += [f"| {_md(name)} | {conv['debates']} | " + " | ".join(_conv(conv, key) for _, key in CONVERGENCE) + " |"
+        out += [f"| {inline(name)} | {conv['debates']} | " + " | ".join(_conv(conv, key) for _, key in CONVERGENCE) + " |"
                 for name, conv in convergence_rows(report)]
     if rounds_rows(report):
         out += ["", ROUNDS_NOTE, "", "| " + " | ".join(ROUNDS_TITLES) + " |", "| --- " * len(ROUNDS_TITLES) + "|"]
-        out += ["| " + " | ".join(_md(cell) for cell in _rounds_cells(name, r)) + " |" for name, r in rounds_rows(report)]
+        out += ["| " + " | ".join(inline(cell) for cell in _rounds_cells(name, r)) + " |" for name, r in rounds_rows(report)]
     credited = {name: report.rows[name]["acc1_credited"] for name in report.systems if report.rows[name].get("acc1_credited")}
     if report.config.get("credit_related"):
         out += ["", "Broader and narrower names credited to their class (`--credit-related`): Acc@1 hits that came "
-                "only through such a name, counted in Acc@1 above: " + (", ".join(f"{_md(n)} {k}" for n, k in credited.items())
+                "only through such a name, counted in Acc@1 above: " + (", ".join(f"{inline(n)} {k}" for n, k in credited.items())
                                                                          or "none") + "."]
     if spelling_line(report):
-        out += ["", _md(spelling_line(report))]
+        out += ["", inline(spelling_line(report))]
     if report.systems:
         out += ["", "Accuracy against cost (also `OUT.cost.svg`):", "", "```", cost_plot(report), "```"]
     out += cost_markdown(report)
@@ -284,8 +284,8 @@ def markdown(report: Report, command: str) -> str:
     if merged:
         out += ["", "Labels renamed or merged when scoring (case, punctuation, the synonym map, typos):", ""]
         for name, notes in merged.items():
-            shown = "; ".join(_md(n) for n in notes[:8]) + (f"; and {len(notes) - 8} more (all in OUT.json)" if len(notes) > 8 else "")
-            out.append(f"- {_md(name)}: {shown}")
+            shown = "; ".join(inline(n) for n in notes[:8]) + (f"; and {len(notes) - 8} more (all in OUT.json)" if len(notes) > 8 else "")
+            out.append(f"- {inline(name)}: {shown}")
     out += evidence_markdown(report)
     out += ["", "Intervals: 95% percentile bootstrap over cases. ECE: 15 equal-frequency bins of top-1 confidence. "
             "Brier: multi-class, over the whole label set. No prediction: cases where the system gave no usable "
@@ -341,7 +341,7 @@ def cost_markdown(report: Report) -> list[str]:
     if not rows:
         return []
     out = ["", COST_NOTE, "", "| system | agent | " + " | ".join(COST_TITLES) + " |", "| --- " * (len(COST_TITLES) + 2) + "|"]
-    out += [f"| {_md(system)} | {_md(agent)} | " + " | ".join(cells) + " |" for system, agent, cells in rows]
+    out += [f"| {inline(system)} | {inline(agent)} | " + " | ".join(cells) + " |" for system, agent, cells in rows]
     return out
 
 
@@ -368,15 +368,10 @@ def evidence_markdown(report: Report) -> list[str]:
         return []
     out = ["", EVIDENCE_NOTE, "", "| model | cases | Acc@1 alone | Acc@1 + evidence | claims | citations | supported | "
            "citation precision | supported share |", "| --- " * 9 + "|"]
-    out += [f"| {_md(row['model'])} | {row['cases']} | {_share(row['accuracy'])} | {_share(row['accuracy_with_evidence'])} | "
+    out += [f"| {inline(row['model'])} | {row['cases']} | {_share(row['accuracy'])} | {_share(row['accuracy_with_evidence'])} | "
             f"{row['claims']} | {row['cited']} | {row['supported']} | {_share(row['citation_precision'])} | "
             f"{_share(row['supported_share'])} |" for row in report.evidence]
     return out
-
-
-def _md(text: str) -> str:
-    """A cell of a markdown table: a label a model named cannot break the table or add markup."""
-    return escape(text, quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;").replace("`", "&#96;")
 
 
 def _judge(cfg: dict[str, Any]) -> str:
