@@ -17,7 +17,7 @@ from typing import Any
 
 from outputs.report.document import Cited, Document, Turn
 from outputs.report.safe import Markup, join, tag, text
-from outputs.report.svg import bars, line_chart
+from outputs.report.svg import CHART_STYLE, bars, line_chart
 from protocols.core.present import BarChart, Bullets, DefList, Figures, LineChart, Para, Section, Table
 
 STYLE = """
@@ -57,8 +57,7 @@ figure { margin: .6rem 0 1rem; }
 figure .charts { display: flex; flex-wrap: wrap; gap: .6rem 1rem; }
 figcaption { color: var(--muted); font-size: .85rem; }
 svg.chart { max-width: 100%; height: auto; }
-svg .ct { font-size: 12px; font-weight: 600; fill: var(--ink); }
-svg .tick, svg .lab { font-size: 10px; fill: #333; }
+""" + CHART_STYLE + """
 article.turn { border-left: 3px solid var(--rule); padding: .3rem 0 .3rem .8rem; margin: .8rem 0; }
 article.turn h3 { font-size: 1rem; margin: 0; }
 article.turn .meta { color: var(--muted); font-size: .85rem; }

@@ -2,7 +2,8 @@
 
 Everything in a report that the code did not write itself (model output, the case text, a
 judge's reasons, a participant's model id, a key in a provenance record) reaches the page only
-through :func:`text` (or, as an attribute's value, :func:`attribute`). The page's own markup is built as :class:`Markup` (a ``str`` the renderer
+through :func:`text` (or, as an attribute's value, :func:`attribute`; in a chart's SVG,
+:func:`svg_text`). The page's own markup is built as :class:`Markup` (a ``str`` the renderer
 does not escape again), so "is this escaped?" has one answer per value: a ``Markup`` was made
 here from escaped parts; anything else is escaped on the way out.
 
@@ -22,6 +23,9 @@ from typing import Any
 from protocols.core.text import UNSAFE_CHARACTERS, mark
 
 _MARK = re.compile(r"⟨U\+[0-9A-F]{4,6}⟩")
+#: What XML forbids in a document beside the controls :func:`neutral` marks: the noncharacters
+#: U+FFFE and U+FFFF (a lone surrogate cannot be written as UTF-8 at all).
+_NOT_XML = re.compile("[\ufffe\uffff]")
 
 
 class Markup(str):
@@ -66,6 +70,18 @@ def attribute(value: Any) -> str:
     bare, since an attribute holds no markup (the mark's ``<span class="ctl">`` would close the
     quotes it sits in), and a :class:`Markup` is escaped like any other value."""
     return html.escape(neutral(str(value)), quote=True)
+
+
+def svg_text(value: Any, *, drawn: bool = True) -> Markup:
+    """Any value as the text of an SVG element: as :func:`text`, but each visible mark of a drawn
+    text (``<text>``) in a ``<tspan>`` of the marks' colour, since an HTML ``<span>`` inside an
+    SVG ends the SVG in a browser's HTML parser (the rest of the chart spills onto the page as
+    text) and in an SVG file is an element nothing draws; not ``drawn`` (a ``<title>``, a
+    ``<desc>``: text only), the marks bare. The two characters XML forbids that are no control
+    (U+FFFE, U+FFFF) are marked too, so that a chart written as a file stays well-formed. A
+    :class:`Markup` is escaped like any other value."""
+    shown = html.escape(_NOT_XML.sub(lambda m: mark(m.group()), neutral(str(value))), quote=True)
+    return Markup(_MARK.sub(lambda m: f'<tspan fill="#b00020">{m.group()}</tspan>', shown) if drawn else shown)
 
 
 def tag(name: str, body: Any = "", **attrs: Any) -> Markup:

@@ -185,5 +185,5 @@ async def test_a_synonym_a_model_gives_is_scored_and_listed(tmp_path: Path, jour
     report = summarize(bench, [cases[2]], labels)
     assert report.rows[name]["acc1"] == 1.0 and report.rows[name]["label_merges"] == 1
     assert report.label_merges[name] == ["c3: 'Dengue fever' -> 'Dengue' (synonym)"]
-    assert "c3: 'Dengue fever' -&gt; 'Dengue' (synonym)" in markdown(report, "…")
+    assert "- model-a alone: c3: 'Dengue fever' -> 'Dengue' (synonym)" in markdown(report, "…")
     assert summarize(bench, [cases[2]], None).rows[name]["acc1"] == 0.0  # spelling alone: a miss

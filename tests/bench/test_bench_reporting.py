@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from backends.base import SamplingOptions
 from protocols.measures import evaluation as E
@@ -147,3 +148,18 @@ def test_open_labels_let_the_debates_name_the_labels(tmp_path: Path, journal: Jo
     assert b._evince_config(cases[0], labels, "linear").labels is None
     closed, _ = bench(tmp_path / "closed", journal)
     assert closed._evince_config(cases[0], labels, "linear").labels is labels
+
+
+def test_a_label_a_model_wrote_reads_as_written_in_the_markdown(tmp_path: Path, journal: Journal) -> None:
+    """A renamed label is a model's text: in ``OUT.md`` it reads as written (through
+    :mod:`outputs.markdown_text`, as in every Markdown export), never as a heading, a link,
+    emphasis or HTML, and its line break does not end the list item."""
+    b, cases = bench(tmp_path, journal)
+    fill(b, cases, {"model-a alone": 4})
+    report = summarize(b, cases, label_set(cases, None))
+    hostile = "c1: '<b>x</b> | [l](http://e) *y* _z_\n# heading' -> 'Dengue' (synonym)"
+    report.label_merges["model-a alone"] = [hostile]
+    tokens = MarkdownIt().enable("table").enable("strikethrough").parse(markdown(report, "…"))
+    item = [t for t in tokens if t.type == "inline" and t.content.startswith("model-a alone: c1")]
+    assert len(item) == 1 and {c.type for c in item[0].children or []} == {"text"}
+    assert "".join(c.content for c in item[0].children or []) == "model-a alone: " + hostile.replace("\n", " ")

@@ -132,26 +132,44 @@ def test_the_report_never_scrolls_sideways(tmp_path: Path, name: str, _debates: 
     assert (at_800.page, at_800.overflowing) == (800, [])
 
 
+#: What only a chart draws: found outside an ``<svg>``, a chart has spilled onto the page.
+_DRAWING = {"rect", "line", "path", "circle", "polyline", "text", "tspan"}
+
+
 class _Dom(HTMLParser):
+    """The tags and text of a DOM as Chromium serialises it (every element closed), and which
+    of them stand inside an ``<svg>``."""
+
     def __init__(self, html: str) -> None:
         super().__init__(convert_charrefs=True)
         self.names: list[str] = []
         self.text: list[str] = []
+        self.chart_text: list[str] = []
+        self.spilled: list[str] = []  # drawing elements outside every <svg>
         self.title = ""
         self._in_title = False
+        self._svg = 0
         self.feed(html)
 
     def handle_starttag(self, name: str, attrs: list[tuple[str, str | None]]) -> None:
         self.names.append(name)
         self._in_title = name == "title"
+        if name == "svg":
+            self._svg += 1
+        if name in _DRAWING and not self._svg:
+            self.spilled.append(name)
 
     def handle_endtag(self, name: str) -> None:
         self._in_title = False
+        if name == "svg" and self._svg:
+            self._svg -= 1
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
         self.text.append(data)
+        if self._svg:
+            self.chart_text.append(data)
 
 
 def test_a_hostile_turn_renders_as_text_and_nothing_leaves_the_page(tmp_path: Path) -> None:
@@ -169,6 +187,8 @@ def test_a_hostile_turn_renders_as_text_and_nothing_leaves_the_page(tmp_path: Pa
     assert f"<img src=http://127.0.0.1:{port}/leak.png onerror=alert(1)>" in shown
     assert SCRIPT in shown and "<b>bold</b>" in shown and "⟨U+202E⟩" in shown and "\u202e" not in shown
     assert dom.title.startswith("Case <script>")  # the script did not run: the title is the text, not 'pwned'
+    # the hostile label's chart is drawn whole: its marked text inside the SVG, none of it spilled onto the page
+    assert dom.spilled == [] and "<i>Hepatitis</i> ⟨U+202E⟩C" in "".join(dom.chart_text)
 
 
 def test_the_recorder_and_the_policy_are_real(tmp_path: Path) -> None:

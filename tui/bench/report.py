@@ -1,22 +1,24 @@
 """The diagnosis benchmark's outputs: terminal tables, ``PATH.md``, ``PATH.json``, ``PATH.svg``
 and ``PATH.cost.svg``.
 
-The SVGs are drawn by hand (a dozen bars or points need no plotting library): Acc@1 per system
-with its 95 % bootstrap interval, single models grey and combinations blue, as in the paper's
-Figure 7.2; and Acc@1 against generated tokens per case (does debate beat a vote at
-the same cost?), also drawn in the terminal as a character plot.
+The SVGs come from the report's plotter (:mod:`outputs.report.svg`): Acc@1 per system with its
+95 % bootstrap interval, single models grey and combinations blue, as in the paper's Figure 7.2;
+and Acc@1 against generated tokens per case (does debate beat a vote at the same cost?), also
+drawn in the terminal as a character plot.
 """
 
 from __future__ import annotations
 
 import json
-from html import escape
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from outputs.export import write_private
+from outputs.markdown_text import inline
+from outputs.report.svg import GREY, PALETTE, Estimate, columns, scatter
 from protocols.core.costs import AGENT_HEADERS, MEASURED, NOTE, Cost, Figure, seconds, shown, tokens
 from protocols.core.roles import AGENT_A, AGENT_B
 from tui.bench.diagnosis import Report
@@ -249,32 +251,32 @@ def markdown(report: Report, command: str) -> str:
             "| --- " * (len(COLUMNS) + 6) + "|"]
     for name in report.systems:
         row = report.rows[name]
-        out.append(f"| {_md(display_name(report, name))} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
+        out.append(f"| {inline(display_name(report, name))} | " + " | ".join(_cell(row, key) for _, key in COLUMNS)
                    + f" | {_missing(row)} | {row['rounds']:.1f} | " + " | ".join(_costs(row)) + " |")
     if report.comparisons:
         out += ["", "Each system against the better single model. " + COMPARISON_NOTE, "",
                 "| " + " | ".join(COMPARISON_TITLES) + " |", "| --- " * len(COMPARISON_TITLES) + "|"]
-        out += ["| " + " | ".join(_md(cell) for cell in _comparison_cells(report, c)) + " |" for c in report.comparisons]
+        out += ["| " + " | ".join(inline(cell) for cell in _comparison_cells(report, c)) + " |" for c in report.comparisons]
     if any("paper" in report.rows[n] for n in report.systems):
         out += ["", PAPER_NOTE, "", "| system | " + " | ".join(t for t, _ in PAPER_COLUMNS) + " |",
                 "| --- " * (len(PAPER_COLUMNS) + 1) + "|"]
-        out += [f"| {_md(display_name(report, n))} | " + " | ".join(_bca(report.rows[n]["paper"][key]) for _, key in PAPER_COLUMNS)
+        out += [f"| {inline(display_name(report, n))} | " + " | ".join(_bca(report.rows[n]["paper"][key]) for _, key in PAPER_COLUMNS)
                 + " |" for n in report.systems if "paper" in report.rows[n]]
     if convergence_rows(report):
         out += ["", "Debate convergence (7.4.1.2). " + CONVERGENCE_NOTE, "",
                 "| system | debates | " + " | ".join(t for t, _ in CONVERGENCE) + " |", "| --- " * (len(CONVERGENCE) + 2) + "|"]
-        out += [f"| {_md(name)} | {conv['debates']} | " + " | ".join(_conv(conv, key) for _, key in CONVERGENCE) + " |"
+        out += [f"| {inline(name)} | {conv['debates']} | " + " | ".join(_conv(conv, key) for _, key in CONVERGENCE) + " |"
                 for name, conv in convergence_rows(report)]
     if rounds_rows(report):
         out += ["", ROUNDS_NOTE, "", "| " + " | ".join(ROUNDS_TITLES) + " |", "| --- " * len(ROUNDS_TITLES) + "|"]
-        out += ["| " + " | ".join(_md(cell) for cell in _rounds_cells(name, r)) + " |" for name, r in rounds_rows(report)]
+        out += ["| " + " | ".join(inline(cell) for cell in _rounds_cells(name, r)) + " |" for name, r in rounds_rows(report)]
     credited = {name: report.rows[name]["acc1_credited"] for name in report.systems if report.rows[name].get("acc1_credited")}
     if report.config.get("credit_related"):
         out += ["", "Broader and narrower names credited to their class (`--credit-related`): Acc@1 hits that came "
-                "only through such a name, counted in Acc@1 above: " + (", ".join(f"{_md(n)} {k}" for n, k in credited.items())
+                "only through such a name, counted in Acc@1 above: " + (", ".join(f"{inline(n)} {k}" for n, k in credited.items())
                                                                          or "none") + "."]
     if spelling_line(report):
-        out += ["", _md(spelling_line(report))]
+        out += ["", inline(spelling_line(report))]
     if report.systems:
         out += ["", "Accuracy against cost (also `OUT.cost.svg`):", "", "```", cost_plot(report), "```"]
     out += cost_markdown(report)
@@ -282,8 +284,8 @@ def markdown(report: Report, command: str) -> str:
     if merged:
         out += ["", "Labels renamed or merged when scoring (case, punctuation, the synonym map, typos):", ""]
         for name, notes in merged.items():
-            shown = "; ".join(_md(n) for n in notes[:8]) + (f"; and {len(notes) - 8} more (all in OUT.json)" if len(notes) > 8 else "")
-            out.append(f"- {_md(name)}: {shown}")
+            shown = "; ".join(inline(n) for n in notes[:8]) + (f"; and {len(notes) - 8} more (all in OUT.json)" if len(notes) > 8 else "")
+            out.append(f"- {inline(name)}: {shown}")
     out += evidence_markdown(report)
     out += ["", "Intervals: 95% percentile bootstrap over cases. ECE: 15 equal-frequency bins of top-1 confidence. "
             "Brier: multi-class, over the whole label set. No prediction: cases where the system gave no usable "
@@ -339,7 +341,7 @@ def cost_markdown(report: Report) -> list[str]:
     if not rows:
         return []
     out = ["", COST_NOTE, "", "| system | agent | " + " | ".join(COST_TITLES) + " |", "| --- " * (len(COST_TITLES) + 2) + "|"]
-    out += [f"| {_md(system)} | {_md(agent)} | " + " | ".join(cells) + " |" for system, agent, cells in rows]
+    out += [f"| {inline(system)} | {inline(agent)} | " + " | ".join(cells) + " |" for system, agent, cells in rows]
     return out
 
 
@@ -366,15 +368,10 @@ def evidence_markdown(report: Report) -> list[str]:
         return []
     out = ["", EVIDENCE_NOTE, "", "| model | cases | Acc@1 alone | Acc@1 + evidence | claims | citations | supported | "
            "citation precision | supported share |", "| --- " * 9 + "|"]
-    out += [f"| {_md(row['model'])} | {row['cases']} | {_share(row['accuracy'])} | {_share(row['accuracy_with_evidence'])} | "
+    out += [f"| {inline(row['model'])} | {row['cases']} | {_share(row['accuracy'])} | {_share(row['accuracy_with_evidence'])} | "
             f"{row['claims']} | {row['cited']} | {row['supported']} | {_share(row['citation_precision'])} | "
             f"{_share(row['supported_share'])} |" for row in report.evidence]
     return out
-
-
-def _md(text: str) -> str:
-    """A cell of a markdown table: a label a model named cannot break the table or add markup."""
-    return escape(text, quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;").replace("`", "&#96;")
 
 
 def _judge(cfg: dict[str, Any]) -> str:
@@ -384,64 +381,36 @@ def _judge(cfg: dict[str, Any]) -> str:
     return judge + (" (**a debater's own model**: see below)" if cfg.get("self_judging") else " (external)")
 
 
-def svg(report: Report) -> str:
-    """Acc@1 ± 95% CI per system, like Figure 7.2."""
-    width, bar, gap, top, height = 760, 56, 24, 40, 260
-    left = 60
-    n = len(report.systems)
-    longest = max((len(name) for name in report.systems), default=0)
-    width = max(width, left + n * (bar + gap) + 20 + int(longest * 5.5))  # room for the last slanted name
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + height + 30 + int(longest * 4.5)}" font-family="sans-serif" font-size="12">',
-             f'<text x="{left}" y="20" font-size="14">Diagnostic accuracy (Acc@1) with 95% bootstrap intervals</text>',
-             f'<line x1="{left}" y1="{top + height}" x2="{width - 10}" y2="{top + height}" stroke="#333"/>']
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        y = top + height - tick * height
-        parts.append(f'<line x1="{left - 4}" y1="{y}" x2="{width - 10}" y2="{y}" stroke="#ddd"/>'
-                     f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{tick:.2f}</text>')
+#: The chart files' groups: the two models alone (grey, as in the paper's Figure 7.2; they come
+#: first in :attr:`Report.systems`) beside what combines or repeats them, in which the cost
+#: chart sets the EVINCE debates apart.
+SINGLE, COMBINED, EVINCE, OTHER = "single model", "combination", "EVINCE debate", "ensemble, baseline or other protocol"
+COLOURS = {SINGLE: GREY, COMBINED: PALETTE[0], EVINCE: PALETTE[0], OTHER: PALETTE[2]}
+
+
+def _estimates(report: Report, group: Callable[[str], str]) -> list[Estimate]:
+    """Each system's Acc@1 with its 95% interval, at its generated tokens per case."""
+    out = []
     for i, name in enumerate(report.systems):
         row = report.rows[name]
-        x = left + 10 + i * (bar + gap)
-        y = top + height - row["acc1"] * height
-        colour = "#9e9e9e" if i < 2 else "#1f77b4"
         low, high = row["acc1_ci"]
-        parts.append(f'<rect x="{x}" y="{y}" width="{bar}" height="{row["acc1"] * height}" fill="{colour}"/>')
-        parts.append(f'<line x1="{x + bar / 2}" y1="{top + height - high * height}" x2="{x + bar / 2}" '
-                     f'y2="{top + height - low * height}" stroke="#000"/>')
-        parts.append(f'<text x="{x + bar / 2}" y="{y - 4}" text-anchor="middle">{row["acc1"]:.2f}</text>')
-        parts.append(f'<text transform="translate({x + bar / 2},{top + height + 12}) rotate(35)">{escape(name)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+        out.append(Estimate(display_name(report, name), row["acc1"], low, high, SINGLE if i < 2 else group(name),
+                            row.get("generated_tokens_per_case", 0.0)))
+    return out
+
+
+def svg(report: Report) -> str:
+    """Acc@1 ± 95% CI per system, like Figure 7.2."""
+    return columns("Diagnostic accuracy (Acc@1) with 95% bootstrap intervals",
+                   _estimates(report, lambda name: COMBINED), colours=COLOURS, standalone=True)
 
 
 def cost_svg(report: Report) -> str:
     """Acc@1 (with its 95 % bootstrap interval) against generated tokens per case: the
-    equal-cost question (does debate beat a vote at the same cost?) as a picture. Single models grey, the vote baselines green,
-    the debates blue."""
-    left, top, w, h = 70, 40, 560, 300
-    points = [(report.rows[n].get("generated_tokens_per_case", 0.0), report.rows[n], n) for n in report.systems]
-    most = max((x for x, _, _ in points), default=0.0) or 1.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + w + 330}" height="{top + h + 60}" '
-             'font-family="sans-serif" font-size="12">',
-             f'<text x="{left}" y="20" font-size="14">Acc@1 (95% bootstrap interval) against generated tokens per case</text>',
-             f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" stroke="#333"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + h}" stroke="#333"/>',
-             f'<text x="{left + w / 2}" y="{top + h + 40}" text-anchor="middle">generated tokens per case</text>']
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        y = top + h - tick * h
-        parts.append(f'<line x1="{left - 4}" y1="{y}" x2="{left + w}" y2="{y}" stroke="#eee"/>'
-                     f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{tick:.2f}</text>')
-        parts.append(f'<text x="{left + tick * w}" y="{top + h + 18}" text-anchor="middle">{tick * most:.0f}</text>')
-    for i, (x, row, name) in enumerate(points):
-        cx, cy = left + x / most * w, top + h - row["acc1"] * h
-        colour = "#9e9e9e" if i < 2 else "#1f77b4" if name.startswith("EVINCE") else "#2ca02c"
-        low, high = row["acc1_ci"]
-        parts.append(f'<line x1="{cx}" y1="{top + h - high * h}" x2="{cx}" y2="{top + h - low * h}" stroke="{colour}"/>')
-        parts.append(f'<circle cx="{cx}" cy="{cy}" r="5" fill="{colour}"/>'
-                     f'<text x="{cx + 7}" y="{cy - 6 - 11 * (i % 2)}" font-size="11">{i + 1}</text>')  # staggered: equal costs overlap
-        parts.append(f'<text x="{left + w + 20}" y="{top + 14 * i + 4}" fill="{colour}">{i + 1}: '
-                     f'{escape(display_name(report, name))}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    equal-cost question (does debate beat a vote at the same cost?) as a picture."""
+    return scatter("Acc@1 (95% bootstrap interval) against generated tokens per case",
+                   _estimates(report, lambda name: EVINCE if name.startswith("EVINCE") else OTHER),
+                   x_label="generated tokens per case", colours=COLOURS, standalone=True)
 
 
 def write_outputs(report: Report, out: Path, command: str) -> list[Path]:
