@@ -314,15 +314,15 @@ def test_the_help_says_what_the_seal_proves_and_what_it_cannot(monkeypatch: pyte
     with pytest.raises(SystemExit):
         main(["verify", "--help"])
     said = " ".join(capsys.readouterr().out.split())
-    for claim in (
+    claims = (
             "ok: the debate's rows are the ones written, vouched for by your key, the key you named or the head you "
             "noted.",
             "FAILED: a row was changed, deleted, inserted or reordered after it was written, or the signature or head "
             "does not match.",
             "NOT VERIFIABLE: nothing you hold vouches for it.",
             "It cannot show an edit re-signed by someone else who holds the signing key, a record put back to an "
-            "earlier signed state (compare the head you noted: --head), or a debate deleted whole."):
-        assert claim in said, claim
+            "earlier signed state (compare the head you noted: --head), or a debate deleted whole.")
+    assert f"[debate_id] {' '.join(claims)} positional arguments:" in said, said  # these claims and nothing between
 
 
 def test_the_summary_names_only_the_kinds_of_verdict_it_found(three: Path, capsys: pytest.CaptureFixture[str]) -> None:
