@@ -404,6 +404,10 @@ _NOW = "the commands due now are only tested for their truth before they are pop
 _DIGEST = 'digest = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")'
 _HEADS = ("the cache of each debate's head only saves reading it: without it seal.append reads the head from "
           "the debate's row for every write, as it does when another writer has moved it, and links the same chain")
+_CONSOLE = "console = Console(highlight=False, soft_wrap=True)  # a hash broken by a wrap cannot be copied"
+_NOT_VERIFIABLE = """line(("NOT VERIFIABLE ", "bold yellow"), f"{v.debate_id}: {'; '.join(v.unverifiable)}")"""
+_READ_EXPORT = 'document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)'
+_METRICS = 'for _, m in sorted(by_table["metrics"], key=lambda kr: (kr[1]["round"], kr[1]["name"])):'
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
@@ -652,6 +656,41 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("protocols/measures/analyzer.py", "Analyzer._read", 'about = Section("the topic", topic.strip(), older + 2)',
                'about = Section("the topic", topic.strip(), older + 3)',
                "every turn is on the one level older + 1 (discussion without latest): any level above it ranks the topic last"),
+    *(Equivalent("tui/cli/verify.py", "_print", _CONSOLE, _CONSOLE.replace("highlight=False, ", after, 1),
+                 "Rich highlights only text printed as a str, and _print prints every line as a Text (line()): "
+                 "the highlighter is never asked (test_on_a_terminal_the_verdicts_are_coloured_and_nothing_else "
+                 "counts the escapes with it on)")
+      for after in ("highlight=None, ", "", "highlight=True, ")),
+    *(Equivalent("tui/cli/verify.py", "_print", line, line.replace(f'"{style}")', f'"{style.upper()}")', 1),
+                 "Rich reads style names in any case (Style.parse('BOLD RED') == Style.parse('bold red'))")
+      for line, style in (('line(("ok ", "green"), f"{v.debate_id}: {v.rows} rows in {v.links} links, head {v.head}")',
+                           "green"),
+                          (_NOT_VERIFIABLE, "bold yellow"),
+                          ('line(("FAILED ", "bold red"), f"{v.debate_id}: first {v.problems[0]}")', "bold red"),
+                          ('line(("cannot show: ", "dim"), f"an edit re-signed by whoever else holds {mine}; a record '
+                           'put back to an "', "dim"))),
+    Equivalent("tui/cli/verify.py", "_print", _NOT_VERIFIABLE, _NOT_VERIFIABLE.replace("'; '", "'XX; XX'"),
+               "a verdict holds at most one reason it is not verifiable (seal.judged adds one at most, and "
+               "export_check's refusals one each), so the separator is never printed"),
+    Equivalent("tui/cli/verify.py", "_from_export", _READ_EXPORT, _READ_EXPORT.replace('"utf-8"', '"UTF-8"'),
+               "Python reads codec names in any case"),
+    Equivalent("tui/cli/verify.py", "verify",
+               "print(json.dumps([_as_dict(v) for v in verdicts], indent=2, ensure_ascii=True))",
+               "print(json.dumps([_as_dict(v) for v in verdicts], indent=2, ))",
+               "ensure_ascii=True is json.dumps's default: it says where it matters that --json escapes every "
+               "character outside ASCII (test_one_line_per_finding_whatever_the_file_holds)"),
+    Equivalent("store/export_check.py", "verify_export",
+               "problems += seal.check_links(debate_id, links, head, count, current, {}, values, sealed)",
+               "problems += seal.check_links(debate_id, links, head, count, current, None, values, sealed)",
+               "the times are read only for a row no link covers, and an export's rows all come from its links"),
+    Equivalent("store/export_check.py", "_decoded", 'return {(c.removesuffix("_json") if c.endswith("_json") else c):',
+               'return {(c.removesuffix("_json") if (c.endswith("_json")) or True else c):',
+               "removesuffix leaves a name that does not end in _json as it is"),
+    *(Equivalent("store/export_check.py", "_metrics", _METRICS, _METRICS.replace("key=lambda kr: (kr[1][\"round\"], kr[1][\"name\"])", key),
+                 "every metric's key is its own, so rows sort by key alone without error; the order only changes the "
+                 "order of a round's fields, and metrics are compared as JSON with sorted keys (_same) or name by name")
+      for key in ("key=None", "")),
+    Equivalent("store/export_check.py", "_compare_metrics", "named = False", "named = None", _FALSY),
 )
 
 #: The one rule that marks a whole class of survivors equivalent: a change of letter case in

@@ -121,10 +121,10 @@ def verify_export(document: Mapping[str, Any]) -> seal.Verdict:
                 if "row" in e:
                     wrong(f"link {i + 1} carries {ident[0]} row {ident[1]}, which a later link seals again")
                 continue
-            if "row" in e:
-                current[ident], values[ident] = _hashed(ident[0], e["row"], sealed)
+            if "row" in e:  # a row that cannot be hashed is changed, and holds no other row's content
+                current[ident], hashed = _hashed(ident[0], e["row"], sealed)
                 if current[ident] is not None:
-                    rows[ident] = e["row"]
+                    rows[ident], values[ident] = e["row"], hashed
     migrated = found.get("sealed_on_migration_at")
     if migrated is not None and (isinstance(migrated, bool) or not isinstance(migrated, int | float)):
         wrong("the seal's migration time is not a number")
@@ -137,7 +137,7 @@ def verify_export(document: Mapping[str, Any]) -> seal.Verdict:
                                        found.get("signed_from"), migrated)
     where = {(t, k): (link.at, link.n) for link in links for t, k, _ in link.rows}
     problems += bad + compare(debate_id, document, rows, where, evidence="citations" in sealed, costs="call_costs" in sealed)
-    problems.sort(key=lambda p: (p.n, p.at or 0.0))
+    problems.sort(key=lambda p: p.n)  # by the link that sealed each (one link, one time); the seal's own first
     return seal.Verdict(debate_id, sum(len(x) for x in entries), head, migrated, tuple(problems), signature,
                         count if isinstance(count, int) else len(links))
 
@@ -173,15 +173,16 @@ def _links(chain: list[Any]) -> tuple[list[seal.Link], list[list[dict[str, Any]]
 
 
 def _hashed(table: str, row: Any, sealed: seal.Columns) -> tuple[str | None, tuple[Any, ...]]:
-    """A carried row's hash and values, in the layout's column order; no hash (a change) when
-    it holds other columns than the layout's or a value SQLite never returns."""
+    """A carried row's hash and values, in the layout's column order; neither (a change) when it
+    holds other columns than the layout's, is of a table the layout lacks, or holds a value
+    SQLite never returns."""
     if table not in sealed or not isinstance(row, dict) or set(row) != set(sealed[table]):
         return None, ()
     values = tuple(row[c] for c in sealed[table])
     try:
         return seal.row_sha256(table, values), values
     except TypeError:
-        return None, values
+        return None, ()
 
 
 def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -44,21 +44,21 @@ def test_each_call_keeps_what_was_measured_and_null_for_what_was_not(tmp_path: P
     assert {c["call_id"] for c in debate["call_costs"]} == {c["id"] for c in debate["model_calls"]}
 
 
-def _v8_journal(tmp_path: Path) -> Path:
-    """A journal as Symposium wrote it at layout v8: the sample debate (its model calls
-    included), sealed under v8's columns."""
+def _v8_journal(tmp_path: Path, layout: int = 8) -> Path:
+    """A journal as Symposium wrote it at layout v8 (or ``layout``): the sample debate (its model
+    calls included), sealed under that layout's columns."""
     with Journal(tmp_path / "new.db") as j:
         record_sample(j, ID)
-    path = tmp_path / "v8.db"
+    path = tmp_path / f"v{layout}.db"
     old = sqlite3.connect(path)
     old.executescript("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);")
-    for m in MIGRATIONS[:8]:
+    for m in MIGRATIONS[:layout]:
         old.executescript(m.sql)
         old.execute("INSERT INTO migrations VALUES (?, ?, 0)", (m.version, m.name))
     old.execute("ATTACH DATABASE ? AS new", (str(tmp_path / "new.db"),))
     for table in seal.KEYS:
         columns = [r[1] for r in old.execute(f"PRAGMA main.table_info({table})") if not r[1].startswith("seal")]
-        if columns:  # call_costs is not there yet
+        if columns:  # call_costs (and before v8 the evidence's tables) not there yet
             names = ", ".join(columns)
             old.execute(f"INSERT INTO main.{table}({names}) SELECT {names} FROM new.{table}")
     old.commit()
@@ -110,3 +110,23 @@ def test_a_cost_edited_in_the_journal_or_in_an_export_is_named(tmp_path: Path) -
     edited["prefill_s"] = 0.0  # the prefill looks free
     problems = export_check.verify_export(exported).problems
     assert problems and problems[0].table == "call_costs" and "prefill_s" in problems[0].detail
+
+
+def test_an_export_of_the_first_signed_layout_verifies_and_one_of_a_table_it_lacked_fails(tmp_path: Path) -> None:
+    """An export as v7 wrote it (signed, before the evidence and the costs): no citations on its
+    turns and no evidence section, and it verifies. A row of a table v7 did not have, smuggled into
+    its chain, is named, not a crash."""
+    path = _v8_journal(tmp_path, 7)
+    with Journal(path) as journal:
+        exported = json.loads(to_json(Queries(journal).debate(ID, chain=True) or {}))
+    for name in ("call_costs", "evidence"):
+        exported.pop(name)
+    for turn in exported["turns"]:
+        turn.pop("citations")
+    exported["seal"]["layout"] = 7
+    exported["seal"]["columns"] = {t: list(c) for t, c in export_check.layout_columns(7).items()}
+    verdict = export_check.verify_export(exported)
+    assert verdict.ok, verdict.problems[:1]
+    exported["seal"]["chain"][-1]["rows"].append({"table": "citations", "key": "1", "row_sha256": "0" * 64,
+                                                  "row": {"id": 1, "debate_id": ID, "turn_id": 1}})
+    assert export_check.verify_export(exported).status == "tampered"

@@ -289,6 +289,9 @@ def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, c
     with Journal(path) as j:  # the debate is written again (a resume's first event): signed from that link on
         j.record(ModeratorActed(ID, "interject", {"text": "Resumed."}, 2, checkpoint=20))
         first = seal.summary(j.conn, ID)["links"]
+        exported = json.loads(to_json(Queries(j).debate(ID, chain=True) or {}))
+    from_export = export_check.verify_export(exported)  # the signature covers the migration's time
+    assert from_export.ok and from_export.signature is not None and from_export.signature.valid
     code, out = _verify(path, capsys=capsys)
     assert code == 0, out
     assert (f"  signed from link {first} on: the {first - 1} links before were written before Symposium signed, "

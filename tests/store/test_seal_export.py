@@ -224,8 +224,8 @@ def test_rows_resealed_with_values_no_journal_writes_are_named_not_a_crash() -> 
     """An editor who re-seals turns whose order cannot be read (a number and a text)."""
     rows = {("turns", "1"): {"seq": 1, "debate_id": ID, "id": 1}, ("turns", "2"): {"seq": "two", "debate_id": ID, "id": 2}}
     [problem] = export_check.compare(ID, {"id": ID}, rows, {}, evidence=True, costs=True)
-    assert problem.table == "seal" and problem.detail.startswith("its sealed rows cannot be read as an export reads a "
-                                                                 "journal (TypeError(")
+    assert (problem.table, problem.key, problem.what) == ("seal", "-", "changed")
+    assert problem.detail.startswith("its sealed rows cannot be read as an export reads a journal (TypeError(")
 
 
 def test_a_duplicate_key_is_refused(sealed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
@@ -442,3 +442,132 @@ def test_the_phase_of_a_round_is_read_by_row_order_past_nine_phases(tmp_path: Pa
     document = _export(path)
     assert [m["phase"] for m in document["metrics"]] == [f"phase-{r}" for r in range(12)]
     assert export_check.verify_export(document).ok
+
+
+def test_each_refusal_names_the_debate_and_says_what_to_do(sealed: Path) -> None:  # noqa: F811
+    """What ``verify --export`` says of a seal it cannot check, whole, and for which debate."""
+    document = _export(sealed)
+    cases: list[tuple[Callable[[Document], Any], str]] = [
+        (lambda s: s.__setitem__("format", 1), "its seal is not of format 2 (it says 1): exports made before Symposium "
+                                               "signed its records cannot be checked whole; export it again from the journal"),
+        (lambda s: s.__setitem__("layout", "8"), "its seal names no journal layout this check knows ('8')"),
+        (lambda s: s.__setitem__("layout", 99), f"it was made by a newer Symposium (journal layout v99; this one knows up "
+                                                f"to v{LATEST}): upgrade Symposium to check it"),
+        (lambda s: s.__setitem__("chain", "every row, trust me"), "its seal holds no chain or no head"),
+    ]
+    for edit, why in cases:
+        edited = copy.deepcopy(document)
+        edit(edited["seal"])
+        verdict = export_check.verify_export(edited)
+        assert (verdict.debate_id, verdict.unverifiable, verdict.problems) == (ID, (why,), ()), why
+
+
+def test_the_seal_objects_own_problems_are_named_as_the_seals(sealed: Path) -> None:  # noqa: F811
+    """A problem with the seal object itself belongs to no row: table "seal", key "-", no link."""
+    document = _export(sealed)
+    document["seal"]["note"] = "trust me"
+    assert export_check.verify_export(document).problems == (
+        seal.Problem(ID, "seal", "-", "changed", "the seal holds 'note', which no export's seal carries", None, 0),)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda chain: chain.__setitem__(0, "a link"), r"its keys are str"),
+    (lambda chain: chain[0]["rows"][0].__setitem__("note", "x"), r"a row entry is \{'key': "),
+    (lambda chain: chain[0]["rows"].__setitem__(0, "r" * 100), r"a row entry is " + "r" * 80 + r"\)$"),
+    (lambda chain: chain[0].__setitem__("at", "noon"), r"its number or time is not a number"),
+    (lambda chain: chain[0].__setitem__("n", "1"), r"its number or time is not a number"),
+])
+def test_a_link_of_another_shape_is_named_with_what_is_wrong(sealed: Path, edit: Callable[[list[Any]], Any],  # noqa: F811
+                                                             message: str) -> None:
+    document = _export(sealed)
+    edit(document["seal"]["chain"])
+    with pytest.raises(export_check.ExportError, match=r"^seal link 1 is malformed \(" + message):
+        export_check.verify_export(document)
+
+
+def test_the_verdict_counts_the_links_the_head_claims_or_those_found(sealed: Path) -> None:  # noqa: F811
+    """``--json``'s ``links``: the seal's own count, or the chain's length when the count is not a number."""
+    document = _export(sealed)
+    claimed, found = document["seal"]["links"], len(document["seal"]["chain"])
+    cut = export_check.verify_export({**document, "seal": {**document["seal"], "chain": document["seal"]["chain"][:-1]}})
+    assert cut.links == claimed == found
+    document["seal"]["links"] = "many"
+    verdict = export_check.verify_export(document)
+    assert verdict.links == found and verdict.status == "tampered"
+
+
+def test_a_debate_row_changed_in_the_seal_is_named_not_a_crash(sealed: Path) -> None:  # noqa: F811
+    """The debate's own sealed row carried without a column (so it cannot be hashed): the row is
+    named as changed, and the fields it held are named as not held; the rest is still read."""
+    document = _export(sealed)
+    del _entry(document, "debates", ID)["row"]["title"]
+    found = [(p.table, p.key, p.what, p.detail) for p in export_check.verify_export(document).problems]
+    assert ("debates", ID, "changed", "its content differs from what was sealed") in found
+    assert ("debates", ID, "inserted", "the export shows 'title', which the seal does not hold") in found
+    assert not any(p[0] == "seal" for p in found), found
+
+
+def test_every_list_item_is_checked_past_one_that_differs(sealed: Path) -> None:  # noqa: F811
+    """A judgement replaced by text and two others edited: each is named, not only the first."""
+    document = _export(sealed)
+    keys = _sealed_keys(document, "judgements")
+    document["judgements"][0] = "a judgement"
+    document["judgements"][1]["score"] = 0.0
+    document["judgements"][2]["score"] = 0.0
+    found = [(p.table, p.key, p.detail) for p in export_check.verify_export(document).problems]
+    assert found == [("judgements", keys[0], "the export shows str, not the sealed row"),
+                     ("judgements", keys[1], "the export's 'score' differs from the sealed row"),
+                     ("judgements", keys[2], "the export's 'score' differs from the sealed row")]
+
+
+def test_each_section_outside_the_lists_is_named_by_its_table(sealed: Path) -> None:  # noqa: F811
+    base = _export(sealed)
+    held = base["metrics"][0]["phase"]
+    cases: list[tuple[Callable[[Document], Any], tuple[str, str, str, str]]] = [
+        (lambda d: d.__setitem__("summary", "Malaria."),
+         ("debates", ID, "inserted", "the export shows 'summary', which the seal does not hold")),
+        (lambda d: d.pop("title"), ("debates", ID, "deleted", "the export leaves out the sealed 'title'")),
+        (lambda d: d["evidence"]["passages"][0].__setitem__("text", "Bilirubin normal."),
+         ("evidence_passages", ID, "changed", "the export's 'evidence' differs from the sealed row")),
+        (lambda d: d["metrics"][0].__setitem__("phase", "x"),
+         ("phases", "-", "changed", f"round 0 phase: the export shows 'x', the seal holds {held!r}")),
+        (lambda d: d.__setitem__("metrics", None),
+         ("metrics", "-", "changed", "the export's metrics are not in the order or number the seal holds")),
+        (lambda d: d["metrics"].append({"round": 99, "jsd": 0.5}),
+         ("metrics", "-", "changed", "round 99 jsd: the export shows 0.5, the seal holds None")),
+        (lambda d: d["metrics"].append({"round": "x", "jsd": 0.5}),
+         ("metrics", "-", "changed", "round x jsd: the export shows 0.5, the seal holds None")),
+        (lambda d: d["metrics"].append({**d["metrics"][0], "kappa": 0.5}),  # round 0 twice, the second changed
+         ("metrics", "-", "changed", "the export's metrics are not in the order or number the seal holds")),
+    ]
+    for edit, expected in cases:
+        document = copy.deepcopy(base)
+        edit(document)
+        found = [(p.table, p.key, p.what, p.detail) for p in export_check.verify_export(document).problems]
+        assert expected in found, (expected, found)
+
+
+def test_a_round_before_the_first_phase_has_no_phase(tmp_path: Path) -> None:
+    """Metrics of a round before any phase began: the export shows no phase, and verifies."""
+    from protocols.core.events import DebateStarted, MetricsComputed, Participant, PhaseChanged
+
+    path = tmp_path / "early.db"
+    with Journal(path) as j:
+        j.record(DebateStarted(ID, "evince", "t", "s", {}, (Participant("agent-a", "m", "llamacpp"),)))
+        j.record(MetricsComputed(ID, 0, {"jsd": 0.1}, 0.5))
+        j.record(PhaseChanged(ID, "exploitative", 1, 0.4))
+        j.record(MetricsComputed(ID, 1, {"jsd": 0.05}, 0.4))
+    document = _export(path)
+    assert [m["phase"] for m in document["metrics"]] == [None, "exploitative"]
+    assert export_check.verify_export(document).ok
+
+
+def test_two_sealed_rows_that_cannot_be_hashed_are_each_named_not_a_crash(sealed: Path) -> None:  # noqa: F811
+    """Two turns' sealed rows edited in the chain, one to a value SQLite never returns (a list):
+    each is named as changed; neither is read as the other's moved content."""
+    document = _export(sealed)
+    first, second = (str(t["id"]) for t in document["turns"][:2])
+    _entry(document, "turns", first)["row"]["seq"] = [1]
+    _entry(document, "turns", second)["row"]["text"] = "Forged."
+    found = [(p.table, p.key, p.what) for p in export_check.verify_export(document).problems]
+    assert ("turns", first, "changed") in found and ("turns", second, "changed") in found, found

@@ -22,7 +22,7 @@ from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
 from tests.store.test_seal import ID, _record, _sql, _verify
-from tui.cli.parser import main
+from tui.cli.parser import build_parser, main
 
 EDITED = "edited000001"
 OLD = "unsigned0001"
@@ -297,3 +297,56 @@ def test_every_option_says_what_it_takes(capsys: pytest.CaptureFixture[str]) -> 
             "Exit status: 0 every debate ok; 1 one failed (was changed) or an error; 3 none failed but one is not "
             "verifiable (no seal, redacted, unsigned, or signed by a key you did not name)."):
         assert phrase in said, phrase
+
+
+def test_the_help_says_what_the_seal_proves_and_what_it_cannot(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``symposium --help`` names what ``verify`` checks (as the parser that defines every command
+    does too); ``symposium verify --help`` says what each verdict means and the three things no
+    verdict can show, each claim whole."""
+    monkeypatch.setenv("COLUMNS", "400")  # one claim per line: a hyphen is not where a line breaks
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    summary = ("verify check that journalled debates (or a JSON export) were not changed after they were written: "
+               "recompute each hash chain, name the first row that differs")
+    assert summary in " ".join(capsys.readouterr().out.split())
+    assert summary in " ".join(build_parser().format_help().split())  # the whole parser, every command defined
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    claims = (
+            "ok: the debate's rows are the ones written, vouched for by your key, the key you named or the head you "
+            "noted.",
+            "FAILED: a row was changed, deleted, inserted or reordered after it was written, or the signature or head "
+            "does not match.",
+            "NOT VERIFIABLE: nothing you hold vouches for it.",
+            "It cannot show an edit re-signed by someone else who holds the signing key, a record put back to an "
+            "earlier signed state (compare the head you noted: --head), or a debate deleted whole.")
+    assert f"[debate_id] {' '.join(claims)} positional arguments:" in said, said  # these claims and nothing between
+
+
+def test_the_summary_names_only_the_kinds_of_verdict_it_found(three: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(three, f"DELETE FROM debates WHERE id = '{OLD}'")
+    code, out = _verify(three, capsys=capsys)
+    assert code == 1 and out.splitlines()[-2] == "1 of 2 debates verified; 1 failed"
+
+
+def test_an_export_is_read_as_utf_8_whatever_the_locale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A person whose locale is not UTF-8 (``LANG=C`` on a server) checks an export naming a
+    patient "José": the file is read as the UTF-8 Symposium wrote, not in the locale's encoding
+    (which could not read it, or would read other text than was sealed). The command runs in a
+    process of its own, with the ASCII C locale and Python's UTF-8 mode and locale coercion off."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "josé.json"
+    path.write_text(json.dumps({"id": "abc", "title": "José", "seal": {"redacted": True}}, ensure_ascii=False),
+                    encoding="utf-8")
+    capsys.readouterr()
+    assert main(["verify", "--export", str(path)]) == 3  # in this process too
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    run = subprocess.run([sys.executable, "-m", "tui.cli", "verify", "--export", str(path)], env=env,
+                         capture_output=True, text=True, encoding="utf-8", check=False)
+    assert run.returncode == 3, run.stderr
+    assert run.stdout.startswith("NOT VERIFIABLE abc: it is a redacted copy"), run.stdout

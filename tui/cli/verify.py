@@ -41,6 +41,14 @@ _FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify", help=help_for("verify"),
+                       description="ok: the debate's rows are the ones written, vouched for by your key, the key you "
+                                   "named or the head you noted. "
+                                   "FAILED: a row was changed, deleted, inserted or reordered after it was written, or "
+                                   "the signature or head does not match. "
+                                   "NOT VERIFIABLE: nothing you hold vouches for it. "
+                                   "It cannot show an edit re-signed by someone else who holds the signing key, a record "
+                                   "put back to an earlier signed state (compare the head you noted: --head), or a "
+                                   "debate deleted whole.",
                        epilog="Exit status: 0 every debate ok; 1 one failed (was changed) or an error; "
                               f"{NOT_VERIFIABLE} none failed but one is not verifiable (no seal, redacted, unsigned, "
                               "or signed by a key you did not name).")
