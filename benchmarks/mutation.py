@@ -83,7 +83,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 #: The packages mutmut copies (and may mutate); the rest of the checkout is copied beside them.
-SOURCE_PATHS = ("backends", "protocols", "store", "tui")
+SOURCE_PATHS = ("backends", "protocols", "store", "tui", "outputs")
 DEFAULT_OUT = REPO / "benchmarks" / "out" / "mutation.md"
 
 
