@@ -125,6 +125,7 @@ def test_indian_addresses_and_weekdays_with_a_day_are_masked(text: str, masked: 
     ("Med.Rec.No. 4471209 on file", "Med.Rec.No. [NUMBER] on file"),
     ("Medicare Beneficiary Identifier 1EG4-TE5-MK73.", "Medicare Beneficiary Identifier [NUMBER]."),
     ("Account Number:\n22-4471-0098", "Account Number:\n[NUMBER]"),
+    ("Resident no. R412 at the home.", "Resident no. [NUMBER] at the home."),
 ])
 def test_a_number_after_any_label_of_its_own_is_masked(text: str, masked: str) -> None:
     """"number", "no.", "#", "ID", "identifier" or "ref" after words that name what is numbered,
