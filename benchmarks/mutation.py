@@ -459,6 +459,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                '''units = r"(?:ONE|TWO|THREE|FOUR|FIVE|SIX|SEVEN|EIGHT|NINE)"''',
                "the number words are read only inside (?i:…) (age_number) and in the age pattern compiled with "
                "re.IGNORECASE: either case reads the same"),
+    Equivalent("outputs/redact.py", "_recognizers", r'r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|SUV|sedan|hatchback|taxi|trailer|scooter|moped)\b"',
+               r'r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|suv|sedan|hatchback|taxi|trailer|scooter|moped)\b"', "the vehicles are inside (?i:…): either case reads the same"),
     Equivalent("outputs/redact.py", "_honorific",
                '''r"|herr|frau|mme|sra?|dña|don|dc|ds|pc|det|sgt|counsel|m|d|co)\.?", part.strip(" .,;:'’")) is not None''',
                '''r"|HERR|FRAU|MME|SRA?|DÑA|DON|DC|DS|PC|DET|SGT|COUNSEL|M|D|CO)\.?", part.strip(" .,;:'’")) is not None''',
