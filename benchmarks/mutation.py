@@ -83,7 +83,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 #: The packages mutmut copies (and may mutate); the rest of the checkout is copied beside them.
-SOURCE_PATHS = ("backends", "protocols", "store", "tui")
+SOURCE_PATHS = ("backends", "protocols", "store", "tui", "outputs")
 DEFAULT_OUT = REPO / "benchmarks" / "out" / "mutation.md"
 
 
@@ -454,6 +454,21 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "the report writes ends in a capital X (class_, id, href; the SVG writes its own)"),
     *(Equivalent("outputs/report/render.py", "policy", _DIGEST, _DIGEST.replace(f'"{codec}"', f'"{codec.upper()}"'),
                  "Python reads codec names in any case") for codec in ("utf-8", "ascii")),
+    Equivalent("outputs/redact.py", "_recognizers",
+               r'''r"|days?|weeks?|months?|min|minutes|hours?)\b))")''',
+               r'''r"|DAYS?|WEEKS?|MONTHS?|MIN|MINUTES|HOURS?)\b))")''',
+               "the units are inside the (?i:…) group the line before opens: either case reads the same"),
+    Equivalent("outputs/redact.py", "_recognizers",
+               '''units = r"(?:one|two|three|four|five|six|seven|eight|nine)"''',
+               '''units = r"(?:ONE|TWO|THREE|FOUR|FIVE|SIX|SEVEN|EIGHT|NINE)"''',
+               "the number words are read only inside (?i:…) (age_number) and in the age pattern compiled with "
+               "re.IGNORECASE: either case reads the same"),
+    Equivalent("outputs/redact.py", "_recognizers", r'r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|SUV|sedan|hatchback|taxi|trailer|scooter|moped)\b"',
+               r'r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|suv|sedan|hatchback|taxi|trailer|scooter|moped)\b"', "the vehicles are inside (?i:…): either case reads the same"),
+    Equivalent("outputs/redact.py", "_honorific",
+               '''r"|herr|frau|mme|sra?|dña|don|dc|ds|pc|det|sgt|counsel|m|d|co)\.?", part.strip(" .,;:'’")) is not None''',
+               '''r"|HERR|FRAU|MME|SRA?|DÑA|DON|DC|DS|PC|DET|SGT|COUNSEL|M|D|CO)\.?", part.strip(" .,;:'’")) is not None''',
+               "the titles are inside the (?i:…) group the line before opens: either case reads the same"),
     Equivalent("outputs/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
                'while b >= a and text[b - 1] in " ,;:":',
                "at b == a the part is empty and masks nothing whatever b becomes (the next test reads text[a:b])"),
@@ -739,7 +754,7 @@ def _checkout_files() -> list[str]:
         out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
                              capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise SystemExit(f"{REPO}: cannot list the checkout's files with git ({exc}); run this from a git clone")
+        raise SystemExit(f"{REPO}: cannot list the checkout's files with git ({exc}); run this from a git clone") from exc
     return sorted({f for f in out.decode().split("\0") if f and (REPO / f).is_file()})
 
 

@@ -17,7 +17,9 @@ those below.
 What is found, by kind (:data:`KINDS`): structured identifiers by their shapes (phone and fax
 numbers of the US, UK, EU, India, Australia, Japan, Brazil; emails; URLs; IPv4/IPv6; US SSNs, UK
 National Insurance and, with their names, Canadian SINs; record, account, licence, plan, policy,
-card and vehicle numbers with the word that names them, IBANs and card numbers without; dates
+card and vehicle numbers with the word that names them (or any label ending in "number", "no.",
+"#", "ID" or "ref" but those of rooms, pages, products and phones), plates after the vehicle
+that bears them, IBANs and card numbers without; dates
 except a year alone; ages over 89), street addresses and postcodes (US ZIP after a state, UK,
 Canadian), care facilities by their kind ("St. Mary's", "Mercy General Hospital"), and names.
 
@@ -46,7 +48,7 @@ KINDS: dict[str, str] = {
     "ssn": "social security and national insurance numbers (US SSN, UK NINO, Canadian SIN)",
     "number": "medical record, account, licence, plan, policy, card, case and vehicle numbers",
     "date": "dates (day, month; a year alone is kept)",
-    "age": "ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\")",
+    "age": "ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\", \"aged ninety-three\", \"Age: 101\", \"96/F\")",
     "phone": "phone and fax numbers",
     "address": "street addresses, counties, and towns in an address or named as places (\"lives in …\", \"…, Ontario\")",
     "postcode": "ZIP codes and postcodes",
@@ -112,6 +114,31 @@ def _phone(match: re.Match[str]) -> bool:
     return not re.fullmatch(r"(?:19|20)\d\d\s?[-–/]\s?(?:19|20)\d\d", text)
 
 
+def _id_label(match: re.Match[str]) -> bool:
+    """Whether a number after a label of its own ("Visit number V00931174") identifies someone: the
+    label names nothing no one is identified by (:func:`_not_id_words`) and the value holds three
+    digits or more and is no decimal ("bed no. 12", "patient #2", "ref 0.15" stay)."""
+    words = re.findall(r"[A-Za-z][\w&'’/-]*", match.group(1))
+    if any(w.casefold() in _not_id_words() for w in words):
+        return False
+    value = match.group("value")
+    return sum(ch.isdigit() for ch in value) >= 3 and not re.fullmatch(r"\d+[.,]\d+", value)
+
+
+def _not_id_words() -> frozenset[str]:
+    """Words before "number", "no.", "#" or "ref" whose number identifies a place, a page, a
+    product, a dose, a rule or a phone line, not a person: "room no. 412", "page no. 447", "lot
+    no. 4471", "model no. 2290", "phone no. …" (a phone is found as a phone)."""
+    return frozenset("""
+        room rooms bed beds bay ward level floor theatre cubicle page pages pp para paragraph paragraphs section sec
+        clause rule rules article art schedule appendix annex exhibit tab item items line lines table figure fig slide
+        footnote chapter volume vol issue edition question step stage grade phase score size version build release
+        model lot batch part catalog catalogue cat sku product dose doses cycle day week month year trial protocol
+        order range normal icd cpt drg phone telephone tel mobile cell fax pager bleep extension ext contact call
+        helpline hotline flight seat gate platform route bus train exit junction road highway
+        """.split())
+
+
 def _given_names() -> tuple[str, ...]:
     """Common given names across the languages of the project's users (names that are also
     common English words, May, Will, Grace, Mark, are left out: they would mask the words)."""
@@ -164,6 +191,7 @@ def _not_names() -> frozenset[str]:
         January February March April June July August September October November December Monday Tuesday
         Wednesday Thursday Friday Saturday Sunday I The This That These Those He She They We You It His Her
         Their Our My Your If When While After Before Since During Although However Therefore Patient
+        ID MRN URN ULI NHI DOB Number Identifier Beneficiary Insurer
         """.split())
 
 
@@ -286,7 +314,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         today|yesterday|tonight|was|is|has|had|and|or|with|reviewed|seen|said|says|called|rang|stable
         |on|at|in|for|to|from|who|will|took|read|it|the|a|an|re|c|about|post|op|then|again|says|also
         |asked|came|went|here|there|well|not|no|please|thanks|x|s|lives|lived|visits|visited|relocated|moved
-        |drives|works|worked|died|fell|turned|celebrated|herself|himself|themselves""")
+        |drives|works|worked|died|fell|turned|celebrated|herself|himself|themselves|identifier|id|number|no|record|ref""")
     roles = "(?i:" + _alternation(r"""
         patient|client|defendant|plaintiff|claimant|appellant|respondent|petitioner|witness|victim|tenant
         |landlord|employee|employer|nurse|doctor|physician|surgeon|midwife|paramedic|therapist|counsellor
@@ -325,13 +353,24 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         |vehicle (?:no\.?|number|reg(?:istration)?)|Kennzeichen|Führerschein(?:-Nr\.?|nummer)?
         |(?-i:NMC|IMC|CPSO|AHPRA|LANR|BSNR|HCPC|OHIP|IHI|PIN)(?: number| no\.?| #)?|(?:medical|dental|nursing) council (?:no\.?|number|reg\.?)
         |(?:bar )?roll (?:no\.?|number)|DNA sample|(?:DNA|sample) (?:ID|ref(?:erence)?)|prisoner (?:no\.?|number)
-        |Geschäftszeichen|Gesch\.-Z\.|FIR(?: no\.?)?|(?:iris|retina) scan(?: ID| ref(?:erence)?)?|palm vein ID""")
+        |Geschäftszeichen|Gesch\.-Z\.|FIR(?: no\.?)?|(?:iris|retina) scan(?: ID| ref(?:erence)?)?|palm vein ID
+        |(?-i:MBI|RAMQ|PHN|CHI|ULI|URN|UR|H&C)(?: number| no\.?)?""")
+    # Any words naming a number of their own ("Visit number", "Lab no.", "Pol#", "Insurer ref.",
+    # "Patient identifier"), but those of things no one is identified by (a room, a page, a dose, a
+    # lot, a model, a phone: :func:`_not_id_words`); the value then holds three digits or more.
+    id_noun = r"(?:\s*#|(?:\s+|(?<=\.))(?:number|num|nos?|nr|ID|identifier|ref|reference)\b\.?)"
+    any_id_label = rf"((?:[A-Za-z][\w&'’/-]*\.?(?:\s+|(?<=\.))){{0,2}}?[A-Za-z][\w&'’/-]*\.?){id_noun}"
     # A number after its label: tokens holding a digit (or short capitals, "3 O 123/23"), joined by
     # spaces, "of" ("1187 of 2022") or "/"; never across a sentence's full stop.
     id_token = r"(?=[A-Za-z0-9/.:-]{0,40}\d)[A-Za-z0-9#](?:[A-Za-z0-9/:-]|\.(?=\w)|,(?=\d{3}\b)){0,40}"
     id_value = rf"(?:(?-i:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?)\s(?=\d))?(?:{id_token})(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|(?:[A-Z]{{1,3}}|[A-Z][a-z])(?=\s\d))(?![\w-])){{0,4}}"
-    id_value += r"(?:\s[A-Z]{1,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b)))?"
+    id_value += r"(?:\s(?:[A-Z]{1,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b))|(?-i:(?![AI]\b)[A-Z]{1,3}(?=\s+[a-z]))))?"
     over89 = r"(?:9\d|1[01]\d)"
+    # An age over 89 in words: "ninety", "ninety-three", "one hundred", "a hundred and two".
+    units = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+    spelled = (rf"(?:ninety(?:[- ]{units})?|one[- ]hundred(?:(?:\s+and\s+|[- ])(?:{units}|ten|eleven|twelve))?"
+               rf"|(?:a[- ])?hundred(?:\s+and\s+|[- ])(?:{units}|ten|eleven|twelve))")
+    age_number = rf"(?:{over89}|(?i:{spelled}))"
     # Who an age belongs to, in the words before it: "she is 97", "the victim, 96", "a woman of 98".
     person = "(?i:" + _alternation(r"""
         she|he|who|and|patient|pt|woman|man|lady|gentleman|mother|mum|mam|mom|father|dad|nana|nan|gran|granny
@@ -340,7 +379,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         |defendant|claimant|applicant|petitioner|respondent|witness|mr|mrs|ms""") + ")"
     # A number with a unit after it is a measure, never an age: "is 92 bpm", "(92%)".
     not_a_measure = (r"(?![\d.,]?\d|(?![MF]\b)\w|\s*(?:%|/|°|[a-zA-Zµ]+/|(?i:mg|g|kg|mmol|bpm|mm|cm|ml|units?|percent|per|times|points?"
-                     r"|days?|min|minutes|hours?)\b))")
+                     r"|days?|weeks?|months?|min|minutes|hours?)\b))")
     indian_ways = r"(?:Road|Rd|Main|Cross|Nagar|Apartments|Colony|Layout|Marg|Society|Enclave|Towers|Residency|Bagh|Vihar|[A-Z][a-z]+(?:nagar|puram))"
     # Words after which "in", "from", "to" or "of" names a place.
     place_cue = "(?i:" + _alternation(r"""
@@ -408,10 +447,22 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         _Recognizer("number", re.compile(
             r"\b(?i:tag|rego|matter)(?:\s+(?i:no\.?|number))?\s*[:#]?\s*((?=[A-Z0-9 -]{0,20}\d)[A-Z0-9]{2,}(?:[ -][A-Z0-9]{1,5}){0,3}(?:\sof\s\d{4})?)\b"),
             group=1),
+        # A plate after the vehicle that bears it, with at most three lower-case words between ("the car
+        # 7ABC123", "a white van, LV19 XKT,", "the ute was registered as 1ABC 234"): capitals and digits,
+        # two of each or more, five to nine in all; a model's name is shorter ("F-150", "RAV4") or named
+        # as one ("car model ZX-4000").
+        _Recognizer("number", re.compile(
+            r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|SUV|sedan|hatchback|taxi|trailer|scooter|moped)\b"
+            r"[ \t]*[,(:]?(?:[ \t]+(?!(?i:model|make|type|engine|version)\b)[a-z]+){0,3}[ \t]+"
+            r"((?=(?:[ -]?[A-Z0-9]){5,9}(?![\w-]))(?=(?:[A-Z -]*\d){2})(?=(?:[\d -]*[A-Z]){2})"
+            r"[A-Z0-9]{1,8}(?:[ -][A-Z0-9]{1,4}){0,2})(?![\w-])"), group=1),
         _Recognizer("number", re.compile(r"\b\d:\d{2}-[a-z]{2,4}-\d{3,6}(?:-[A-Z]{2,4})*\b")),  # a US federal docket
         _Recognizer("number", re.compile(r"\b\d{4}/[A-Z]{2,4}/\d{3,6}\b")),  # an Irish or Indian docket: 2022/HC/1187
         _Recognizer("number", re.compile(
-            rf"\b{id_words}(?![a-z])\s*(?:#|:|no\.?|number|is|n°)?\s*(?:#|:)?\s*({id_value})(?<![./:-])", re.IGNORECASE), group=1),
+            rf"\b{id_words}(?![a-z]|\d{{1,2}}\b)\s*(?:#|:|no\.?|number|is|n°)?\s*(?:[#:|=]\s*)?({id_value})(?<![./:-])", re.IGNORECASE), group=1),
+        _Recognizer("number", re.compile(
+            rf"(?<![\w&'’/.-]){any_id_label}\s*(?:[:.#=|]|\bis\b)?\s*(?:[:#|]\s*)?(?P<value>{id_value})(?<![./:-])", re.IGNORECASE),
+            group="value", check=_id_label),
         _Recognizer("date", re.compile(
             rf"{weekday}(?<![\w.-])(?:\d{{4}}(?P<a>[-/.])(?:0?[1-9]|1[0-2])(?P=a)(?:0?[1-9]|[12]\d|3[01])(?:T\d\d:\d\d(?::\d\d)?)?"
             rf"|(?:0?[1-9]|[12]\d|3[01])(?P<b>[-/.])(?:0?[1-9]|1[0-2])(?P=b)(?:\d{{4}}|\d{{2}})"   # 05/03/2024, 5.3.24
@@ -431,12 +482,19 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"\b(?:Christmas(?: Eve| Day)?|New Year's (?:Eve|Day)|Boxing Day|Easter (?:Sunday|Monday)|St\.? Patrick's Day"
             r"|Thanksgiving(?: Day)?|Independence Day|Bastille Day|Hogmanay|Valentine's Day|Halloween)\b")),
         _Recognizer("age", re.compile(
-            rf"\b(?:{over89}(?:[- ](?:year|yr)s?[- ]old|\s?(?:yo|y/o|y\.o\.?)|-year-old|\s+years\s+of\s+age|\s*(?:yrs|yo)\b"
+            rf"\b(?:{over89}(?:[- ](?:year|yr)s?[- ]old|\s?(?:yo|y/o|y\.o\.?)|-year-old|\s+years\s+of\s+age|\s*(?:yrs?|yo)\b"
             rf"|\s*Jahre?\b|\s*J\.|-?jährig\w*)"  # German: "93 Jahre", "die 94-jährige"
-            rf"|(?:aged?|age:|age of|Alter:?)\s+{over89}(?:\s*Jahre?\b)?"
+            rf"|(?:aged?|age:|age of|Alter:?)\s+{over89}(?:\s*Jahre?\b)?(?!\s*(?:days?|weeks?|months?)\b)"
             r"|nonagenarian|(?:super)?centenarian"
-            r"|(?i:ninety|one hundred)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?(?:[- ]years?[- ]old)?"
+            rf"|{spelled}(?:[- ]years?[- ]old|\s+years\s+of\s+age|(?!\s+(?:per|percent|[a-z]+s|mg|g|kg|ml|mm|cm|km|mph|bpm)\b))"
+            rf"|hundred[- ]years?[- ]old"
             r")(?![\w-])", re.IGNORECASE)),
+        # An age after its label, in a form, a table or scanned text: "Age: 101", "Age | 92",
+        # "AGE:91Y", "Age/Sex: 97/F"; and beside a sex, "F/92", "97/F".
+        _Recognizer("age", re.compile(
+            rf"\b(?i:age|aged)(?:\s*/\s*(?i:sex|gender))?\s*(?:[:|=\t]\s*)?({age_number})"
+            rf"(?=(?i:\s*(?:y|yrs?|years?|yo|y/o))(?![\w-])|{not_a_measure}(?![\w-]))"), group=1),
+        _Recognizer("age", re.compile(rf"(?<=[MF]/)(?<![\w/.][MF]/){over89}(?![\w/.])|(?<![\w/.]){over89}(?=/[MF](?![\w/]))")),
         # "(96 years)", never a span of time: "for 90 years", "92 years ago".
         _Recognizer("age", re.compile(
             rf"(?<!\bfor )(?<!\bover )(?<!\bpast )(?<!\blast )(?<!\bin )(?<!\bafter )\b{over89}\s+years\b"
@@ -445,10 +503,14 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         # "who is 97", "Mr Finch (92)", "the victim, 96, lived", "a woman of 98", "herself 90",
         # "99 next month", "92F". The number alone is an age there; a unit after it is a measure.
         _Recognizer("age", re.compile(r"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
-        _Recognizer("age", re.compile(rf"\b{over89}(?:st|nd|rd|th)\s+(?i:birthday)\b")),
-        *(_Recognizer("age", re.compile(rf"{before}({over89}){not_a_measure}"), group=1) for before in (
+        _Recognizer("age", re.compile(rf"\b(?:{over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety-\w+th|(?:one\s+)?hundredth))\s+(?i:birthday)\b")),
+        *(_Recognizer("age", re.compile(rf"{before}({age_number}){not_a_measure}"), group=1) for before in (
             r"\b(?i:turn(?:ed|s|ing)?)\s+",
-            rf"\b(?:{person})\s+(?:is|was|turns|turned)(?:\s+now)?(?:\s+aged)?\s+",
+            rf"\b(?:{person})(?:\s+(?:is|was|turns|turned|will be|would have been)|['’]s)(?:\s+(?:now|almost|nearly|over|just))?(?:\s+aged)?\s+",
+            r"\b(?:I\s+am|I['’]m|I\s+was)(?:\s+(?:now|almost|nearly|over|just))?\s+",
+            rf"\b(?:{person}),?\s+(?i:then|now)\s+(?:aged\s+)?",
+            r"\b(?i:died|dying|death|passed away|widowed|retired)\s+(?i:aged|at)\s+",
+            rf"\b(?i:at)\s+(?={age_number},?\s+(?:he|she|they|I|we|his|her|my|our)\b)",
             rf"\b(?:{person})\s+of\s+",
             rf"\b(?:{person}|[MF]|[A-Z][a-z]+),\s+(?={over89}(?:\s*[,;)]|\s+(?i:next|now|herself|himself|this|years?)\b))",
             rf"\b(?:{person}|[A-Z][a-z]+)\s+\((?={over89}\))",

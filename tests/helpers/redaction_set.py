@@ -2,15 +2,16 @@
 and the recall tests (the same figures held in ``make test``, and by the mutation benchmark: a
 recognizer loosened or dropped moves them).
 
-Four sets, each in ``tests/fixtures/redaction/``: ``labelled.txt``, ``dev.txt`` and ``dev2.txt`` are
-the tuning sets (the recognizers were written and tuned against them; ``dev2.txt`` was written and
-committed before the tuning on it); ``frozen.txt`` is held out, written
-before any tuning and never read to tune, so its figures say what the recognizers do on text they
-were not written for.
+Six sets, each in ``tests/fixtures/redaction/``: ``labelled.txt``, ``dev.txt``, ``dev2.txt`` and
+``dev3.txt`` are the tuning sets (the recognizers were written and tuned against them; ``dev2.txt``
+and ``dev3.txt`` were written and committed before the tuning on them); ``frozen.txt`` and
+``heldout3.txt`` are held out, written before any tuning on them and never read to tune, so their
+figures say what the recognizers do on text they were not written for.
 
 Marks: ``{{kind:text}}`` is an identifier, ``{{kind/sub:text}}`` the same with a finer label for the
 tables (``number/mrn``, ``address/town``); ``{{keep:text}}`` is a distractor (a dose, a code, a
-version) that must come out exactly as written.
+version) that must come out exactly as written. A literal ``\\n`` in a line is a line break of its
+snippet (a label with its value on the next line, a table's rows).
 
 Scoring, per kind of the identifiers marked in the set:
 
@@ -34,6 +35,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "redaction"
 LABELLED = FIXTURES / "labelled.txt"
 DEV = FIXTURES / "dev.txt"
 DEV2 = FIXTURES / "dev2.txt"
+DEV3 = FIXTURES / "dev3.txt"
+HELDOUT3 = FIXTURES / "heldout3.txt"
 FROZEN = FIXTURES / "frozen.txt"
 _MARK = re.compile(r"\{\{(\w+)(?:/(\w+))?:(.+?)\}\}")
 
@@ -56,6 +59,7 @@ def load(path: Path = LABELLED) -> list[Snippet]:
             section = raw[3:].strip()
         if not raw.strip() or raw.startswith("#"):
             continue
+        raw = raw.replace("\\n", "\n")
         text: list[str] = []
         gold: list[Span] = []
         subs: list[str] = []

@@ -114,3 +114,151 @@ def test_codes_and_counts_beside_those_words_stay(text: str) -> None:
 ])
 def test_indian_addresses_and_weekdays_with_a_day_are_masked(text: str, masked: str) -> None:
     assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("Visit number V00931174; temperature 37.9.", "Visit number [NUMBER]; temperature 37.9."),
+    ("Lab no. L4471-229; ferritin 15.", "Lab no. [NUMBER]; ferritin 15."),
+    ("Encounter #E-77120934; Pol#HX44712.", "Encounter #[NUMBER]; Pol#[NUMBER]."),
+    ("Insurer ref. CLM-2023-88712; Cause No. DC-22-04471.", "Insurer ref. [NUMBER]; Cause No. [NUMBER]."),
+    ("Patient identifier 5520-1187-3; allergy to penicillin.", "Patient identifier [NUMBER]; allergy to penicillin."),
+    ("Med.Rec.No. 4471209 on file", "Med.Rec.No. [NUMBER] on file"),
+    ("Medicare Beneficiary Identifier 1EG4-TE5-MK73.", "Medicare Beneficiary Identifier [NUMBER]."),
+    ("Account Number:\n22-4471-0098", "Account Number:\n[NUMBER]"),
+    ("Resident no. R412 at the home.", "Resident no. [NUMBER] at the home."),
+])
+def test_a_number_after_any_label_of_its_own_is_masked(text: str, masked: str) -> None:
+    """"number", "no.", "#", "ID", "identifier" or "ref" after words that name what is numbered,
+    the value on the same line or the next."""
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "Room no. 447 and page no. 4471.", "Lot no. 4471B; model no. 22904.", "Bed #12, patient #2.",
+    "Flight no. 1054 and seat no. 142.", "Paragraph no. 447 of the judgment.", "Result no. 104.5 today.",
+    "Typhoid 0.15, Malaria 0.30", "Typhoid 1204 cases", "Exhibit no. 1204; Section no. 498.",
+])
+def test_a_number_after_a_label_of_a_place_a_page_or_a_product_stays(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("MBI: 7AK9-QF2-JH11; RAMQ TREM 4412 0918.", "MBI: [NUMBER]; RAMQ [NUMBER]."),
+    ("PHN 9876 543 210; ULI 12345-6789; URN: 8812-4471.", "PHN [NUMBER]; ULI [NUMBER]; URN: [NUMBER]."),
+    ("UR number 0934471; CHI number 120345 6789; H&C number 334 412 5567.",
+     "UR number [NUMBER]; CHI number [NUMBER]; H&C number [NUMBER]."),
+])
+def test_health_card_and_beneficiary_numbers_by_their_acronyms_are_masked(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+def test_a_label_s_value_is_found_across_a_table_s_bar_and_never_in_two_digits_stuck_to_it() -> None:
+    assert redact_text("MRN | 00988123 | Ward | 9") == "MRN | [NUMBER] | Ward | 9"
+    assert redact_text("ACC claim number ACC-4471-229; ACC45 form lodged.") == "ACC claim number [NUMBER]; ACC45 form lodged."
+    assert redact_text("MRN00412287 on the label") == "MRN[NUMBER] on the label"
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("Record No. 2021/4471 JR before the High Court.", "Record No. [NUMBER] before the High Court."),
+    ("The car bearing registration WP 1234 G was stopped.", "The car bearing registration [NUMBER] was stopped."),
+    ("MRN 4471209 A patient of ours", "MRN [NUMBER] A patient of ours"),
+    ("MRN 4471209 I think", "MRN [NUMBER] I think"),
+])
+def test_a_number_s_last_capitals_before_a_lower_case_word_are_its_own(text: str, masked: str) -> None:
+    """But "A" and "I", which open the next words."""
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("Patient aged one hundred and two, Hb 88.", "Patient aged [AGE], Hb 88."),
+    ("She is a hundred and one.", "She is [AGE]."),
+    ("Ninety-six years of age, frail.", "[AGE], frail."),
+    ("A hundred-year-old man.", "A [AGE] man."),
+    ("The patient, ninety-seven, declined.", "The patient, [AGE], declined."),
+])
+def test_an_age_over_89_in_words_is_masked(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "Ninety minutes after the dose.", "ninety per cent of cases", "ninety years ago", "one hundred patients",
+    "ninety mg twice daily", "a baby aged 90 days", "about a hundred.",
+])
+def test_a_number_over_89_in_words_that_is_no_age_stays(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("MRN | 00988123 | Age | 92", "MRN | [NUMBER] | Age | [AGE]"),
+    ("Age:93 Sex:M", "Age:[AGE] Sex:M"),
+    ("AGE:91Y", "AGE:[AGE]Y"),
+    ("AGE | 96 |", "AGE | [AGE] |"),
+    ("Age/Sex: 97/F; MUST 2.", "Age/Sex: [AGE]/F; MUST 2."),
+    ("Age/Sex: 97 F", "Age/Sex: [AGE] F"),
+    ("F/92, Waterlow 20", "F/[AGE], Waterlow 20"),
+    ("Pt 96/M, Braden 11", "Pt [AGE]/M, Braden 11"),
+])
+def test_an_age_over_89_after_its_label_or_beside_a_sex_is_masked(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "Age | 90 days", "Age | 96 weeks", "BP 140/92", "1/90 F", "F/92x", "M/89", "Age | 95th centile",
+])
+def test_a_number_beside_an_age_label_or_a_sex_that_is_no_age_stays(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("At 94 he still walks to the shops.", "At [AGE] he still walks to the shops."),
+    ("The claimant's mother, who died at 96, left the house.", "The claimant's mother, who died at [AGE], left the house."),
+    ("The deceased, then 92, signed the will.", "The deceased, then [AGE], signed the will."),
+    ("My dad's MRN is 00231187 and he's 95.", "My dad's MRN is [NUMBER] and he's [AGE]."),
+    ("The testator, now ninety-two, signed.", "The testator, now [AGE], signed."),
+    ("Grandma turned ninety-one years young!", "Grandma turned [AGE] years young!"),
+])
+def test_an_age_over_89_the_words_around_it_give_away_is_masked(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "HR now 92, RR 20.", "titrated at 90 to effect", "At 95 mg the rash recurred.", "he's 95 kg",
+    "died at 96 hours", "the patient's 92 bpm",
+])
+def test_a_number_where_those_words_are_a_measure_stays(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("The car 7ABC123 was seen on the camera.", "The car [NUMBER] was seen on the camera."),
+    ("A white van, LV19 XKT, was parked.", "A white van, [NUMBER], was parked."),
+    ("The ute was registered as 1ABC 234.", "The ute was registered as [NUMBER]."),
+])
+def test_a_plate_after_the_vehicle_that_bears_it_is_masked(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "his Ford F-150 and a RAV4", "the car, a 2019 Ford F150,", "The van (Mercedes Sprinter 316 CDI)",
+    "Car model ZX4000 recalled", "a car with 2 CT scans", "the car was doing 92 km/h", "the van AB 12 was",
+    "the van, an old Transit 316 CDI", "the ute, HILUX SR5, was sold", "the car had 45000 km on it",
+])
+def test_a_vehicle_s_make_model_or_speed_stays(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("I am 93 and tired of forms.", "I am [AGE] and tired of forms."),
+    ("I'm 95 next to her.", "I'm [AGE] next to her."),
+    ("She will be 95 in May.", "She will be [AGE] in May."),
+    ("She is nearly 100.", "She is nearly [AGE]."),
+    ("Her ninetieth birthday was on the ward.", "Her [AGE] was on the ward."),
+    ("A 93 yr lady.", "A [AGE] lady."),
+])
+def test_an_age_over_89_said_of_oneself_ahead_or_nearly_is_masked(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize("text", ["I'm 95 kg", "the score will be 95", "She is nearly 100 kg"])
+def test_those_words_before_a_measure_stay(text: str) -> None:
+    assert redact_text(text) == text

@@ -1,15 +1,17 @@
-"""``--redact`` on the development set and on the frozen held-out set
-(``tests/fixtures/redaction/dev.txt``, ``dev2.txt``, ``frozen.txt``; ``benchmarks/redaction.py`` prints the tables).
+"""``--redact`` on the development sets and on the held-out sets
+(``tests/fixtures/redaction/dev.txt``, ``dev2.txt``, ``dev3.txt``, ``frozen.txt``, ``heldout3.txt``;
+``benchmarks/redaction.py`` prints the tables).
 
-The frozen set was written and committed before any tuning and is never read to tune: these
-floors are its figures as measured, held so that a recognizer dropped or loosened (the mutation
-benchmark's mutants among them) shows here, never raised by adding patterns for its misses.
+The held-out sets were written and committed before any tuning on them and are never read to
+tune: these floors are their figures as measured, held so that a recognizer dropped or loosened
+(the mutation benchmark's mutants among them) shows here, never raised by adding patterns for
+their misses.
 """
 
 from __future__ import annotations
 
 from outputs.redact import STRUCTURED
-from tests.helpers.redaction_set import DEV, DEV2, FROZEN, Result, evaluate, load
+from tests.helpers.redaction_set import DEV, DEV2, DEV3, FROZEN, HELDOUT3, Result, evaluate, load
 
 
 def _figures(result: Result) -> tuple[float, float]:
@@ -21,11 +23,11 @@ def _figures(result: Result) -> tuple[float, float]:
 def test_the_frozen_set_s_figures_hold() -> None:
     result = evaluate(load(FROZEN))
     recall, precision = _figures(result)
-    assert recall >= 0.942 and precision >= 0.962, (recall, precision)
+    assert recall >= 0.944 and precision >= 0.967, (recall, precision)
     assert result.survived >= 184, result.clobbered  # of 185 doses, vitals, codes, versions, statutes
     for kind in ("name", "email", "url", "ip", "ssn", "date", "phone", "postcode"):
         assert (result.kinds[kind].recall or 0) >= 0.95, (kind, result.kinds[kind].recall)
-    assert (result.kinds["number"].recall or 0) >= 0.935 and (result.kinds["age"].recall or 0) >= 0.89
+    assert (result.kinds["number"].recall or 0) >= 0.948 and (result.kinds["age"].recall or 0) >= 0.89
 
 
 def test_the_development_set_is_masked_but_its_stated_misses() -> None:
@@ -47,6 +49,27 @@ def test_the_second_development_set_is_masked_but_its_stated_misses() -> None:
     misses = sorted(m.split(": ", 1)[1] for t in result.kinds.values() for m in t.misses)
     assert misses == sorted(["'Thiruvananthapuram'", "'Anjali Deshpande'"])
     assert [c.split(": ", 1)[1] for c in result.clobbered] == ["'Ford Focus'"]
+    for kind in STRUCTURED:
+        t = result.kinds[kind]
+        assert t.masked == t.gold and not t.false, (kind, t.misses, t.false)
+
+
+def test_the_third_held_out_set_s_figures_hold() -> None:
+    """Identifying numbers and ages over 89 as people write them, written with ``dev3.txt``."""
+    result = evaluate(load(HELDOUT3))
+    recall, precision = _figures(result)
+    assert recall >= 0.94 and precision >= 0.96 and result.survived == result.keeps, (recall, precision, result.clobbered)
+    assert result.kinds["number"].recall == 1.0 and (result.kinds["age"].recall or 0) >= 0.81
+
+
+def test_the_third_development_set_is_masked_but_its_stated_clobbers() -> None:
+    """Every number and age over 89 masked, every other distractor (doses, lab values, "room 4",
+    "aged 9 months", "Ninety minutes", model and lot numbers) whole but the names the model and
+    capitalisation take from a form's words (a score, a plan, a schedule, a car's make, a cited case's court)."""
+    result = evaluate(load(DEV3))
+    assert not [m for t in result.kinds.values() for m in t.misses]
+    assert sorted(c.split(": ", 1)[1] for c in result.clobbered) == sorted(
+        ["'Clinical Frailty Scale 8'", "'Gold PPO'", "'Schedule A'", "'[2019] EWHC 1234 (QB)'", "'Toyota Hilux'"])
     for kind in STRUCTURED:
         t = result.kinds[kind]
         assert t.masked == t.gold and not t.false, (kind, t.misses, t.false)
