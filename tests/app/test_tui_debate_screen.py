@@ -25,8 +25,8 @@ from protocols.socrasynth import DEFINITION as SOCRASYNTH
 from store.journal import Journal
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.app.test_tui_moderation import _start, _until, scripted_models  # noqa: F401 - a fixture
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import record_socrasynth, sample_socrasynth
 from tests.helpers.samples import FIRST

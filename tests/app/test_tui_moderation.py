@@ -33,8 +33,8 @@ from protocols.core.events import Interject, Pause
 from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.helpers.form import fill_examples
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.samples import FIRST
 from tests.helpers.scripted import answering, fits
