@@ -231,6 +231,7 @@ async def test_homes_outcome_column_says_a_debate_settled_without_agreement(tmp_
     app.journal.close()
 
 
+@pytest.mark.timeout(180)  # 32 s on a busy two-core machine
 async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_path: Path, registry, monkeypatch) -> None:
     """Item 5 on the live path: EVINCE from the form, with an analyzer model that is slow to write
     (scripted), so the screen still runs its last analysis after the protocol finished. κ and

@@ -158,6 +158,7 @@ def reached(label: str) -> list[str]:
     return roles
 
 
+@pytest.mark.timeout(180)  # a protocol's every command through the screen: 38 s on a busy two-core machine
 @pytest.mark.parametrize("protocol", list(FIRST))
 async def test_every_command_a_protocol_offers_works_through_the_screen(
         protocol: str, tmp_path: Path, registry, scripted_models: asyncio.Event) -> None:
