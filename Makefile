@@ -24,7 +24,7 @@ VLLM_PIP_ARGS ?=
 VLLM_MODEL  := .cache/vllm/smollm2-135m
 VLLM_TEST_TIMEOUT ?= 1800
 
-.PHONY: demo test lint test-vllm venv venv-vllm clean bench mutation
+.PHONY: demo test test-fast lint test-vllm venv venv-vllm clean bench mutation
 
 venv: $(STAMP)
 
@@ -43,6 +43,12 @@ demo: $(STAMP)
 LINTED := backends protocols store outputs tui
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not vllm"
+
+# The inner loop: every test that loads no model (a few minutes on two cores). A model load
+# raises at once here (backends/load_watch.py), so a test missing its `model` mark fails fast,
+# naming the mark, instead of running a model.
+test-fast: $(STAMP)
+	SYMPOSIUM_FORBID_MODEL_LOADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not model and not vllm"
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)

@@ -49,6 +49,7 @@ from .base import (
     Usage,
 )
 from .hf_prompt import Prompter
+from .load_watch import loading
 from .registry import ModelEntry
 from .stops import ReplyText
 from .threads import default_threads
@@ -80,6 +81,7 @@ class TransformersBackend(Backend):
             torch.set_num_threads(entry.threads or default_threads())
         folder, extra = (path.parent, {"gguf_file": path.name}) if path.is_file() else (path, {})
         dtype = torch.float32 if self.device == "cpu" else torch.float16
+        loading(self.kind, entry.id, path)
         try:  # GGUF conversion draws a tqdm bar on stderr that no setting turns off
             with contextlib.redirect_stderr(io.StringIO()):
                 self.tokenizer: Any = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **extra)

@@ -34,6 +34,7 @@ from . import served
 from .base import BackendUnavailable, Message
 from .chat_format import ChatFormat, detect_format, get_format
 from .llamacpp import default_threads
+from .load_watch import loading
 from .registry import ModelEntry, load_registry
 from .sources import resolve_path
 
@@ -128,6 +129,7 @@ def serve(model_id: str, *, port: int, models: str | None = None,
     if threads:
         entry = entry.model_copy(update={"threads": threads})
     path = resolve_path(entry)
+    loading("llama_cpp.server", entry.id, path)
     keep_extra_buffers(entry.cpu_extra_buffers)
     template, n_vocab = gguf_facts(path)
     fmt = format_of(entry, template)

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from platformdirs import user_log_dir
 
 from .base import BackendError, BackendUnavailable, context_overflow
+from .load_watch import loading
 from .private import create_private, private_dir, write_private
 from .registry import ModelEntry
 
@@ -241,6 +242,7 @@ _POINTS_ELSEWHERE = re.compile(r"root cause|stack trace", re.IGNORECASE)
 
 def _vllm_engine(entry: ModelEntry, path: Path) -> Any:
     """Start vLLM's engine for ``entry`` (blocking: minutes on a CPU, which compiles the model)."""
+    loading("vllm", entry.id, path)
     _import_vllm()
     from vllm import AsyncEngineArgs, AsyncLLMEngine
     from vllm.config import StructuredOutputsConfig

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import core as hypothesis_core
 
+from backends import load_watch
 from backends.base import Backend
 from backends.llamacpp import LlamaCppBackend
 from backends.openai_compat import OpenAIBackend
@@ -112,12 +114,90 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 #: Fixtures that load a real model: a test using one is marked ``model`` (``make test-fast``
 #: leaves it out) without saying so itself.
 MODEL_FIXTURES = frozenset({"smollm", "gemma", "llama_server", "openai_smollm", "hf_smollm", "vllm_smollm"})
+#: The marks that allow a test to load a model: every other test must load none.
+LOADING_MARKS = ("model", "vllm")
+
+
+#: The time limit of a test by its family (pytest-timeout, seconds). Every other test has the
+#: default in pyproject.toml (60 s): a test that loads no model and hangs fails within a minute.
+#: A model test loads and runs a real model on a slow two-core machine beside a second worker, a
+#: vLLM test may compile its engine first. A test's own ``@pytest.mark.timeout(N)``, given with
+#: its reason, overrides its family's; ``--timeout N`` on the command line sets the families' too.
+FAMILY_TIMEOUTS = {"vllm": 1800, "model": 600}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.model)
+        family = next((mark for mark in FAMILY_TIMEOUTS if item.get_closest_marker(mark)), None)
+        if family and item.get_closest_marker("timeout") is None and config.getoption("timeout", None) is None:
+            item.add_marker(pytest.mark.timeout(FAMILY_TIMEOUTS[family]))
+
+
+# Which tests load a model is watched, not remembered: every load (in this process or in any
+# child it starts, which inherits the variable) appends a line to this process's log
+# (backends/load_watch.py), and a test that loaded one without a mark from LOADING_MARKS fails,
+# naming the mark to add. So ``-m "not model"`` cannot silently come to include a slow test.
+# Under ``make test-fast`` (SYMPOSIUM_FORBID_MODEL_LOADS=1) the load itself raises at once.
+_LOAD_LOG = pytest.StashKey[int]()
+
+
+_OWN_LOG: list[Path] = []
+
+
+def _load_log() -> Path:
+    path = os.environ.get(load_watch.LOG)
+    if not path:
+        fd, path = tempfile.mkstemp(prefix=f"symposium-model-loads-{os.getpid()}-", suffix=".log")
+        os.close(fd)
+        os.environ[load_watch.LOG] = path
+        _OWN_LOG.append(Path(path))
+    return Path(path)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for log in _OWN_LOG:
+        log.unlink(missing_ok=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Note where the load log ends before the test's fixtures (of any scope) are set up."""
+    log = _load_log()
+    item.stash[_LOAD_LOG] = log.stat().st_size if log.exists() else 0
+
+
+def unmarked_loads(item: pytest.Item) -> list[str]:
+    """The models ``item`` loaded (in its setup or its body) though it carries no loading mark."""
+    if any(item.get_closest_marker(mark) for mark in LOADING_MARKS) or _LOAD_LOG not in item.stash:
+        return []
+    log = _load_log()
+    if not log.exists():
+        return []
+    with log.open("rb") as lines:
+        lines.seek(item.stash[_LOAD_LOG])
+        return [line.decode("utf-8", "replace").rstrip("\n") for line in lines if line.strip()]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Fail a test that loaded a model without a loading mark, saying which mark to add."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not (call.when == "call" or (call.when == "setup" and report.failed)):
+        return
+    loads = unmarked_loads(item)
+    if not loads:
+        return
+    said = "\n".join(f"  pid {pid}: {backend} loaded {model} ({path})" for pid, backend, model, path in
+                     (line.split("\t", 3) for line in loads))
+    message = (f"{item.nodeid} loaded a model but is not marked `model`, so `make test-fast` "
+               f"(-m \"not model\") would run it:\n{said}\nAdd @pytest.mark.model to the test (or "
+               f"pytestmark = pytest.mark.model to its file) if it needs the model; else give it a "
+               f"scripted backend (tests/helpers/scripted.py).")
+    report.outcome = "failed"
+    report.longrepr = f"{message}\n\n{report.longrepr}" if report.longrepr else message
 
 
 def pytest_report_header(config: pytest.Config) -> str:

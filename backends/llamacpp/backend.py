@@ -55,6 +55,7 @@ from ..base import (
 )
 from ..chat_format import ChatFormat, get_format
 from ..chat_template import AppendOnly, ChatTemplate, append_only, template_format, tokenize_pieces
+from ..load_watch import loading
 from ..registry import ModelEntry
 from ..threads import default_threads
 from .kv_pool import EXACT_BATCH_ROWS, POOL_SEQUENCES, KvPool, Member, log_softmax
@@ -77,6 +78,7 @@ class LlamaCppBackend(Backend):
         self.entry = entry
         self.model_id = entry.id
         self.path = path
+        loading(self.kind, entry.id, path)
         try:
             self.model = Model(path, gpu_layers=entry.gpu_layers, extra_buffers=entry.cpu_extra_buffers)
         except ValueError as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import stat
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,33 +16,19 @@ from store import export_check
 from store.journal import Journal
 from store.queries import Queries
 from tests.app.replayed import replay
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
-from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.app.screens.review import ReviewScreen
 from tui.app.widgets.transcript import Transcript
 
-SIZE = (140, 42)
-
 
 @pytest.fixture(autouse=True)
 def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
-
-
-def make_app(tmp_path: Path, registry, **kwargs) -> SymposiumApp:
-    return SymposiumApp(journal=Journal(tmp_path / "journal.db"), registry=registry, export_dir=tmp_path / "exports", **kwargs)
-
-
-async def wait_for(pilot: Pilot, condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.2)
 
 
 async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry) -> None:
@@ -115,6 +100,7 @@ async def test_new_debate_form_explains_bad_values(tmp_path: Path, registry) -> 
         assert isinstance(app.screen, NewDebateScreen)  # nothing started
 
 
+@pytest.mark.model
 async def test_pilot_drives_an_evince_debate_with_moderator_actions(tmp_path: Path, registry) -> None:
     """From the New-debate form to the final distribution, with the bundled models, pausing,
     interjecting and changing contentiousness on the way; then the journal is checked."""
@@ -223,6 +209,7 @@ def test_screens_snapshots(snap_compare, tmp_path: Path, registry, monkeypatch: 
     assert snap_compare(mid_app, run_before=mid_run, terminal_size=SIZE)
 
 
+@pytest.mark.model
 async def test_ctrl_c_during_a_debate_leaves_it_resumable(tmp_path: Path, registry) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:

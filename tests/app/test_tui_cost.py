@@ -16,7 +16,7 @@ from protocols.core.costs import Ledger, journal_calls, seconds, tokens
 from protocols.core.events import CallRecord, Event, JudgementMade, TokenDelta, TurnFinished, TurnStarted
 from store.queries import Queries
 from tests.app.replayed import fed, replay, until
-from tests.app.test_tui import SIZE, make_app
+from tests.helpers.pilot import SIZE, make_app
 from tests.helpers.sample_debate import sample_events
 from tui.app.screens.review import ReviewScreen
 from tui.app.widgets.cost_line import CostLine

@@ -25,8 +25,8 @@ from protocols.socrasynth import DEFINITION as SOCRASYNTH
 from store.journal import Journal
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.app.test_tui_moderation import _start, _until, scripted_models  # noqa: F401 - a fixture
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import record_socrasynth, sample_socrasynth
 from tests.helpers.samples import FIRST
@@ -246,6 +246,7 @@ async def test_homes_outcome_column_says_a_debate_settled_without_agreement(tmp_
     app.journal.close()
 
 
+@pytest.mark.timeout(180)  # 32 s on a busy two-core machine
 async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_path: Path, registry, monkeypatch) -> None:
     """Item 5 on the live path: EVINCE from the form, with an analyzer model that is slow to write
     (scripted), so the screen still runs its last analysis after the protocol finished. κ and

@@ -21,7 +21,7 @@ import pytest
 from backends.factory import OnProgress
 from backends.registry import ModelEntry
 from store.queries import Queries
-from tests.app.test_tui import SIZE, make_app, wait_for
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.scripted import ScriptedBackend
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog

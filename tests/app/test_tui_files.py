@@ -15,9 +15,9 @@ from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, RadioSet, Static, TextArea
 
 from store.queries import Queries
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.app.test_tui_moderation import scripted_models  # noqa: F401 - a fixture
 from tests.helpers.form import fill_examples
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
@@ -69,6 +69,7 @@ async def test_a_word_typed_on_home_is_a_search_and_writes_nothing(tmp_path: Pat
         assert written(app) == [], "a typed letter wrote a file"
 
 
+@pytest.mark.timeout(240)  # every key that writes, each asked and answered: 37 s on a busy two-core machine
 async def test_a_key_that_writes_asks_first_and_never_replaces_a_file_silently(tmp_path: Path, registry) -> None:
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab", rounds=2)

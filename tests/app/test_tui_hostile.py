@@ -34,7 +34,7 @@ from protocols.core.events import (
 )
 from store.queries import Queries
 from tests.app.replayed import replay
-from tests.app.test_tui import SIZE, make_app, wait_for
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.scripted import ScriptedBackend
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
@@ -122,6 +122,7 @@ def hostile_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.mark.timeout(240)  # every hostile string through the app: 37 s on a busy two-core machine
 async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         tmp_path: Path, registry, hostile_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = make_app(tmp_path, registry)

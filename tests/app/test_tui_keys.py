@@ -16,8 +16,8 @@ from protocols.evince import DEMO_CASE
 from protocols.measures.metrics import MetricsSnapshot
 from store.journal import Journal
 from store.queries import Queries
-from tests.app.test_tui import make_app
 from tests.cli.test_cli import symposium
+from tests.helpers.pilot import make_app
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture
 from tui.app.app import SymposiumApp

@@ -33,8 +33,8 @@ from protocols.core.events import Interject, Pause
 from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.helpers.form import fill_examples
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.samples import FIRST
 from tests.helpers.scripted import answering, fits
@@ -158,6 +158,7 @@ def reached(label: str) -> list[str]:
     return roles
 
 
+@pytest.mark.timeout(180)  # a protocol's every command through the screen: 38 s on a busy two-core machine
 @pytest.mark.parametrize("protocol", list(FIRST))
 async def test_every_command_a_protocol_offers_works_through_the_screen(
         protocol: str, tmp_path: Path, registry, scripted_models: asyncio.Event) -> None:

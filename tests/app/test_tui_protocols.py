@@ -10,8 +10,8 @@ import pytest
 from textual.widgets import Input, Select
 
 from store.queries import Queries
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.helpers.form import fill_examples
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import EditDialog, PersonDialog
 from tui.app.screens.new_debate import NewDebateScreen
@@ -26,6 +26,7 @@ SMALL: dict[str, dict[str, str]] = {
 
 
 @pytest.mark.parametrize("protocol", list(SMALL))
+@pytest.mark.model
 async def test_each_protocol_runs_from_the_form_to_its_end(protocol: str, tmp_path: Path, registry) -> None:
     app = make_app(tmp_path, registry)
     said = 0

@@ -15,9 +15,9 @@ from protocols.core.params import params_of
 from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
 from tests.app.replayed import replay
-from tests.app.test_tui import make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
+from tests.helpers.pilot import make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.scripted import answering

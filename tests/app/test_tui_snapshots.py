@@ -11,8 +11,8 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.app.replayed import replay
-from tests.app.test_tui import SIZE, make_app, wait_for
 from tests.app.test_tui_hostile import scripted_models
+from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture

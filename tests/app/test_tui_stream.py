@@ -11,8 +11,8 @@ from textual.widgets import Static
 
 from protocols.core.events import TokenDelta, TurnStarted
 from tests.app.replayed import replay
-from tests.app.test_tui import SIZE, make_app
 from tests.app.test_tui_hostile import HOSTILE
+from tests.helpers.pilot import SIZE, make_app
 from tui.app.screens.debate import DebateScreen
 from tui.app.widgets.transcript import Transcript
 from tui.sanitize import StreamSanitizer, terminal_safe

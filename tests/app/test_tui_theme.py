@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from protocols.core.events import ModeratorActed, Notice
 from tests.app.replayed import replay
-from tests.app.test_tui import SIZE, make_app
+from tests.helpers.pilot import SIZE, make_app
 from tests.helpers.sample_debate import T0, sample_events
 from tui.app.app import SymposiumApp
 from tui.app.theme import CHOSEN, ROLE_VARIABLES, role_variables

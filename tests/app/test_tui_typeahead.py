@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Input, TextArea
 
 from protocols.evince import DEMO_CASE
 from store.queries import Queries
-from tests.app.test_tui import make_app
+from tests.helpers.pilot import make_app
 from tests.helpers.sample_debate import record_sample
 from tui.app.app import SymposiumApp
 from tui.app.screens.home import HomeScreen

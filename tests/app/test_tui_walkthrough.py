@@ -11,9 +11,9 @@ import pytest
 from textual.widgets import DataTable
 
 from store.queries import Queries
-from tests.app.test_tui import make_app
 from tests.app.test_tui_files import save
 from tests.app.test_tui_hostile import screen_text
+from tests.helpers.pilot import make_app
 from tests.helpers.sample_debate import record_sample
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, VerdictDialog
 

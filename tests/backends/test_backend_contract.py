@@ -18,6 +18,9 @@ from pydantic import BaseModel, Field
 from backends.base import Backend, Message, SamplingOptions, Session
 from backends.llamacpp import SHARE_MIN_TOKENS
 
+#: Every test here runs a real model (some through a fixture chosen at run time).
+pytestmark = pytest.mark.model
+
 BACKENDS = ["llamacpp", "openai", "transformers", pytest.param("vllm", marks=pytest.mark.vllm)]
 GREEDY = SamplingOptions(max_tokens=16, temperature=0.0)
 

@@ -133,6 +133,7 @@ def reference_tokens(backend: LlamaCppBackend, family: str, messages: list[Messa
 
 @pytest.mark.parametrize("add_bos", [False, True], ids=["vocab-no-bos", "vocab-adds-bos"])
 @pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.model
 def test_backend_feeds_the_reference_tokens(smollm_own: LlamaCppBackend, family: str, add_bos: bool) -> None:
     backend = with_template(smollm_own, family, add_bos=add_bos)
     fed = backend.session(f"t-{uuid.uuid4().hex[:6]}")._prompt_tokens(DEBATE)
@@ -141,6 +142,7 @@ def test_backend_feeds_the_reference_tokens(smollm_own: LlamaCppBackend, family:
     assert fed[:2] != [bos, bos], "a template writing bos_token and a vocabulary adding BOS must give one BOS"
 
 
+@pytest.mark.model
 def test_markers_inside_message_text_stay_text(smollm_own: LlamaCppBackend) -> None:
     """'<|im_end|>' is a special token in SmolLM2's vocabulary: inside a case it must stay text,
     so the prompt has exactly the markup's special tokens, and still reads as the reference."""
@@ -165,6 +167,7 @@ def test_append_only_check_per_family(family: str) -> None:
 
 
 @pytest.mark.parametrize("family", ["chatml", "qwen-2.5-instruct", "mistral-7b-instruct-v0.3"])
+@pytest.mark.model
 def test_append_only_check_at_load_in_tokens(smollm_own: LlamaCppBackend, family: str) -> None:
     """The backend's own check, in real tokens: for the ChatML families SmolLM2's vocabulary
     has the markers as special tokens, as the models' own vocabularies do."""
@@ -173,6 +176,7 @@ def test_append_only_check_at_load_in_tokens(smollm_own: LlamaCppBackend, family
     assert result.ok == (family not in NOT_APPEND_ONLY), result.describe()
 
 
+@pytest.mark.model
 async def test_a_rewriting_template_re_evaluates_from_the_first_difference(smollm_own: LlamaCppBackend) -> None:
     """Mistral v0.3 moves the system prompt to the last user turn: the second prompt differs
     early, and the agent's cache is re-run from there (from the whole aligned chunk it falls in,
@@ -191,6 +195,7 @@ async def test_a_rewriting_template_re_evaluates_from_the_first_difference(smoll
     assert session._cached[: len(prompt)] == prompt
 
 
+@pytest.mark.model
 async def test_smollm2_runs_from_its_own_template(smollm_own: LlamaCppBackend, registry: Registry) -> None:
     """The bundled SmolLM2 GGUF carries a ChatML template (with a default system prompt when none
     is given); it loads, reports append-only KV reuse, and answers."""
@@ -222,6 +227,7 @@ def test_append_only_helper_reports_where_turns_differ() -> None:
     assert not result.ok and "from token 0" in result.detail
 
 
+@pytest.mark.model
 async def test_models_test_says_how_kv_reuse_fares(registry: Registry) -> None:
     """`symposium models test` prints the load check's describe(): the template and KV reuse."""
     from tui.cli.health import check_model
@@ -232,6 +238,7 @@ async def test_models_test_says_how_kv_reuse_fares(registry: Registry) -> None:
     assert "kv_reuse=append-only" in report.checks[0].detail
 
 
+@pytest.mark.model
 def test_a_rewriting_template_is_reported_as_such(smollm_own: LlamaCppBackend) -> None:
     backend = with_template(smollm_own, "mistral-7b-instruct-v0.3", add_bos=False)
     backend.append_only = backend._check_append_only()

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from backends.base import SamplingOptions
 from backends.llamacpp import LlamaCppBackend
 from backends.registry import Registry
@@ -33,6 +35,7 @@ OPTS = SamplingOptions(max_tokens=48, temperature=0.7, seed=11)
 LABELS = LabelSet(["Jaundice", "Hepatitis B", "Malaria", "Dengue", "Common Cold"])
 
 
+@pytest.mark.model
 async def test_the_journals_token_counts_are_llama_cpps_own(registry: Registry, tmp_path: Path) -> None:
     entry = registry.get("smollm2-135m")
     model = LlamaCppBackend(entry, resolve_path(entry))  # its own: no other test's calls in its counters

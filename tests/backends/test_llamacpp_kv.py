@@ -133,6 +133,7 @@ async def test_one_full_batch_ranks_like_the_sequential_way(smollm: LlamaCppBack
     assert batched.logprobs[best] >= sorted(batched.logprobs)[-3], "the sequential favourite left the top 3"
 
 
+@pytest.mark.model
 async def test_shared_context_matches_a_context_per_agent(smollm_pair) -> None:  # type: ignore[no-untyped-def]
     """Three agents debating over several turns: same greedy text, same prompt tokens evaluated
     per call, on one context instead of three; then a scoring call inside the debate."""
@@ -161,6 +162,7 @@ async def test_shared_context_matches_a_context_per_agent(smollm_pair) -> None: 
     assert shared.kv_stats()["kv_bytes"] <= 1.5 * per_agent.kv_stats()["kv_bytes"] / 3
 
 
+@pytest.mark.model
 async def test_pool_grows_with_tokens_and_keeps_every_cache(registry: Registry) -> None:
     """A small window forces the shared pool to grow while agents hold cached transcripts; the
     copied caches stay exact (the next call evaluates only the new tokens, same greedy text)."""
@@ -187,6 +189,7 @@ async def test_pool_grows_with_tokens_and_keeps_every_cache(registry: Registry) 
     assert all(ev < shared.prompt_chunk + 40 for _, ev in out[id(shared)][3:]), "a grown pool lost an agent's cache"
 
 
+@pytest.mark.model
 async def test_q8_0_kv_cache_halves_the_bytes_and_still_answers(registry: Registry) -> None:
     entry = registry.get("smollm2-135m").model_copy(update={"kv_cache_type": "q8_0"})
     backend = LlamaCppBackend(entry, resolve_path(entry))
@@ -208,6 +211,7 @@ def test_kv_bytes_per_token_from_the_gguf_files(registry: Registry, smollm: Llam
     assert roles_that_fit(1 << 30, 2 << 30, 1000, 100) == 0
 
 
+@pytest.mark.timeout(240)  # 38 s on a busy two-core machine
 def test_models_test_advice_counts_roles_beside_the_weights(registry: Registry) -> None:
     """The line ``symposium models test`` prints: weights counted once, then whole roles."""
     from backends.kv_memory import memory_advice

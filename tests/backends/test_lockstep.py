@@ -22,6 +22,9 @@ from backends.llamacpp import SHARE_MIN_TOKENS, LlamaCppBackend
 from backends.registry import Registry
 from backends.sources import resolve_path
 
+#: Every test here runs the bundled model in lockstep (through `pair`, or loading its own).
+pytestmark = pytest.mark.model
+
 GREEDY = SamplingOptions(max_tokens=24, temperature=0.0, repeat_penalty=1.0)
 
 TOPICS = ["whether cities should ban cars", "whether homework helps children learn",

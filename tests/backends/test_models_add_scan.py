@@ -113,6 +113,7 @@ def test_scan_finds_each_store_and_skips_projectors(stores: dict[str, str]) -> N
     assert all(r["registered_as"] is None for r in rows)
 
 
+@pytest.mark.model
 def test_add_writes_the_user_registry_and_the_model_runs(stores: dict[str, str]) -> None:
     out = cli(stores, "models", "add", "ollama:smollm2:135m").stdout
     assert "smollm2-135m-ollama" in out  # the made-up id never replaces the shipped smollm2-135m

@@ -83,6 +83,7 @@ async def test_scoring_without_chat_format_says_what_to_set(llama_server: Runnin
         await backend.session("s").score(QUESTION, ["Paris", "Berlin"])
 
 
+@pytest.mark.model
 async def test_scoring_on_a_server_without_prompt_logprobs_is_not_supported(spare_server: RunningServer) -> None:
     backend = OpenAIBackend(server_entry(spare_server.base_url))
     with pytest.raises(NotSupported, match=r"not supported by this server \(http://127\.0\.0\.1:\d+/v1\)"):
@@ -97,6 +98,7 @@ def test_a_server_that_is_not_running_is_named_with_the_fix() -> None:
         create_backend(server_entry(f"http://127.0.0.1:{port}/v1", model_id="nobody"))
 
 
+@pytest.mark.model
 async def test_server_dying_mid_reply_fails_clearly_and_keeps_finished_turns(spare_server: RunningServer, tmp_path: Path) -> None:
     backend = OpenAIBackend(server_entry(spare_server.base_url))
     agent = Agent("agent-a", backend, SamplingOptions(max_tokens=24, temperature=0.8, seed=1))

@@ -88,6 +88,7 @@ def test_it_carries_the_bundled_tokenizer_and_template(tiny_backend: LlamaCppBac
     assert smollm.n_vocab not in tiny_backend.tokenize(pad, special=True), "a padding token came out of text"
 
 
+@pytest.mark.model
 async def test_it_generates_and_scores(tiny_backend: LlamaCppBackend) -> None:
     session = tiny_backend.session("agent")
     messages = [Message("user", "Say something.")]

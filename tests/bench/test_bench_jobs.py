@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from backends.llamacpp import LlamaCppBackend
 from backends.registry import Registry
 from backends.sources import resolve_path
 from tui.bench.diagnosis import DEFAULT_JOBS, default_jobs, prepare_backends
 
 
+@pytest.mark.model
 def test_cases_in_flight_are_decoded_together_unless_the_entry_says_one_at_a_time(registry: Registry) -> None:
     entry = registry.get("smollm2-135m")
     together = LlamaCppBackend(entry, resolve_path(entry))

@@ -33,6 +33,7 @@ def registry_with(tmp_path: Path, gguf: Path) -> Path:
 
 
 @pytest.mark.parametrize("content", [b"this is not a model at all" * 1000, "truncated"])
+@pytest.mark.model
 def test_corrupt_or_truncated_gguf_is_named(tmp_path: Path, content: bytes | str) -> None:
     gguf = tmp_path / "model.gguf"
     if content == "truncated":

@@ -29,6 +29,7 @@ def test_no_arguments_prints_help(db: Path) -> None:
     assert "chat" in result.stdout and "history" in result.stdout
 
 
+@pytest.mark.model
 def test_chat_streams_a_reply_and_journals_it(db: Path, tmp_path: Path) -> None:
     result = symposium("chat", "smollm2-135m", "Say hello to the moderator.", "--max-tokens", "12", "--temperature", "0", db=db)
     assert result.returncode == 0, result.stderr

@@ -35,6 +35,7 @@ def folder(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.timeout(240)  # a CLI process per report: 37 s on a busy two-core machine
 def test_a_redacted_report_and_a_full_one_never_share_a_file(tmp_path: Path, folder: Path) -> None:
     """``report ID --redact`` then ``report ID`` in the same folder replaced the redacted file with
     the full text; each now has its own name, and a second run replaces nothing unasked."""
@@ -55,6 +56,7 @@ def test_a_redacted_report_and_a_full_one_never_share_a_file(tmp_path: Path, fol
     assert (folder / "symposium-sample0001ab.html").read_text(encoding="utf-8") != "kept"
 
 
+@pytest.mark.timeout(240)  # a CLI process per export: 53 s on a busy two-core machine
 def test_an_export_is_written_only_under_a_name_that_says_what_it_is(tmp_path: Path, folder: Path) -> None:
     """``export --redact --out x.md`` then ``export --out x.md`` silently put the full text where
     the redacted copy was."""

@@ -18,12 +18,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.paths import REPO
 
 CASE = "Quarrelwick Ambersley, 52: fever, chills and sweats every other day after a trip to Ghana.\n"
 LABELS = REPO / "protocols" / "measures" / "data" / "symptom2disease_labels.txt"
 
 
+@pytest.mark.model
 def test_a_case_from_standard_input_is_never_on_the_command_line(tmp_path: Path) -> None:
     process = subprocess.Popen([sys.executable, "-m", "tui.cli", "run", "evince", "--case", "-", "--labels", str(LABELS),
                                 "--agent-a", "smollm2-135m", "--agent-b", "smollm2-135m", "--judge", "smollm2-135m",

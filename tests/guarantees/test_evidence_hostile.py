@@ -131,7 +131,7 @@ async def test_hostile_evidence_is_text_everywhere_and_its_injected_citation_is_
     assert "http://evil.example" not in re.findall(r'(?:src|href)="([^"]*)"', html)
 
     # the screen: each line and the passage dialog are plain, safe text
-    from tests.app.test_tui import make_app
+    from tests.helpers.pilot import make_app
     from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.citations import CitationLine, PassageDialog
 

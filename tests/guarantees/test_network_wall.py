@@ -114,6 +114,7 @@ def test_the_one_online_command_is_seen_and_stopped(tmp_path: Path) -> None:
     assert any(a.off_machine for a in attempts), "the pull's attempt (a DNS query or a connect) was not seen"
 
 
+@pytest.mark.model
 def test_a_debate_on_llama_cpp_tries_no_address_off_the_machine(tmp_path: Path) -> None:
     run, attempts = _symposium(tmp_path, *DEBATE, "--agent-a", "smollm2-135m", "--agent-b", "gemma3-270m",
                                "--judge", "smollm2-135m")
@@ -157,6 +158,7 @@ source = { kind = "server", base_url = "http://127.0.0.1:8765/v1", model = "smol
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.model
 def test_every_command_that_loads_a_model_tries_no_address_off_the_machine(tmp_path: Path, name: str) -> None:
     cases = tmp_path / "cases.csv"
     cases.write_text(CASES, encoding="utf-8")
@@ -168,6 +170,7 @@ def test_every_command_that_loads_a_model_tries_no_address_off_the_machine(tmp_p
     assert [a for a in attempts if a.off_machine] == []
 
 
+@pytest.mark.model
 def test_a_debate_on_a_served_model_tries_nothing_off_the_machine(tmp_path: Path) -> None:
     """The openai backend and ``serve llamacpp``, both behind the wall: the debate reaches its
     end in the journal, every request of it went to the server on loopback, none elsewhere."""
@@ -222,6 +225,7 @@ def test_a_debate_on_vllm_tries_nothing_off_the_machine(tmp_path: Path) -> None:
         assert "fever, chills" not in log.read_text(encoding="utf-8", errors="replace"), log
 
 
+@pytest.mark.model
 def test_a_debate_on_transformers_tries_no_address_off_the_machine(tmp_path: Path) -> None:
     pytest.importorskip("transformers", reason="the transformers extra is not installed")
     registry = (REPO / "models.toml").read_text(encoding="utf-8")

@@ -70,6 +70,7 @@ def test_the_guard_reads_every_offline_variable_the_app_sets() -> None:
     assert set(OFFLINE_VARIABLES) == set(OFFLINE_ENV) == set(OFFLINE)
 
 
+@pytest.mark.model
 def test_an_evince_debate_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     run, report = guarded(tmp_path, "run", "evince", "--case", "fever, chills, headache", "--labels", str(LABELS),
                           "--agent-a", "smollm2-135m", "--agent-b", "gemma3-270m", "--judge", "smollm2-135m",
@@ -78,6 +79,7 @@ def test_an_evince_debate_opens_no_connection_off_the_machine(tmp_path: Path) ->
     assert stat.S_IMODE((tmp_path / "journal.db").stat().st_mode) == 0o600
 
 
+@pytest.mark.model
 def test_the_app_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     """``symposium`` (the app, on_mount and all) from start to a finished debate."""
     run, report = guarded(tmp_path, app=True)
@@ -85,16 +87,19 @@ def test_the_app_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     assert "app debate" in run.stdout and ": finished (" in run.stdout, run.stdout[-2000:]
 
 
+@pytest.mark.model
 def test_chat_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     run, report = guarded(tmp_path, "chat", "smollm2-135m", "Name one fruit.", "--max-tokens", "8")
     assert_private(run, report)
 
 
+@pytest.mark.model
 def test_models_test_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     run, report = guarded(tmp_path, "models", "test", "smollm2-135m")
     assert_private(run, report)
 
 
+@pytest.mark.model
 def test_bench_diagnosis_opens_no_connection_off_the_machine(tmp_path: Path) -> None:
     cases = tmp_path / "cases.csv"
     cases.write_text(CASES, encoding="utf-8")
@@ -105,6 +110,7 @@ def test_bench_diagnosis_opens_no_connection_off_the_machine(tmp_path: Path) -> 
     assert (tmp_path / "diagnosis.json").exists()
 
 
+@pytest.mark.model
 def test_serve_opens_no_connection_off_the_machine_while_answering(tmp_path: Path) -> None:
     """``serve`` loads the model, listens on loopback only, answers a client, and stops on Ctrl-C."""
     report, port = tmp_path / "report.json", free_port()

@@ -97,6 +97,7 @@ def _allowed(home: Path, path: Path) -> bool:
     return (path.parent == app_exports and name.startswith("symposium-")) or path.parent == home / "shared" / "case-notes"
 
 
+@pytest.mark.model
 def test_every_file_written_is_0600_and_every_folder_0700(session: tuple[Path, str]) -> None:
     home, _ = session
     written = _written(home)
@@ -119,6 +120,7 @@ def test_every_file_written_is_0600_and_every_folder_0700(session: tuple[Path, s
     assert not loose, "readable by others: " + ", ".join(loose)
 
 
+@pytest.mark.model
 def test_the_case_is_written_only_to_the_journal_and_the_exports_asked_for(session: tuple[Path, str]) -> None:
     home, _ = session
     found: dict[str, list[str]] = {}
@@ -137,6 +139,7 @@ def test_the_case_is_written_only_to_the_journal_and_the_exports_asked_for(sessi
     assert any(p.startswith("Documents/symposium/") and "Farraday-Ostrowski" in h for p, h in found.items()), found
 
 
+@pytest.mark.model
 def test_the_form_does_not_come_back_with_the_last_case(session: tuple[Path, str]) -> None:
     home, app = session
     prefilled = json.loads(next(line for line in app.splitlines() if line.startswith("@prefilled ")).split(" ", 1)[1])

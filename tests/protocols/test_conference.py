@@ -185,6 +185,7 @@ async def test_the_person_advances_interjects_and_skips_to_the_conclusion() -> N
     assert not any("Please be concrete" in m.content for p in agents.participants[1].backend.prompts for m in p)  # type: ignore[attr-defined]
 
 
+@pytest.mark.model
 def test_symposium_run_agreement_headless(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "j.db"
     assert main(["--db", str(db), "run", "agreement", "--issue", ISSUE, "--topic", "the criteria for deciding",

@@ -152,7 +152,7 @@ async def test_the_app_shows_each_drop_beside_its_turn_and_its_judgement(tmp_pat
     under the turn, the moderator's drop note on choosing the next speaker (a judgement) between
     the turns, once per call; neither only in the journal's reasons."""
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "config"))
-    from tests.app.test_tui import SIZE, make_app
+    from tests.helpers.pilot import SIZE, make_app
     from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.transcript import Transcript, TurnView
 

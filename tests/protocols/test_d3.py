@@ -200,6 +200,7 @@ async def test_unparseable_judge_and_juror_replies_are_recorded_and_the_evaluati
     assert len(debate["model_calls"]) == 2 + 2 + 3  # advocates; the judge and its retry; juror-1 twice, juror-2 once
 
 
+@pytest.mark.model
 def test_headless_d3_samre_command_prints_the_verdict_and_the_token_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     answer = tmp_path / "b.txt"
     answer.write_text(ANSWER_B, encoding="utf-8")

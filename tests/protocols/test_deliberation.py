@@ -212,6 +212,7 @@ async def test_a_deliberation_between_the_bundled_models(smollm: LlamaCppBackend
     assert {p["role"] for p in debate["participants"]} == {MODERATOR, "deliberator-1", "deliberator-2", "analyzer", PERSON}
 
 
+@pytest.mark.model
 def test_symposium_run_deliberation_headless(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db, script = tmp_path / "j.db", tmp_path / "me.txt"
     script.write_text("Phones distract students.\n/end\n", encoding="utf-8")

@@ -137,7 +137,7 @@ async def test_every_protocols_citations_are_checked_and_classified_in_the_journ
 @pytest.mark.parametrize("name", list(FIRST))
 async def test_every_protocols_citations_show_on_the_debate_screen_and_a_supported_one_opens_its_passage(
         tmp_path: Path, name: str, registry) -> None:
-    from tests.app.test_tui import make_app
+    from tests.helpers.pilot import make_app
     from tui.app.screens.review import ReviewScreen
     from tui.app.widgets.citations import CitationLine, PassageDialog
 

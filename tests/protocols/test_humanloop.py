@@ -118,6 +118,7 @@ async def test_panels_with_and_without_a_scripted_human_journal_stances_and_thei
     assert json.loads(json.dumps(report)) == report
 
 
+@pytest.mark.model
 def test_headless_command_reads_the_human_seat_from_stdin_and_prints_the_stance_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -142,6 +142,7 @@ def oracles(roles: dict[str, str]) -> dict[str, OracleBackend]:
     return {model: OracleBackend(model) for model in set(roles.values())}
 
 
+@pytest.mark.timeout(300)  # a scripted run resumed at every cut: 75 s for SocraSynth on a busy two-core machine
 @pytest.mark.parametrize("case", list(ALL))
 async def test_every_protocol_resumes_with_an_uninterrupted_run_s_prompts_at_every_cut(tmp_path: Path, case: str) -> None:
     spec = spec_of(case)

@@ -72,6 +72,7 @@ def test_alternations_counts_changes_of_writer() -> None:
 
 
 @pytest.mark.timeout(1200)  # two processes sharing the CPUs, one waiting for the other to begin
+@pytest.mark.model
 async def test_the_app_and_a_headless_run_write_one_journal_at_once(registry, tmp_path: Path, monkeypatch) -> None:
     """The headless run (three rounds) is started first; the app starts its debate once the
     headless run has journalled a turn, so the two write at once. Their rows must interleave on

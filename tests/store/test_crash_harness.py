@@ -48,6 +48,7 @@ def _assert_killed_and_survived(t: Trial) -> None:
     assert t.resumed and t.kept and t.turns_after >= t.turns_before, t
 
 
+@pytest.mark.timeout(240)  # a process killed and resumed many times: 40 s on a busy two-core machine
 def test_fast_kills_after_shown_turns_take_and_lose_nothing(tmp_path: Path) -> None:
     seed = random.SystemRandom().randrange(10**6)
     print(f"crash harness seed {seed}")

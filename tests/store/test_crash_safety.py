@@ -44,6 +44,7 @@ def journal_state(db: Path, debate_id: str) -> tuple[str, list[int], str]:
 
 
 @pytest.mark.parametrize("turns_before_kill", [1, 3])
+@pytest.mark.model
 def test_sigkill_mid_reply_keeps_every_finished_turn(tmp_path: Path, turns_before_kill: int) -> None:
     db = tmp_path / "journal.db"
     proc, finished = run_until_mid_reply(db, "crash", turns_before_kill)
@@ -56,6 +57,7 @@ def test_sigkill_mid_reply_keeps_every_finished_turn(tmp_path: Path, turns_befor
     assert status == "running"  # killed outright: nothing could mark it, and that is expected
 
 
+@pytest.mark.model
 def test_sigint_mid_reply_marks_the_debate_interrupted(tmp_path: Path) -> None:
     db = tmp_path / "journal.db"
     proc, finished = run_until_mid_reply(db, "ctrl-c", 2)

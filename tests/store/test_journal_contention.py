@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from store.journal import BUSY_TIMEOUT_MS, Journal, JournalError
 from tests.store.test_journal import start, turn
 
@@ -114,6 +116,7 @@ def _open_and_close(path: str, results: multiprocessing.Queue[str]) -> None:
         results.put(str(exc))
 
 
+@pytest.mark.timeout(300)  # starts many Python processes at once: 65 s on a busy two-core machine
 def test_processes_opening_a_new_journal_at_once_all_open_it(tmp_path: Path) -> None:
     """A resume started beside the app, or the crash harness's checker beside a debate, can
     open a journal that does not exist yet at the same moment. Each must open it: before, one

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from outputs.redact import redact_text
 from store.journal import Journal
 from tests.helpers.sample_debate import record_sample
@@ -28,6 +30,7 @@ def test_labels_and_clinical_words_survive() -> None:
     assert redact_text(text, keep=["Hepatitis C", "Chronic cholestasis"]) == text
 
 
+@pytest.mark.timeout(240)  # CLI exports with and without redaction: 36 s on a busy two-core machine
 def test_export_redact_flag(tmp_path: Path) -> None:
     db = tmp_path / "j.db"
     with Journal(db) as journal:

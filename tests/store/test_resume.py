@@ -54,6 +54,7 @@ def start_and_cut(db: Path, sig: int, log: Path) -> str:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+@pytest.mark.model
 def test_a_cut_off_debate_resumes_to_its_end(tmp_path: Path, sig: int) -> None:
     db = tmp_path / "journal.db"
     log = tmp_path / "run.log"
