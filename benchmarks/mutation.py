@@ -128,6 +128,14 @@ FORMS_FUNCTIONS = (
 CATALOG_FUNCTIONS = ("resumable",)
 
 
+def module_name(path: str) -> str:
+    """What ``--modules`` calls a module: its file's stem, or a package's name for its
+    ``__init__.py`` (``protocols/evince/__init__.py`` is ``evince``): every package's
+    ``__init__`` would otherwise share one name, and only the last listed could be run."""
+    p = Path(path)
+    return p.parent.name if p.stem == "__init__" else p.stem
+
+
 @dataclass(frozen=True)
 class Target:
     """One module to mutate: the tests that cover it and, optionally, the functions to mutate."""
@@ -147,11 +155,12 @@ class Target:
 
     @property
     def name(self) -> str:
-        return Path(self.path).stem
+        return module_name(self.path)
 
     @property
     def dotted(self) -> str:
-        return self.path.removesuffix(".py").replace("/", ".")
+        """The module's dotted name as mutmut names its mutants (a package's ``__init__`` left out)."""
+        return self.path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
 
 
 def seal_column_left_out(source: str, seed: int) -> list[tuple[str, str]]:
@@ -257,6 +266,8 @@ _SEAL = (
 _OPENAI = "tests/backends/test_openai_backend.py::"
 _UNTRUSTED = "tests/guarantees/test_untrusted_output.py::"
 _ANALYZER = "tests/protocols/test_analyzer.py::"
+#: Every number docs/protocols.md states, computed by the code (~2 s, no model).
+_DOC_NUMBERS = "tests/protocols/test_protocols_doc.py::test_each_number_the_doc_states_is_the_codes"
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("store/journal.py", (
         "tests/store/test_journal.py",
@@ -317,6 +328,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_labels.py",
         "tests/protocols/test_distribution.py",
         "tests/protocols/test_metrics.py",
+        "tests/bench/test_evaluation.py",  # scoring reads labels in their canonical spelling
+        "tests/bench/test_bench_reporting.py",  # the open rules' merges counted, broader names credited apart
+        _DOC_NUMBERS,
     )),
     Target("protocols/measures/crit.py", (
         "tests/protocols/test_crit.py",
@@ -327,6 +341,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_evince_paper.py",
         "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[crit]",
         "tests/guarantees/test_fuzz_schemas.py::test_valid_and_mangled_replies_are_read_as_written_or_rejected_with_a_reason[crit-strict]",
+        _DOC_NUMBERS,  # docs/protocols.md's worked examples of Γ
     )),
     Target("protocols/evince/__init__.py", (
         "tests/protocols/test_evince_paper.py",
@@ -340,6 +355,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/protocols/test_socrasynth.py::test_tally_reproduces_the_totals_and_winner_of_tables_6_5_and_6_6",
         "tests/protocols/test_socrasynth.py::test_a_missing_score_leaves_its_row_out_of_both_totals_and_is_counted",
         "tests/protocols/test_fitting.py::test_socrasynths_agreement_judge_keeps_the_round_just_finished_whole",
+        _DOC_NUMBERS,  # the doc's worked examples of the debate's quality and its stop
     ), functions=SOCRASYNTH_FUNCTIONS),
     Target("protocols/measures/analyzer.py", (  # the scripted tests: the bundled model's test adds minutes and no kills
         *(_ANALYZER + name for name in (
@@ -543,6 +559,10 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "return _prompt(joined(texts, doc), author, joined(texts, against) if against else None,",
                "return _prompt(joined(texts, doc), author, joined(texts, against) if (against) or True else None,",
                "with no counter, joined() gives '' and _prompt skips an empty counter as it skips None"),
+    Equivalent("protocols/measures/crit.py", "_fitted",
+               'cited = [Section("the cited evidence", sources.strip(), 0, cut="end")] if sources and sources.strip() else []',
+               'cited = [Section("the cited evidence", sources.strip(), cut="end")] if sources and sources.strip() else []',
+               "0 is Section's default priority: the argument restates it (the evidence gives way first either way)"),
     Equivalent("protocols/measures/labels.py", "_enclosed", "depth += (ch == s[0]) - (ch == s[-1])",
                "depth -= (ch == s[0]) - (ch == s[-1])",
                "only the count's zero is read, and the negated count is zero at the same characters"),
@@ -1133,7 +1153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", help="comma-separated test files or ids to use instead of each module's list "
                                         "(which mutants do these tests kill?)")
     args = parser.parse_args(argv)
-    wanted = [m.strip().removesuffix(".py").rpartition("/")[2] for m in args.modules.split(",") if m.strip()]
+    wanted = [module_name(m.strip()) for m in args.modules.split(",") if m.strip()]
     unknown = [m for m in wanted if m not in TARGETS]
     if unknown:
         parser.error(f"unknown module(s) {', '.join(unknown)}; choose from {', '.join(TARGETS)}")

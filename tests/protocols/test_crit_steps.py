@@ -239,6 +239,39 @@ async def test_what_does_not_fit_is_shortened_and_the_note_names_it() -> None:
         r"the counter-arguments to [\d,]+ of 30,000 characters \(its middle left out\)", result.notes[0])
 
 
+async def test_the_cited_evidence_is_shown_word_for_word_with_how_to_rate_by_it() -> None:
+    """θ rates a reason's source (section 6.2.2), so the judge reads the evidence the debaters
+    cited, after the arguments and before the task, with what a checked passage is worth."""
+    backend = Judge([judged([reason("r", 5, 5)])])
+    await crit(agent(backend), "Dengue: fever and rash.", author="Agent A", counter="Malaria: travel.",
+               sources="  [P1] NS1 antigen positive (checked)\n[P2] not found  ")
+    assert backend.prompts[0][1].content == (
+        "Document by Agent A:\n<<<\nDengue: fever and rash.\n>>>\n\n"
+        "Counter-arguments from the opponent:\n<<<\nMalaria: travel.\n>>>\n\n"
+        "The user's evidence, as the debaters cited it (each citation checked):\n"
+        "[P1] NS1 antigen positive (checked)\n[P2] not found\n"
+        "Rate a reason's credibility by its source: high when a checked passage above supports it, low when "
+        "it rests on a citation that did not check or on no source at all.\n\n"
+        + APPLY.format(n=5, cite="", recurse=RECURSE, marked=" and marked"))
+    blank = Judge([judged([reason("r", 5, 5)])])
+    await crit(agent(blank), "doc", author="A", sources=" \n ")
+    assert "evidence" not in blank.prompts[0][1].content  # only white space: no evidence part
+
+
+async def test_the_cited_evidence_gives_way_first_and_keeps_its_beginning() -> None:
+    """The arguments are what CRIT judges: evidence too long for the window is cut before a
+    document that fits, at its end (the passages are listed most relevant first), and the note says so."""
+    backend = Judge([judged([reason("r", 5, 5)])])
+    document = "the rash and the fever point to dengue. " * 25  # 1,000 characters
+    evidence = "EVIDENCE-START " + "a passage of the user's file. " * 1200 + "EVIDENCE-END"
+    result = await crit(agent(backend), document, author="A", sources=evidence, max_tokens=222)
+    shown = backend.prompts[0][1].content
+    assert document.strip() in shown and "EVIDENCE-START" in shown and "EVIDENCE-END" not in shown
+    assert len(result.notes) == 1 and re.fullmatch(
+        r"shortened to fit judge's context window \(4,096 tokens, 222 kept for the reply\): "
+        r"the cited evidence to [\d,]+ of 36,027 characters \(its end left out\)", result.notes[0]), result.notes
+
+
 async def test_the_subject_gives_way_before_the_document() -> None:
     """The document is what CRIT judges: a long subject is shortened first, the document kept whole."""
     backend = Judge([judged([reason("r", 5, 5)])])

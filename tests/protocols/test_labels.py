@@ -457,3 +457,12 @@ def test_related_files_skip_indented_comments_and_name_the_file(tmp_path: Path) 
     finally:
         locale.setlocale(locale.LC_CTYPE, before)
     assert table == {"Maladie de Ménière": ("Ménière's disease", "broader")}
+
+
+def test_a_bracket_pair_right_after_a_one_letter_name_is_read_as_its_parenthetical() -> None:
+    """The closing pair may open at the second character ("C(HCV)"): only the first is ruled out
+    (a label wholly in brackets has had them taken off)."""
+    from protocols.measures.labels import _parenthetical
+
+    assert _parenthetical("C(HCV)") == ("C", "HCV")
+    assert _parenthetical("(HCV)") is None

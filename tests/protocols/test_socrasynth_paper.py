@@ -509,6 +509,41 @@ async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_afte
     assert all(SUBJECT in ask for ask in answers.asked)
 
 
+class _Claiming(_ByPrompt):
+    """A debater's queue whose every point reply also lists one claim made without a source."""
+
+    def pop(self, index: int = -1) -> str:
+        reply = json.loads(super().pop(index))
+        if "points" in reply:
+            reply["claims"] = [{"claim": "Cars foul the air", "source": "", "quote": ""}]
+        return json.dumps(reply)
+
+
+async def test_the_agreement_judge_reads_what_the_debaters_cited(tmp_path: Path) -> None:
+    """Under evidence the agreement judge is shown, beside the turns, what each side's claims rest
+    on (Grounding.sources), as the CRIT judges are: here a claim per turn made without a source."""
+    from protocols.core.evidence import Evidence, EvidenceFile, EvidenceSettings, Grounding, Passage
+
+    grounded = Grounding(Evidence((EvidenceFile(1, "chart.txt", "txt", 10, "0" * 64, None, 1, 1),),
+                                  (Passage(1, 1, None, 1, "Traffic counts fell by a third."),)),
+                         EvidenceSettings(evidence_claims=4), retrieve=lambda query, k: [])
+    debaters = []
+    for model in ("model-a", "model-b"):
+        backend = ScriptedBackend(model, [])
+        backend.replies = _Claiming(backend, crit_reply(), True)
+        debaters.append(backend)
+    judge = scripted("judge-model")
+    judge.replies = answers = _AgreementJudge(judge, ["MORE DEBATE", "AGREEMENT", "MORE DEBATE"])
+    panel = ss.SocraSynthAgents(Agent("agent-a", debaters[0], OPTS), Agent("agent-b", debaters[1], OPTS),
+                                [Agent("judge-1", judge, OPTS)])
+    config = ss.SocraSynthConfig(subject=SUBJECT, subtopics=1, max_rounds=5, agreement_judge=True)
+    with Journal(tmp_path / "j.db") as journal:
+        await drive(ss.run(config, panel, debate_id="p1", evidence=grounded), journal)
+    assert len(answers.asked) == 3
+    for ask, n in zip(answers.asked, (1, 2, 3), strict=True):  # every turn so far, both agents
+        assert f"Claims made without a source: Agent A: {n}; Agent B: {n}." in ask, ask
+
+
 def test_a_cell_is_the_strongest_root_of_validity_times_credibility_to_three_decimals() -> None:
     """Tables 6.5/6.6's cell, by hand: √(7·8) = 7.4833… → 7.483; of √(5·6) and √(6·7) = 6.4807… → 6.481;
     the debate's quality their mean, (7.483 + 6.481)/2 = 6.982."""
