@@ -174,12 +174,6 @@ class ModelEntry(_Strict):
     #: llama.cpp KV cache precision: "q8_0" halves its memory (turns on flash attention, which
     #: llama.cpp needs for a quantized V cache) at a small cost in accuracy.
     kv_cache_type: Literal["f16", "q8_0"] = "f16"
-    #: llama.cpp on the CPU: reuse only KV cells read as whole aligned prompt chunks, so that a
-    #: debate resumed after a cut computes, bit for bit, what the uncut debate did (each call
-    #: reads its last reply and up to 62 prompt tokens again; backends/llamacpp/kv_pool.py).
-    #: False reuses every cached cell: a little faster, and a resumed debate may then answer
-    #: differently where a model's top tokens nearly tie. Without effect on a GPU.
-    exact_resume: bool = True
     #: Where the transformers backend runs the model ("auto": CUDA, else MPS, else CPU).
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     #: Requests served at once (judges and jurors side by side): an HTTP server's requests in

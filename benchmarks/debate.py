@@ -54,10 +54,7 @@ from rich.table import Table  # noqa: E402
 #: The dev split beside the checkout (``../shared``), or beside the worktrees' folder.
 DEV_CSV = next((p for base in (REPO.parent, REPO.parent.parent) if (p := base / "shared" / "data" / "symptom2disease" / "dev.csv").exists()),
                REPO.parent / "shared" / "data" / "symptom2disease" / "dev.csv")
-#: KV ways: the shared pool as shipped (cells reused only from whole aligned chunks, so a resume
-#: is exact), the same pool reusing every cached cell (``exact_resume = false``), a context
-#: per agent, and no reuse at all.
-MODES = ("shared", "reuse_all", "per_agent", "naive")
+MODES = ("shared", "per_agent", "naive")
 SUBJECT = "Should hospitals let AI triage systems decide which emergency patients are seen first?"
 
 
@@ -155,16 +152,13 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     async with Engines(registry) as engines:
         protocol = definition(args.protocol)
         # The definition names the roles: EVINCE's one judge, SocraSynth's panel of one.
-        # (Its inputs are read too: the case and the subject stand in; the configs below set them.)
-        roles = protocol.role_models({AGENT_A: args.agent_a, AGENT_B: args.agent_b, JUDGE: args.judge,
-                                      "case": SUBJECT, "subject": SUBJECT})
+        roles = protocol.role_models({AGENT_A: args.agent_a, AGENT_B: args.agent_b, JUDGE: args.judge})
         backends = await engines.load(roles.values())
         agents = agents_for(roles, backends, seed=args.seed)
         loaded = time.perf_counter()
         for backend in backends.values():
             if isinstance(backend, LlamaCppBackend):
                 backend.kv_reuse = args.mode != "naive"
-                backend.exact_resume = backend.exact_resume and args.mode != "reuse_all"
         if args.protocol == "evince":
             import csv
 
@@ -243,26 +237,22 @@ def token_table(results: list[dict[str, Any]]) -> Table:
         "(past the longest prefix it had seen, its replies included): the least any cache must run. "
         "naive = the same debate with KV reuse off, measured; its sampled text drifts from the cached run's (llama.cpp "
         "rounds differently for other batch sizes), so fewer = naive (evaluated ÷ new) ÷ cached (evaluated ÷ new): "
-        "how many times more tokens the naive way runs per token new to the agent. reuse all = the shared pool with "
-        "exact_resume off (every cached cell reused): what exact resumes cost in tokens is eval ÷ new against it."))
-    for column in ("protocol", "agent", "calls", "evaluated", "new", "eval ÷ new", "reuse all eval ÷ new",
-                   "naive evaluated", "naive new",
+        "how many times more tokens the naive way runs per token new to the agent."))
+    for column in ("protocol", "agent", "calls", "evaluated", "new", "eval ÷ new", "naive evaluated", "naive new",
                    "naive eval ÷ new", "fewer"):
         table.add_column(column, justify="left" if column in ("protocol", "agent") else "right")
     by = {(r["protocol"], r["mode"]): r for r in results}
     for protocol in dict.fromkeys(r["protocol"] for r in results):
-        cached, naive, loose = by.get((protocol, "shared")), by.get((protocol, "naive")), by.get((protocol, "reuse_all"))
+        cached, naive = by.get((protocol, "shared")), by.get((protocol, "naive"))
         if cached is None:
             continue
         names = list(cached["agents"]) + ["total"]
         for name in names:
             row = _sum(cached["agents"]) if name == "total" else cached["agents"][name]
             nrow = (_sum(naive["agents"]) if name == "total" else naive["agents"].get(name)) if naive else None
-            lrow = (_sum(loose["agents"]) if name == "total" else loose["agents"].get(name)) if loose else None
             table.add_row(
                 protocol if name == names[0] else "", f"[bold]{name}[/]" if name == "total" else name, f"{row['calls']:.0f}",
                 f"{row['evaluated']:,.0f}", f"{row['new']:,.0f}", f"{row['evaluated'] / max(1, row['new']):.2f}×",
-                f"{lrow['evaluated'] / max(1, lrow['new']):.2f}×" if lrow else "—",
                 f"{nrow['evaluated']:,.0f}" if nrow else "—", f"{nrow['new']:,.0f}" if nrow else "—",
                 f"{nrow['evaluated'] / max(1, nrow['new']):.2f}×" if nrow else "—",
                 f"{(nrow['evaluated'] / max(1, nrow['new'])) / (row['evaluated'] / max(1, row['new'])):.1f}×" if nrow else "—",

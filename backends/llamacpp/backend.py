@@ -126,10 +126,6 @@ class LlamaCppBackend(Backend):
         #: (An entry that asks for GPU layers on a build without GPU offload runs on the CPU.)
         offloaded = entry.gpu_layers != 0 and supports_gpu_offload()
         self.prompt_chunk = self.n_batch if offloaded else EXACT_BATCH_ROWS
-        #: Reuse only cells read in whole aligned chunks (KvPool.evaluate), so that a resumed
-        #: debate computes what the uncut one did: on the CPU, where chunks of EXACT_BATCH_ROWS
-        #: give the same numbers wherever their cells lie; on a GPU it could not hold.
-        self.exact_resume = entry.exact_resume and not offloaded
         self._pool: KvPool | None = None
         #: The shared pool's replies decoded together (made with the pool).
         self.lockstep: Lockstep | None = None
@@ -271,7 +267,7 @@ class LlamaCppBackend(Backend):
 
     def decoding(self) -> Decoding:
         """What a reply needs of this model, as its knobs stand now."""
-        return Decoding(self.model, self._eot_tokens, self.n_ctx, self.kv_reuse, self.prompt_chunk, self.exact_resume)
+        return Decoding(self.model, self._eot_tokens, self.n_ctx, self.kv_reuse, self.prompt_chunk)
 
     def is_end(self, token: int) -> bool:
         return token in self._eot_tokens or self.model.is_eog(token)
@@ -340,7 +336,6 @@ class LlamaCppBackend(Backend):
             "threads": self.n_threads,
             "kv_layout": self.kv_layout,
             "kv_cache_type": self.kv_cache_type,
-            "exact_resume": self.exact_resume,
             "file": str(self.path),  # the model's file, for the debate's provenance (store/provenance.py)
             "profile": self.entry.profile,
         }
@@ -372,11 +367,11 @@ class LlamaCppSession(Session, Member):
 
     def reset(self) -> None:
         if self._pool is None:
-            self._cached, self._whole = [], 0
+            self._cached = []
             return
         with self.backend.computing(self):
             self._pool.forget(self.seq)
-            self._cached, self._whole = [], 0
+            self._cached = []
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """Prompt length of ``messages`` in tokens (to keep debates inside the context)."""
@@ -389,7 +384,7 @@ class LlamaCppSession(Session, Member):
                 pool.release(self.seq)
             if pool is not self.backend._pool:
                 pool.close()
-        self._cached, self._whole = [], 0
+        self._cached = []
 
     # -- prompt rendering -------------------------------------------------------------------
 
@@ -430,7 +425,7 @@ class LlamaCppSession(Session, Member):
     def evaluate_prompt(self, prompt: list[int]) -> int:
         """Bring the cache to exactly ``prompt`` and return how many tokens had to be run."""
         be = self.backend
-        return self.pool.evaluate(self, prompt, reuse=be.kv_reuse, chunk=be.prompt_chunk, whole_chunks=be.exact_resume)
+        return self.pool.evaluate(self, prompt, reuse=be.kv_reuse, chunk=be.prompt_chunk)
 
     def _check_fits(self, n_prompt: int, max_new: int) -> None:
         n_ctx = self.backend.n_ctx

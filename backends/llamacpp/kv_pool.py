@@ -86,10 +86,6 @@ class Member:
         self.last_used = 0.0
         #: Tokens whose keys and values are in this member's sequence, in order.
         self._cached: list[int] = []
-        #: How many of the first cached tokens were run as whole prompt chunks that start at a
-        #: multiple of the chunk size (``KvPool.evaluate`` with ``whole_chunks``): the only cells
-        #: a later prompt reuses when a resumed debate must compute what an uncut one did.
-        self._whole = 0
 
     @property
     def cached(self) -> Sequence[int]:
@@ -104,7 +100,7 @@ class Member:
         """The pool dropped this agent's cells to make room (memory was short); with
         ``sequence`` it also gave the sequence id to another agent. Either way the next call
         evaluates the whole prompt again, and with ``sequence`` first rejoins the pool."""
-        self._cached, self._whole = [], 0
+        self._cached = []
         if sequence:
             self._pool, self.seq = None, -1
 
@@ -194,11 +190,10 @@ class KvPool:
         """Drop every cell of ``seq`` (cells shared with other sequences stay theirs)."""
         self.ctx.seq_rm(seq)
 
-    def share_prefix(self, seq: int, tokens: Sequence[int], have: int, *, whole_chunks: int = 0) -> int:
+    def share_prefix(self, seq: int, tokens: Sequence[int], have: int) -> int:
         """Give ``seq`` the longest prefix of ``tokens`` that another agent's sequence holds,
         when it is longer than the ``have`` tokens ``seq`` already holds, and return the new
-        count (``have`` when no other sequence does better). With ``whole_chunks`` (a chunk
-        size) only a donor's cells run as whole aligned chunks are taken, whole chunks of them.
+        count (``have`` when no other sequence does better).
 
         Why: the judges of a panel, the jurors of D3 and the CRIT evaluations of one round read
         the same transcript after the same instructions; its cells are computed once, by
@@ -216,8 +211,6 @@ class KvPool:
                 continue
             differ = np.flatnonzero(np.asarray(cached[:n], dtype=np.int64) != wanted[:n])
             common = int(differ[0]) if len(differ) else n
-            if whole_chunks:
-                common = _whole_chunks(min(common, owner._whole), whole_chunks)
             if common > best:
                 best, donor = common, other
         if donor < 0:
@@ -228,41 +221,27 @@ class KvPool:
 
     # -- an agent's tokens ----------------------------------------------------------------
 
-    def evaluate(self, member: Member, prompt: list[int], *, reuse: bool, chunk: int, whole_chunks: bool = False) -> int:
+    def evaluate(self, member: Member, prompt: list[int], *, reuse: bool, chunk: int) -> int:
         """Bring ``member``'s cache to exactly ``prompt`` and return how many tokens had to be
         run: with ``reuse`` only those after the longest prefix already cached (its own, or a
-        longer one another agent holds); prompts run ``chunk`` tokens per decode.
-
-        With ``whole_chunks`` a cell is reused only if it was run inside a whole chunk that
-        starts at a multiple of ``chunk``; the rest (the last, partial chunk of the previous
-        prompt and the reply decoded after it) is run again, in the same aligned chunks.
-        Why: llama.cpp's kernels round differently by the number of rows in a batch, so a
-        reply's tokens decoded one by one, or a prompt tail cut at another place, leave cells
-        that differ in their last bits from the same tokens read in one batch, which is how a
-        resumed debate reads its history. Aligned whole chunks are the one way of cutting a
-        history that both paths share, so a resumed debate computes what the uncut one did.
-        The price: up to ``chunk - 1`` prompt tokens and the last reply read again per call."""
+        longer one another agent holds); prompts run ``chunk`` tokens per decode."""
         common = 0
         if reuse:
             for cached, new in zip(member._cached, prompt):
                 if cached != new:
                     break
                 common += 1
-            if whole_chunks:
-                common = _whole_chunks(min(common, member._whole), chunk)
-            shared = self.share_prefix(member.seq, prompt, common, whole_chunks=chunk if whole_chunks else 0)
+            shared = self.share_prefix(member.seq, prompt, common)
             if shared > common:
                 member._cached, common = prompt[:shared], shared
-                member._whole = shared if whole_chunks else 0
-        if common == len(prompt):  # fully cached: re-run the last token (or chunk) to get fresh logits
-            common -= chunk if whole_chunks else 1
+        if common == len(prompt):  # fully cached: re-run the last token to get fresh logits
+            common -= 1
         if common < len(member._cached) and not self.ctx.seq_rm(member.seq, common, -1):
             self.forget(member.seq)
             common = 0
         member._cached = member._cached[:common]
         self.run(member, prompt[common:], common, chunk=chunk, cache=True)
         member._cached = list(prompt)
-        member._whole = _whole_chunks(len(prompt), chunk) if whole_chunks else 0
         return len(prompt) - common
 
     def run(self, member: Member, tokens: Sequence[int], start: int, *, chunk: int, all_logits: bool = False,
@@ -442,11 +421,6 @@ class KvPool:
         self.batch.close()
         if self._shared_batch is not None:
             self._shared_batch.close()
-
-
-def _whole_chunks(n: int, chunk: int) -> int:
-    """The largest multiple of ``chunk`` not above ``n``: where aligned whole chunks end."""
-    return n - n % chunk
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -62,15 +62,13 @@ log = logging.getLogger(__name__)
 class Decoding:
     """What a reply needs of its model: the vocabulary that turns tokens into text, the tokens
     that end a turn besides those the vocabulary marks, one agent's context length, and how a
-    prompt is run (prefix reuse on or off, tokens per decode, cells reused only from whole
-    aligned chunks)."""
+    prompt is run (prefix reuse on or off, tokens per decode)."""
 
     model: Model
     ends: frozenset[int]
     window: int
     reuse: bool
     chunk: int
-    whole_chunks: bool = False
 
     def is_end(self, token: int) -> bool:
         return token in self.ends or self.model.is_eog(token)
@@ -214,8 +212,7 @@ class Lockstep:
         member.last_used = time.monotonic()
         try:
             reply.gen.began()
-            reply.evaluated = self.pool.evaluate(member, reply.prompt, reuse=decoding.reuse, chunk=decoding.chunk,
-                                             whole_chunks=decoding.whole_chunks)
+            reply.evaluated = self.pool.evaluate(member, reply.prompt, reuse=decoding.reuse, chunk=decoding.chunk)
             reply.gen.prompt_done()
             if reply.first(self.pool.ctx):
                 self.pool.busy.add(member.seq)  # from here no other call may evict this sequence

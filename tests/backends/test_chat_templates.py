@@ -179,8 +179,7 @@ def test_append_only_check_at_load_in_tokens(smollm_own: LlamaCppBackend, family
 @pytest.mark.model
 async def test_a_rewriting_template_re_evaluates_from_the_first_difference(smollm_own: LlamaCppBackend) -> None:
     """Mistral v0.3 moves the system prompt to the last user turn: the second prompt differs
-    early, and the agent's cache is re-run from there (from the whole aligned chunk it falls in,
-    as ``exact_resume`` reuses cells): exactly the new prompt, never a stale one."""
+    early, and the agent's cache is re-run from there: exactly the new prompt, never a stale one."""
     backend = with_template(smollm_own, "mistral-7b-instruct-v0.3", add_bos=False)
     session = backend.session("mistral")
     first = await session.complete(DEBATE[:2], SamplingOptions(max_tokens=4, temperature=0.0))
@@ -190,8 +189,7 @@ async def test_a_rewriting_template_re_evaluates_from_the_first_difference(smoll
     old = session._prompt_tokens(DEBATE[:2])
     common = next(i for i, (a, b) in enumerate(zip(old, prompt)) if a != b)
     assert second.usage.prompt_tokens == len(prompt)
-    reused = common - common % backend.prompt_chunk if backend.exact_resume else common
-    assert second.usage.prompt_tokens_evaluated == len(prompt) - reused
+    assert second.usage.prompt_tokens_evaluated == len(prompt) - common
     assert session._cached[: len(prompt)] == prompt
 
 
