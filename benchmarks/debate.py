@@ -152,7 +152,9 @@ async def run_child(args: argparse.Namespace) -> dict[str, Any]:
     async with Engines(registry) as engines:
         protocol = definition(args.protocol)
         # The definition names the roles: EVINCE's one judge, SocraSynth's panel of one.
-        roles = protocol.role_models({AGENT_A: args.agent_a, AGENT_B: args.agent_b, JUDGE: args.judge})
+        # (Its inputs are read too: the case and the subject stand in; the configs below set them.)
+        roles = protocol.role_models({AGENT_A: args.agent_a, AGENT_B: args.agent_b, JUDGE: args.judge,
+                                      "case": SUBJECT, "subject": SUBJECT})
         backends = await engines.load(roles.values())
         agents = agents_for(roles, backends, seed=args.seed)
         loaded = time.perf_counter()
