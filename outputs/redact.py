@@ -19,8 +19,9 @@ numbers of the US, UK, EU, India, Australia, Japan, Brazil; emails; URLs; IPv4/I
 National Insurance and, with their names, Canadian SINs; record, account, licence, plan, policy,
 card and vehicle numbers with the word that names them (or any label ending in "number", "no.",
 "#", "ID" or "ref" but those of rooms, pages, products and phones), plates after the vehicle
-that bears them, IBANs and card numbers without; dates
-except a year alone; ages over 89), street addresses and postcodes (US ZIP after a state, UK,
+that bears them or by their country's shape (UK, Ireland, India, Germany, France, Italy, the
+Netherlands, Brazil, California, Spain), IBANs and card numbers without; dates
+except a year alone; ages over 89, and a year of birth ninety years back or more), street addresses and postcodes (US ZIP after a state, UK,
 Canadian), care facilities by their kind ("St. Mary's", "Mercy General Hospital"), and names.
 
 What it cannot promise, said where ``--redact`` is offered: names are found by their company — a
@@ -38,6 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 #: Each kind masked, its mark's word and what it covers (``--redact``'s help is built from this).
@@ -46,9 +48,9 @@ KINDS: dict[str, str] = {
     "url": "web addresses",
     "ip": "IP addresses (v4 and v6)",
     "ssn": "social security and national insurance numbers (US SSN, UK NINO, Canadian SIN)",
-    "number": "medical record, account, licence, plan, policy, card, case and vehicle numbers",
+    "number": "medical record, account, licence, plan, policy, card, case and vehicle numbers, number plates",
     "date": "dates (day, month; a year alone is kept)",
-    "age": "ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\", \"aged ninety-three\", \"Age: 101\", \"96/F\")",
+    "age": "ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\", \"aged ninety-three\", \"Age: 101\", \"96/F\", \"94 ans\") and years of birth ninety years back",
     "phone": "phone and fax numbers",
     "address": "street addresses, counties, and towns in an address or named as places (\"lives in …\", \"…, Ontario\")",
     "postcode": "ZIP codes and postcodes",
@@ -103,6 +105,12 @@ def _card(match: re.Match[str]) -> bool:
 
 def _ipv4(match: re.Match[str]) -> bool:
     return all(int(part) <= 255 for part in match.group(0).split("."))
+
+
+def _born_ninety_years_back(match: re.Match[str]) -> bool:
+    """A year of birth gives away an age over 89 when it is at least ninety years back (Safe Harbor
+    asks for it too: "all elements of dates (including year) indicative of such age")."""
+    return 1850 <= int(match.group(1)) <= date.today().year - 90
 
 
 def _phone(match: re.Match[str]) -> bool:
@@ -201,7 +209,7 @@ def _field_words() -> frozenset[str]:
     return frozenset("""
         Email Tel Telephone Phone Fax Mobile Postcode Versichertennummer Ingreso Procedimiento Processo Reg Ref
         Esq County Chikungunya MRN ID NHS GP DOB SC ST Landgericht Amtsgericht Kläger Klägerin Beklagte Beklagter
-        Halter Halterin Patientin Führerschein Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad Nana Art Kennzeichen Highway Motorway
+        Halter Halterin Patientin Führerschein Placa Matrícula Targa Kenteken Tablica Immatriculation Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad Nana Art Kennzeichen Highway Motorway
         """.split())
 
 
@@ -350,7 +358,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         |Aktenzeichen|Az\.|RG n°|Rechnung Nr\.?|Procedimiento|Processo n\.?º|inmate (?:number|no\.?)|title
         |Versichertennummer|cartão SUS|fingerprint(?: template| ID)?|facial (?:image|photograph)(?: ref)?|photo ID
         |voiceprint(?: enrol?ment)?|genetic sample|transmitter SN|MAC|meeting ID|call ref|Home Office ref
-        |vehicle (?:no\.?|number|reg(?:istration)?)|Kennzeichen|Führerschein(?:-Nr\.?|nummer)?
+        |vehicle (?:no\.?|number|reg(?:istration)?)|Kennzeichen|licen[cs]e plate|number ?plate|matr[ií]cula|targa|kenteken
+        |immatriculation|placa(?: antiga)?|plaque(?: d'immatriculation)?|tablica(?: rejestracyjna)?|Führerschein(?:-Nr\.?|nummer)?
         |(?-i:NMC|IMC|CPSO|AHPRA|LANR|BSNR|HCPC|OHIP|IHI|PIN)(?: number| no\.?| #)?|(?:medical|dental|nursing) council (?:no\.?|number|reg\.?)
         |(?:bar )?roll (?:no\.?|number)|DNA sample|(?:DNA|sample) (?:ID|ref(?:erence)?)|prisoner (?:no\.?|number)
         |Geschäftszeichen|Gesch\.-Z\.|FIR(?: no\.?)?|(?:iris|retina) scan(?: ID| ref(?:erence)?)?|palm vein ID
@@ -366,10 +375,12 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     id_value = rf"(?:(?-i:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?)\s(?=\d))?(?:{id_token})(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|(?:[A-Z]{{1,3}}|[A-Z][a-z])(?=\s\d))(?![\w-])){{0,4}}"
     id_value += r"(?:\s(?:[A-Z]{1,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b))|(?-i:(?![AI]\b)[A-Z]{1,3}(?=\s+[a-z]))))?"
     over89 = r"(?:9\d|1[01]\d)"
+    # A hyphen as typed or as a word processor sets it ("94‐year‐old", "93–year–old").
+    dash = "[-\u2010\u2011\u2012\u2013\u2014]"
     # An age over 89 in words: "ninety", "ninety-three", "one hundred", "a hundred and two".
     units = r"(?:one|two|three|four|five|six|seven|eight|nine)"
-    spelled = (rf"(?:ninety(?:[- ]{units})?|one[- ]hundred(?:(?:\s+and\s+|[- ])(?:{units}|ten|eleven|twelve))?"
-               rf"|(?:a[- ])?hundred(?:\s+and\s+|[- ])(?:{units}|ten|eleven|twelve))")
+    spelled = (rf"(?:ninety(?:(?:{dash}|\s){units})?|one(?:{dash}|\s)hundred(?:(?:\s+and\s+|{dash}|\s)(?:{units}|ten|eleven|twelve))?"
+               rf"|(?:a(?:{dash}|\s))?hundred(?:\s+and\s+|{dash}|\s)(?:{units}|ten|eleven|twelve))")
     age_number = rf"(?:{over89}|(?i:{spelled}))"
     # Who an age belongs to, in the words before it: "she is 97", "the victim, 96", "a woman of 98".
     person = "(?i:" + _alternation(r"""
@@ -441,6 +452,16 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"\b(?:AP|AR|AS|BR|CG|DL|GA|GJ|HR|HP|JK|JH|KA|KL|LA|MP|MH|MN|ML|MZ|NL|OD|OR|PB|RJ|SK|TN|TS|TR|UP|UK|WB|CH|PY)"
             r"[ -]?\d{1,2}[A-Z]?[ -]?[A-Z]{1,3}[ -]?\d{4}\b")),
         _Recognizer("number", re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}-[A-Z]{1,2} \d{1,4}[EH]?\b")),
+        # France ("AB-123-CD", no I, O or U), Italy ("AB 123 CD"; never before a number, as vital signs
+        # are written: "BP 128 HR 64"), the Netherlands (six characters in three groups: "12-XKB-4", "1-KBB-23"),
+        # Brazil (Mercosul "BRA2E19", older "GHJ-4412"), California ("8ABC234"), Spain ("4821 KLM",
+        # letters without vowels; never a year, "2023 NHS", or a count, "1000 PCR tests"); never the
+        # tail of a longer code ("RX-GHJ-4412").
+        _Recognizer("number", re.compile(r"(?<![\w-])[A-HJ-NP-TV-Z]{2}-\d{3}-[A-HJ-NP-TV-Z]{2}(?![\w-])")),
+        _Recognizer("number", re.compile(r"(?<![\w-])[A-HJ-NPR-TV-Z]{2} \d{3} [A-HJ-NPR-TV-Z]{2}(?![\w-]|\s*\d)")),
+        _Recognizer("number", re.compile(r"(?<![\w-])(?=[\dA-Z-]{8}(?![\w-]))(?:\d{1,3}-[A-Z]{2,3}-\d{1,3}|[A-Z]{2,3}-\d{1,3}-[A-Z]{1,3})(?![\w-])")),
+        _Recognizer("number", re.compile(r"(?<![\w-])(?:[A-Z]{3}\d[A-Z]\d{2}|[A-Z]{3}-\d{4}|[1-9][A-Z]{3}\d{3})(?![\w-])")),
+        _Recognizer("number", re.compile(r"(?<![\w-])(?!(?:19|20)\d\d\b)\d{4}[ -]?[BCDFGHJKLMNPRSTVWXYZ]{3}(?![\w-]|\s+[a-z])")),
         _Recognizer("number", re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b")),  # an Indian PAN
         # Words that name a number only when capitals and digits follow ("Texas tag BKR-4471", "rego
         # BX 12 YZ", "matter NSD 123 of 2023"), never "a price tag of 4" or "the matter of 5 children".
@@ -482,17 +503,20 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"\b(?:Christmas(?: Eve| Day)?|New Year's (?:Eve|Day)|Boxing Day|Easter (?:Sunday|Monday)|St\.? Patrick's Day"
             r"|Thanksgiving(?: Day)?|Independence Day|Bastille Day|Hogmanay|Valentine's Day|Halloween)\b")),
         _Recognizer("age", re.compile(
-            rf"\b(?:{over89}(?:[- ](?:year|yr)s?[- ]old|\s?(?:yo|y/o|y\.o\.?)|-year-old|\s+years\s+of\s+age|\s*(?:yrs?|yo)\b"
-            rf"|\s*Jahre?\b|\s*J\.|-?jährig\w*)"  # German: "93 Jahre", "die 94-jährige"
+            rf"\b(?:{over89}(?:(?:{dash}|\s)(?:year|yr)s?(?:{dash}|\s)old|(?:\s?|{dash})(?:yo[fm]?|y/o|y-o|y\.o\.?(?:[fm]\.?)?)|{dash}year{dash}old"
+            rf"|\s+years\s+of\s+age|\s*(?:yrs?|yo)\b"
+            rf"|\s*Jahre?\b|\s*J\.|-?jährig\w*"  # German: "93 Jahre", "die 94-jährige"
+            r"|\s+(?:ans|años|anos|anni|jaar|år)(?!\w)|-årig(?!\w)"  # French, Spanish, Portuguese, Italian, Dutch, Scandinavian
+            r"|\s?y(?:\s?\d{1,2}\s?m\b|(?=\s*[),;])))"  # "94y 3m", "(96 y)"
             rf"|(?:aged?|age:|age of|Alter:?)\s+{over89}(?:\s*Jahre?\b)?(?!\s*(?:days?|weeks?|months?)\b)"
-            r"|nonagenarian|(?:super)?centenarian"
-            rf"|{spelled}(?:[- ]years?[- ]old|\s+years\s+of\s+age|(?!\s+(?:per|percent|[a-z]+s|mg|g|kg|ml|mm|cm|km|mph|bpm)\b))"
+            r"|nonagenarian|(?:super)?centenarian|(?:tenth|eleventh)\s+decade"
+            rf"|{spelled}(?:(?:{dash}|\s)years?(?:{dash}|\s)old|\s+years\s+of\s+age|(?!\s+(?:per|percent|[a-z]+s|mg|g|kg|ml|mm|cm|km|mph|bpm)\b))"
             rf"|hundred[- ]years?[- ]old"
             r")(?![\w-])", re.IGNORECASE)),
         # An age after its label, in a form, a table or scanned text: "Age: 101", "Age | 92",
         # "AGE:91Y", "Age/Sex: 97/F"; and beside a sex, "F/92", "97/F".
         _Recognizer("age", re.compile(
-            rf"\b(?i:age|aged)(?:\s*/\s*(?i:sex|gender))?\s*(?:[:|=\t]\s*)?({age_number})"
+            rf"\b(?i:age|aged)(?:\s*\((?i:years?|yrs?|y)\))?(?:\s*/\s*(?i:sex|gender))?\s*(?:[:|=\t]\s*)?({age_number})"
             rf"(?=(?i:\s*(?:y|yrs?|years?|yo|y/o))(?![\w-])|{not_a_measure}(?![\w-]))"), group=1),
         _Recognizer("age", re.compile(rf"(?<=[MF]/)(?<![\w/.][MF]/){over89}(?![\w/.])|(?<![\w/.]){over89}(?=/[MF](?![\w/]))")),
         # "(96 years)", never a span of time: "for 90 years", "92 years ago".
@@ -503,7 +527,14 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         # "who is 97", "Mr Finch (92)", "the victim, 96, lived", "a woman of 98", "herself 90",
         # "99 next month", "92F". The number alone is an age there; a unit after it is a measure.
         _Recognizer("age", re.compile(r"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
-        _Recognizer("age", re.compile(rf"\b(?:{over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety-\w+th|(?:one\s+)?hundredth))\s+(?i:birthday)\b")),
+        _Recognizer("age", re.compile(rf"\b(?:{over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety{dash}\w+th|(?:one\s+)?hundredth))\s+(?i:birthday)\b")),
+        # "in her ninety-fourth year", "his 101st year": the ordinal is the age.
+        _Recognizer("age", re.compile(
+            rf"\b(?i:his|her|their)\s+({over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety{dash}\w+th|(?:one\s+)?hundredth))\s+(?i:year)\b"), group=1),
+        # A year of birth ninety years back or more: "born in 1931", "(b. 1929)", "Year of birth: 1928".
+        _Recognizer("age", re.compile(
+            r"\b(?:born(?:\s+in)?|b\.|year\s+of\s+birth|YOB|birth\s+year|DOB:?\s+year|n[ée]e?\s+en|geboren(?:\s+im\s+Jahr)?|nacid[oa]\s+en)"
+            r"\s*:?\s*(\d{4})\b(?![/.-]\d)", re.IGNORECASE), group=1, check=_born_ninety_years_back),
         *(_Recognizer("age", re.compile(rf"{before}({age_number}){not_a_measure}"), group=1) for before in (
             r"\b(?i:turn(?:ed|s|ing)?)\s+",
             rf"\b(?:{person})(?:\s+(?:is|was|turns|turned|will be|would have been)|['’]s)(?:\s+(?:now|almost|nearly|over|just))?(?:\s+aged)?\s+",
@@ -513,8 +544,9 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"\b(?i:at)\s+(?={age_number},?\s+(?:he|she|they|I|we|his|her|my|our)\b)",
             rf"\b(?:{person})\s+of\s+",
             rf"\b(?:{person}|[MF]|[A-Z][a-z]+),\s+(?={over89}(?:\s*[,;)]|\s+(?i:next|now|herself|himself|this|years?)\b))",
-            rf"\b(?:{person}|[A-Z][a-z]+)\s+\((?={over89}\))",
+            rf"\b(?:{person})\s+\((?={over89}\))",  # after a name: see AGE_AFTER_NAME
             r"\b(?i:herself|himself)\s+",
+            r"\b(?i:aet|æt)\.?\s+",  # aetatis, "of the age of", in older notes
             rf"\b(?:is|was)\s+(?={over89}\s+(?:at the time|when)\b)",
             r"\b(?=\d+\s+(?i:herself|himself|next (?:month|year|week|birthday))\b)",
             r"\b(?=\d+[MF]\b)")),
@@ -697,10 +729,24 @@ def find(text: str, keep: Iterable[str] = ()) -> list[Span]:
     for start, end, kind, level in _candidates(text):
         if start == end or _cleared(text, start, end, kind, kept, level):
             continue
+        split = any(taken[start:end])
         parts = list(_free_parts(text, start, end, kind, taken))
+        if kind == "number" and split:
+            # What a number's span has left once others took their parts is a number only if it
+            # holds a digit: "and" between two plates a label's value ran across is a word.
+            parts = [p for p in parts if any(ch.isdigit() for ch in text[p.start:p.end])]
         if kind != "keep":
             spans.extend(p for p in parts if not (level == MODEL and _honorific(text[p.start:p.end])))
+    for span in [s for s in spans if s.kind == "name"]:
+        # "Mr Finch (92)", "Arthur Penhaligon (91)": a bracketed number over 89 right after a name.
+        after = AGE_AFTER_NAME.match(text, span.end)
+        if after and not any(taken[after.start(1):after.end(1)]):
+            spans.append(Span(after.start(1), after.end(1), "age"))
     return sorted(spans, key=lambda s: s.start)
+
+
+#: An age over 89 in brackets right after a name (see :func:`find`).
+AGE_AFTER_NAME = re.compile(r"\s+\((9\d|1[01]\d)\)")
 
 
 def _free_parts(text: str, start: int, end: int, kind: str, taken: list[bool]) -> Iterator[Span]:

@@ -2,10 +2,10 @@
 and the recall tests (the same figures held in ``make test``, and by the mutation benchmark: a
 recognizer loosened or dropped moves them).
 
-Six sets, each in ``tests/fixtures/redaction/``: ``labelled.txt``, ``dev.txt``, ``dev2.txt`` and
-``dev3.txt`` are the tuning sets (the recognizers were written and tuned against them; ``dev2.txt``
-and ``dev3.txt`` were written and committed before the tuning on them); ``frozen.txt`` and
-``heldout3.txt`` are held out, written before any tuning on them and never read to tune, so their
+Eight sets, each in ``tests/fixtures/redaction/``: ``labelled.txt``, ``dev.txt``, ``dev2.txt``,
+``dev3.txt`` and ``dev4.txt`` are the tuning sets (the recognizers were written and tuned against
+them; ``dev2.txt`` to ``dev4.txt`` were written and committed before the tuning on them);
+``frozen.txt``, ``heldout3.txt`` and ``heldout4.txt`` are held out, written before any tuning on them and never read to tune, so their
 figures say what the recognizers do on text they were not written for.
 
 Marks: ``{{kind:text}}`` is an identifier, ``{{kind/sub:text}}`` the same with a finer label for the
@@ -37,6 +37,8 @@ DEV = FIXTURES / "dev.txt"
 DEV2 = FIXTURES / "dev2.txt"
 DEV3 = FIXTURES / "dev3.txt"
 HELDOUT3 = FIXTURES / "heldout3.txt"
+DEV4 = FIXTURES / "dev4.txt"
+HELDOUT4 = FIXTURES / "heldout4.txt"
 FROZEN = FIXTURES / "frozen.txt"
 _MARK = re.compile(r"\{\{(\w+)(?:/(\w+))?:(.+?)\}\}")
 

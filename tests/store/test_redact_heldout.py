@@ -1,5 +1,5 @@
 """``--redact`` on the development sets and on the held-out sets
-(``tests/fixtures/redaction/dev.txt``, ``dev2.txt``, ``dev3.txt``, ``frozen.txt``, ``heldout3.txt``;
+(``tests/fixtures/redaction/dev.txt`` to ``dev4.txt``, ``frozen.txt``, ``heldout3.txt``, ``heldout4.txt``;
 ``benchmarks/redaction.py`` prints the tables).
 
 The held-out sets were written and committed before any tuning on them and are never read to
@@ -11,7 +11,7 @@ their misses.
 from __future__ import annotations
 
 from outputs.redact import STRUCTURED
-from tests.helpers.redaction_set import DEV, DEV2, DEV3, FROZEN, HELDOUT3, Result, evaluate, load
+from tests.helpers.redaction_set import DEV, DEV2, DEV3, DEV4, FROZEN, HELDOUT3, HELDOUT4, Result, evaluate, load
 
 
 def _figures(result: Result) -> tuple[float, float]:
@@ -23,11 +23,11 @@ def _figures(result: Result) -> tuple[float, float]:
 def test_the_frozen_set_s_figures_hold() -> None:
     result = evaluate(load(FROZEN))
     recall, precision = _figures(result)
-    assert recall >= 0.944 and precision >= 0.967, (recall, precision)
+    assert recall >= 0.951 and precision >= 0.967, (recall, precision)
     assert result.survived >= 184, result.clobbered  # of 185 doses, vitals, codes, versions, statutes
     for kind in ("name", "email", "url", "ip", "ssn", "date", "phone", "postcode"):
         assert (result.kinds[kind].recall or 0) >= 0.95, (kind, result.kinds[kind].recall)
-    assert (result.kinds["number"].recall or 0) >= 0.948 and (result.kinds["age"].recall or 0) >= 0.89
+    assert (result.kinds["number"].recall or 0) >= 0.974 and (result.kinds["age"].recall or 0) >= 0.947
 
 
 def test_the_development_set_is_masked_but_its_stated_misses() -> None:
@@ -59,7 +59,7 @@ def test_the_third_held_out_set_s_figures_hold() -> None:
     result = evaluate(load(HELDOUT3))
     recall, precision = _figures(result)
     assert recall >= 0.94 and precision >= 0.96 and result.survived == result.keeps, (recall, precision, result.clobbered)
-    assert result.kinds["number"].recall == 1.0 and (result.kinds["age"].recall or 0) >= 0.81
+    assert result.kinds["number"].recall == 1.0 and (result.kinds["age"].recall or 0) >= 0.86
 
 
 def test_the_third_development_set_is_masked_but_its_stated_clobbers() -> None:
@@ -73,3 +73,21 @@ def test_the_third_development_set_is_masked_but_its_stated_clobbers() -> None:
     for kind in STRUCTURED:
         t = result.kinds[kind]
         assert t.masked == t.gold and not t.false, (kind, t.misses, t.false)
+
+
+def test_the_fourth_held_out_set_s_figures_hold() -> None:
+    """Ages over 89 and number plates in more wordings and languages, written with ``dev4.txt``."""
+    result = evaluate(load(HELDOUT4))
+    recall, precision = _figures(result)
+    assert recall >= 0.89 and precision >= 0.9 and result.survived == result.keeps, (recall, precision, result.clobbered)
+    assert result.kinds["number"].recall == 1.0 and (result.kinds["age"].recall or 0) >= 0.83
+
+
+def test_the_fourth_development_set_is_masked_and_its_distractors_left() -> None:
+    """Every age over 89 and plate masked, every distractor (a table's number, a year of birth less
+    than ninety years back, a vital sign, a flight, a model) whole; the one false mask is a Danish
+    pronoun the model takes for a name."""
+    result = evaluate(load(DEV4))
+    assert not [m for t in result.kinds.values() for m in t.misses]
+    assert result.survived == result.keeps, result.clobbered
+    assert {kind: t.false for kind, t in result.kinds.items() if t.false} == {"name": ["line 37: 'Hun'"]}
