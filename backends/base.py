@@ -91,6 +91,12 @@ class Completion:
     model_id: str
     options: SamplingOptions
     schema: dict[str, Any] | None = None
+    #: The reply's exact token ids, where the backend feeds a reply back as the tokens it
+    #: generated rather than as its text re-tokenized (llama.cpp; ``None`` elsewhere). They are
+    #: journalled so that a resumed session gets them back (:meth:`Session.recall`): re-tokenizing
+    #: a generated reply can give other tokens (" \n" generated as two, read back as one), and
+    #: then every later prompt of that agent differs from the uninterrupted run's.
+    tokens: tuple[int, ...] | None = None
 
     @property
     def decode_tokens_per_s(self) -> float | None:
@@ -404,6 +410,12 @@ class Session(ABC):
         ``"Hepatitis"`` and ``"Hepatitis B"`` are told apart. The shared prompt is evaluated
         once, not once per candidate.
         """
+
+    def recall(self, text: str, tokens: Sequence[int]) -> None:  # noqa: B027 - most sessions keep no tokens
+        """A journalled reply of this session's, given back on resuming with the tokens it was
+        generated as (:attr:`Completion.tokens`), so that the reply is fed back in later prompts
+        exactly as the uninterrupted session fed it. Sessions that re-tokenize every prompt keep
+        nothing and ignore it."""
 
     def reset(self) -> None:  # noqa: B027 - a session that caches nothing has nothing to forget
         """Forget the cached context (the next call evaluates its prompt from scratch)."""

@@ -792,8 +792,9 @@ def redact_text(text: str, keep: Iterable[str] = ()) -> str:
 #: Keys of a journalled debate whose values are identifiers of Symposium's own, never free text.
 _DATA_KEYS = ("id", "debate_id", "model_id", "role", "backend", "status", "passage", "kind", "match")
 #: Keys whose values are withheld from a redacted copy: a file's hash would let a reader test
-#: guesses of what was masked in a short file (hash "Patient: John Smith", compare).
-_WITHHELD = ("sha256",)
+#: guesses of what was masked in a short file (hash "Patient: John Smith", compare); a reply's
+#: token ids (journalled to resume exactly) are its text to anyone with the model's tokenizer.
+_WITHHELD = ("sha256", "tokens")
 
 
 def redact_debate(debate: dict[str, Any], counts: Counter[str] | None = None) -> dict[str, Any]:

@@ -450,6 +450,7 @@ class LlamaCppSession(Session, Member):
                 lockstep = be.lockstep_for(self)
                 if lockstep is not None:
                     completion = lockstep.generate(reply)
+                    completion.tokens = tuple(reply.out)
                     self.remember(completion.text, reply.out)
                     return completion
             with be.computing(self):  # alone: the same cycle as a lockstep step, one row
@@ -461,6 +462,7 @@ class LlamaCppSession(Session, Member):
                     self._decode([reply.pending], reply.position)
                     goes_on = reply.decoded() and reply.take(reply.sampler.sample(self._ctx))  # the pool may have grown
             completion = reply.complete()
+            completion.tokens = tuple(reply.out)
             self.remember(completion.text, reply.out)
             return completion
         finally:
@@ -476,6 +478,14 @@ class LlamaCppSession(Session, Member):
         self._generated.move_to_end(key)
         while len(self._generated) > 64:
             self._generated.popitem(last=False)
+
+    def recall(self, text: str, tokens: Sequence[int]) -> None:
+        """A journalled reply's tokens, remembered as if this session had generated them. The
+        journal is read, not trusted: a token that is no id of this model's vocabulary (an edited
+        journal, another model's reply) makes the whole list ignored, and the text is then
+        re-tokenized as any text is."""
+        if all(type(t) is int and 0 <= t < self.backend.n_vocab for t in tokens):
+            self.remember(text, list(tokens))
 
     def _score_sync(self, messages: list[Message], candidates: list[str], prefix: str) -> ScoreResult:
         be = self.backend

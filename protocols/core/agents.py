@@ -130,6 +130,7 @@ class Agent:
         hit = replayed(self.role, "chat", sha)
         if hit is not None:  # a resumed run: answered as journalled, the model is not asked again
             completion = completion_of(hit, opts, schema)
+            _recall(self.session, completion)
             return completion, call_record(self.role, purpose, completion)
         started = time.perf_counter()
         try:
@@ -231,6 +232,7 @@ class Turn:
         hit = replayed(self.agent.role, "chat", sha)
         if hit is not None:  # a resumed run: the journalled reply, not asked again
             self.completion = completion_of(hit, self.options, self.schema)
+            _recall(self.agent.session, self.completion)
             if self.completion.text:
                 yield TokenDelta(debate_id, self.agent.role, self.completion.text)
             return
@@ -258,12 +260,22 @@ class Turn:
 
 
 def reply_of(role: str, sha: str, completion: Completion) -> Reply:
-    """What the journal keeps of a finished chat call to answer it again on resuming."""
+    """What the journal keeps of a finished chat call to answer it again on resuming: its text,
+    cost and, where the backend has them, the tokens it was generated as."""
     t = completion.timing
-    return Reply(role, "chat", sha, completion.text, {
+    details: dict[str, Any] = {
         "usage": asdict(completion.usage), "finish_reason": completion.finish_reason, "model_id": completion.model_id,
         "total_s": t.total_s, "first_token_s": t.first_token_s, "wait_s": t.wait_s, "prefill_s": t.prefill_s,
-        "decode_s": t.decode_s})
+        "decode_s": t.decode_s}
+    if completion.tokens is not None:
+        details["tokens"] = list(completion.tokens)
+    return Reply(role, "chat", sha, completion.text, details)
+
+
+def _recall(session: Session, completion: Completion) -> None:
+    """Give a replayed reply's tokens back to the session that made it (see :meth:`Session.recall`)."""
+    if completion.tokens is not None and completion.text:
+        session.recall(completion.text, completion.tokens)
 
 
 def completion_of(reply: Reply, options: SamplingOptions, schema: type[BaseModel] | dict[str, Any] | None) -> Completion:
@@ -273,7 +285,15 @@ def completion_of(reply: Reply, options: SamplingOptions, schema: type[BaseModel
                       timing=Timing(total_s=d.get("total_s", 0.0), first_token_s=d.get("first_token_s"), wait_s=d.get("wait_s"),
                                     prefill_s=d.get("prefill_s"), decode_s=d.get("decode_s")),
                       finish_reason=d.get("finish_reason", "stop"), model_id=str(d.get("model_id") or ""),
-                      options=options, schema=schema_of(schema))
+                      options=options, schema=schema_of(schema), tokens=_tokens(d.get("tokens")))
+
+
+def _tokens(value: Any) -> tuple[int, ...] | None:
+    """A journalled reply's token ids, or None where the journal holds none or not a list of
+    integers (read from the file, not trusted; the backend checks them against its vocabulary)."""
+    if isinstance(value, list) and all(type(t) is int for t in value):
+        return tuple(value)
+    return None
 
 
 def _seconds(value: float | None) -> float | None:

@@ -130,3 +130,25 @@ def test_a_redacted_markdown_export_or_report_holds_no_seal(journal: Path, tmp_p
     with Journal(journal) as j:
         head = seal.summary(j.conn, ID)
     assert head["head"] in plain.read_text() and head["fingerprint"] in plain.read_text()  # unredacted: shown
+
+
+def test_a_redacted_export_withholds_the_token_ids_a_reply_is_journalled_with(tmp_path: Path) -> None:
+    """A reply's token ids are journalled so that a resumed session feeds it back exactly; to
+    anyone with the model's tokenizer they are the reply's text. Here the tokenizer is byte-level
+    (each id one UTF-8 byte), and the attack is to decode them: it finds the name in a plain
+    export and nothing in a redacted one."""
+    path = tmp_path / "tokens.db"
+    with Journal(path) as j:
+        j.record(DebateStarted(ID, "evince", "Fever after travel", CASE, {"max_rounds": 1},
+                               (Participant("agent-a", "qwen2.5-7b", "llamacpp"),)))
+        j.record_replies(ID, [Reply("agent-a", "chat", prompt_sha256("chat", PROMPT), SAID, {"tokens": list(SAID.encode())})])
+
+    def decoded(out: Path) -> str:
+        tokens = json.loads(out.read_text())["replies"][0]["details"]["tokens"]
+        return bytes(tokens).decode() if isinstance(tokens, list) else str(tokens)
+
+    plain, redacted = tmp_path / "plain.json", tmp_path / "redacted.json"
+    assert main(["export", ID, "--format", "json", "--out", str(plain), "--db", str(path)]) == 0
+    assert main(["export", ID, "--format", "json", "--redact", "--out", str(redacted), "--db", str(path)]) == 0
+    assert NAME in decoded(plain)
+    assert decoded(redacted) == "withheld (redacted copy)" and NAME not in redacted.read_text()
