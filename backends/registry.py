@@ -174,6 +174,14 @@ class ModelEntry(_Strict):
     #: llama.cpp KV cache precision: "q8_0" halves its memory (turns on flash attention, which
     #: llama.cpp needs for a quantized V cache) at a small cost in accuracy.
     kv_cache_type: Literal["f16", "q8_0"] = "f16"
+    #: llama.cpp: read every prompt from its first token instead of reusing the cached prefix,
+    #: so that a debate resumed after a cut computes exactly what the uninterrupted one would
+    #: have. With reuse, the uninterrupted agent read its history piece by piece as it grew and
+    #: the resumed one reads it whole; K-quant weights (every Q4_K_M file) take other matrix
+    #: kernels for other batch sizes, so the two caches can differ in their last bits and a
+    #: greedy reply after the cut can differ (seen on Gemma 3 270M Q4_K_M). The cost: each call
+    #: re-reads its whole prompt, which grows with the transcript.
+    exact_resume: bool = False
     #: Where the transformers backend runs the model ("auto": CUDA, else MPS, else CPU).
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     #: Requests served at once (judges and jurors side by side): an HTTP server's requests in

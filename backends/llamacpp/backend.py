@@ -99,8 +99,9 @@ class LlamaCppBackend(Backend):
         #: KV cache grows with the tokens in use; "per_agent": one whole context per session.
         self.kv_layout = entry.kv_layout
         self.kv_cache_type = entry.kv_cache_type
-        #: False re-evaluates every prompt from its first token (the naive way, for benchmarks).
-        self.kv_reuse = True
+        #: False re-evaluates every prompt from its first token: ``exact_resume`` in models.toml
+        #: (registry.py says why), and the naive way the benchmarks compare against.
+        self.kv_reuse = not entry.exact_resume
         #: "batched" scores all candidates in one llama.cpp batch; "sequential" one after another.
         self.score_mode: str = "batched"
         #: Most candidate tokens per scoring batch. From 64 query rows in one ubatch llama.cpp's
@@ -336,6 +337,7 @@ class LlamaCppBackend(Backend):
             "threads": self.n_threads,
             "kv_layout": self.kv_layout,
             "kv_cache_type": self.kv_cache_type,
+            "exact_resume": not self.kv_reuse,
             "file": str(self.path),  # the model's file, for the debate's provenance (store/provenance.py)
             "profile": self.entry.profile,
         }
