@@ -738,7 +738,7 @@ def find(text: str, keep: Iterable[str] = ()) -> list[Span]:
         if kind != "keep":
             spans.extend(p for p in parts if not (level == MODEL and _honorific(text[p.start:p.end])))
     for span in [s for s in spans if s.kind == "name"]:
-        # "Mr Finch (92)", "Arthur Penhaligon (91)": a bracketed number over 89 right after a name.
+        # "Mr Finch (92)", "Walter Pryce (96)": a bracketed number over 89 right after a name.
         after = AGE_AFTER_NAME.match(text, span.end)
         if after and not any(taken[after.start(1):after.end(1)]):
             spans.append(Span(after.start(1), after.end(1), "age"))
