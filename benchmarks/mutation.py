@@ -740,6 +740,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("store/export_check.py", "_compare_metrics", "named = False", "named = None", _FALSY),
     Equivalent("store/seal.py", "row_sha256", 'data = value.encode("utf-8", "surrogatepass")',
                'data = value.encode("UTF-8", "surrogatepass")', "Python reads codec names in any case"),
+    Equivalent("store/seal.py", "_text", 'return data.decode("utf-8", "surrogateescape")',
+               'return data.decode("UTF-8", "surrogateescape")', "Python reads codec names in any case"),
     Equivalent("store/seal.py", "rows_json", _ROWS_JSON, _ROWS_JSON.replace('(",", ":")', '(",", "XX:XX")'),
                "a link's rows are lists of strings: json.dumps writes no object, so never the key separator"),
     Equivalent("store/seal.py", "rows_json", _ROWS_JSON, _ROWS_JSON.replace("ensure_ascii=False", "ensure_ascii=None"),

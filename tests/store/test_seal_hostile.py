@@ -74,6 +74,16 @@ def test_an_export_with_a_key_no_journal_writes_is_tampered_not_a_crash(sealed: 
     assert {("turns", "abc", "changed"), ("turns", second["key"], "changed")} <= {(p.table, p.key, p.what) for p in verdict.problems}
 
 
+def test_a_swap_is_named_past_a_key_no_journal_writes(sealed: Path) -> None:  # noqa: F811
+    """Two turns' contents exchanged, after a turn re-keyed with text: the swap is still found."""
+    document = _export(sealed)
+    odd, one, two = [e for link in document["seal"]["chain"] for e in link["rows"] if e["table"] == "turns" and "row" in e][:3]
+    odd["key"], odd["row"]["text"] = "abc", "edited"
+    one["row"], two["row"] = {**two["row"], "id": one["row"]["id"]}, {**one["row"], "id": two["row"]["id"]}
+    found = {(p.table, p.key, p.what) for p in export_check.verify_export(document).problems}
+    assert {("turns", one["key"], "reordered"), ("turns", two["key"], "reordered")} <= found, found
+
+
 def test_a_later_table_dropped_does_not_hide_an_edit_of_another(tmp_path: Path) -> None:
     """A debate with no evidence: dropping the (empty) evidence table, as a journal from before
     it looks, must not stop the tables after it (the calls' costs) being checked as they are."""
@@ -228,7 +238,10 @@ def test_a_write_onto_an_edited_head_is_refused_saying_so(sealed: Path, edit: st
     with Journal(sealed) as j, pytest.raises(JournalError, match=re.escape(
             f"debate {ID}: its seal's head was edited outside Symposium (head ")) as refused:
         j.record(ModeratorActed(ID, "interject", {"text": "resumed"}, 2, checkpoint=30))
-    assert f"nothing more can be sealed onto it: `symposium verify {ID}` says what changed" in str(refused.value)
+    head, links, rows = sqlite3.connect(sealed).execute("SELECT seal_head, seal_links, seal_rows FROM debates WHERE id = ?",
+                                                        (ID,)).fetchone()
+    assert str(refused.value).endswith(f"(head {str(head)[:12]!r}, {links!r} links, {rows!r} rows); nothing more can be "
+                                       f"sealed onto it: `symposium verify {ID}` says what changed).")
 
 
 # -- each finding, whole ----------------------------------------------------------------------------
