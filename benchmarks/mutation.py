@@ -260,6 +260,7 @@ _SEAL = (
     "tests/store/test_seal_signing.py",
     "tests/store/test_seal_redacted.py",
     "tests/store/test_seal_verify_cli.py",
+    "tests/store/test_seal_hostile.py",
     "tests/store/test_provenance.py",
     "tests/store/test_call_costs.py",
 )
@@ -426,6 +427,16 @@ _NOT_VERIFIABLE = """line(("NOT VERIFIABLE ", "bold yellow"), f"{v.debate_id}: {
 _READ_EXPORT = 'document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)'
 _METRICS = 'for _, m in sorted(by_table["metrics"], key=lambda kr: (kr[1]["round"], kr[1]["name"])):'
 _BUSY = "the next statement, PRAGMA busy_timeout = 10000, sets the same SQLite busy timeout, and nothing runs before it"
+#: Text spliced into the seal's SQL (a column name, NULL, a WHERE clause), not passed to execute itself.
+_SQL_PART = "a column name, the NULL keyword or a WHERE clause put into SQL: SQLite reads them in any case"
+_SIGNED = 'signed = "seal_signed_from" if signer is not None else "NULL"  # (no such column while migrating to v6)'
+_WHERE = 'where = " WHERE id = ? AND seal_head = ? AND seal_links = ?" if guarded else " WHERE id = ?"'
+_ROWS_JSON = 'return json.dumps([list(r) for r in rows], ensure_ascii=False, separators=(",", ":"))'
+_TEXT_KEYED = ("the tables keyed by text are keyed by the debate's own id (debates.id, provenance.debate_id, evidence.debate_id), "
+               "so a debate has one row of each and no other row of that table to have moved from; for every other table "
+               "typed_key of any other name is int(k), as typed_key(table, k) is")
+_SAME_COLUMNS = ("verify reads columns(conn) itself when given none, from the same connection verify_all read them from: "
+                 "the same columns; passing them only saves reading them again per debate")
 
 #: Survivors that cannot change behaviour, each with the reason. A survivor not listed here (or
 #: caught by :data:`SQL_CASE`) is a gap: kill it with a test of the promise, not a test written
@@ -727,6 +738,48 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                  "order of a round's fields, and metrics are compared as JSON with sorted keys (_same) or name by name")
       for key in ("key=None", "")),
     Equivalent("store/export_check.py", "_compare_metrics", "named = False", "named = None", _FALSY),
+    Equivalent("store/seal.py", "row_sha256", 'data = value.encode("utf-8", "surrogatepass")',
+               'data = value.encode("UTF-8", "surrogatepass")', "Python reads codec names in any case"),
+    Equivalent("store/seal.py", "_text", 'return data.decode("utf-8", "surrogateescape")',
+               'return data.decode("UTF-8", "surrogateescape")', "Python reads codec names in any case"),
+    Equivalent("store/seal.py", "rows_json", _ROWS_JSON, _ROWS_JSON.replace('(",", ":")', '(",", "XX:XX")'),
+               "a link's rows are lists of strings: json.dumps writes no object, so never the key separator"),
+    Equivalent("store/seal.py", "rows_json", _ROWS_JSON, _ROWS_JSON.replace("ensure_ascii=False", "ensure_ascii=None"),
+               _FALSY + " (json.dumps)"),
+    *(Equivalent("store/seal.py", "append", _SIGNED, _SIGNED.replace(old, new, 1), _SQL_PART)
+      for old, new in (('"seal_signed_from" if', '"SEAL_SIGNED_FROM" if'), ('"NULL"', '"null"'))),
+    Equivalent("store/seal.py", "append", "head = _move(conn, debate_id, start, stored, when, len(entries), updated_at, signer, False)",
+               "head = _move(conn, debate_id, start, stored, when, len(entries), updated_at, signer, None)", _FALSY),
+    Equivalent("store/seal.py", "_move", 'sets += ", updated_at = ?"', 'sets += ", UPDATED_AT = ?"', _SQL_PART),
+    *(Equivalent("store/seal.py", "_move", _WHERE, _WHERE.replace(old, new, 1), _SQL_PART)
+      for old, new in ((" WHERE id = ? AND seal_head = ? AND seal_links = ?", " where id = ? and seal_head = ? and seal_links = ?"),
+                       (" WHERE id = ? AND seal_head = ? AND seal_links = ?", " WHERE ID = ? AND SEAL_HEAD = ? AND SEAL_LINKS = ?"),
+                       ('else " WHERE id = ?"', 'else " where id = ?"'), ('else " WHERE id = ?"', 'else " WHERE ID = ?"'))),
+    Equivalent("store/seal.py", "check_links", "broken = False", "broken = None", _FALSY),
+    Equivalent("store/seal.py", "check_links", "extra = len(links) + 2", "extra = len(links) + 3",
+               "n only orders findings: rows no link covers must come after every link's (n <= links) and the head's "
+               "(links + 1), and links + 3 keeps that order (tests/store/test_seal_hostile.py checks it, and that -2 breaks it)"),
+    Equivalent("store/seal.py", "_moved_from", "if other[0] != ident[0] or other == ident:",
+               "if other[0] != ident[0] and other == ident:",
+               "a row of another table never matches (row_sha256 tags each hash with its table), nor does the row itself "
+               "(with its own key put back it hashes as it is now, which differs from its seal): skipping them saves work only"),
+    *(Equivalent("store/seal.py", "_moved_from", "key = typed_key(other[0], other[1])", f"key = typed_key({first}, other[1])",
+                 _TEXT_KEYED) for first in ("None", "other[1]")),
+    Equivalent("store/seal.py", "signature_of", "holds = (print_ is not None and head is not None and first > 0",
+               "holds = (print_ is not None and head is not None and first >= 0",
+               "Symposium signs from link 1 on at the earliest (signed_from counts links from 1), so no journal holds a "
+               "signature over 0; one made on purpose by the key's holder vouches for no less than one over 1 would"),
+    Equivalent("store/seal.py", "verify", "sealed = columns(conn) if sealed is None else sealed",
+               "sealed = columns(conn) if (sealed is None) or True else sealed", _SAME_COLUMNS),
+    Equivalent("store/seal.py", "_current", 'select = ", ".join((key, *names, time_col or "NULL"))',
+               'select = ", ".join((key, *names, time_col or "null"))', _SQL_PART),
+    Equivalent("store/seal.py", "verify_all", "sealed = columns(conn)", "sealed = None", _SAME_COLUMNS),
+    *(Equivalent("store/seal.py", "verify_all",
+                 'return [verify(conn, r[0], sealed) for r in conn.execute("SELECT id FROM debates ORDER BY created_at, id").fetchall()]',
+                 f'return [verify(conn, r[0], {arg}) for r in conn.execute("SELECT id FROM debates ORDER BY created_at, id").fetchall()]',
+                 _SAME_COLUMNS) for arg in ("None", "")),
+    Equivalent("store/seal.py", "export", "head = found if found is not None else (None,) * 7",
+               "head = found if found is not None else (None,) * 8", "only the first seven are read"),
 )
 
 #: The one rule that marks a whole class of survivors equivalent: a change of letter case in

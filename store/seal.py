@@ -203,8 +203,7 @@ def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, A
         if found is None:
             raise sqlite3.IntegrityError(f"debate {debate_id}: rows written for a debate the journal does not hold; "
                                          "cannot seal them")
-        start: Head = ((found[0], found[1], found[2], found[3], found[4]) if found[0] is not None
-                       else (genesis(debate_id), 0, 0, None, found[4]))
+        start = _start(conn, debate_id, found)
         head = _move(conn, debate_id, start, stored, when, len(entries), updated_at, signer, False)
         assert head is not None  # the row was just read in this transaction
     conn.execute("INSERT INTO seal(debate_id, n, rows_json, chain_sha256, at) VALUES (?,?,?,?,?)",
@@ -212,6 +211,22 @@ def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, A
     if heads is not None:
         heads[debate_id] = head
     return True
+
+
+def _start(conn: sqlite3.Connection, debate_id: str, found: Sequence[Any]) -> Head:
+    """The head a debate's next link chains from: its stored head, or the genesis of a debate
+    never sealed (no head and no link). A head edited outside Symposium (erased with links left,
+    or left without its counts) is refused: a link chained onto it would hide the edit, and the
+    error says where to look rather than failing on the seal's own constraints."""
+    head, links, rows = found[0], found[1], found[2]
+    if head is None and links is None and rows is None and not conn.execute(
+            "SELECT 1 FROM seal WHERE debate_id = ? LIMIT 1", (debate_id,)).fetchone():
+        return (genesis(debate_id), 0, 0, None, found[4])
+    if isinstance(head, str) and isinstance(links, int) and isinstance(rows, int):
+        return (head, links, rows, found[3], found[4])
+    raise sqlite3.IntegrityError(f"debate {debate_id}: its seal's head was edited outside Symposium (head "
+                                 f"{str(head)[:12]!r}, {links!r} links, {rows!r} rows); nothing more can be sealed "
+                                 f"onto it: `symposium verify {debate_id}` says what changed")
 
 
 def _move(conn: sqlite3.Connection, debate_id: str, previous: Head, stored: str, when: float, count: int,
@@ -359,8 +374,8 @@ def check_links(debate_id: str, links: Sequence[Link], head: str | None, count: 
             continue
         expected = link_sha256(previous, i, rows_json(link.rows), link.at)
         if link.n != i or link.chain_sha256 != expected:
-            first = link.rows[0] if link.rows else ("seal", "-", "")
-            problems.append(Problem(debate_id, first[0], first[1], "chain",
+            table, key = link.rows[0][:2] if link.rows else ("seal", "-")
+            problems.append(Problem(debate_id, table, key, "chain",
                                     f"seal link {link.n} does not follow link {i - 1}: a link was changed, removed, "
                                     "inserted or reordered", link.at, i))
             broken = True
@@ -368,8 +383,8 @@ def check_links(debate_id: str, links: Sequence[Link], head: str | None, count: 
         previous = link.chain_sha256
     if not broken and (previous != head or count != len(links)):
         last = links[-1] if links else None
-        where = last.rows[-1] if last and last.rows else ("seal", "-", "")
-        problems.append(Problem(debate_id, where[0], where[1], "chain",
+        table, key = last.rows[-1][:2] if last and last.rows else ("seal", "-")
+        problems.append(Problem(debate_id, table, key, "chain",
                                 f"the chain ends at link {len(links)} ({previous[:12]}…) but its head says "
                                 f"{count} links ({str(head)[:12]}…): links were removed from the end or added",
                                 last.at if last else None, len(links) + 1))
@@ -406,7 +421,11 @@ def _moved_from(ident: tuple[str, str], changed: Sequence[tuple[str, str]], late
     for other in changed:
         if other[0] != ident[0] or other == ident:
             continue
-        as_other = (*row[:at], typed_key(other[0], other[1]), *row[at + 1:])
+        try:
+            key = typed_key(other[0], other[1])
+        except ValueError:  # a key no journal writes (an edited export's): no row was sealed under it as typed
+            continue
+        as_other = (*row[:at], key, *row[at + 1:])
         if row_sha256(ident[0], as_other) == latest[other].row_sha256:
             return other
     return None
@@ -468,16 +487,28 @@ def _current(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple
     current: dict[tuple[str, str], str | None] = {}
     times: dict[tuple[str, str], float | None] = {}
     values: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for table, names in sealed.items():
-        key = KEYS[table]
-        time_col = next((c for c in _TIME_COLUMNS if c in names), None)
-        select = ", ".join((key, *names, time_col or "NULL"))
-        for r in conn.execute(f"SELECT {select} FROM {table} WHERE {_OWNER[table]} = ?", (debate_id,)):
-            ident = (table, str(r[0]))
-            values[ident] = tuple(r[1:-1])
-            current[ident] = row_sha256(table, values[ident])
-            times[ident] = r[-1]
+    factory, conn.text_factory = conn.text_factory, _text
+    try:
+        for table, names in sealed.items():
+            key = KEYS[table]
+            time_col = next((c for c in _TIME_COLUMNS if c in names), None)
+            select = ", ".join((key, *names, time_col or "NULL"))
+            for r in conn.execute(f"SELECT {select} FROM {table} WHERE {_OWNER[table]} = ?", (debate_id,)):
+                ident = (table, str(r[0]))
+                values[ident] = tuple(r[1:-1])
+                current[ident] = row_sha256(table, values[ident])
+                times[ident] = r[-1]
+    finally:
+        conn.text_factory = factory
     return current, times, values
+
+
+def _text(data: bytes) -> str:
+    """Text as the journal holds it, even bytes that are not UTF-8: Symposium writes UTF-8 only,
+    so such bytes are an edit made around it, to be reported as a changed row, not a crash. They
+    are kept as lone surrogates, which :func:`row_sha256` encodes (``surrogatepass``) to bytes no
+    UTF-8 text has, so the row hashes as no text that was sealed."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def verify_all(conn: sqlite3.Connection) -> list[Verdict]:

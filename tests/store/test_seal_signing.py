@@ -73,13 +73,21 @@ def test_an_edit_re_sealed_through_the_whole_chain_fails_on_the_signature(
     ("seal_key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA=="),  # a key that does not parse
     ("seal_signature", "not base64!"),
     ("sealed_on_migration_at", 1_700_000_000.0),  # claims a migration
+    ("seal_signed_from", None),  # says nothing of where signing began
+    ("seal_signature", None),  # half the signature removed: an edit, not an unsigned record
+    ("seal_key", None),
 ])
 def test_what_the_signature_covers_cannot_be_changed(sealed: Path, column: str, value: object) -> None:  # noqa: F811
     conn = sqlite3.connect(sealed)
     conn.execute(f"UPDATE debates SET {column} = ? WHERE id = ?", (value, ID))
     verdict = seal.verify(conn, ID)
-    assert [(p.table, p.key, p.what) for p in verdict.problems] == [("debates", ID, "signature")]
+    assert verdict.problems == (seal.Problem(
+        ID, "debates", ID, "signature", "the head's signature does not hold: the chain was recomputed after it was signed, "
+        "or the signature, its key or what it covers was changed", None, 0),)  # n 0: before every link's finding
     assert verdict.signature is not None and not verdict.signature.valid
+    own = signing.own_public_key()
+    assert own is not None  # a key that does not parse has no fingerprint (--json: null)
+    assert verdict.signature.fingerprint == (None if column == "seal_key" else signing.fingerprint(own))
 
 
 def test_a_signature_copied_from_another_debate_does_not_hold(tmp_path: Path) -> None:
