@@ -451,10 +451,7 @@ class LlamaCppSession(Session, Member):
             with self.lock:
                 lockstep = be.lockstep_for(self)
                 if lockstep is not None:
-                    completion = lockstep.generate(reply)
-                    completion.tokens = tuple(reply.out)
-                    self.remember(completion.text, reply.out)
-                    return completion
+                    return self._kept(lockstep.generate(reply), reply.out)
             with be.computing(self):  # alone: the same cycle as a lockstep step, one row
                 gen.began()
                 reply.evaluated = self.evaluate_prompt(prompt)
@@ -463,12 +460,16 @@ class LlamaCppSession(Session, Member):
                 while goes_on:
                     self._decode([reply.pending], reply.position)
                     goes_on = reply.decoded() and reply.take(reply.sampler.sample(self._ctx))  # the pool may have grown
-            completion = reply.complete()
-            completion.tokens = tuple(reply.out)
-            self.remember(completion.text, reply.out)
-            return completion
+            return self._kept(reply.complete(), reply.out)
         finally:
             reply.sampler.close()
+
+    def _kept(self, completion: Completion, tokens: list[int]) -> Completion:
+        """A finished reply with its exact tokens on it (journalled for resuming) and remembered
+        by this session, to be fed back as those tokens next turn."""
+        completion.tokens = tuple(tokens)
+        self.remember(completion.text, tokens)
+        return completion
 
     def remember(self, text: str, tokens: list[int]) -> None:
         """Keep a reply's exact tokens by its text, so that the reply fed back next turn
