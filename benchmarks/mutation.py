@@ -212,7 +212,7 @@ def _run_hand_mutants(target: Target, files: list[str], seed: int) -> list[Mutan
         for name, mutated in target.hand_mutants(original, seed):
             module.write_text(mutated)
             run = subprocess.run([sys.executable, "-m", "pytest", *target.tests, "-x", "-q", "-n", "0", "-p", "no:cacheprovider"],
-                                 cwd=work, env={**os.environ, "PYTHONPATH": str(work)}, capture_output=True, text=True)
+                                 cwd=work, env={**_child_env(target, seed, work), "PYTHONPATH": str(work)}, capture_output=True, text=True)
             status = {0: "survived", 1: "killed"}.get(run.returncode, "suspicious")
             diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), mutated.splitlines(keepends=True), n=0))
             out.append(Mutant(f"hand.{name}", status, "UNSEALED", None, "\n".join(diff.splitlines()[2:])))
@@ -900,8 +900,15 @@ def _mutant_names(target: Target, work: Path) -> list[str]:
     return names
 
 
-def _child_env(target: Target, seed: int) -> dict[str, str]:
+def _child_env(target: Target, seed: int, work: Path) -> dict[str, str]:
+    """The mutants' environment. Their temporary files go under ``work`` (``TMPDIR``), which is
+    removed with it: every mutant is a pytest session with a basetemp of its own, and one that
+    timed out leaves its lock behind, so pytest's own retention keeps it for three days (a
+    whole run left tens of gigabytes in /tmp/pytest-of-root, among them a 250 MB Gemma per
+    session that assembles it)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
+    (work / "tmp").mkdir(exist_ok=True)
+    env["TMPDIR"] = str(work / "tmp")
     env["SYMPOSIUM_FUZZ_SEED"] = str(seed)
     env["SYMPOSIUM_FUZZ_EXAMPLES"] = str(target.fuzz_examples)
     dev_csv = REPO.parent / "shared" / "data" / "symptom2disease" / "dev.csv"  # beside the checkout, as the tests expect
@@ -947,7 +954,7 @@ def _run_mutmut(target: Target, work: Path, names: list[str] | None, jobs: int, 
     log = work / "mutmut.log"
     with log.open("wb") as out:
         process = subprocess.Popen([str(mutmut), "run", "--max-children", str(jobs), *(names or [])], cwd=work,
-                                   env=_child_env(target, seed), stdout=out, stderr=subprocess.STDOUT,
+                                   env=_child_env(target, seed, work), stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         try:
             code = process.wait()
