@@ -29,11 +29,27 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]
 
 from outputs.redact import KINDS, STRUCTURED  # noqa: E402
-from tests.helpers.redaction_set import DEV, DEV2, DEV3, DEV4, FROZEN, HELDOUT3, HELDOUT4, LABELLED, Result, evaluate, load  # noqa: E402
+from tests.helpers.redaction_set import (  # noqa: E402
+    DEV,
+    DEV2,
+    DEV3,
+    DEV4,
+    DEV5,
+    DEV6,
+    FROZEN,
+    HELDOUT3,
+    HELDOUT4,
+    HELDOUT5,
+    LABELLED,
+    Result,
+    evaluate,
+    load,
+)
 
 GOAL = 0.95
 #: The sets never read to tune: their misses are listed only with --frozen.
-HELD_OUT = (FROZEN, HELDOUT3, HELDOUT4)
+HELD_OUT = (FROZEN, HELDOUT3, HELDOUT4, HELDOUT5)
+SETS = (LABELLED, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, FROZEN, HELDOUT3, HELDOUT4, HELDOUT5)
 #: The kinds the goal covers: names and every kind with a fixed shape.
 GOALED = ("name", *STRUCTURED)
 
@@ -70,9 +86,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="list each identifier left in clear, each false mask and each distractor masked (tuning sets)")
     parser.add_argument("--frozen", action="store_true",
                         help="with --misses, list the held-out sets' too: for reporting only, never for tuning")
+    parser.add_argument("--set", action="append", choices=[p.name for p in SETS], dest="sets",
+                        help="only this set (repeatable); the goal line needs frozen.txt")
     args = parser.parse_args(argv)
     short: list[str] = []
-    for path in (LABELLED, DEV, DEV2, DEV3, DEV4, FROZEN, HELDOUT3, HELDOUT4):
+    for path in SETS:
+        if args.sets and path.name not in args.sets:
+            continue
         snippets = load(path)
         result = evaluate(snippets)
         print("\n".join(_table(path, result, len(snippets))))
@@ -92,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                                  + [f"{path.name}: false {kind}: {f}" for f in t.false]))
             print("\n".join(f"{path.name}: distractor masked: {c}" for c in result.clobbered))
         print()
+    if args.sets and FROZEN.name not in args.sets:
+        return 0
     print(f"goal on {FROZEN.name}: recall ≥ {GOAL} for {', '.join(GOALED)}; "
           + (f"below it: {', '.join(short)}" if short else "all reach it"))
     return 1 if short else 0

@@ -1,5 +1,5 @@
 """``--redact`` on the development sets and on the held-out sets
-(``tests/fixtures/redaction/dev.txt`` to ``dev4.txt``, ``frozen.txt``, ``heldout3.txt``, ``heldout4.txt``;
+(``tests/fixtures/redaction/dev.txt`` to ``dev6.txt``, ``frozen.txt``, ``heldout3.txt`` to ``heldout5.txt``;
 ``benchmarks/redaction.py`` prints the tables).
 
 The held-out sets were written and committed before any tuning on them and are never read to
@@ -11,7 +11,7 @@ their misses.
 from __future__ import annotations
 
 from outputs.redact import STRUCTURED
-from tests.helpers.redaction_set import DEV, DEV2, DEV3, DEV4, FROZEN, HELDOUT3, HELDOUT4, Result, evaluate, load
+from tests.helpers.redaction_set import DEV, DEV2, DEV3, DEV4, DEV5, DEV6, FROZEN, HELDOUT3, HELDOUT4, HELDOUT5, Result, evaluate, load
 
 
 def _figures(result: Result) -> tuple[float, float]:
@@ -23,11 +23,12 @@ def _figures(result: Result) -> tuple[float, float]:
 def test_the_frozen_set_s_figures_hold() -> None:
     result = evaluate(load(FROZEN))
     recall, precision = _figures(result)
-    assert recall >= 0.951 and precision >= 0.967, (recall, precision)
+    assert recall >= 0.971 and precision >= 0.968, (recall, precision)
     assert result.survived >= 184, result.clobbered  # of 185 doses, vitals, codes, versions, statutes
     for kind in ("name", "email", "url", "ip", "ssn", "date", "phone", "postcode"):
         assert (result.kinds[kind].recall or 0) >= 0.95, (kind, result.kinds[kind].recall)
     assert (result.kinds["number"].recall or 0) >= 0.974 and (result.kinds["age"].recall or 0) >= 0.947
+    assert (result.kinds["address"].recall or 0) >= 0.961 and result.subs["address/town"].masked >= 48
 
 
 def test_the_development_set_is_masked_but_its_stated_misses() -> None:
@@ -42,12 +43,12 @@ def test_the_development_set_is_masked_but_its_stated_misses() -> None:
 
 
 def test_the_second_development_set_is_masked_but_its_stated_misses() -> None:
-    """Ages over 89, towns, plates, licences and dockets: all masked but a town after a signature
-    and a name opening a line with no verb; the distractors (doses, vitals, "90 days", "95th
+    """Ages over 89, towns, plates, licences and dockets: all masked but a name opening a line with
+    no verb; the distractors (doses, vitals, "90 days", "95th
     percentile", "90s music", roads, codes) whole but a car's make the model takes for a person."""
     result = evaluate(load(DEV2))
     misses = sorted(m.split(": ", 1)[1] for t in result.kinds.values() for m in t.misses)
-    assert misses == sorted(["'Thiruvananthapuram'", "'Anjali Deshpande'"])
+    assert misses == ["'Anjali Deshpande'"]
     assert [c.split(": ", 1)[1] for c in result.clobbered] == ["'Ford Focus'"]
     for kind in STRUCTURED:
         t = result.kinds[kind]
@@ -91,3 +92,31 @@ def test_the_fourth_development_set_is_masked_and_its_distractors_left() -> None
     assert not [m for t in result.kinds.values() for m in t.misses]
     assert result.survived == result.keeps, result.clobbered
     assert {kind: t.false for kind, t in result.kinds.items() if t.false} == {"name": ["line 37: 'Hun'"]}
+
+
+def test_the_fifth_held_out_set_s_figures_hold() -> None:
+    """Towns in clinical, care, legal and correspondence text of seventeen countries, written by a
+    writer who had not read the recognizers; the gazetteer and the form labels took its town
+    recall from 0.695 to 0.891 and its distractors' survival from 52 to 65 of 79."""
+    result = evaluate(load(HELDOUT5))
+    assert result.subs["address/town"].masked >= 114, result.subs["address/town"].masked
+    assert result.survived >= 65, result.clobbered
+
+
+def test_the_fifth_development_set_is_masked_and_its_distractors_left() -> None:
+    """Every town and county masked, small ones by the words around them and the rest by the
+    gazetteer; every place-named distractor (Lyme disease, Marburg virus, the Paris classification,
+    Manchester triage, Goa, Tanzania, Nova Scotia) whole."""
+    result = evaluate(load(DEV5))
+    assert not [m for t in result.kinds.values() for m in t.misses]
+    assert result.survived == result.keeps, result.clobbered
+    assert not {kind: t.false for kind, t in result.kinds.items() if t.false}
+
+
+def test_the_sixth_development_set_is_masked_and_its_distractors_left() -> None:
+    """Every age over 89 in a note's shorthand masked ("92 M,", "Age/Sex: 93/F", "im Alter von 94
+    Jahren"), every age under 90, dose, saturation and room number whole."""
+    result = evaluate(load(DEV6))
+    assert not [m for t in result.kinds.values() for m in t.misses]
+    assert result.survived == result.keeps, result.clobbered
+    assert not {kind: t.false for kind, t in result.kinds.items() if t.false}
