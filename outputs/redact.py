@@ -135,6 +135,14 @@ def _id_label(match: re.Match[str]) -> bool:
     return sum(ch.isdigit() for ch in value) >= 3 and not re.fullmatch(r"\d+[.,]\d+", value)
 
 
+def _no_reference_range(match: re.Match[str]) -> bool:
+    """Whether a number after "ref" or "reference" is a reference number, not a lab value's
+    reference range ("(ref 130-170)": two numbers, the lower first)."""
+    span = re.fullmatch(r"(\d{1,4}(?:[.,]\d+)?)\s*[-–]\s*(\d{1,4}(?:[.,]\d+)?)", match.group(1))
+    return not (span is not None and re.match(r"(?i)ref(?:erence)?\b", match.group(0)) is not None
+                and float(span[1].replace(",", ".")) < float(span[2].replace(",", ".")))
+
+
 def _not_id_words() -> frozenset[str]:
     """Words before "number", "no.", "#" or "ref" whose number identifies a place, a page, a
     product, a dose, a rule or a phone line, not a person: "room no. 412", "page no. 447", "lot
@@ -467,7 +475,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         _Recognizer("number", re.compile(r"\b\d:\d{2}-[a-z]{2,4}-\d{3,6}(?:-[A-Z]{2,4})*\b")),  # a US federal docket
         _Recognizer("number", re.compile(r"\b\d{4}/[A-Z]{2,4}/\d{3,6}\b")),  # an Irish or Indian docket: 2022/HC/1187
         _Recognizer("number", re.compile(
-            rf"\b{id_words}(?![a-z]|\d{{1,2}}\b)\s*(?:#|:|no\.?|number|is|n°)?\s*(?:[#:|=]\s*)?({id_value})(?<![./:-])", re.IGNORECASE), group=1),
+            rf"\b{id_words}(?![a-z]|\d{{1,2}}\b)\s*(?:#|:|no\.?|number|is|n°)?\s*(?:[#:|=]\s*)?({id_value})(?<![./:-])", re.IGNORECASE), group=1,
+            check=_no_reference_range),
         _Recognizer("number", re.compile(
             rf"(?<![\w&'’/.-]){any_id_label}\s*(?:[:.#=|]|\bis\b)?\s*(?:[:#|]\s*)?(?P<value>{id_value})(?<![./:-])", re.IGNORECASE),
             group="value", check=_id_label),
@@ -495,7 +504,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|\s*Jahren?\b|\s*J\.|-?jährig\w*"  # German: "93 Jahre", "mit 94 Jahren", "die 94-jährige"
             r"|\s+(?:ans|años|anos|anni|jaar|år)(?!\w)|-årig(?!\w)"  # French, Spanish, Portuguese, Italian, Dutch, Scandinavian
             r"|\s?y(?:\s?\d{1,2}\s?m\b|(?=\s*[),;])))"  # "94y 3m", "(96 y)"
-            rf"|(?:aged?|age:|age of|Alter:?|Alter von)\s+{over89}(?:\s*Jahren?\b)?(?!\s*(?:days?|weeks?|months?)\b)"
+            rf"|(?:aged?|age:|age of|Alter:?|Alter von)\s+{over89}(?:\s*Jahren?\b)?(?!\s*(?:%|(?:days?|weeks?|months?|kgs?|lbs?|g|cm|mm|mg|ml|bpm|mmHg)\b))"
             r"|nonagenarian|(?:super)?centenarian|(?:tenth|eleventh)\s+decade"
             rf"|{spelled}(?:(?:{dash}|\s)years?(?:{dash}|\s)old|\s+years\s+of\s+age|(?!\s+(?:per|percent|[a-z]+s|mg|g|kg|ml|mm|cm|km|mph|bpm)\b))"
             rf"|hundred[- ]years?[- ]old"

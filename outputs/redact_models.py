@@ -85,13 +85,16 @@ def entities(text: str) -> list[tuple[int, int, str]]:
 
 
 def phones(text: str) -> list[tuple[int, int, str]]:
-    """Phone numbers valid in any of :data:`REGIONS`' numbering plans: (start, end, "phone")."""
+    """Phone numbers valid in any of :data:`REGIONS`' numbering plans: (start, end, "phone"). Seven
+    digits at least, as the project's own phone pattern asks: a plan's short numbers ("130-170",
+    valid somewhere) are a lab's reference range or a count far more often than a phone."""
     import phonenumbers
 
     found: set[tuple[int, int, str]] = set()
     for region in REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
-            found.add((match.start, match.end, "phone"))
+            if sum(ch.isdigit() for ch in match.raw_string) >= 7:
+                found.add((match.start, match.end, "phone"))
     return sorted(found)
 
 

@@ -63,6 +63,18 @@ def test_clinical_codes_and_measurements_survive() -> None:
     assert redact_text(text) == text
 
 
+def test_a_lab_value_s_reference_range_and_a_weight_after_age_survive() -> None:
+    """"ref" before a number is a reference number's label, but before two ascending numbers it is
+    a lab's reference range; a weight typed into an age field is no age over 89; a short number a
+    numbering plan accepts somewhere ("130-170") is no phone. A reference number stays masked."""
+    for text in ("Glucose 150 (ref 130-170) mg/dL; K 5.9 (reference 3.5-5.0).",
+                 "Platelets 90 (ref 150-400).",
+                 "Age: 92 kg entered in error, corrected."):
+        assert redact_text(text) == text
+    assert redact_text("Our ref 2231-4471 applies.") == "Our ref [NUMBER] applies."
+    assert redact_text("REF 1200-900 on the claim.") == "REF [NUMBER] on the claim."
+
+
 def _debate(labels: list[str], distribution: dict[str, float]) -> dict:
     return {"id": "d1", "config": {"labels": labels}, "participants": [{"role": "judge", "model_id": "gemma-2-9b"}],
             "turns": [{"role": "judge", "model_id": "gemma-2-9b", "text": "weighed", "distribution": distribution}],
