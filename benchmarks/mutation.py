@@ -287,7 +287,13 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("outputs/redact.py", ("tests/store/test_redact.py", "tests/store/test_redact_exact.py",
                                "tests/store/test_redact_recall.py", "tests/store/test_redact_findings.py",
                                "tests/store/test_redact_heldout.py", "tests/store/test_redact_context.py",
-                               "tests/store/test_redact_ages_plates.py")),
+                               "tests/store/test_redact_ages_plates.py", "tests/store/test_redact_edges.py",
+                               "tests/store/test_redact_towns.py")),
+    # The trained and data-driven finders (spaCy's people and places, the towns' gazetteer and its
+    # tag checks, libphonenumber's phones).
+    Target("outputs/redact_models.py", ("tests/store/test_redact_towns.py", "tests/store/test_redact.py",
+                                      "tests/store/test_redact_findings.py", "tests/store/test_redact_heldout.py",
+                                      "tests/store/test_redact_recall.py", "tests/store/test_redact_edges.py")),
     Target("outputs/markdown_text.py", ("tests/guarantees/test_markdown_literal.py",
                                       "tests/guarantees/test_terminal_output.py")),
     Target("backends/served.py", ("tests/guarantees/test_loopback_ports.py",)),
@@ -444,6 +450,9 @@ _SAME_COLUMNS = ("verify reads columns(conn) itself when given none, from the sa
 #: A letter's case changed in a regular expression compiled with ``re.IGNORECASE`` (none of
 #: ``outputs/redact.py``'s scoped ``(?-i:…)`` parts: those lines are left to the tests).
 IGNORECASE = "a pattern compiled with re.IGNORECASE reads letters in either case"
+_ID_NOUN = '''id_noun = r"(?:\\s*#|(?:\\s+|(?<=\\.))(?:number|num|nos?|nr|ID|identifier|ref|reference)\\b\\.?)"'''
+_ID_TOKEN = '''id_token = r"(?=[A-Za-z0-9/.:-]{0,40}\\d)[A-Za-z0-9#](?:[A-Za-z0-9/:-]|\\.(?=\\w)|,(?=\\d{3}\\b)){0,40}"'''
+_REGION_SORT = 'return tuple(sorted((x.strip() for x in _REGIONS.split(",") if x.strip()), key=len, reverse=True))'
 
 EQUIVALENT: tuple[Equivalent, ...] = (
     *(Equivalent("store/signing.py", "_blob", line, line.replace('">I"', '">i"', 1) if first else
@@ -465,8 +474,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                'if not needs or os.environ.get(MEMORY_CHECK_ENV, "XXXX").lower() == "off":',
                "the default stands for an unset variable: any value but \"off\" reads the same"),
     Equivalent("outputs/redact.py", "_recognizers",
-               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
-               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user ID|login)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
+               """_Recognizer("name", re.compile(r"\\b(?i:handle|username|user name|screen name|user id|login)\\s*:?\\s*(@?[\\w.]{0,63}\\w)"), group=1),""",
                "the words are inside (?i:…): either case reads the same"),
     Equivalent("outputs/report/safe.py", "text", "shown = neutral(value if isinstance(value, str) else str(value))",
                "shown = neutral(value if (isinstance(value, str)) and False else str(value))",
@@ -494,8 +503,8 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("outputs/redact.py", "_recognizers", r'r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|SUV|sedan|hatchback|taxi|trailer|scooter|moped)\b"',
                r'r"\b(?i:car|vehicle|van|truck|lorry|motorcycle|motorbike|ute|suv|sedan|hatchback|taxi|trailer|scooter|moped)\b"', "the vehicles are inside (?i:…): either case reads the same"),
     Equivalent("outputs/redact.py", "_honorific",
-               r'''r"|herr|frau|mme|sra?|dña|don|dc|ds|pc|det|sgt|counsel|m|d|co)\.?", part.strip(" .,;:'’")) is not None''',
-               r'''r"|HERR|FRAU|MME|SRA?|DÑA|DON|DC|DS|PC|DET|SGT|COUNSEL|M|D|CO)\.?", part.strip(" .,;:'’")) is not None''',
+               r'''r"|herr|frau|mme|sra?|dña|don|dc|ds|pc|det|sgt|counsel|m|d|co)\.?", part) is not None''',
+               r'''r"|HERR|FRAU|MME|SRA?|DÑA|DON|DC|DS|PC|DET|SGT|COUNSEL|M|D|CO)\.?", part) is not None''',
                "the titles are inside the (?i:…) group the line before opens: either case reads the same"),
     Equivalent("outputs/redact.py", "_free_parts", 'while b > a and text[b - 1] in " ,;:":',
                'while b >= a and text[b - 1] in " ,;:":',
@@ -503,10 +512,34 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("outputs/redact.py", "_card", "return 13 <= len(digits) <= 19 and _luhn(digits)",
                "return 13 <= len(digits) <= 20 and _luhn(digits)",
                "the card pattern holds at most 4 + 4 + 4 + 7 = 19 digits"),
-    Equivalent("outputs/redact.py", "_recognizers",
-               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), group=1),""",
-               """_Recognizer("name", re.compile(rf"(?<=[a-z,;:]\\s)((?!{titles}\\b){word}(?:\\s+(?:{particle}){{0,2}}(?!{titles}\\b){name_word}){{1,4}})"), ),""",
-               "the pattern's group 1 is the whole match (it begins with a look-behind)"),
+    Equivalent("outputs/redact.py", "_recognizers", "group=1, weak=True),", "weak=True),",
+               "the weak name pattern's group 1 is the whole match (it begins with a look-behind)"),
+    Equivalent("outputs/redact.py", "_recognizers", 'rf"|confirmed|signed|asked|left|remains|will)\\b)", re.MULTILINE), group=1),',
+               'rf"|confirmed|signed|asked|left|remains|will)\\b)", re.MULTILINE), ),',
+               "group 1 of the name opening a sentence is the whole match (the pattern opens with ^ or a look-behind "
+               "and a look-ahead, and ends with a look-ahead)"),
+    *(Equivalent("outputs/redact.py", "_recognizers", _ID_NOUN, _ID_NOUN.replace(word, word.upper() if upper else "id"),
+                 "id_noun is read only inside any_id_label, in a pattern compiled with re.IGNORECASE (outside its (?-i:…) parts)")
+      for word, upper in (("ID", False), ("number|num|nos?|nr|ID|identifier|ref|reference", True))),
+    *(Equivalent("outputs/redact.py", "_recognizers", _ID_TOKEN, _ID_TOKEN.replace("A-Za-z", letters),
+                 "id_token is read only in id_value, outside its (?-i:…) parts, and id_value only in the two number "
+                 "patterns compiled with re.IGNORECASE")
+      for letters in ("a-za-z", "A-ZA-Z")),
+    *(Equivalent("outputs/redact.py", "_region_names", _REGION_SORT, _REGION_SORT.replace("key=len, reverse=True", order),
+                 "the regions are one alternation before \\b(?!\\s*\\d) in the pattern whose group is the town before them: "
+                 "a regular expression tries every alternative before it gives up, so their order decides which one "
+                 "matches, never whether, nor the town")
+      for order in ("key=None, reverse=True", "reverse=True", "key=len, ", "key=len, reverse=False")),
+    *(Equivalent("outputs/redact.py", "_eponym", line, line.upper().replace(")\\B", ")\\b").replace('R"', 'r"'),
+                 "the terms are inside the (?i:…) group the first line opens: either case reads the same")
+      for line in (r'''r"|sarcoma|orbitopathy|crisis|law|theorem|index|classification|stage|ulcer|phenomenon|encephalopathy|thyroiditis"''',
+                   r'''r"|virus|fever|flu|definition|triage|category|questionnaire|assessment|guidelines?|protocol|convention|treaty|accord)\b")''')),
+    Equivalent("outputs/redact.py", "_candidates", "asked = False", "asked = None",
+               "asked is only read as `not asked`, and None is false as False is"),
+    *(Equivalent("outputs/redact.py", "_candidates", "asked = True", f"asked = {after}",
+                 "one recognizer is weak, so the models are asked once either way; asked again they would give the "
+                 "same spans, each then taken or cleared as before, and mask nothing more")
+      for after in ("None", "False")),
     Equivalent("outputs/redact.py", "_luhn", "total += d", "total -= d",
                "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
     Equivalent("store/journal.py", "Journal.__init__",

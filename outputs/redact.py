@@ -317,7 +317,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         today|yesterday|tonight|was|is|has|had|and|or|with|reviewed|seen|said|says|called|rang|stable
         |on|at|in|for|to|from|who|will|took|read|it|the|a|an|re|c|about|post|op|then|again|says|also
         |asked|came|went|here|there|well|not|no|please|thanks|x|s|lives|lived|visits|visited|relocated|moved
-        |drives|works|worked|died|fell|turned|celebrated|herself|himself|themselves|identifier|id|number|no|record|ref""")
+        |drives|works|worked|died|fell|turned|celebrated|herself|himself|themselves|identifier|id|number|no|record|ref
+        |born|name""")
     roles = "(?i:" + _alternation(r"""
         patient|client|defendant|plaintiff|claimant|appellant|respondent|petitioner|witness|victim|tenant
         |landlord|employee|employer|nurse|doctor|physician|surgeon|midwife|paramedic|therapist|counsellor
@@ -411,8 +412,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"|\b(?i:v|version|build|release|firmware|kernel|python|numpy|ubuntu)\s?\d+(?:\.\d+){1,3}(?:-[\w.]+)?")),
         # Codes named by their system ("ICD-10 J18.9", "LOINC 4548-4 and 718-7") and rules of court.
         _Recognizer("keep", re.compile(
-            r"\b(?:ICD(?:-?(?:9|10|11))?(?:-CM)?|LOINC|SNOMED(?: CT)?|CPT|ATC|OPCS)(?:\s+codes?)?\s*:?\s*[A-Z0-9][\w.-]*"
-            r"(?:\s*(?:,|and|or)\s*[A-Z0-9][\w.-]*(?=[\s,;.)]|$)){0,6}"
+            r"\b(?:ICD(?:-?(?:9|10|11))?(?:-CM)?|LOINC|SNOMED(?: CT)?|CPT|ATC|OPCS)(?:\s+codes?)?\s*:?\s*(?=[\w.-]*\d)[A-Z0-9][\w.-]*"
+            r"(?:\s*(?:,|and|or)\s*(?=[\w.-]*\d)[A-Z0-9][\w.-]*(?=[\s,;.)]|$)){0,6}"
             r"|\bFed\.\s+R\.\s+(?:Civ|Crim|Evid|App|Bankr)\.(?:\s+P\.)?\s+\d+(?:\(\w+\))*")),
         _Recognizer("email", re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}\b")),
         _Recognizer("url", re.compile(
@@ -430,7 +431,7 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"|national insurance(?: number| no\.?)?)\s*(?:#|:|is)?\s*(\d{3}[- ]?\d{2,3}[- ]?\d{3,4}"
             r"|[A-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]?|[xX*]{3}[- ]?[xX*]{2}[- ]?\d{4})\b", re.IGNORECASE), group=1),
         _Recognizer("ssn", re.compile(
-            rf"\b{national}\s*(?:#|:|is|n°|no\.?)?\s*((?=(?:[\s.-]?\d){{6}})[\dA-Z](?:[\dA-Z]|[ .-](?=[\dA-Z])){{5,24}})(?![\w-])",
+            rf"\b{national}\s*(?:#|:|is|n°|no\.?)?\s*((?=(?:[\s.-]?\d){{6}})[\dA-Z](?:[\dA-Z]|[.-](?=[\dA-Z])| (?=\d)){{5,24}})(?![\w-])",
             re.IGNORECASE), group=1),
         _Recognizer("ssn", re.compile(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b")),  # a Brazilian CPF
         _Recognizer("ssn", re.compile(r"\b(?![DFIQUV])[A-Z](?![DFIOQUV])[A-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b")),
@@ -694,18 +695,18 @@ def _eponym(text: str, end: int) -> bool:
     """Whether the words before ``end`` name a disease, a sign, a score or a convention after a
     person or a place ("Graves' disease", "Hoehn and Yahr stage", "Glasgow-Blatchford score",
     "Marburg virus", "Oxford knee score", "Manchester triage"), not a person or a town."""
-    return re.match(
+    term = re.compile(
         r"(?:\s*(?:and|&|-)\s*[A-Z][\w-]+)?['’]?s?(?:\s+[a-z]+)?\s+(?i:disease|syndrome|palsy|sign|test|score|scale|criteria|triad|lymphoma"
         r"|sarcoma|orbitopathy|crisis|law|theorem|index|classification|stage|ulcer|phenomenon|encephalopathy|thyroiditis"
-        r"|virus|fever|flu|definition|triage|category|questionnaire|assessment|guidelines?|protocol|convention|treaty|accord)\b",
-        text[end:end + 40]) is not None
+        r"|virus|fever|flu|definition|triage|category|questionnaire|assessment|guidelines?|protocol|convention|treaty|accord)\b")
+    return term.match(text, end) is not None
 
 
 def _honorific(part: str) -> bool:
     """Whether what is left of a model's name, once the title recognizer took the name, is only the
     title or article before it ("Dr.", "the"): that stays, as it does for the recognizer's own."""
     return re.fullmatch(r"(?i:the|a|an|dr|mr|mrs|ms|mx|prof|sir|dame|judge|justice|officer|nurse|doctor|patient|pt|adv"
-                        r"|herr|frau|mme|sra?|dña|don|dc|ds|pc|det|sgt|counsel|m|d|co)\.?", part.strip(" .,;:'’")) is not None
+                        r"|herr|frau|mme|sra?|dña|don|dc|ds|pc|det|sgt|counsel|m|d|co)\.?", part) is not None
 
 
 def _candidates(text: str) -> Iterator[tuple[int, int, str, int]]:
