@@ -8,6 +8,8 @@ Guarantees (each has a test):
 * the file (and its WAL) is created with mode 0600 in a 0700 folder, and one already there is
   narrowed to 0600 when opened (a journal of another account's is opened with a warning):
   cases are sensitive;
+* text that is not UTF-8 (written by another tool, or a damaged file) reads as U+FFFD
+  (:func:`readable_text`), never as an error, and is never written back;
 * an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged;
 * every sealed row written is hash-chained (:mod:`store.seal`) in the transaction that writes
   it, and the chain's head signed with the user's key (:mod:`store.signing`), so the chain is
@@ -81,6 +83,15 @@ def default_db_path() -> Path:
     return Path(user_data_dir("symposium")) / "journal.db"
 
 
+def readable_text(data: bytes) -> str:
+    """Text as every reader of the journal is given it (``show``, the exports, the report, the
+    app): Symposium writes UTF-8 only, so bytes that are not UTF-8 were written around it (another
+    tool, a damaged file) and read as U+FFFD, the rest of the record shown rather than a crash.
+    The file is not changed by reading it, and the seal hashes the bytes as stored
+    (:func:`store.seal.as_stored`), so such an edit still fails ``symposium verify``."""
+    return data.decode("utf-8", "replace")
+
+
 def new_debate_id() -> str:
     """Short, unique, sortable-enough ids that are easy to type (``symposium show 3f9c2a1b``)."""
     return uuid.uuid4().hex[:12]
@@ -113,6 +124,7 @@ class Journal:
         except sqlite3.DatabaseError as exc:  # a folder where the file should be, say
             raise self._unreadable(exc) from None
         self.conn.row_factory = sqlite3.Row
+        self.conn.text_factory = readable_text
         mode = self._open_wal()
         if mode.lower() != "wal":
             raise JournalError(f"{self.path}: could not switch to WAL mode (got {mode!r}); is it on a network drive?")

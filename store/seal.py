@@ -45,7 +45,8 @@ import json
 import sqlite3
 import struct
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -185,11 +186,12 @@ def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, A
     one, and when another writer moved it meanwhile the head is read again. Returns whether a
     link was appended (and ``updated_at`` set): not when no row was there to seal."""
     entries: list[Entry] = []
-    for table, key in rows:
-        values = conn.execute(_select(table, sealed[table]), (debate_id, key)).fetchone()
-        if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
-            continue
-        entries.append((table, str(key), row_sha256(table, tuple(values))))
+    with as_stored(conn):
+        for table, key in rows:
+            values = conn.execute(_select(table, sealed[table]), (debate_id, key)).fetchone()
+            if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
+                continue
+            entries.append((table, str(key), row_sha256(table, tuple(values))))
     if not entries:
         return False
     when = time.time() if at is None else at
@@ -487,8 +489,7 @@ def _current(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple
     current: dict[tuple[str, str], str | None] = {}
     times: dict[tuple[str, str], float | None] = {}
     values: dict[tuple[str, str], tuple[Any, ...]] = {}
-    factory, conn.text_factory = conn.text_factory, _text
-    try:
+    with as_stored(conn):
         for table, names in sealed.items():
             key = KEYS[table]
             time_col = next((c for c in _TIME_COLUMNS if c in names), None)
@@ -498,16 +499,25 @@ def _current(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple
                 values[ident] = tuple(r[1:-1])
                 current[ident] = row_sha256(table, values[ident])
                 times[ident] = r[-1]
-    finally:
-        conn.text_factory = factory
     return current, times, values
 
 
-def _text(data: bytes) -> str:
-    """Text as the journal holds it, even bytes that are not UTF-8: Symposium writes UTF-8 only,
-    so such bytes are an edit made around it, to be reported as a changed row, not a crash. They
-    are kept as lone surrogates, which :func:`row_sha256` encodes (``surrogatepass``) to bytes no
-    UTF-8 text has, so the row hashes as no text that was sealed."""
+@contextmanager
+def as_stored(conn: sqlite3.Connection) -> Iterator[None]:
+    """Inside the block, text reads as the journal holds it, even bytes that are not UTF-8
+    (which readers are shown as U+FFFD): what is sealed and checked is the bytes, not what a
+    reader sees. Symposium writes UTF-8 only, so such bytes are an edit made around it, to be
+    reported as a changed row, not a crash. They are kept as lone surrogates, which
+    :func:`row_sha256` encodes (``surrogatepass``) to bytes no UTF-8 text has, so the row hashes
+    as no text that was sealed."""
+    factory, conn.text_factory = conn.text_factory, _stored_text
+    try:
+        yield
+    finally:
+        conn.text_factory = factory
+
+
+def _stored_text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 

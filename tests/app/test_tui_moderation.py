@@ -12,18 +12,22 @@ test_tui_engines.py): any reply that fits the call's schema (tests/helpers/scrip
 ``fits``), paced like a small model. The test is about the screen and the command channel,
 which must not depend on what a tiny model happens to say; test_tui_protocols.py runs every
 protocol on the real models.
+
+Every reply streams through a gate (:class:`Gate`) the test holds, so where the debate stands
+when a key is pressed is decided by the debate's own course, never by how fast the test looks
+around: it starts held in its first reply (it cannot end before the pause is sent), and it holds
+itself in the first reply after a condition came true (a skip sent then has rounds to reach).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from textual.pilot import Pilot
@@ -60,11 +64,46 @@ def answer(messages: Any, schema: dict[str, Any] | None) -> str:
     return fits(messages, schema)
 
 
+class Gate(asyncio.Event):
+    """The gate every scripted reply's chunks wait at (set: open), which can also close itself.
+
+    :meth:`hold_when` closes it from inside the debate's own flow: the condition is looked at
+    before each chunk streams, so the debate stops in the first reply after the condition came
+    true, wherever the test happens to be. (Closed by the test when it saw the condition, the
+    debate ran on as far as a loaded machine let it meanwhile: past its last checkpoint, where a
+    skip comes too late.) ``waiting``: how many chunks wait at it now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set()
+        self.waiting = 0
+        self._until: Callable[[], bool] | None = None
+
+    def hold_when(self, condition: Callable[[], bool]) -> None:
+        """Close at the next chunk that streams once ``condition()`` holds (and open now)."""
+        self._until = condition
+        self.set()
+
+    async def wait(self) -> Literal[True]:
+        if self._until is not None and self._until():
+            self._until = None
+            self.clear()
+        self.waiting += 1
+        try:
+            return await super().wait()
+        finally:
+            self.waiting -= 1
+
+    @property
+    def holding(self) -> bool:
+        """A reply waits at the closed gate: the debate is held mid-reply, short of its end."""
+        return not self.is_set() and self.waiting > 0
+
+
 @pytest.fixture
-def scripted_models(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
-    """Scripted models for the app, and the gate every reply streams through (set: open)."""
-    gate = asyncio.Event()
-    gate.set()
+def scripted_models(monkeypatch: pytest.MonkeyPatch) -> Gate:
+    """Scripted models for the app, and the gate every reply streams through (open)."""
+    gate = Gate()
     monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer, gate=gate))
     return gate
 
@@ -89,12 +128,8 @@ async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: Mapping
     return started[-1]
 
 
-class PauseNotYet(AssertionError):
-    """The pause had not taken effect within the short wait (the key is pressed again)."""
-
-
 async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, timeout: float = 120,
-                 running: DebateScreen | None = None, late: type[AssertionError] = AssertionError) -> None:
+                 running: DebateScreen | None = None) -> None:
     """Wait for ``condition``, answering the person's seat whenever it asks (and going on with
     a proposal offered for editing); with ``running``,
     fail at once when that debate ends first (the condition can no longer come true). A
@@ -114,7 +149,7 @@ async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, tim
         elif running is not None and not running.running:
             raise AssertionError(f"the debate ended before {what}: {_story(app, running)}")
         elif time.monotonic() > deadline:
-            raise late(f"timed out waiting for {what}" + (f": {_story(app, running)}" if running else ""))
+            raise AssertionError(f"timed out waiting for {what}" + (f": {_story(app, running)}" if running else ""))
         await pilot.pause(0.1)
 
 
@@ -129,6 +164,34 @@ async def _press(pilot: Pilot, app: SymposiumApp, debate: DebateScreen, key: str
         if not (isinstance(app.screen, PersonDialog) and app.screen.query_one("#words", Input).value.endswith(key)):
             return
     raise AssertionError(f"the key {key!r} never reached the Debate screen")
+
+
+async def _start_held(pilot: Pilot, app: SymposiumApp, gate: Gate, protocol: str, values: Mapping[str, str]) -> DebateScreen:
+    """Start the protocol with the gate closed, and wait until it is held in its first reply
+    with the Debate screen on top: no dialog can open while it waits there (the person's seat
+    asks only between replies), so a key pressed now reaches the screen, and the debate is
+    short of its end."""
+    gate.clear()
+    debate = await _start(pilot, app, protocol, values)
+    await _until(pilot, app, lambda: bool(debate.addressable) and gate.holding and app.screen is debate,
+                 f"{protocol} to start and wait in its first reply", running=debate)
+    return debate
+
+
+async def _pause_held(pilot: Pilot, app: SymposiumApp, gate: Gate, debate: DebateScreen, what: str) -> None:
+    """Send the pause to the held ``debate``, then let it run to its next checkpoint, where the
+    pause takes effect (it cannot end before it: it is held in a reply with more to come)."""
+    assert gate.holding and app.screen is debate
+    said = len(_pausing(app))
+    await pilot.press("p")
+    await _until(pilot, app, lambda: len(_pausing(app)) > said, "the pause to be sent")
+    gate.set()
+    await _until(pilot, app, lambda: debate.paused, what, running=debate)
+
+
+def _pausing(app: SymposiumApp) -> list[str]:
+    """The screen's confirmations that a pause was sent (one per pause)."""
+    return [n.message for n in app._notifications if n.message.startswith("Pausing after")]
 
 
 def _story(app: SymposiumApp, debate: DebateScreen) -> str:
@@ -161,16 +224,15 @@ def reached(label: str) -> list[str]:
 @pytest.mark.timeout(180)  # a protocol's every command through the screen: 38 s on a busy two-core machine
 @pytest.mark.parametrize("protocol", list(FIRST))
 async def test_every_command_a_protocol_offers_works_through_the_screen(
-        protocol: str, tmp_path: Path, registry, scripted_models: asyncio.Event) -> None:
+        protocol: str, tmp_path: Path, registry, scripted_models: Gate) -> None:
     definition, sample = FIRST[protocol]
     values, target, honoured = sample.moderated, sample.addressed, definition.commands
+    gate = scripted_models
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = await _start(pilot, app, protocol, values)
-        await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        debate = await _start_held(pilot, app, gate, protocol, values)
         roles = [role for role in debate.addressable]
-        await _press(pilot, app, debate, "p")
-        await _until(pilot, app, lambda: debate.paused, "the pause to take effect", running=debate)
+        await _pause_held(pilot, app, gate, debate, "the pause to take effect")
         keys = _shown_keys(debate)
         assert keys["p"] == "unpause"  # the footer says Resume while paused
         assert {keys.get(k) for k in "isx"} == {"interject", "skip", "stop"}
@@ -211,20 +273,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
             stored = queries.debate(debate.debate_id or "")
             return [t for t in (stored or {}).get("turns", []) if t["request"] and SAID in t["request"]]
 
-        gate = scripted_models
-
-        def holding(condition: Any) -> Any:
-            """``condition``, closing the gate the moment it holds: the app, the debate and
-            this test share one event loop, so the debate is held where the condition came
-            true (with rounds to go), not wherever it ran on to while the test looked."""
-            def check() -> bool:
-                if condition():
-                    gate.clear()
-                    return True
-                return False
-            return check
-
-        await _until(pilot, app, holding(lambda: bool(heard())), f"{target}'s next request", running=debate)
+        gate.hold_when(lambda: bool(heard()))
+        await _until(pilot, app, lambda: gate.holding, f"{target}'s next request", running=debate)
         assert {t["role"].split(".")[0] for t in heard()} <= {target}  # D3's advocate-2 speaks as advocate-2.1, -2.2
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
         # the person's words shown as typed, not as markup, in a sentence (protocols.core.outcome.moderator_action)
@@ -235,11 +285,11 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
                 stored = queries.debate(debate.debate_id or "")
                 return any(t["kappa"] is not None and abs(t["kappa"] - 0.35) < 1e-9 for t in (stored or {}).get("turns", []))
 
-            gate.set()
-            await _until(pilot, app, holding(at_new_kappa), "a turn at the new contentiousness", running=debate)
+            gate.hold_when(at_new_kappa)
+            await _until(pilot, app, lambda: gate.holding, "a turn at the new contentiousness", running=debate)
 
-        # Held since the last condition while the skip is sent: a debate with rounds to go cannot
-        # reach its end (where a skip comes too late) before the skip is in its channel.
+        # Held in the first reply after the last condition while the skip is sent: a debate with
+        # rounds to go cannot reach its end (where a skip comes too late) before the skip is in its channel.
         await _press(pilot, app, debate, "s")
         gate.set()
         await _until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
@@ -248,15 +298,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
 
         await pilot.press("escape")
         await pilot.pause()
-        second = await _start(pilot, app, protocol, values)
-        await _until(pilot, app, lambda: bool(second.addressable), "the second debate to start")
-        for _ in range(5):  # paused, it cannot end by itself before the Stop is heard
-            await _press(pilot, app, second, "p")
-            with contextlib.suppress(PauseNotYet):  # a key lost under load (the seat opening) is pressed again
-                await _until(pilot, app, lambda: second.paused, "the second debate's pause", timeout=3, running=second,
-                             late=PauseNotYet)
-                break
-        await _until(pilot, app, lambda: second.paused, "the second debate's pause", running=second)
+        second = await _start_held(pilot, app, gate, protocol, values)
+        await _pause_held(pilot, app, gate, second, "the second debate's pause")  # paused, it cannot end before the Stop
         await _press(pilot, app, second, "x")
         await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")  # the seat may ask on top
         await pilot.press("enter")  # "Stop" is focused
@@ -301,7 +344,7 @@ async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_
     assert "✋ the debate ended before your pause, interjection could take effect" in notes
 
 
-async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: None) -> None:
+async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: Gate) -> None:
     """Cut off by Ctrl-C and resumed from Home: the Debate screen learns the protocol from the
     journal (``resumable``), so a resumed D3 offers D3's commands to D3's roles, as a fresh one."""
     values = FIRST["d3"][1].moderated
