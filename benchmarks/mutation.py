@@ -261,6 +261,7 @@ _SEAL = (
     "tests/store/test_seal_redacted.py",
     "tests/store/test_seal_verify_cli.py",
     "tests/store/test_seal_hostile.py",
+    "tests/store/test_seal_writer.py",  # a writer never seals an edit made around it
     "tests/store/test_undecodable_text.py",  # the seal hashes the bytes as stored, not the text shown
     "tests/store/test_provenance.py",
     "tests/store/test_call_costs.py",
@@ -281,6 +282,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
         "tests/cli/test_bad_input.py::test_a_read_only_journal_is_reported",
         "tests/store/test_resume_prompts.py",
         "tests/store/test_seal.py",  # each write seals its rows in its own transaction
+        "tests/store/test_seal_writer.py",  # and first checks that what it builds on was not edited
         "tests/store/test_journal_later_writes.py",
         "tests/guarantees/test_deleted_words.py",  # a delete a reader keeps from wiping says so; the next open wipes
         "tests/guarantees/test_planted_files.py",  # a journal restored 0644 narrowed, another account's warned of
@@ -428,8 +430,6 @@ _DEFAULT_BOUNDS = "scipy's linprog bounds every variable to (0, None) when not t
 _FALSY = "None is false as False is, and the value is only ever tested for its truth"
 _NOW = "the commands due now are only tested for their truth before they are popped, and None is false as [] is"
 _DIGEST = 'digest = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")'
-_HEADS = ("the cache of each debate's head only saves reading it: without it seal.append reads the head from "
-          "the debate's row for every write, as it does when another writer has moved it, and links the same chain")
 _CONSOLE = "console = Console(highlight=False, soft_wrap=True)  # a hash broken by a wrap cannot be copied"
 _NOT_VERIFIABLE = """line(("NOT VERIFIABLE ", "bold yellow"), f"{v.debate_id}: {'; '.join(v.unverifiable)}")"""
 _READ_EXPORT = 'document = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)'
@@ -553,12 +553,6 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1001)", _BUSY),
-    Equivalent("store/journal.py", "Journal.__init__", "self._heads: dict[str, seal.Head] = {}",
-               "self._heads: dict[str, seal.Head] = None", _HEADS),
-    *(Equivalent("store/journal.py", "Journal._seal_written",
-                 "if seal.append(self.conn, debate_id, rows, self._sealed_columns, heads=self._heads,",
-                 f"if seal.append(self.conn, debate_id, rows, self._sealed_columns, {after}", _HEADS)
-      for after in ("heads=None,", "")),
     Equivalent("store/journal.py", "Journal._prepare_file",
                "private_dir(self.path.parent, ours=False)  # missing folders 0700, parents included",
                "private_dir(self.path.parent, ours=None)  # missing folders 0700, parents included", _FALSY),

@@ -20,7 +20,7 @@ import pytest
 
 from protocols.core.events import TurnFinished
 from store import seal
-from store.journal import Journal
+from store.journal import Journal, JournalError
 from store.queries import Queries
 from tests.helpers.sample_debate import record_sample, sample_events
 from tui.cli.parser import main
@@ -122,8 +122,8 @@ def test_a_damaged_title_is_listed(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def _finished_after_damage(path: Path, title: bytes) -> tuple[str, list[tuple[str, str, str]], bytes]:
     """Record a debate up to its finish, store ``title`` in its row as another tool would, then
-    let Symposium finish it (an UPDATE of that row, sealed again): the seal's verdict, its
-    findings and the title's bytes as stored afterwards."""
+    let Symposium try to finish it (an UPDATE of that row, which it refuses over an edit): the
+    seal's verdict, its findings and the title's bytes as stored afterwards."""
     path.parent.mkdir()
     events = sample_events(ID)
     with Journal(path) as j:
@@ -131,20 +131,21 @@ def _finished_after_damage(path: Path, title: bytes) -> tuple[str, list[tuple[st
             j.record(event)
     _damage(path, "UPDATE debates SET title = CAST(? AS TEXT)", title)
     with Journal(path) as j:
-        j.record(events[-1])
+        with pytest.raises(JournalError, match=f"debates row {ID} .*changed"):
+            j.record(events[-1])
         verdict = seal.verify(j.conn, ID)
-        assert j.conn.execute("SELECT status FROM debates").fetchone()[0] == "finished"
+        assert j.conn.execute("SELECT status FROM debates").fetchone()[0] == "running"
     return verdict.status, [(p.table, p.key, p.what) for p in verdict.problems], _stored(path, "SELECT CAST(title AS BLOB) FROM debates")
 
 
-def test_a_row_rewritten_after_damage_is_sealed_as_stored(tmp_path: Path) -> None:
-    """A row whose text is not UTF-8, updated by Symposium: its bytes stay as they were
-    (nothing is written back as U+FFFD), and it is sealed from the bytes as stored, so the seal
-    judges it exactly as it judges the same update after an edit in valid UTF-8."""
+def test_a_row_damaged_before_a_rewrite_is_judged_as_stored(tmp_path: Path) -> None:
+    """A row whose text is not UTF-8, which Symposium would rewrite: its bytes stay as they were
+    (nothing is written back as U+FFFD), and the write is refused and the seal's verdict given
+    exactly as for the same edit in valid UTF-8."""
     utf8 = _finished_after_damage(tmp_path / "utf8" / "journal.db", b"Jaundice, edited")
     bad = _finished_after_damage(tmp_path / "bad" / "journal.db", b"Jaun\x80\xff")
     assert bad[2] == b"Jaun\x80\xff" and utf8[2] == b"Jaundice, edited"
-    assert bad[:2] == utf8[:2]
+    assert bad[:2] == utf8[:2] == ("tampered", [("debates", ID, "changed")])
 
 
 def test_bytes_put_where_a_model_wrote_u_fffd_are_still_an_edit(tmp_path: Path) -> None:
