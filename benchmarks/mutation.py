@@ -1244,6 +1244,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep each module's temporary copy (for `mutmut browse`)")
     parser.add_argument("--tests", help="comma-separated test files or ids to use instead of each module's list "
                                         "(which mutants do these tests kill?)")
+    parser.add_argument("--functions", help="comma-separated functions (\"Class.method\" or \"function\") to mutate "
+                                            "instead of the module's own choice: a change's new code, confirmed "
+                                            "without a whole run")
     args = parser.parse_args(argv)
     wanted = [module_name(m.strip()) for m in args.modules.split(",") if m.strip()]
     unknown = [m for m in wanted if m not in TARGETS]
@@ -1269,6 +1272,9 @@ def main(argv: list[str] | None = None) -> int:
             target = TARGETS[name]
             if args.tests:
                 target = replace(target, tests=tuple(t.strip() for t in args.tests.split(",") if t.strip()))
+            if args.functions:
+                target = replace(target, functions=tuple(f.strip() for f in args.functions.split(",") if f.strip()),
+                                 hand_mutants=None)
             results.append(run_module(target, files, jobs=args.jobs, quick=args.quick, seed=args.seed, keep=args.keep))
             print("\n".join([*_summary_table(results[-1:]), "", *_details(results[-1])]), flush=True)
     except KeyboardInterrupt:

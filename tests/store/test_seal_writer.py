@@ -76,7 +76,7 @@ REWRITES: dict[str, tuple[str, Callable[[Path], None], object]] = {
     "the debate's row, then a resume": (
         "debates", lambda p: _sql(p, "UPDATE debates SET title = 'another case' WHERE id = ?", ID),
         DebateResumed(ID, 2)),
-    "a round's κ, then its phase again": (
+    "a round's kappa, then its phase again": (
         "rounds", lambda p: _sql(p, "UPDATE rounds SET kappa = 0.01 WHERE debate_id = ? AND round = 1", ID),
         PhaseChanged(ID, "exploratory", 1, 0.5)),
     "a metric, then the same metric recomputed": (
