@@ -138,9 +138,9 @@ def _id_label(match: re.Match[str]) -> bool:
 def _no_reference_range(match: re.Match[str]) -> bool:
     """Whether a number after "ref" or "reference" is a reference number, not a lab value's
     reference range ("(ref 130-170)": two numbers, the lower first)."""
-    span = re.fullmatch(r"(\d{1,4}(?:[.,]\d+)?)\s*[-–]\s*(\d{1,4}(?:[.,]\d+)?)", match.group(1))
+    span = re.fullmatch(r"(\d{1,4}(?:\.\d+)?)\s*[-–]\s*(\d{1,4}(?:\.\d+)?)", match.group(1))
     return not (span is not None and re.match(r"(?i)ref(?:erence)?\b", match.group(0)) is not None
-                and float(span[1].replace(",", ".")) < float(span[2].replace(",", ".")))
+                and float(span[1]) < float(span[2]))
 
 
 def _not_id_words() -> frozenset[str]:

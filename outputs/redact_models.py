@@ -182,8 +182,8 @@ def _town_here(doc: Any, span: Any, nouns: frozenset[str]) -> bool:
     english = span.text.casefold() in nouns or any(t.text.casefold() in nouns or _common(t.text) for t in words)
     if english and (not proper or opening):
         return False
-    before = doc[span.start - 1] if span.start > 0 else None
-    if before is not None and not opening and before.text[:1].isupper() and before.tag_ in ("NNP", "NNPS"):
+    before = doc[span.start - 1]  # read only where no sentence opens: then the span is not the first token
+    if not opening and before.text[:1].isupper() and before.tag_ in ("NNP", "NNPS"):
         return False
     after = doc[span.end] if span.end < len(doc) else None
     if after is not None and after.text in ("'s", "’s"):  # "King's Bench", "Addison's": a person's, not a town's

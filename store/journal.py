@@ -8,6 +8,8 @@ Guarantees (each has a test):
 * the file (and its WAL) is created with mode 0600 in a 0700 folder, and one already there is
   narrowed to 0600 when opened (a journal of another account's is opened with a warning):
   cases are sensitive;
+* text that is not UTF-8 (written by another tool, or a damaged file) reads as U+FFFD
+  (:func:`readable_text`), never as an error, and is never written back;
 * an explicit ``migrations`` table; a journal from a newer Symposium is refused, not damaged;
 * every sealed row written is hash-chained (:mod:`store.seal`) in the transaction that writes
   it, and the chain's head signed with the user's key (:mod:`store.signing`), so the chain is
@@ -81,6 +83,15 @@ def default_db_path() -> Path:
     return Path(user_data_dir("symposium")) / "journal.db"
 
 
+def readable_text(data: bytes) -> str:
+    """Text as every reader of the journal is given it (``show``, the exports, the report, the
+    app): Symposium writes UTF-8 only, so bytes that are not UTF-8 were written around it (another
+    tool, a damaged file) and read as U+FFFD, the rest of the record shown rather than a crash.
+    The file is not changed by reading it, and the seal hashes the bytes as stored
+    (:func:`store.seal.as_stored`), so such an edit still fails ``symposium verify``."""
+    return data.decode("utf-8", "replace")
+
+
 def new_debate_id() -> str:
     """Short, unique, sortable-enough ids that are easy to type (``symposium show 3f9c2a1b``)."""
     return uuid.uuid4().hex[:12]
@@ -102,8 +113,9 @@ class Journal:
         #: Debates whose ``updated_at`` the open transaction moves, and to when: set by the UPDATE
         #: that moves the seal's head (:meth:`_seal_written`), not by one of its own.
         self._touched: dict[str, float] = {}
-        #: Each debate's seal head as this journal last wrote it (store.seal.append checks it).
-        self._heads: dict[str, seal.Head] = {}
+        #: What this journal knows of each debate's chain: the head it last wrote and each row's
+        #: latest seal (:func:`store.seal.trusted`, checked as each transaction begins).
+        self._chains: dict[str, seal.Known] = {}
         #: False writes without sealing: only for ``benchmarks/journal_seal.py``'s comparison.
         self.sealing = True
         self._signer = signer
@@ -113,6 +125,7 @@ class Journal:
         except sqlite3.DatabaseError as exc:  # a folder where the file should be, say
             raise self._unreadable(exc) from None
         self.conn.row_factory = sqlite3.Row
+        self.conn.text_factory = readable_text
         mode = self._open_wal()
         if mode.lower() != "wal":
             raise JournalError(f"{self.path}: could not switch to WAL mode (got {mode!r}); is it on a network drive?")
@@ -226,13 +239,17 @@ class Journal:
                 raise JournalError(f"{self.path}: migration v{migration.version} failed ({exc}); nothing was changed.") from None
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE … COMMIT``, rolled back on any error (nothing half-written)."""
+    def _transaction(self, debate_id: str | None = None) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE … COMMIT``, rolled back on any error (nothing half-written). A
+        transaction that writes ``debate_id``'s rows first checks that its journal was not
+        edited since this journal last wrote it (:func:`store.seal.trusted`)."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise JournalError(f"{self.path}: journal is busy or read-only ({exc}).") from None
         try:
+            if self.sealing and debate_id is not None:
+                self._trust(debate_id)
             yield self.conn
             self._seal_written()
         except BaseException:
@@ -245,6 +262,21 @@ class Journal:
         except sqlite3.OperationalError as exc:
             self.conn.execute("ROLLBACK")
             raise JournalError(f"{self.path}: could not save ({exc}); is the disk full or read-only?") from None
+
+    def _trust(self, debate_id: str) -> None:
+        known = seal.trusted(self.conn, debate_id, self._sealed_columns, self._chains.get(debate_id),
+                             self._signing().public)
+        if known is None:
+            self._chains.pop(debate_id, None)
+        else:
+            self._chains[debate_id] = known
+
+    def _rewriting(self, debate_id: str, table: str, key: Any) -> None:
+        """Before a write that may rewrite a sealed row: refuse one edited since it was sealed
+        (:func:`store.seal.check_rewrite`), or the new seal would vouch for the edit."""
+        if self.sealing:
+            seal.check_rewrite(self.conn, debate_id, table, key, self._sealed_columns, self._chains.get(debate_id),
+                               [(t, k) for d, t, k in self._unsealed if d == debate_id])
 
     def _sealed(self, debate_id: str, table: str, key: Any) -> None:
         """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT."""
@@ -272,7 +304,7 @@ class Journal:
                 by_debate.setdefault(debate_id, []).append((table, key))
             signer = self._signing()
             for debate_id, rows in by_debate.items():
-                if seal.append(self.conn, debate_id, rows, self._sealed_columns, heads=self._heads,
+                if seal.append(self.conn, debate_id, rows, self._sealed_columns, chains=self._chains,
                                updated_at=touched.get(debate_id), signer=signer):
                     touched.pop(debate_id, None)
         for debate_id, at in touched.items():
@@ -305,7 +337,7 @@ class Journal:
         so the count always says exactly how many of them the journal holds.
         """
         try:
-            with self._transaction():
+            with self._transaction(event.debate_id):
                 row = self._write(event)
                 if counted(event):
                     self.conn.execute("UPDATE debates SET events_recorded = events_recorded + 1 WHERE id = ?",
@@ -322,7 +354,7 @@ class Journal:
         if not rows:
             return
         try:
-            with self._transaction() as c:
+            with self._transaction(debate_id) as c:
                 for row in rows:
                     cur = c.execute(
                         "INSERT INTO replies(debate_id, role, kind, prompt_sha256, reply, details_json, created_at)"
@@ -458,6 +490,7 @@ class Journal:
                 (e.debate_id, e.phase, e.round, e.kappa, e.at),
             )
             self._sealed(e.debate_id, "phases", cur.lastrowid)
+            self._rewriting(e.debate_id, "rounds", e.round)
             c.execute(
                 "INSERT INTO rounds(debate_id, round, phase, kappa) VALUES (?,?,?,?)"
                 " ON CONFLICT(debate_id, round) DO UPDATE SET phase = excluded.phase, kappa = excluded.kappa",
@@ -469,6 +502,10 @@ class Journal:
     def _metrics(self, e: MetricsComputed) -> None:
         with self._writing() as c:
             for name, value in e.metrics.items():
+                was = c.execute("SELECT id FROM metrics WHERE debate_id = ? AND round = ? AND name = ?",
+                                (e.debate_id, e.round, name)).fetchone()
+                if was is not None:
+                    self._rewriting(e.debate_id, "metrics", was[0])
                 metric_id = c.execute(
                     "INSERT INTO metrics(debate_id, round, name, value) VALUES (?,?,?,?)"
                     " ON CONFLICT(debate_id, round, name) DO UPDATE SET value = excluded.value RETURNING id",
@@ -476,6 +513,7 @@ class Journal:
                 ).fetchone()[0]
                 self._sealed(e.debate_id, "metrics", metric_id)
             if e.kappa is not None:
+                self._rewriting(e.debate_id, "rounds", e.round)
                 c.execute(
                     "INSERT INTO rounds(debate_id, round, kappa) VALUES (?,?,?)"
                     " ON CONFLICT(debate_id, round) DO UPDATE SET kappa = excluded.kappa",
@@ -522,6 +560,7 @@ class Journal:
 
     def _finished(self, e: DebateFinished) -> None:
         with self._writing() as c:
+            self._rewriting(e.debate_id, "debates", e.debate_id)
             c.execute(
                 "UPDATE debates SET status = ?, stop_reason = ?, outcome_json = ?, finished_at = ?, updated_at = ?"
                 " WHERE id = ?",
@@ -531,6 +570,7 @@ class Journal:
 
     def _resumed(self, e: DebateResumed) -> None:
         with self._writing() as c:
+            self._rewriting(e.debate_id, "debates", e.debate_id)
             c.execute("UPDATE debates SET status = 'running', stop_reason = NULL, finished_at = NULL, updated_at = ?"
                       " WHERE id = ?", (e.at, e.debate_id))
             self._sealed(e.debate_id, "debates", e.debate_id)
@@ -594,19 +634,24 @@ class Journal:
 
     def mark_interrupted(self, debate_id: str, reason: str) -> None:
         """Flag a debate cut off by Ctrl-C or a crash, so it can be listed and resumed."""
-        with self._transaction() as c:
-            cur = c.execute(
-                "UPDATE debates SET status = 'interrupted', stop_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
-                (reason, time.time(), debate_id),
-            )
-            if cur.rowcount:
-                self._sealed(debate_id, "debates", debate_id)
+        try:
+            with self._transaction(debate_id) as c:
+                self._rewriting(debate_id, "debates", debate_id)
+                cur = c.execute(
+                    "UPDATE debates SET status = 'interrupted', stop_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+                    (reason, time.time(), debate_id),
+                )
+                if cur.rowcount:
+                    self._sealed(debate_id, "debates", debate_id)
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: could not mark debate {debate_id} interrupted ({exc}).") from None
 
     def record_provenance(self, debate_id: str, provenance: dict[str, Any]) -> None:
         """Keep what produced a debate (:mod:`store.provenance`), sealed with its other rows.
         Written once at the start; the end time is the debate's ``finished_at``."""
         try:
-            with self._transaction() as c:
+            with self._transaction(debate_id) as c:
+                self._rewriting(debate_id, "provenance", debate_id)
                 c.execute("INSERT INTO provenance(debate_id, provenance_json, created_at) VALUES (?,?,?)"
                           " ON CONFLICT(debate_id) DO UPDATE SET provenance_json = excluded.provenance_json",
                           (debate_id, _dumps(provenance), time.time()))

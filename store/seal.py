@@ -18,7 +18,10 @@ How (one chain per debate):
   head with the user's key: :func:`verify` then finds the signature does not match;
 * a row written more than once (a debate's status at its end, a metric recomputed, a round's
   κ) is sealed again each time; :func:`verify` checks each row against its *latest* seal, and
-  every link against its predecessor.
+  every link against its predecessor;
+* a writer never seals an edit made around it: it builds on a chain only after verifying it
+  (:func:`trusted`, at its first write to a debate and whenever another writer moved the head),
+  and checks a row against its latest seal before rewriting it (:func:`check_rewrite`).
 
 Which columns are sealed is read from the journal itself (``PRAGMA table_info``, when it is
 opened): every column of the tables in :data:`KEYS` except the bookkeeping in
@@ -45,7 +48,8 @@ import json
 import sqlite3
 import struct
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -172,31 +176,95 @@ Head = tuple[str, int, int, int | None, float | None]
 signed (``None`` while unsigned) and the migration mark."""
 
 
+@dataclass
+class Known:
+    """What one writer knows of a debate's chain between its transactions: the head as it left
+    it, and each row's latest sealed hash (to check a row before it is rewritten)."""
+
+    head: Head
+    rows: dict[tuple[str, str], str]
+
+
+class Tampered(sqlite3.IntegrityError):
+    """A debate's journal was edited outside Symposium: nothing more is sealed onto it."""
+
+
+def trusted(conn: sqlite3.Connection, debate_id: str, sealed: Columns, known: Known | None,
+            own_key: str | None) -> Known | None:
+    """Before a transaction writes a debate's rows: what this writer may build on, or
+    :class:`Tampered`. ``None`` for a debate the journal does not hold yet.
+
+    Why: a writer that signs whatever chain it finds would sign an attacker's. So the head is
+    taken on trust only while it is the one this writer left (``known``); otherwise (the first
+    write of a process, or another writer moved it) the whole debate is verified first, and
+    refused when any row differs from its seal, the head's signature does not hold, or the
+    head is signed by a key other than ``own_key``. A row an edit changed would otherwise be
+    re-sealed by the next write that rewrites it (a debate's status at its end, a round's κ),
+    and a recomputed chain signed by the next event."""
+    found = conn.execute("SELECT seal_head, seal_links FROM debates WHERE id = ?", (debate_id,)).fetchone()
+    if found is None:
+        return None
+    if known is not None and (known.head[0], known.head[1]) == (found[0], found[1]):
+        return known
+    verdict, latest = _checked(conn, debate_id, sealed)
+    if verdict.problems:
+        raise Tampered(f"debate {debate_id}: its journal was edited outside Symposium ({verdict.problems[0]}); "
+                       f"nothing more is written to it: `symposium verify {debate_id}` says what changed")
+    sig = verdict.signature
+    if sig is not None and own_key is not None and sig.key != own_key:
+        raise Tampered(f"debate {debate_id}: its seal is signed by key {sig.fingerprint}, not by yours; Symposium "
+                       "will not sign a record another key vouches for: continue it where that key is")
+    head = conn.execute("SELECT seal_head, seal_links, seal_rows, seal_signed_from, sealed_on_migration_at FROM debates "
+                        "WHERE id = ?", (debate_id,)).fetchone()
+    return Known(_start(conn, debate_id, head), {ident: mark.row_sha256 for ident, mark in latest.items()})
+
+
+def check_rewrite(conn: sqlite3.Connection, debate_id: str, table: str, key: Any, sealed: Columns,
+                  known: Known | None, pending: Iterable[tuple[str, Any]] = ()) -> None:
+    """Before a write that may rewrite a sealed row: the row as stored must be the one last
+    sealed (:class:`Tampered` if not), so that the write's new seal cannot vouch for an edit
+    made in between. A row not there yet is fine (the write inserts it), as is one this
+    transaction wrote already (``pending``, sealed at its end)."""
+    with as_stored(conn):
+        values = conn.execute(_select(table, sealed[table]), (debate_id, key)).fetchone()
+    if values is None or any(t == table and str(k) == str(key) for t, k in pending):
+        return
+    expected = None if known is None else known.rows.get((table, str(key)))
+    if expected is not None and row_sha256(table, tuple(values)) == expected:
+        return
+    what = "inserted" if expected is None else "changed"
+    raise Tampered(f"debate {debate_id}: its {table} row {key} was {what} outside Symposium after it was sealed; "
+                   f"Symposium will not rewrite and re-seal it: `symposium verify {debate_id}` says what changed")
+
+
 def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, Any]], sealed: Columns, *,
-           at: float | None = None, heads: dict[str, Head] | None = None, updated_at: float | None = None,
+           at: float | None = None, chains: dict[str, Known] | None = None, updated_at: float | None = None,
            signer: Signs | None = None) -> bool:
     """Append one link sealing every ``(table, key)`` row written by the caller's transaction,
     in the order written, each read back as SQLite stores it.
 
     Runs inside that transaction: the rows and their link are kept together or not at all.
     The head lives on the debate's row, moved (with its signature by ``signer``, and
-    ``updated_at`` when given) by one UPDATE. ``heads`` caches each debate's head between
-    transactions of one writer; the UPDATE moves the head only while it is still the cached
-    one, and when another writer moved it meanwhile the head is read again. Returns whether a
-    link was appended (and ``updated_at`` set): not when no row was there to seal."""
+    ``updated_at`` when given) by one UPDATE. ``chains`` is what the writer knows of each
+    debate's chain (:func:`trusted`, checked when its transaction began); the UPDATE moves the
+    head only while it is still the known one, else the head is read again (and, not having
+    been verified, not kept in ``chains``). Returns whether a link was appended (and
+    ``updated_at`` set): not when no row was there to seal."""
     entries: list[Entry] = []
-    for table, key in rows:
-        values = conn.execute(_select(table, sealed[table]), (debate_id, key)).fetchone()
-        if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
-            continue
-        entries.append((table, str(key), row_sha256(table, tuple(values))))
+    with as_stored(conn):
+        for table, key in rows:
+            values = conn.execute(_select(table, sealed[table]), (debate_id, key)).fetchone()
+            if values is None:  # the write touched no row (an UPDATE of a debate that is not there)
+                continue
+            entries.append((table, str(key), row_sha256(table, tuple(values))))
     if not entries:
         return False
     when = time.time() if at is None else at
     stored = rows_json(entries)
-    cached = heads.get(debate_id) if heads is not None else None
-    head = None if cached is None else _move(conn, debate_id, cached, stored, when, len(entries), updated_at, signer, True)
-    if head is None:  # no cached head, or another writer moved it: read it
+    known = chains.get(debate_id) if chains is not None else None
+    head = None if known is None else _move(conn, debate_id, known.head, stored, when, len(entries), updated_at, signer,
+                                            True)
+    if head is None:  # not known, or another writer moved it: read it
         signed = "seal_signed_from" if signer is not None else "NULL"  # (no such column while migrating to v6)
         found = conn.execute(f"SELECT seal_head, seal_links, seal_rows, {signed}, sealed_on_migration_at FROM debates "
                              "WHERE id = ?", (debate_id,)).fetchone()
@@ -206,10 +274,15 @@ def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, A
         start = _start(conn, debate_id, found)
         head = _move(conn, debate_id, start, stored, when, len(entries), updated_at, signer, False)
         assert head is not None  # the row was just read in this transaction
+        known = Known(head, {}) if start[1] == 0 else None  # a chain begun here is known whole
     conn.execute("INSERT INTO seal(debate_id, n, rows_json, chain_sha256, at) VALUES (?,?,?,?,?)",
                  (debate_id, head[1], stored, head[0], when))
-    if heads is not None:
-        heads[debate_id] = head
+    if chains is not None and known is not None:
+        known.head = head
+        known.rows.update(((t, k), h) for t, k, h in entries)
+        chains[debate_id] = known
+    elif chains is not None:
+        chains.pop(debate_id, None)
     return True
 
 
@@ -460,19 +533,24 @@ def signature_of(debate_id: str, head: str | None, key: str | None, signature: s
 def verify(conn: sqlite3.Connection, debate_id: str, sealed: Columns | None = None) -> Verdict:
     """Recompute one debate's chain from the journal, compare every sealed row with it, and
     check the head's signature."""
-    sealed = columns(conn) if sealed is None else sealed
+    return _checked(conn, debate_id, columns(conn) if sealed is None else sealed)[0]
+
+
+def _checked(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple[Verdict, dict[tuple[str, str], Sealed]]:
+    """:func:`verify`'s verdict and each row's latest seal (what :func:`trusted` keeps)."""
     found = conn.execute("SELECT seal_head, seal_links, seal_rows, sealed_on_migration_at, seal_key, seal_signature, "
                          "seal_signed_from FROM debates WHERE id = ?", (debate_id,)).fetchone()
     links = [_link(r[0], json.loads(r[1]), r[2], r[3]) for r in conn.execute(
         "SELECT n, rows_json, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
+    latest = {(table, key): Sealed(row_hash, link.n, link.at) for link in links for table, key, row_hash in link.rows}
     current, times, values = _current(conn, debate_id, sealed)
     if found is None or found[0] is None:
         problems = [Problem(debate_id, "debates", debate_id, "inserted", "the debate has no seal at all", None, 0)]
-        return Verdict(debate_id, 0, None, None, tuple(problems))
+        return Verdict(debate_id, 0, None, None, tuple(problems)), latest
     head, count, rows, migrated = found[0], found[1], found[2], found[3]
     problems = check_links(debate_id, links, head, count, current, times, values, sealed)
     signature, bad = signature_of(debate_id, head, found[4], found[5], found[6], migrated)
-    return Verdict(debate_id, rows, head, migrated, tuple(problems + bad), signature, count)
+    return Verdict(debate_id, rows, head, migrated, tuple(problems + bad), signature, count), latest
 
 
 def _link(n: Any, rows: Any, chain: Any, at: Any) -> Link:
@@ -487,8 +565,7 @@ def _current(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple
     current: dict[tuple[str, str], str | None] = {}
     times: dict[tuple[str, str], float | None] = {}
     values: dict[tuple[str, str], tuple[Any, ...]] = {}
-    factory, conn.text_factory = conn.text_factory, _text
-    try:
+    with as_stored(conn):
         for table, names in sealed.items():
             key = KEYS[table]
             time_col = next((c for c in _TIME_COLUMNS if c in names), None)
@@ -498,16 +575,25 @@ def _current(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple
                 values[ident] = tuple(r[1:-1])
                 current[ident] = row_sha256(table, values[ident])
                 times[ident] = r[-1]
-    finally:
-        conn.text_factory = factory
     return current, times, values
 
 
-def _text(data: bytes) -> str:
-    """Text as the journal holds it, even bytes that are not UTF-8: Symposium writes UTF-8 only,
-    so such bytes are an edit made around it, to be reported as a changed row, not a crash. They
-    are kept as lone surrogates, which :func:`row_sha256` encodes (``surrogatepass``) to bytes no
-    UTF-8 text has, so the row hashes as no text that was sealed."""
+@contextmanager
+def as_stored(conn: sqlite3.Connection) -> Iterator[None]:
+    """Inside the block, text reads as the journal holds it, even bytes that are not UTF-8
+    (which readers are shown as U+FFFD): what is sealed and checked is the bytes, not what a
+    reader sees. Symposium writes UTF-8 only, so such bytes are an edit made around it, to be
+    reported as a changed row, not a crash. They are kept as lone surrogates, which
+    :func:`row_sha256` encodes (``surrogatepass``) to bytes no UTF-8 text has, so the row hashes
+    as no text that was sealed."""
+    factory, conn.text_factory = conn.text_factory, _stored_text
+    try:
+        yield
+    finally:
+        conn.text_factory = factory
+
+
+def _stored_text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from tests.helpers.debate_from_form import answer
+from tests.helpers.debate_from_form import Gate, answer
 from tests.helpers.scripted import answering
 
 
 @pytest.fixture
-def scripted_models(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
-    """Scripted models for the app, and the gate every reply streams through (set: open)."""
-    gate = asyncio.Event()
-    gate.set()
+def scripted_models(monkeypatch: pytest.MonkeyPatch) -> Gate:
+    """Scripted models for the app, and the gate every reply streams through (open)."""
+    gate = Gate()
     monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer, gate=gate))
     return gate

@@ -4,18 +4,20 @@ Help lists every key of the screen, the ones the footer leaves out included.
 
 What is asserted is the footer's line as it is drawn (the screen's last line, the text sent to
 the terminal), not the bindings: a key that is bound and "shown" but cut off by the width fails.
-The real app under Pilot, a real journal; a live debate runs on scripted models (paced, so that
-it is still running while the footer is read).
+The real app under Pilot, a real journal; a live debate runs on scripted models whose replies
+stream through a gate the test holds closed while it reads the footer and Help, so the debate is
+live then however slowly the machine draws (a debate paced by the clock ran on, under load, to the
+agenda dialog over Help or to its end, before the keys were read).
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
-from textual.widgets import Button
 
 from tests.app.replayed import replay
 from tests.helpers.form import fill_examples
@@ -25,7 +27,6 @@ from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.scripted import answering
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.dialogs import EditDialog
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.new_debate import NewDebateScreen
 from tui.protocol_catalog import SPECS
@@ -46,9 +47,12 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def paced_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Scripted models at a small model's pace: a debate is still running seconds after it began."""
-    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.05, chunk=4))
+def held_models(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Scripted models whose every reply streams through the returned gate, closed at first: a
+    debate starts and then waits in its first reply, live, until the test sets the gate."""
+    gate = asyncio.Event()
+    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, gate=gate))
+    return gate
 
 
 def footer(app: SymposiumApp) -> str:
@@ -119,9 +123,8 @@ async def test_ended_debate_footer_at_80_columns(tmp_path: Path, registry, event
         assert_shown(app, ENDED, "a finished debate")
 
 
-@pytest.mark.usefixtures("paced_models")
 @pytest.mark.parametrize("protocol", ["evince", "socrasynth"])
-async def test_live_debate_footer_at_80_columns(tmp_path: Path, registry, protocol: str) -> None:
+async def test_live_debate_footer_at_80_columns(tmp_path: Path, registry, protocol: str, held_models: asyncio.Event) -> None:
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
         await app.push_screen(NewDebateScreen(app.workspace, protocol))
@@ -139,14 +142,13 @@ async def test_live_debate_footer_at_80_columns(tmp_path: Path, registry, protoc
                        "the footer to offer the live debate's keys")
         assert_shown(app, LIVE, f"a live {protocol} debate")
         await assert_help_lists_every_key(app, pilot, f"a live {protocol} debate")
+        assert app.screen is screen and screen.running and not screen.concluded  # held in its first reply
         await pilot.press("p")
-        await wait_for(pilot, lambda: screen.paused or isinstance(app.screen, EditDialog), 30, "the pause to take effect")
-        if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda, offered for editing, took the key
-            offered = app.screen
-            offered.query_one("#keep", Button).press()
-            await wait_for(pilot, lambda: app.screen is screen, 30, "the agenda dialog to close")
-            await pilot.press("p")
-            await wait_for(pilot, lambda: screen.paused, 30, "the pause to take effect")
+        # the pause is in the channel: the reply under way finishes and the pause takes effect at the
+        # next checkpoint, before anything else can ask the person (SocraSynth's agenda dialog comes
+        # after a checkpoint of its own)
+        held_models.set()
+        await wait_for(pilot, lambda: screen.paused, 30, "the pause to take effect")
         await pilot.pause()
         assert_shown(app, ("p Resume", *LIVE[1:]), f"a paused {protocol} debate")
         screen.workers.cancel_all()

@@ -12,12 +12,16 @@ test_tui_engines.py): any reply that fits the call's schema (tests/helpers/scrip
 ``fits``), paced like a small model. The test is about the screen and the command channel,
 which must not depend on what a tiny model happens to say; test_tui_protocols.py runs every
 protocol on the real models.
+
+Every reply streams through a gate (``Gate``, tests/helpers/debate_from_form.py) the test
+holds, so where the debate stands when a key is pressed is decided by the debate's own course,
+never by how fast the test looks around: it starts held in its first reply (it cannot end before the pause is sent), and it holds
+itself in the first reply after a condition came true (a skip sent then has rounds to reach).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,7 @@ from textual.widgets import Input, Select
 from protocols.core.events import Interject, Pause
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.helpers.debate_from_form import start_from_form, until
+from tests.helpers.debate_from_form import Gate, start_from_form, until
 from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.samples import FIRST
@@ -37,11 +41,6 @@ from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog
 
 SAID = "Weigh the [b]cost[/b] to small towns."  # markup-like on purpose: it must arrive as typed
-
-
-class PauseNotYet(AssertionError):
-    """The pause had not taken effect within the short wait (the key is pressed again)."""
-
 
 async def _press(pilot: Pilot, app: SymposiumApp, debate: DebateScreen, key: str) -> None:
     """Press ``key`` on the Debate screen. The protocol may open the person's dialog at any
@@ -54,6 +53,34 @@ async def _press(pilot: Pilot, app: SymposiumApp, debate: DebateScreen, key: str
         if not (isinstance(app.screen, PersonDialog) and app.screen.query_one("#words", Input).value.endswith(key)):
             return
     raise AssertionError(f"the key {key!r} never reached the Debate screen")
+
+
+async def _start_held(pilot: Pilot, app: SymposiumApp, gate: Gate, protocol: str, values: Mapping[str, str]) -> DebateScreen:
+    """Start the protocol with the gate closed, and wait until it is held in its first reply
+    with the Debate screen on top: no dialog can open while it waits there (the person's seat
+    asks only between replies), so a key pressed now reaches the screen, and the debate is
+    short of its end."""
+    gate.clear()
+    debate = await start_from_form(pilot, app, protocol, values)
+    await until(pilot, app, lambda: bool(debate.addressable) and gate.holding and app.screen is debate,
+                 f"{protocol} to start and wait in its first reply", running=debate)
+    return debate
+
+
+async def _pause_held(pilot: Pilot, app: SymposiumApp, gate: Gate, debate: DebateScreen, what: str) -> None:
+    """Send the pause to the held ``debate``, then let it run to its next checkpoint, where the
+    pause takes effect (it cannot end before it: it is held in a reply with more to come)."""
+    assert gate.holding and app.screen is debate
+    said = len(_pausing(app))
+    await pilot.press("p")
+    await until(pilot, app, lambda: len(_pausing(app)) > said, "the pause to be sent")
+    gate.set()
+    await until(pilot, app, lambda: debate.paused, what, running=debate)
+
+
+def _pausing(app: SymposiumApp) -> list[str]:
+    """The screen's confirmations that a pause was sent (one per pause)."""
+    return [n.message for n in app._notifications if n.message.startswith("Pausing after")]
 
 
 def _shown_keys(debate: DebateScreen) -> dict[str, str]:
@@ -79,16 +106,15 @@ def reached(label: str) -> list[str]:
 @pytest.mark.timeout(180)  # a protocol's every command through the screen: 38 s on a busy two-core machine
 @pytest.mark.parametrize("protocol", list(FIRST))
 async def test_every_command_a_protocol_offers_works_through_the_screen(
-        protocol: str, tmp_path: Path, registry, scripted_models: asyncio.Event) -> None:
+        protocol: str, tmp_path: Path, registry, scripted_models: Gate) -> None:
     definition, sample = FIRST[protocol]
     values, target, honoured = sample.moderated, sample.addressed, definition.commands
+    gate = scripted_models
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = await start_from_form(pilot, app, protocol, values)
-        await until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        debate = await _start_held(pilot, app, gate, protocol, values)
         roles = [role for role in debate.addressable]
-        await _press(pilot, app, debate, "p")
-        await until(pilot, app, lambda: debate.paused, "the pause to take effect", running=debate)
+        await _pause_held(pilot, app, gate, debate, "the pause to take effect")
         keys = _shown_keys(debate)
         assert keys["p"] == "unpause"  # the footer says Resume while paused
         assert {keys.get(k) for k in "isx"} == {"interject", "skip", "stop"}
@@ -129,20 +155,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
             stored = queries.debate(debate.debate_id or "")
             return [t for t in (stored or {}).get("turns", []) if t["request"] and SAID in t["request"]]
 
-        gate = scripted_models
-
-        def holding(condition: Any) -> Any:
-            """``condition``, closing the gate the moment it holds: the app, the debate and
-            this test share one event loop, so the debate is held where the condition came
-            true (with rounds to go), not wherever it ran on to while the test looked."""
-            def check() -> bool:
-                if condition():
-                    gate.clear()
-                    return True
-                return False
-            return check
-
-        await until(pilot, app, holding(lambda: bool(heard())), f"{target}'s next request", running=debate)
+        gate.hold_when(lambda: bool(heard()))
+        await until(pilot, app, lambda: gate.holding, f"{target}'s next request", running=debate)
         assert {t["role"].split(".")[0] for t in heard()} <= {target}  # D3's advocate-2 speaks as advocate-2.1, -2.2
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
         # the person's words shown as typed, not as markup, in a sentence (protocols.core.outcome.moderator_action)
@@ -153,11 +167,11 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
                 stored = queries.debate(debate.debate_id or "")
                 return any(t["kappa"] is not None and abs(t["kappa"] - 0.35) < 1e-9 for t in (stored or {}).get("turns", []))
 
-            gate.set()
-            await until(pilot, app, holding(at_new_kappa), "a turn at the new contentiousness", running=debate)
+            gate.hold_when(at_new_kappa)
+            await until(pilot, app, lambda: gate.holding, "a turn at the new contentiousness", running=debate)
 
-        # Held since the last condition while the skip is sent: a debate with rounds to go cannot
-        # reach its end (where a skip comes too late) before the skip is in its channel.
+        # Held in the first reply after the last condition while the skip is sent: a debate with
+        # rounds to go cannot reach its end (where a skip comes too late) before the skip is in its channel.
         await _press(pilot, app, debate, "s")
         gate.set()
         await until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
@@ -166,15 +180,8 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
 
         await pilot.press("escape")
         await pilot.pause()
-        second = await start_from_form(pilot, app, protocol, values)
-        await until(pilot, app, lambda: bool(second.addressable), "the second debate to start")
-        for _ in range(5):  # paused, it cannot end by itself before the Stop is heard
-            await _press(pilot, app, second, "p")
-            with contextlib.suppress(PauseNotYet):  # a key lost under load (the seat opening) is pressed again
-                await until(pilot, app, lambda: second.paused, "the second debate's pause", timeout=3, running=second,
-                            late=PauseNotYet)
-                break
-        await until(pilot, app, lambda: second.paused, "the second debate's pause", running=second)
+        second = await _start_held(pilot, app, gate, protocol, values)
+        await _pause_held(pilot, app, gate, second, "the second debate's pause")  # paused, it cannot end before the Stop
         await _press(pilot, app, second, "x")
         await until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")  # the seat may ask on top
         await pilot.press("enter")  # "Stop" is focused
@@ -219,7 +226,7 @@ async def test_a_command_the_debate_ended_before_hearing_is_said_to_be_lost(tmp_
     assert "✋ the debate ended before your pause, interjection could take effect" in notes
 
 
-async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: None) -> None:
+async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path: Path, registry, scripted_models: Gate) -> None:
     """Cut off by Ctrl-C and resumed from Home: the Debate screen learns the protocol from the
     journal (``resumable``), so a resumed D3 offers D3's commands to D3's roles, as a fresh one."""
     values = FIRST["d3"][1].moderated

@@ -2,18 +2,21 @@
 
 :func:`start_from_form` fills a protocol's form and starts it; :func:`until` waits for a
 condition while answering the person's seat (and keeping an agenda offered for editing), and a
-failure says what the journal holds of the debate. :func:`answer` is the scripted models' reply
+failure says what the journal holds of the debate. :class:`Gate` is what every scripted reply
+streams through, so a test decides where a debate stands when a key is pressed by the debate's
+own course. :func:`answer` is the scripted models' reply
 (tests/helpers/scripted.py's ``fits``) tuned so that no protocol ends by itself before a
 moderator's command is seen; tests/app/conftest.py's ``scripted_models`` fixture serves it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Select, TextArea
@@ -41,6 +44,42 @@ def answer(messages: Any, schema: dict[str, Any] | None) -> str:
     if "score_1" in props and "feedback_1" in props:
         return json.dumps({"score_1": 10 + 5 * (next(_ROUNDS) % 2), "feedback_1": "more sources", "score_2": 10, "feedback_2": "clearer"})
     return fits(messages, schema)
+
+
+class Gate(asyncio.Event):
+    """The gate every scripted reply's chunks wait at (set: open), which can also close itself.
+
+    :meth:`hold_when` closes it from inside the debate's own flow: the condition is looked at
+    before each chunk streams, so the debate stops in the first reply after the condition came
+    true, wherever the test happens to be. (Closed by the test when it saw the condition, the
+    debate ran on as far as a loaded machine let it meanwhile: past its last checkpoint, where a
+    skip comes too late.) ``waiting``: how many chunks wait at it now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set()
+        self.waiting = 0
+        self._until: Callable[[], bool] | None = None
+
+    def hold_when(self, condition: Callable[[], bool]) -> None:
+        """Close at the next chunk that streams once ``condition()`` holds (and open now)."""
+        self._until = condition
+        self.set()
+
+    async def wait(self) -> Literal[True]:
+        if self._until is not None and self._until():
+            self._until = None
+            self.clear()
+        self.waiting += 1
+        try:
+            return await super().wait()
+        finally:
+            self.waiting -= 1
+
+    @property
+    def holding(self) -> bool:
+        """A reply waits at the closed gate: the debate is held mid-reply, short of its end."""
+        return not self.is_set() and self.waiting > 0
 
 
 async def start_from_form(pilot: Pilot, app: SymposiumApp, protocol: str, values: Mapping[str, str]) -> DebateScreen:

@@ -73,6 +73,7 @@ def test_a_lab_value_s_reference_range_and_a_weight_after_age_survive() -> None:
         assert redact_text(text) == text
     assert redact_text("Our ref 2231-4471 applies.") == "Our ref [NUMBER] applies."
     assert redact_text("REF 1200-900 on the claim.") == "REF [NUMBER] on the claim."
+    assert redact_text("REF 1200-1200 on the claim.") == "REF [NUMBER] on the claim."
 
 
 def _debate(labels: list[str], distribution: dict[str, float]) -> dict:

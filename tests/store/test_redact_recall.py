@@ -105,9 +105,10 @@ def test_the_help_says_what_is_masked_and_what_is_not_promised() -> None:
     result = evaluate(load(FROZEN))
     recall = sum(t.masked for t in result.kinds.values()) / sum(t.gold for t in result.kinds.values())
     assert f"about {round(100 * recall)} in 100 identifiers are masked" in text, recall
-    for limit in ("a rare name with no title or role before it", "a small town (under 5,000 people)",
-                  "a number no word names", "states, countries and years stay on purpose", "Check before sharing"):
-        assert limit in text, limit
+    assert (f". Measured on a held-out set (docs/redaction.md) about {round(100 * recall)} in 100 identifiers are "
+            "masked, so some stay: a rare name with no title or role before it, a small town (under 5,000 people) "
+            "with no word saying it is a place, a number no word names") in text
+    assert text.endswith("; states, countries and years stay on purpose. Check before sharing")
 
 
 def test_a_label_of_four_letters_or_more_shields_its_run_through_the_debate_s_config() -> None:

@@ -69,6 +69,9 @@ def test_a_town_is_masked(text: str, masked: str) -> None:
     "Travelled to Tanzania and Kenya; yellow fever vaccinated.",
     "Moved from Texas to Ontario, then to Goa.",
     "Has friends in Nova Scotia.",
+    "Place of birth: Ireland",         # a form's place label before a country
+    "City: Oncology",                  # ... before a ward
+    "Burkitt lymphoma and De Quervain thyroiditis.",
 ])
 def test_what_only_looks_like_a_town_stays(text: str) -> None:
     assert redact_text(text) == text
@@ -87,3 +90,10 @@ def test_a_town_inside_a_person_s_name_is_the_name_s() -> None:
     which mask the whole name as a name."""
     spans = find("Seen with Dr Charlotte Brown today.")
     assert [(s.kind, "Seen with Dr Charlotte Brown today."[s.start:s.end]) for s in spans] == [("name", "Charlotte Brown")]
+
+
+def test_a_name_a_title_found_is_masked_even_where_it_spells_a_state() -> None:
+    """A state or a country stands only where the model or capitalisation alone found it: after a
+    title, "Georgia" and "Victoria" are people."""
+    assert redact_text("Seen by Dr. Georgia today.") == "Seen by Dr. [NAME] today."
+    assert redact_text("Seen by Dr. Victoria today.") == "Seen by Dr. [NAME] today."

@@ -232,15 +232,34 @@ def test_rows_of_a_debate_the_journal_does_not_hold_are_refused_naming_it(sealed
 ])
 def test_a_write_onto_an_edited_head_is_refused_saying_so(sealed: Path, edit: str) -> None:  # noqa: F811
     """A resumed debate whose head was edited: chaining on would bury the edit under new links
-    (or fail on the seal's own constraints): the write is refused, naming the debate."""
+    (or fail on the seal's own constraints): the write is refused, naming the debate and what
+    verify finds, and nothing is written. (The writer verifies a debate before its first write
+    to it, store.seal.trusted; seal.append's own refusal of such a head is tested below.)"""
     run_sql(sealed, f"UPDATE debates SET {edit} WHERE id = '{ID}'")
-    with Journal(sealed) as j, pytest.raises(JournalError, match=re.escape(
-            f"debate {ID}: its seal's head was edited outside Symposium (head ")) as refused:
+    before = sqlite3.connect(sealed).execute("SELECT seal_head, seal_links, seal_rows, (SELECT COUNT(*) FROM seal), "
+                                             "(SELECT COUNT(*) FROM moderator_events) FROM debates WHERE id = ?",
+                                             (ID,)).fetchone()
+    with Journal(sealed) as j, pytest.raises(JournalError, match=(
+            rf"debate {ID}: its (journal|seal's head) was edited outside Symposium \(.*\); nothing more (is written to "
+            rf"it|can be sealed onto it): `symposium verify {ID}` says what changed\)\.$")):
         j.record(ModeratorActed(ID, "interject", {"text": "resumed"}, 2, checkpoint=30))
-    head, links, rows = sqlite3.connect(sealed).execute("SELECT seal_head, seal_links, seal_rows FROM debates WHERE id = ?",
-                                                        (ID,)).fetchone()
-    assert str(refused.value).endswith(f"(head {str(head)[:12]!r}, {links!r} links, {rows!r} rows); nothing more can be "
-                                       f"sealed onto it: `symposium verify {ID}` says what changed).")
+    assert sqlite3.connect(sealed).execute("SELECT seal_head, seal_links, seal_rows, (SELECT COUNT(*) FROM seal), "
+                                           "(SELECT COUNT(*) FROM moderator_events) FROM debates WHERE id = ?",
+                                           (ID,)).fetchone() == before
+
+
+@pytest.mark.parametrize("edit", ["seal_head = NULL", "seal_links = NULL", "seal_rows = 'x'"])
+def test_an_append_onto_an_edited_head_is_refused_saying_so(sealed: Path, edit: str) -> None:  # noqa: F811
+    """seal.append called without a verified chain (as the migration calls it) still refuses a
+    head edited outside Symposium rather than chaining onto it."""
+    run_sql(sealed, f"UPDATE debates SET {edit} WHERE id = '{ID}'")
+    conn = sqlite3.connect(sealed)
+    head, links, rows = conn.execute("SELECT seal_head, seal_links, seal_rows FROM debates WHERE id = ?", (ID,)).fetchone()
+    with pytest.raises(sqlite3.IntegrityError) as refused:
+        seal.append(conn, ID, [("debates", ID)], seal.columns(conn))
+    assert str(refused.value) == (f"debate {ID}: its seal's head was edited outside Symposium (head {str(head)[:12]!r}, "
+                                  f"{links!r} links, {rows!r} rows); nothing more can be sealed onto it: "
+                                  f"`symposium verify {ID}` says what changed")
 
 
 # -- each finding, whole ----------------------------------------------------------------------------

@@ -1,0 +1,205 @@
+"""A writer never seals an edit made around it (store/seal.py: trusted, check_rewrite).
+
+The seal is only worth something if Symposium's own next write cannot make an edit "ok". Two
+ways it could: a row that Symposium rewrites later (a debate's status at its end, a round's κ,
+a metric recomputed, the provenance) is read back and sealed again, edit and all; and a chain
+an editor recomputed is signed by the next event. Each test edits the journal as someone with
+SQLite and Symposium's source (but not the user's key) would, lets Symposium write again, and
+expects the write refused, nothing of it kept, and ``verify`` still naming the edit.
+No model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from protocols.core.events import DebateFinished, DebateResumed, MetricsComputed, PhaseChanged, TurnFinished
+from store import seal, signing
+from store.journal import Journal, JournalError
+from tests.helpers.sample_debate import record_sample
+
+ID = "writer0001ab"
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    """An EVINCE-shaped debate of two rounds, not finished, written by Symposium."""
+    path = tmp_path / "journal.db"
+    with Journal(path) as j:
+        record_sample(j, ID, rounds=2, finished=False)
+    return path
+
+
+def _sql(path: Path, statement: str, *params: object) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(statement, params)
+
+
+def _state(path: Path) -> tuple[int, str, int]:
+    """The chain's length, the debate's status and its turns: what a refused write must leave."""
+    with sqlite3.connect(path) as conn:
+        links, status = conn.execute("SELECT seal_links, status FROM debates WHERE id = ?", (ID,)).fetchone()
+        turns = conn.execute("SELECT COUNT(*) FROM turns WHERE debate_id = ?", (ID,)).fetchone()[0]
+    return links, status, turns
+
+
+def _problems(path: Path) -> set[tuple[str, str]]:
+    with Journal(path) as j:
+        return {(p.table, p.what) for p in seal.verify(j.conn, ID).problems}
+
+
+def _metric_id(path: Path, round_: int, name: str) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT id FROM metrics WHERE debate_id = ? AND round = ? AND name = ?",
+                                (ID, round_, name)).fetchone()[0])
+
+
+def _finish() -> DebateFinished:
+    return DebateFinished(ID, "finished", "converged", {"top": "Jaundice"})
+
+
+def _turn() -> TurnFinished:
+    return TurnFinished(ID, "agent-a", "smollm2-135m", "exploratory", 2, "refutation", "still jaundice", "{}", None)
+
+
+#: Each edit of a row Symposium rewrites later, and the event that rewrites it.
+REWRITES: dict[str, tuple[str, Callable[[Path], None], object]] = {
+    "the debate's row, then its end": (
+        "debates", lambda p: _sql(p, "UPDATE debates SET subject = 'no symptoms at all' WHERE id = ?", ID), _finish()),
+    "the debate's row, then a resume": (
+        "debates", lambda p: _sql(p, "UPDATE debates SET title = 'another case' WHERE id = ?", ID),
+        DebateResumed(ID, 2)),
+    "a round's κ, then its phase again": (
+        "rounds", lambda p: _sql(p, "UPDATE rounds SET kappa = 0.01 WHERE debate_id = ? AND round = 1", ID),
+        PhaseChanged(ID, "exploratory", 1, 0.5)),
+    "a metric, then the same metric recomputed": (
+        "metrics", lambda p: _sql(p, "UPDATE metrics SET value = 9.0 WHERE id = ?", _metric_id(p, 1, "wd")),
+        MetricsComputed(ID, 1, {"wd": 0.4}, None)),
+    "a metric inserted where one will be written": (
+        "metrics", lambda p: _sql(p, "INSERT INTO metrics(debate_id, round, name, value) VALUES (?, 2, 'wd', 7.0)", ID),
+        MetricsComputed(ID, 2, {"wd": 0.1}, None)),
+    "a round inserted where one will be written": (
+        "rounds", lambda p: _sql(p, "INSERT INTO rounds(debate_id, round, phase, kappa) VALUES (?, 2, 'forged', 0.9)", ID),
+        MetricsComputed(ID, 2, {"wd": 0.1}, 0.2)),
+}
+
+
+@pytest.mark.parametrize("same_writer", [True, False], ids=["while-it-runs", "a-later-process"])
+@pytest.mark.parametrize("case", REWRITES, ids=list(REWRITES))
+def test_a_row_edited_before_symposium_rewrites_it_is_refused_not_resealed(journal: Path, case: str,
+                                                                            same_writer: bool) -> None:
+    """While the debate runs (the writer knows the chain and checks the row before rewriting it)
+    and in a later process (the writer verifies the debate at its first write)."""
+    table, edit, event = REWRITES[case]
+    with Journal(journal) as j:
+        j.record(_turn()) if same_writer else None  # the writer now knows the chain as it left it
+        before = _state(journal)
+        edit(journal)
+        with pytest.raises(JournalError) as refused:
+            j.record(event)  # type: ignore[arg-type]
+    said = str(refused.value)
+    assert f"debate {ID}: " in said and f"{table} row " in said and "outside Symposium" in said, said
+    assert f"`symposium verify {ID}` says what changed" in said
+    assert _state(journal) == before
+    assert {(table, "changed"), (table, "inserted")} & _problems(journal)
+
+
+def test_an_interrupted_mark_refuses_an_edited_debate_row(journal: Path) -> None:
+    """Ctrl-C marks the debate interrupted by rewriting its row: not over an edit."""
+    with Journal(journal) as j:
+        j.record(_turn())
+        _sql(journal, "UPDATE debates SET subject = 'edited' WHERE id = ?", ID)
+        with pytest.raises(JournalError, match=f"could not mark debate {ID} interrupted .*debates row .* changed outside"):
+            j.mark_interrupted(ID, "interrupted")
+    assert _state(journal)[1] == "running"
+    assert ("debates", "changed") in _problems(journal)
+
+
+def test_an_edit_of_a_row_never_rewritten_stops_the_next_process_writing(journal: Path) -> None:
+    """A turn is only ever inserted, so no write would re-seal it; a resumed run would still
+    build its prompts on the edited text, so a later process refuses to go on."""
+    _sql(journal, "UPDATE turns SET text = 'malaria, certainly' WHERE debate_id = ? AND seq = 1", ID)
+    before = _state(journal)
+    with Journal(journal) as j, pytest.raises(JournalError, match=r"turns row \d+ .*changed"):
+        j.record(_turn())
+    assert _state(journal) == before
+
+
+def _recompute_chain(path: Path, edit: str) -> None:
+    """The editor's way around the chain: change a row, then recompute every row hash, link and
+    the head with Symposium's own functions. The signature cannot be recomputed without the key."""
+    conn = sqlite3.connect(path)
+    conn.execute(edit)
+    sealed = seal.columns(conn)
+    previous = seal.genesis(ID)
+    links = conn.execute("SELECT n, rows_json, at FROM seal WHERE debate_id = ? ORDER BY n", (ID,)).fetchall()
+    for n, rows_json, at in links:
+        rows = []
+        for table, key, _ in json.loads(rows_json):
+            values = conn.execute(f"SELECT {', '.join(sealed[table])} FROM {table} WHERE {seal.KEYS[table]} = ?",
+                                  (seal.typed_key(table, key),)).fetchone()
+            rows.append((table, key, seal.row_sha256(table, values)))
+        stored = seal.rows_json(rows)
+        previous = seal.link_sha256(previous, n, stored, at)
+        conn.execute("UPDATE seal SET rows_json = ?, chain_sha256 = ? WHERE debate_id = ? AND n = ?", (stored, previous, ID, n))
+    conn.execute("UPDATE debates SET seal_head = ? WHERE id = ?", (previous, ID))
+    conn.commit()
+    conn.close()
+
+
+EDIT = "UPDATE turns SET text = 'malaria, certainly' WHERE seq = 1"
+
+
+@pytest.mark.parametrize("same_writer", [True, False], ids=["while-it-runs", "a-later-process"])
+def test_a_recomputed_chain_is_not_signed_by_the_next_write(journal: Path, same_writer: bool) -> None:
+    """Before, the next event found the head moved, read it again and signed it: "ok"."""
+    with Journal(journal) as j:
+        if same_writer:
+            j.record(_turn())
+        _recompute_chain(journal, EDIT)
+        assert _problems(journal) == {("debates", "signature")}  # the chain alone now holds
+        before = _state(journal)
+        with pytest.raises(JournalError, match="edited outside Symposium .*signature does not hold"):
+            j.record(_turn())
+    assert _state(journal) == before
+    assert _problems(journal) == {("debates", "signature")}
+
+
+def test_a_chain_signed_again_by_another_key_is_not_signed_by_yours(journal: Path) -> None:
+    """An editor with a key of their own re-signs the recomputed head: the chain and the
+    signature hold, but Symposium will not put the user's signature on it."""
+    _recompute_chain(journal, EDIT)
+    other = signing.Signer(Ed25519PrivateKey.generate())
+    with sqlite3.connect(journal) as conn:
+        head, first, migrated = conn.execute("SELECT seal_head, seal_signed_from, sealed_on_migration_at FROM debates "
+                                             "WHERE id = ?", (ID,)).fetchone()
+        conn.execute("UPDATE debates SET seal_signature = ?, seal_key = ? WHERE id = ?",
+                     (other.sign(signing.message(ID, head, first, migrated)), other.public, ID))
+    assert _problems(journal) == set()
+    before = _state(journal)
+    said = re.escape(f"signed by key {signing.fingerprint(other.public)}, not by yours")  # base64 holds "+"
+    with Journal(journal) as j, pytest.raises(JournalError, match=said):
+        j.record(_turn())
+    assert _state(journal) == before
+
+
+def test_an_untouched_debate_goes_on_in_a_later_process_and_verifies(journal: Path) -> None:
+    """The check refuses edits, not Symposium's own rewrites: the same rewrites, unedited."""
+    with Journal(journal) as j:
+        j.record(MetricsComputed(ID, 1, {"wd": 0.4}, 0.3))
+        j.mark_interrupted(ID, "interrupted")
+    with Journal(journal) as j:
+        j.record(DebateResumed(ID, 2))
+        j.record(PhaseChanged(ID, "exploratory", 1, 0.5))
+        j.record(_turn())
+        j.record(_finish())
+        verdict = seal.judged(seal.verify(j.conn, ID), signing.own_public_key())
+    assert verdict.status == "ok", verdict.problems
+    assert _state(journal)[1] == "finished"
