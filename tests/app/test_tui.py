@@ -32,7 +32,7 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_home_lists_searches_exports_and_deletes(tmp_path: Path, registry) -> None:
-    from tests.app.test_tui_files import save
+    from tests.helpers.save_dialog import save
 
     app = make_app(tmp_path, registry)
     record_sample(app.journal, "sample0001ab")

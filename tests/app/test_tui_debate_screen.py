@@ -25,12 +25,12 @@ from protocols.socrasynth import DEFINITION as SOCRASYNTH
 from store.journal import Journal
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.app.test_tui_moderation import _start, _until, scripted_models  # noqa: F401 - a fixture
+from tests.helpers.debate_from_form import start_from_form, until
 from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import record_socrasynth, sample_socrasynth
 from tests.helpers.samples import FIRST
-from tests.store.test_outcome_words import settled_apart
+from tests.helpers.settled_apart import settled_apart
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import NumberDialog
 from tui.app.screens.review import ChooseDebate, ReviewScreen
@@ -57,8 +57,8 @@ async def test_socrasynth_run_from_the_form_shows_its_own_panels(tmp_path: Path,
     Γ and Δ per round in the journal's numbering, each judge's scores per subtopic."""
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = await _start(pilot, app, "socrasynth", FIRST["socrasynth"][1].moderated)
-        await _until(pilot, app, lambda: not debate.running, "the debate to end", running=None)
+        debate = await start_from_form(pilot, app, "socrasynth", FIRST["socrasynth"][1].moderated)
+        await until(pilot, app, lambda: not debate.running, "the debate to end", running=None)
         await pilot.pause()
         assert not debate.query(Distributions) and "Distributions" not in _headings(debate)
         assert _headings(debate) == [p.title for p in SOCRASYNTH.panels] + ["Analysis"]
@@ -255,7 +255,7 @@ async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_pa
 
     from backends.registry import ModelEntry
     from protocols.core.roles import SIDE_PANEL
-    from tests.app.test_tui_moderation import answer
+    from tests.helpers.debate_from_form import answer
     from tests.helpers.scripted import ScriptedBackend
     from tui.app.screens.new_debate import NewDebateScreen
 

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, RadioSet, Static, TextArea
 
 from store.queries import Queries
-from tests.app.test_tui_moderation import scripted_models  # noqa: F401 - a fixture
 from tests.helpers.form import fill_examples
 from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample
+from tests.helpers.save_dialog import save
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.home import HomeScreen
@@ -37,18 +36,6 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def written(app: SymposiumApp) -> list[str]:
     folder = app.export_dir
     return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
-
-
-async def save(pilot: Pilot, key: str, *, redacted: bool) -> SaveDialog:
-    """Press ``key`` (a key that writes a file), choose the kind of copy, press ctrl+s."""
-    await pilot.press(key)
-    await pilot.pause()
-    dialog = pilot.app.screen
-    assert isinstance(dialog, SaveDialog), f"{key} did not ask first: {dialog}"
-    await pilot.press(*(["enter"] if redacted else ["down", "enter"]))  # the choice has the focus
-    await pilot.press("ctrl+s")
-    await pilot.pause()
-    return dialog
 
 
 async def test_a_word_typed_on_home_is_a_search_and_writes_nothing(tmp_path: Path, registry) -> None:

@@ -20,9 +20,8 @@ from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 
 from tests.app.replayed import replay
-from tests.app.test_tui_hostile import screen_text
 from tests.helpers.form import fill_examples
-from tests.helpers.pilot import make_app, wait_for
+from tests.helpers.pilot import make_app, screen_text, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 from tests.helpers.scripted import answering

@@ -10,16 +10,12 @@ hostile model output, which a real model cannot be made to produce on demand.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import Input, TextArea
 
-from backends.base import BackendError
-from backends.factory import OnProgress
-from backends.registry import ModelEntry
 from protocols.core.events import (
     DebateFinished,
     DebateStarted,
@@ -34,8 +30,8 @@ from protocols.core.events import (
 )
 from store.queries import Queries
 from tests.app.replayed import replay
-from tests.helpers.pilot import SIZE, make_app, wait_for
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.hostile import HOSTILE, HOSTILE_ID, hostile_models
+from tests.helpers.pilot import SIZE, make_app, screen_text, wait_for
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import InterjectDialog, PersonDialog, VerdictDialog
@@ -47,21 +43,8 @@ from tui.protocol_catalog import SPECS
 
 EVINCE = SPECS["evince"]
 
-#: Markup that crashes (``[/b]``), links and actions, ANSI CSI and OSC (title, hyperlink),
-#: 8-bit C1 controls, bidi overrides and zero-width characters, a huge line.
-HOSTILE = ("[/b] [link=https://evil.example]x[/link] [@click=app.quit]quit[/] [b]bold "
-           "\x1b[2J\x1b[31mred\x1b[0m \x1b]0;owned\x07 \x1b]8;;http://evil\x1b\\here\x1b]8;;\x1b\\ "
-           "\x9b31m \x85 \x90dcs\x9c \x07 \x08 \u202eevil\u202c \u2066iso\u2069 zero\u200bwidth\ufeff "
-           + "W" * 3000)
-HOSTILE_ID = "m[/b]\x1b[31m\u202e"
 #: What must never be in a segment sent to the terminal: C0 (tab excepted), DEL, C1, bidi controls.
 FORBIDDEN = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def screen_text(app: SymposiumApp) -> str:
-    """Everything the current screen (toasts included) sends to the terminal, as plain text."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join("".join(segment.text for segment in strip) for strip in strips)
 
 
 def assert_clean(app: SymposiumApp, where: str) -> str:
@@ -90,26 +73,6 @@ def hostile_events(debate_id: str) -> list[Any]:
                                                          "label_check": {"flag": HOSTILE},
                                                          "recommendations": {HOSTILE[:30]: [HOSTILE]}}),
     ]
-
-
-def scripted_models(replies: list[str], *, fail: str | None = None, delay: float = 0.0,
-                    loaded: list[ScriptedBackend] | None = None) -> Callable[[ModelEntry, OnProgress], ScriptedBackend]:
-    """A ``create_backend`` for :mod:`backends.lifecycle` (monkeypatch
-    ``backends.lifecycle.create_backend``): every model a scripted one that says ``replies``, the
-    first of them warning ``HOSTILE`` (e.g. a server's privacy warning naming its address), or
-    each failing with ``fail``. The app's own lifecycle runs around it; ``loaded`` collects what
-    it built."""
-    built: list[ScriptedBackend] = [] if loaded is None else loaded
-
-    def create(entry: ModelEntry, progress: OnProgress) -> ScriptedBackend:
-        if fail is not None:
-            raise BackendError(fail)
-        backend = ScriptedBackend(HOSTILE_ID, list(replies), delay=delay, chunk=64, warning=None if built else HOSTILE)
-        backend.entry = entry
-        built.append(backend)
-        return backend
-
-    return create
 
 
 @pytest.fixture()
@@ -198,7 +161,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         for model_id in ("smollm2-135m", "gemma3-270m"):  # the status line shows "loading NAME …"
             monkeypatch.setitem(app.registry.entries, model_id,
                                 app.registry.entries[model_id].model_copy(update={"name": HOSTILE_ID}))
-        monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models([HOSTILE] * 40, delay=0.005))
+        monkeypatch.setattr("backends.lifecycle.create_backend", hostile_models([HOSTILE] * 40, delay=0.005))
         app.start_debate(EVINCE, {**EVINCE.defaults(), "max_rounds": 0})
         await pilot.pause()
         debate = app.screen
@@ -232,7 +195,7 @@ async def test_hostile_text_never_crashes_the_app_nor_reaches_the_terminal(
         await pilot.pause()
 
         # A backend error whose message is hostile (e.g. a server's error body)
-        monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models([], fail=HOSTILE))
+        monkeypatch.setattr("backends.lifecycle.create_backend", hostile_models([], fail=HOSTILE))
         app.start_debate(EVINCE, EVINCE.defaults())
         failing = app.screen
         assert isinstance(failing, DebateScreen)

@@ -16,7 +16,7 @@ from protocols.evince import DEMO_CASE
 from protocols.measures.metrics import MetricsSnapshot
 from store.journal import Journal
 from store.queries import Queries
-from tests.cli.test_cli import symposium
+from tests.helpers.cli_process import symposium
 from tests.helpers.pilot import make_app
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.steady import steady_cursor  # noqa: F401 - a fixture

@@ -13,152 +13,41 @@ test_tui_engines.py): any reply that fits the call's schema (tests/helpers/scrip
 which must not depend on what a tiny model happens to say; test_tui_protocols.py runs every
 protocol on the real models.
 
-Every reply streams through a gate (:class:`Gate`) the test holds, so where the debate stands
-when a key is pressed is decided by the debate's own course, never by how fast the test looks
-around: it starts held in its first reply (it cannot end before the pause is sent), and it holds
+Every reply streams through a gate (``Gate``, tests/helpers/debate_from_form.py) the test
+holds, so where the debate stands when a key is pressed is decided by the debate's own course,
+never by how fast the test looks around: it starts held in its first reply (it cannot end before the pause is sent), and it holds
 itself in the first reply after a condition came true (a skip sent then has rounds to reach).
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import json
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, Input, Select, TextArea
+from textual.widgets import Input, Select
 
 from protocols.core.events import Interject, Pause
-from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
 from tests.app.replayed import fed, replay
-from tests.helpers.form import fill_examples
+from tests.helpers.debate_from_form import Gate, start_from_form, until
 from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import sample_events
 from tests.helpers.samples import FIRST
-from tests.helpers.scripted import answering, fits
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
-from tui.app.screens.dialogs import ConfirmDialog, EditDialog, InterjectDialog, NumberDialog, PersonDialog
-from tui.app.screens.new_debate import NewDebateScreen
+from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, PersonDialog
 
 SAID = "Weigh the [b]cost[/b] to small towns."  # markup-like on purpose: it must arrive as typed
-
-_ROUNDS = itertools.count()
-
-
-def answer(messages: Any, schema: dict[str, Any] | None) -> str:
-    """:func:`fits`, except where a protocol would end by itself before the commands could be
-    seen: the conference's judge finds more to debate (its stage runs to the round cap), and
-    D3's judge scores unevenly (a stable gap would end the debate before a skip is heard)."""
-    props = (schema or {}).get("properties", {})
-    if "MORE DEBATE" in props.get("verdict", {}).get("enum", ()):
-        return '{"verdict": "MORE DEBATE"}'
-    if "score_1" in props and "feedback_1" in props:
-        return json.dumps({"score_1": 10 + 5 * (next(_ROUNDS) % 2), "feedback_1": "more sources", "score_2": 10, "feedback_2": "clearer"})
-    return fits(messages, schema)
-
-
-class Gate(asyncio.Event):
-    """The gate every scripted reply's chunks wait at (set: open), which can also close itself.
-
-    :meth:`hold_when` closes it from inside the debate's own flow: the condition is looked at
-    before each chunk streams, so the debate stops in the first reply after the condition came
-    true, wherever the test happens to be. (Closed by the test when it saw the condition, the
-    debate ran on as far as a loaded machine let it meanwhile: past its last checkpoint, where a
-    skip comes too late.) ``waiting``: how many chunks wait at it now."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.set()
-        self.waiting = 0
-        self._until: Callable[[], bool] | None = None
-
-    def hold_when(self, condition: Callable[[], bool]) -> None:
-        """Close at the next chunk that streams once ``condition()`` holds (and open now)."""
-        self._until = condition
-        self.set()
-
-    async def wait(self) -> Literal[True]:
-        if self._until is not None and self._until():
-            self._until = None
-            self.clear()
-        self.waiting += 1
-        try:
-            return await super().wait()
-        finally:
-            self.waiting -= 1
-
-    @property
-    def holding(self) -> bool:
-        """A reply waits at the closed gate: the debate is held mid-reply, short of its end."""
-        return not self.is_set() and self.waiting > 0
-
-
-@pytest.fixture
-def scripted_models(monkeypatch: pytest.MonkeyPatch) -> Gate:
-    """Scripted models for the app, and the gate every reply streams through (open)."""
-    gate = Gate()
-    monkeypatch.setattr("backends.lifecycle.create_backend", answering(delay=0.01, chunk=8, answer=answer, gate=gate))
-    return gate
-
-
-async def _start(pilot: Pilot, app: SymposiumApp, protocol: str, values: Mapping[str, str]) -> DebateScreen:
-    """Fill the protocol's form with its examples, then ``values`` (its sample's ``moderated``),
-    and start it with no side-panel analyzer."""
-    await app.push_screen(NewDebateScreen(app.workspace, protocol))
-    form = app.screen
-    assert isinstance(form, NewDebateScreen)
-    fill_examples(form)  # a new form is blank (the examples are placeholders)
-    for name, value in values.items():
-        field = form.query_one(f"#field-{name}")
-        if isinstance(field, TextArea):
-            field.text = value
-        else:
-            form.query_one(f"#field-{name}", Input).value = value
-    form.query_one(f"#field-{SIDE_PANEL}", Select).value = "none"
-    await pilot.press("ctrl+s")
-    started = [s for s in app.screen_stack if isinstance(s, DebateScreen)]  # the seat may already ask, on top
-    assert started, f"{protocol} did not start: {form.query_one('#problem').render()}"
-    return started[-1]
-
-
-async def _until(pilot: Pilot, app: SymposiumApp, condition: Any, what: str, timeout: float = 120,
-                 running: DebateScreen | None = None) -> None:
-    """Wait for ``condition``, answering the person's seat whenever it asks (and going on with
-    a proposal offered for editing); with ``running``,
-    fail at once when that debate ends first (the condition can no longer come true). A
-    failure says what the journal holds of the debate."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if isinstance(app.screen, EditDialog):  # SocraSynth's agreed agenda, offered for editing: as agreed
-            offered = app.screen
-            await wait_for(pilot, lambda: bool(offered.query("#keep")), 30, "the agenda dialog to compose")  # noqa: B023
-            offered.query_one("#keep", Button).press()  # as a click would, without needing it laid out yet
-            await wait_for(pilot, lambda: app.screen is not offered, 30, "the agenda dialog to close")  # noqa: B023
-        elif isinstance(app.screen, PersonDialog):
-            dialog = app.screen
-            await wait_for(pilot, lambda: bool(dialog.query("#words")), 30, "the person's dialog")  # noqa: B023
-            dialog.query_one("#words", Input).value = "I agree with the last speaker."
-            await pilot.press("enter")
-        elif running is not None and not running.running:
-            raise AssertionError(f"the debate ended before {what}: {_story(app, running)}")
-        elif time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}" + (f": {_story(app, running)}" if running else ""))
-        await pilot.pause(0.1)
-
 
 async def _press(pilot: Pilot, app: SymposiumApp, debate: DebateScreen, key: str) -> None:
     """Press ``key`` on the Debate screen. The protocol may open the person's dialog at any
     moment; a key that landed there was typed into it, not given to the Debate screen: the
     dialog is answered and the key pressed again."""
     for _ in range(10):
-        await _until(pilot, app, lambda: app.screen is debate, "the Debate screen to be on top")
+        await until(pilot, app, lambda: app.screen is debate, "the Debate screen to be on top")
         await pilot.press(key)
         await pilot.pause()
         if not (isinstance(app.screen, PersonDialog) and app.screen.query_one("#words", Input).value.endswith(key)):
@@ -172,8 +61,8 @@ async def _start_held(pilot: Pilot, app: SymposiumApp, gate: Gate, protocol: str
     asks only between replies), so a key pressed now reaches the screen, and the debate is
     short of its end."""
     gate.clear()
-    debate = await _start(pilot, app, protocol, values)
-    await _until(pilot, app, lambda: bool(debate.addressable) and gate.holding and app.screen is debate,
+    debate = await start_from_form(pilot, app, protocol, values)
+    await until(pilot, app, lambda: bool(debate.addressable) and gate.holding and app.screen is debate,
                  f"{protocol} to start and wait in its first reply", running=debate)
     return debate
 
@@ -184,21 +73,14 @@ async def _pause_held(pilot: Pilot, app: SymposiumApp, gate: Gate, debate: Debat
     assert gate.holding and app.screen is debate
     said = len(_pausing(app))
     await pilot.press("p")
-    await _until(pilot, app, lambda: len(_pausing(app)) > said, "the pause to be sent")
+    await until(pilot, app, lambda: len(_pausing(app)) > said, "the pause to be sent")
     gate.set()
-    await _until(pilot, app, lambda: debate.paused, what, running=debate)
+    await until(pilot, app, lambda: debate.paused, what, running=debate)
 
 
 def _pausing(app: SymposiumApp) -> list[str]:
     """The screen's confirmations that a pause was sent (one per pause)."""
     return [n.message for n in app._notifications if n.message.startswith("Pausing after")]
-
-
-def _story(app: SymposiumApp, debate: DebateScreen) -> str:
-    """What the journal holds of ``debate`` so far, for a failure message."""
-    stored = Queries(app.journal).debate(debate.debate_id or "") or {}
-    turns = [(t["role"], t["round"], t["kind"]) for t in stored.get("turns", [])]
-    return f"turns {turns}; moderator {[m['kind'] for m in stored.get('moderator_events', [])]}; {stored.get('stop_reason')}"
 
 
 def _shown_keys(debate: DebateScreen) -> dict[str, str]:
@@ -263,7 +145,7 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
             await pilot.press("enter")
             await pilot.pause()
         await pilot.press("p")
-        await _until(pilot, app, lambda: not debate.paused, "the debate to resume")
+        await until(pilot, app, lambda: not debate.paused, "the debate to resume")
         if debate.running and app.screen is debate:  # (it may have run on to its end, or the seat may ask)
             assert _shown_keys(debate)["p"] == "pause"
 
@@ -274,7 +156,7 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
             return [t for t in (stored or {}).get("turns", []) if t["request"] and SAID in t["request"]]
 
         gate.hold_when(lambda: bool(heard()))
-        await _until(pilot, app, lambda: gate.holding, f"{target}'s next request", running=debate)
+        await until(pilot, app, lambda: gate.holding, f"{target}'s next request", running=debate)
         assert {t["role"].split(".")[0] for t in heard()} <= {target}  # D3's advocate-2 speaks as advocate-2.1, -2.2
         notes = [str(n.render()) for n in debate.query(".note.moderator")]
         # the person's words shown as typed, not as markup, in a sentence (protocols.core.outcome.moderator_action)
@@ -286,13 +168,13 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
                 return any(t["kappa"] is not None and abs(t["kappa"] - 0.35) < 1e-9 for t in (stored or {}).get("turns", []))
 
             gate.hold_when(at_new_kappa)
-            await _until(pilot, app, lambda: gate.holding, "a turn at the new contentiousness", running=debate)
+            await until(pilot, app, lambda: gate.holding, "a turn at the new contentiousness", running=debate)
 
         # Held in the first reply after the last condition while the skip is sent: a debate with
         # rounds to go cannot reach its end (where a skip comes too late) before the skip is in its channel.
         await _press(pilot, app, debate, "s")
         gate.set()
-        await _until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
+        await until(pilot, app, lambda: not debate.running, "the debate to end after the skip")
         assert not _shown_keys(debate).keys() & set("pikxs")  # an ended debate takes no commands
         debate_id = debate.debate_id
 
@@ -301,11 +183,11 @@ async def test_every_command_a_protocol_offers_works_through_the_screen(
         second = await _start_held(pilot, app, gate, protocol, values)
         await _pause_held(pilot, app, gate, second, "the second debate's pause")  # paused, it cannot end before the Stop
         await _press(pilot, app, second, "x")
-        await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")  # the seat may ask on top
+        await until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")  # the seat may ask on top
         await pilot.press("enter")  # "Stop" is focused
         await pilot.pause()
         assert any(n.message.startswith("Stopping.") for n in app._notifications)  # said before it takes effect
-        await _until(pilot, app, lambda: not second.running, "the stop")
+        await until(pilot, app, lambda: not second.running, "the stop")
         stopped_id = second.debate_id
     stored = Queries(app.journal).debate(debate_id or "")
     stopped = Queries(app.journal).debate(stopped_id or "")
@@ -350,8 +232,8 @@ async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path
     values = FIRST["d3"][1].moderated
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
-        debate = await _start(pilot, app, "d3", values)
-        await _until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
+        debate = await start_from_form(pilot, app, "d3", values)
+        await until(pilot, app, lambda: bool(debate.addressable), "the debate to start")
         roles = debate.addressable
         await wait_for(pilot, lambda: debate.collector.turns != [], 60, "a finished turn")
         await pilot.press("ctrl+c")
@@ -364,11 +246,11 @@ async def test_a_resumed_debate_offers_its_protocols_commands_and_roles(tmp_path
         app.resume(debate_id or "")
         await pilot.pause()
         resumed = next(s for s in app.screen_stack if isinstance(s, DebateScreen))
-        await _until(pilot, app, lambda: bool(resumed.addressable), "the resumed debate's roles")
+        await until(pilot, app, lambda: bool(resumed.addressable), "the resumed debate's roles")
         assert resumed.honoured == FIRST["d3"][0].commands and resumed.addressable == tuple(roles)
         assert "k" not in _shown_keys(resumed) and _shown_keys(resumed).get("i") == "interject"
         await _press(pilot, app, resumed, "x")
-        await _until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")
+        await until(pilot, app, lambda: isinstance(app.screen, ConfirmDialog), "the Stop question")
         await pilot.press("enter")
-        await _until(pilot, app, lambda: not resumed.running, "the stop")
+        await until(pilot, app, lambda: not resumed.running, "the stop")
     app.journal.close()

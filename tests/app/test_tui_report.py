@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from store.journal import Journal
-from tests.app.test_tui_files import save
 from tests.helpers.sample_debate import record_sample
+from tests.helpers.save_dialog import save
 from tui.app.app import SymposiumApp
 from tui.app.screens.home import HomeScreen
 from tui.app.screens.review import ReviewScreen

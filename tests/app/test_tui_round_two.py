@@ -15,8 +15,8 @@ from protocols.core.params import params_of
 from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
 from tests.app.replayed import replay
-from tests.app.test_tui_hostile import scripted_models
 from tests.helpers.form import fill_examples
+from tests.helpers.hostile import hostile_models
 from tests.helpers.pilot import make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
@@ -80,7 +80,7 @@ async def test_escape_on_a_typed_form_asks_and_the_draft_comes_back_but_never_re
 
 async def test_an_untouched_form_leaves_at_once_and_a_started_debate_clears_the_draft(
         tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("backends.lifecycle.create_backend", scripted_models(["{}"] * 40))
+    monkeypatch.setattr("backends.lifecycle.create_backend", hostile_models(["{}"] * 40))
     app = make_app(tmp_path, registry)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")

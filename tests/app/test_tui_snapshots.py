@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.app.replayed import replay
-from tests.app.test_tui_hostile import scripted_models
+from tests.helpers.hostile import hostile_models
 from tests.helpers.pilot import SIZE, make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
@@ -89,7 +89,7 @@ def test_new_debate_form(snap_compare, tmp_path: Path, registry, protocol: str) 
 
 def test_debate_that_failed_to_start(snap_compare, tmp_path: Path, registry, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("backends.lifecycle.create_backend",
-                        scripted_models([], fail="model 'smollm2-135m': server at 127.0.0.1:8080 answered 503 [overloaded]"))
+                        hostile_models([], fail="model 'smollm2-135m': server at 127.0.0.1:8080 answered 503 [overloaded]"))
     app = make_app(tmp_path, registry)
 
     async def failed(pilot: Pilot) -> None:

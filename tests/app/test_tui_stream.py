@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from protocols.core.events import TokenDelta, TurnStarted
 from tests.app.replayed import replay
-from tests.app.test_tui_hostile import HOSTILE
+from tests.helpers.hostile import HOSTILE
 from tests.helpers.pilot import SIZE, make_app
 from tui.app.screens.debate import DebateScreen
 from tui.app.widgets.transcript import Transcript
@@ -56,7 +56,7 @@ async def test_streaming_turn_shows_exactly_what_was_written(tmp_path: Path, reg
 async def test_footer_is_not_rebuilt_when_its_keys_are_the_same(tmp_path: Path, registry,
                                                                 monkeypatch) -> None:
     """Closing Help used to rebuild the Debate screen's footer (the largest idle cost in a profile)."""
-    from tests.app.test_tui_hostile import screen_text
+    from tests.helpers.pilot import screen_text
     from tests.helpers.sample_debate import sample_events
     from tui.app.widgets.footer import SteadyFooter
 

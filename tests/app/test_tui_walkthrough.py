@@ -11,10 +11,9 @@ import pytest
 from textual.widgets import DataTable
 
 from store.queries import Queries
-from tests.app.test_tui_files import save
-from tests.app.test_tui_hostile import screen_text
-from tests.helpers.pilot import make_app
+from tests.helpers.pilot import make_app, screen_text
 from tests.helpers.sample_debate import record_sample
+from tests.helpers.save_dialog import save
 from tui.app.screens.dialogs import ConfirmDialog, InterjectDialog, NumberDialog, VerdictDialog
 
 SIZE = (80, 24)

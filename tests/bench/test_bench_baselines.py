@@ -12,8 +12,6 @@ tokens per case and the accuracy-vs-tokens plot, and the paper's statistics besi
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,35 +19,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from backends.base import Message, SamplingOptions
-from protocols.evince import REASON_FIRST
+from backends.base import SamplingOptions
 from protocols.measures import evaluation as E
 from store.journal import Journal
+from tests.helpers.diagnosis_bench import CASES, sized_answer
 from tests.helpers.scripted import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, choose_k, label_set, read_cases, summarize, vote
 from tui.bench.report import cost_plot, markdown, terminal_table, write_outputs
-
-CASES = "case_id,disease,symptoms\nc1,Malaria,fever;chills\nc2,Malaria,sweating\nc3,Dengue,rash;joint_pain\nc4,Typhoid,rose_spots\n"
-
-
-def _prediction(top: str, other: str, argument: str = "a") -> str:
-    return json.dumps({"predictions": [{"label": top, "probability": 0.7, "argument": argument},
-                                       {"label": other, "probability": 0.3, "argument": "b"}], "arguments": []})
-
-
-def _answer(debate_words: int) -> Any:
-    """Model A (and B): a refutation turn carries ``debate_words`` words of argument; the
-    reasoning request gets 40 words; any other prediction a short one."""
-
-    def answer(messages: Sequence[Message], schema: dict[str, Any] | None) -> str:
-        last = messages[-1].content
-        if last == REASON_FIRST:
-            return " ".join(["because"] * 40)
-        if "Refute" in last:
-            return _prediction("Malaria", "Dengue", " ".join(["since"] * debate_words))
-        return _prediction("Malaria", "Dengue")
-
-    return answer
 
 
 def _bench(tmp_path: Path, journal: Journal, *, debate_words: int, k: int | None = None,
@@ -60,7 +36,7 @@ def _bench(tmp_path: Path, journal: Journal, *, debate_words: int, k: int | None
     config = BenchConfig(cases=csv, models=("model-a", "model-b"), out=tmp_path / f"out-{debate_words}" / "diagnosis",
                          schedules=("none", "linear"), n_boot=50, design=design, k=k,
                          judge="model-a" if design == "paper" else None, max_rounds=1)
-    backends = {m: ScriptedBackend(m, [], answer=_answer(debate_words)) for m in ("model-a", "model-b")}
+    backends = {m: ScriptedBackend(m, [], answer=sized_answer(debate_words)) for m in ("model-a", "model-b")}
     options = {m: SamplingOptions(max_tokens=48, temperature=0.0) for m in backends}
     return Bench(config, backends, options, journal), cases, label_set(cases, None)
 

@@ -15,7 +15,7 @@ from backends.base import SamplingOptions
 from protocols.core.costs import Ledger, journal_calls
 from store.journal import Journal
 from store.queries import Queries
-from tests.bench.test_bench_baselines import CASES, _answer
+from tests.helpers.diagnosis_bench import CASES, sized_answer
 from tests.helpers.scripted import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases, summarize
 from tui.bench.report import COST_TITLES, cost_rows, cost_table, markdown
@@ -27,7 +27,7 @@ async def test_each_systems_agents_cost_per_case_is_what_its_debates_journalled(
     cases = read_cases(csv, limit=None, seed=0)[:2]
     config = BenchConfig(cases=csv, models=("model-a", "model-b"), out=tmp_path / "out" / "diagnosis", schedules=("none",),
                          n_boot=20, design="quick", max_rounds=1, k=2)
-    backends = {m: ScriptedBackend(m, [], answer=_answer(30), measured=True) for m in ("model-a", "model-b")}
+    backends = {m: ScriptedBackend(m, [], answer=sized_answer(30), measured=True) for m in ("model-a", "model-b")}
     bench = Bench(config, backends, {m: SamplingOptions(max_tokens=48, temperature=0.0) for m in backends}, journal)
     labels = label_set(cases, None)
     await bench.run(cases, labels)

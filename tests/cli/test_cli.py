@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def symposium(*args: str, db: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "SYMPOSIUM_DB": str(db), "COLUMNS": "200", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, check=False)
+from tests.helpers.cli_process import symposium
 
 
 @pytest.fixture

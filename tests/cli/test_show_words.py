@@ -13,7 +13,7 @@ from pathlib import Path
 from protocols.core.events import DebateFinished, DebateResumed, JudgementMade, ModeratorActed, TurnFinished
 from protocols.socrasynth import tally
 from store.journal import Journal
-from tests.cli.test_cli import symposium
+from tests.helpers.cli_process import symposium
 from tests.helpers.sample_debate import _call, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
 

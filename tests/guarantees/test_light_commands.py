@@ -23,7 +23,7 @@ import pytest
 
 from store.journal import Journal
 from tests.helpers.paths import REPO
-from tests.store.test_seal import ID, _record
+from tests.helpers.sealed_journal import ID, record_every_kind
 
 HEAVY = ("numpy", "scipy", "llama_cpp", "torch", "transformers", "vllm", "spacy")
 
@@ -45,7 +45,7 @@ def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("light")
     os.environ.setdefault("SYMPOSIUM_CONFIG_DIR", str(folder / "config"))
     with Journal(folder / "journal.db") as j:
-        _record(j)
+        record_every_kind(j)
     return folder / "journal.db"
 
 

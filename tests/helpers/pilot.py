@@ -33,3 +33,9 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], timeout: fl
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause(0.2)
+
+
+def screen_text(app: SymposiumApp) -> str:
+    """Everything the current screen (toasts included) sends to the terminal, as plain text."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)

@@ -29,10 +29,10 @@ from protocols.core.moderation import CommandChannel
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.cut_and_resume import Person
 from tests.helpers.oracle import OracleBackend
 from tests.helpers.samples import ALL, form_values, spec_of
 from tests.helpers.scripted import ScriptedBackend
-from tests.protocols.test_resume_every_protocol import Person
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"

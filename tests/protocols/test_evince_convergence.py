@@ -24,8 +24,8 @@ from protocols import evince
 from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFinished
 from protocols.measures import metrics as M
 from protocols.measures.contentiousness import Adaptive, RoundSignals
+from tests.helpers.evince_scripted import agents, config, entropy_bits, judge_reply, reply, run_all, user_prompts
 from tests.helpers.scripted import ScriptedBackend
-from tests.protocols.test_evince_paper import agents, config, reply, run_all, user_prompts
 
 AGREED = {"Dengue": 0.9, "Chikungunya": 0.1}
 WOBBLE = {"Dengue": 0.895, "Chikungunya": 0.105}  # half a point off agreement
@@ -291,8 +291,6 @@ UNREADABLE = ("The argument seems fine to me.", '{"claim": "x", "score": 7')  # 
 def judged_debate(scores: list[tuple[Any, Any]], rounds: int, **kw: Any) -> tuple[evince.EvinceConfig, evince.EvinceAgents]:
     """A holds 0.9/0.1 on Dengue; B moves 0.6 → 0.7 → 0.8 towards it; the judge gives A and B
     the scores of ``scores`` per round (``None``: an unreadable reply and retry, so missing)."""
-    from tests.protocols.test_evince_paper import judge_reply
-
     replies: list[str] = []
     for pair in scores[:rounds]:
         for s in pair:
@@ -355,12 +353,10 @@ async def test_update_reads_each_metrics_change_with_figure_7_1s_sign_worked_by_
     WD 0.3 → 0.2, JSD falls (so 1 − JSD rises), CRIT 0.5 → 0.6. Adaptive's formula (its
     docstring) is worked here from hand values: s = tanh((ΔWD + 2·ΔJSD + ΔCRIT)/(4·0.05)),
     κ = 0.9·e^{−0.1·(1 + 2s)}. Dropping any term, or one sign, gives another κ."""
-    from tests.protocols.test_evince_paper import _h
-
     cfg, team = judged_debate([(5, 5), (6, 6), (8, 8)], 3, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
     events = await run_all(cfg, team)
-    jsd0 = _h(0.75, 0.25) - (_h(0.9, 0.1) + _h(0.6, 0.4)) / 2
-    jsd1 = _h(0.8, 0.2) - (_h(0.9, 0.1) + _h(0.7, 0.3)) / 2
+    jsd0 = entropy_bits(0.75, 0.25) - (entropy_bits(0.9, 0.1) + entropy_bits(0.6, 0.4)) / 2
+    jsd1 = entropy_bits(0.8, 0.2) - (entropy_bits(0.9, 0.1) + entropy_bits(0.7, 0.3)) / 2
     s = math.tanh((0.1 + 2 * (jsd0 - jsd1) + 0.1) / (4 * 0.05))
     kappas = kappas_by_round(events)
     assert kappas[:2] == [pytest.approx(0.9), pytest.approx(0.9)]
@@ -373,14 +369,12 @@ async def test_the_outcome_gives_each_metrics_change_from_the_first_to_the_last_
     (+60.0 %), JSD worked from entropies by hand; MI from the journalled metrics. The consensus
     is ranked by probability (Dengue before Chikungunya, though C sorts first), and its top is
     Dengue."""
-    from tests.protocols.test_evince_paper import _h
-
     cfg, team = judged_debate([(5, 5), (6, 6), (8, 8)], 3, eps_wd=0, eps_mi=0, eps_jsd=0, eps_crit=0)
     events = await run_all(cfg, team)
     m = {e.round: e.metrics for e in events if isinstance(e, MetricsComputed)}
     assert sorted(m) == [0, 1, 2]
-    jsd0 = _h(0.75, 0.25) - (_h(0.9, 0.1) + _h(0.6, 0.4)) / 2
-    jsd2 = _h(0.85, 0.15) - (_h(0.9, 0.1) + _h(0.8, 0.2)) / 2
+    jsd0 = entropy_bits(0.75, 0.25) - (entropy_bits(0.9, 0.1) + entropy_bits(0.6, 0.4)) / 2
+    jsd2 = entropy_bits(0.85, 0.15) - (entropy_bits(0.9, 0.1) + entropy_bits(0.8, 0.2)) / 2
     improvement = final(events).outcome["improvement"]
     assert set(improvement) == {"wd", "mi", "crit", "jsd"}
     assert improvement["wd"] == -66.7 and improvement["crit"] == 60.0

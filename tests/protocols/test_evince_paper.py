@@ -8,8 +8,6 @@ real model cannot be made to do on demand. The real-model run is tests/protocols
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,25 +15,11 @@ import pytest
 
 from backends.base import ChatStream, Message, SamplingOptions
 from protocols import evince
-from protocols.core.agents import Agent
-from protocols.core.events import DebateFinished, Event, JudgementMade, MetricsComputed, ModelCalled, TurnFinished
+from protocols.core.events import DebateFinished, JudgementMade, MetricsComputed, ModelCalled, TurnFinished
 from protocols.measures.crit import CritReply, StrictCritReply
 from protocols.measures.labels import LabelSet
+from tests.helpers.evince_scripted import LABELS, agents, config, entropy_bits, judge_reply, reply, run_all, user_prompts
 from tests.helpers.scripted import ScriptedBackend
-
-OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
-LABELS = LabelSet(["Dengue", "Chikungunya", "Zika", "Malaria", "Typhoid"])
-
-
-def reply(probs: dict[str, float], arguments: Sequence[str] = ("fever and joint pain",), general: Sequence[str] = ()) -> str:
-    args = list(arguments)
-    preds = [{"label": k, "probability": v, "argument": args[i % len(args)]} for i, (k, v) in enumerate(probs.items())]
-    return json.dumps({"predictions": preds, "arguments": list(general)})
-
-
-def judge_reply(score: int = 7, reasons: Sequence[dict[str, Any]] = (), rivals: Sequence[dict[str, Any]] = ()) -> str:
-    return json.dumps({"claim": "the diagnosis", "reasons": list(reasons), "rival_reasons": list(rivals),
-                       "score": score, "justification": "ok"})
 
 
 class SchemaRecorder(ScriptedBackend):
@@ -55,24 +39,6 @@ class SchemaRecorder(ScriptedBackend):
 
         session.chat = recording  # type: ignore[method-assign]
         return session
-
-
-def agents(a: ScriptedBackend, b: ScriptedBackend, judge: ScriptedBackend) -> evince.EvinceAgents:
-    return evince.EvinceAgents(Agent("agent-a", a, OPTS), Agent("agent-b", b, OPTS), Agent("judge", judge, OPTS))
-
-
-async def run_all(config: evince.EvinceConfig, team: evince.EvinceAgents) -> list[Event]:
-    return [e async for e in evince.run(config, team, debate_id="t")]
-
-
-def config(**kw: Any) -> evince.EvinceConfig:
-    values: dict[str, Any] = {"case": "fever, rash, joint pain", "labels": LABELS, "recommendations": False,
-                              "crit_judge": False, "max_rounds": 2}
-    return evince.EvinceConfig(**{**values, **kw})
-
-
-def user_prompts(backend: ScriptedBackend) -> list[str]:
-    return [p[-1].content for p in backend.prompts]
 
 
 # --- point 1: Update steers κ; the quality gate ---------------------------------------------------
@@ -250,11 +216,6 @@ async def test_the_agreement_judge_is_logged_beside_the_metrics_and_stops_the_de
 # --- Figure 7.1 step 3: P_f = (Γ_A·P_A + Γ_B·P_B)/(Γ_A + Γ_B), checked by hand ----------------------
 
 
-def _h(*ps: float) -> float:
-    """Shannon entropy in bits, worked out here from the probabilities written by hand."""
-    return -sum(p * math.log2(p) for p in ps if p > 0)
-
-
 async def test_the_final_distribution_is_weighted_by_each_agent_s_crit_score() -> None:
     """The judges rate A and B differently (8 and 2 in round 0, 6 and 4 in round 1; no reasons
     rated, so Γ is the judge's own score); P_f, the mixture's entropy and the information
@@ -272,9 +233,9 @@ async def test_the_final_distribution_is_weighted_by_each_agent_s_crit_score() -
     # Round 1: (6·{M .5, D .5} + 4·{D .8, M .2}) / 10
     p1 = {"Dengue": 0.62, "Malaria": 0.38}
     m0, m1 = (e.metrics for e in events if isinstance(e, MetricsComputed))
-    assert m0["entropy_mixture"] == pytest.approx(_h(0.56, 0.36, 0.08), abs=1e-9)
-    assert m1["entropy_mixture"] == pytest.approx(_h(0.62, 0.38), abs=1e-9)
-    assert m1["info_gain"] == pytest.approx(_h(0.56, 0.36, 0.08) - _h(0.62, 0.38), abs=1e-9)
+    assert m0["entropy_mixture"] == pytest.approx(entropy_bits(0.56, 0.36, 0.08), abs=1e-9)
+    assert m1["entropy_mixture"] == pytest.approx(entropy_bits(0.62, 0.38), abs=1e-9)
+    assert m1["info_gain"] == pytest.approx(entropy_bits(0.56, 0.36, 0.08) - entropy_bits(0.62, 0.38), abs=1e-9)
     assert (m0["crit_a"], m0["crit_b"], m0["crit"]) == pytest.approx((0.8, 0.2, 0.5))
     final = events[-1]
     assert isinstance(final, DebateFinished)

@@ -35,8 +35,8 @@ from protocols.core.moderation import CommandChannel, Honoured
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers import socrasynth_scripted as ssp
 from tests.helpers.scripted import ScriptedBackend
-from tests.protocols import test_socrasynth_paper as ssp
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=3)
 SAID = "Consider the cost to <b>[red]small</red> towns."  # markup-like on purpose: it is kept as typed

@@ -27,8 +27,8 @@ from protocols.core.moderation import CommandChannel
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
+from tests.helpers.evince_scripted import agents, config, reply
 from tests.helpers.scripted import ScriptedBackend
-from tests.protocols.test_evince_paper import agents, config, reply
 
 MOVING = [{"Dengue": 0.6, "Zika": 0.4}, {"Zika": 0.7, "Dengue": 0.3}, {"Dengue": 0.55, "Malaria": 0.45}]
 RECS = json.dumps({"questions": ["travel history?"], "tests": ["NS1 antigen"]})

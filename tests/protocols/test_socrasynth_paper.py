@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from backends.base import SamplingOptions
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
 from protocols.core.events import Event, Notice
@@ -25,59 +24,9 @@ from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.socrasynth_scripted import OPTS, SUBJECT, ByPrompt, agents, crit_reply, scripted
 from tui.app.recorded import recorded_events
 from tui.headless.printer import EventPrinter
-
-OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
-SUBJECT = "Should cities ban cars from their centres?"
-
-
-def crit_reply(score: int = 7, reasons: tuple[tuple[int, int], ...] = ((7, 7),),
-               rivals: tuple[tuple[int, int], ...] = ((7, 7),)) -> str:
-    def rated(pairs: tuple[tuple[int, int], ...]) -> list[dict[str, object]]:
-        return [{"reason": f"reason {i}", "validity": v, "credibility": c} for i, (v, c) in enumerate(pairs)]
-    return json.dumps({"claim": "the claim", "reasons": rated(reasons), "rival_reasons": rated(rivals),
-                       "score": score, "justification": "steady"})
-
-
-class _ByPrompt(list):  # type: ignore[type-arg]
-    """The scripted backend's reply queue, answering by what the last prompt asks."""
-
-    def __init__(self, backend: ScriptedBackend, crit: str, complete: bool, joint: str | None = None) -> None:
-        super().__init__()
-        self.backend, self.crit, self.complete, self.joint = backend, crit, complete, joint
-
-    def __bool__(self) -> bool:
-        return True
-
-    def pop(self, index: int = -1) -> str:  # noqa: ARG002 - the queue's interface
-        ask = self.backend.prompts[-1][-1].content
-        if "Apply CRIT" in ask:
-            return self.crit
-        if "Suggest up to" in ask or "Combine them" in ask:
-            return json.dumps({"subtopics": [{"title": "Air quality", "description": "health effects"}]})
-        if "If it is balanced" in ask:
-            return json.dumps({"accept": True, "subtopics": []})
-        if "have you fully presented" in ask:
-            return json.dumps({"complete": self.complete})
-        if "The debate is over" in ask:
-            return self.joint or json.dumps({"proposal": "Pedestrian zones, phased in.", "pros": ["cleaner air"],
-                                             "cons": ["deliveries"]})
-        if "Which text gives better information" in ask:
-            return json.dumps({"better": "debate", "reasons": "deeper"})
-        return json.dumps({"points": ["A point argued at length for this subtopic."]})
-
-
-def scripted(model_id: str, *, crit: str = "", complete: bool = True, joint: str | None = None) -> ScriptedBackend:
-    backend = ScriptedBackend(model_id, [])
-    backend.replies = _ByPrompt(backend, crit or crit_reply(), complete, joint)
-    return backend
-
-
-def agents(judge_model: str = "judge-model", crit: str = "", complete: bool = True) -> ss.SocraSynthAgents:
-    return ss.SocraSynthAgents(Agent("agent-a", scripted("model-a", complete=complete), OPTS),
-                               Agent("agent-b", scripted("model-b", complete=complete), OPTS),
-                               [Agent("judge-1", scripted(judge_model, crit=crit), OPTS)])
 
 
 async def run(config: ss.SocraSynthConfig, panel: ss.SocraSynthAgents, tmp_path: Path,
@@ -103,7 +52,7 @@ HIGH = crit_reply(reasons=((9, 9),), rivals=())                                 
 TOP = crit_reply(reasons=((10, 10),), rivals=((10, 10),))                             # Γ = 5.5, Q = 10
 
 
-class _GammaJudge(_ByPrompt):
+class _GammaJudge(ByPrompt):
     """A judge whose CRIT replies follow ``gammas`` in call order (the opening's Γ_0 first, then
     each refutation round's), and then stay steady."""
 
@@ -509,7 +458,7 @@ async def test_the_agreement_judge_reads_the_whole_debate_and_ends_the_loop_afte
     assert all(SUBJECT in ask for ask in answers.asked)
 
 
-class _Claiming(_ByPrompt):
+class _Claiming(ByPrompt):
     """A debater's queue whose every point reply also lists one claim made without a source."""
 
     def pop(self, index: int = -1) -> str:

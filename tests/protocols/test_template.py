@@ -15,8 +15,7 @@ from protocols.core.agents import Agent
 from protocols.core.moderation import CommandChannel
 from store.drive import drive
 from store.journal import Journal
-from tests.helpers.samples import form_values
-from tests.protocols.test_resume_every_protocol import (
+from tests.helpers.cut_and_resume import (
     Cut,
     CuttingJournal,
     Person,
@@ -26,6 +25,7 @@ from tests.protocols.test_resume_every_protocol import (
     record_of,
     start,
 )
+from tests.helpers.samples import form_values
 from tui.forms import ProtocolSpec
 
 SPEC = ProtocolSpec(_template.DEFINITION)

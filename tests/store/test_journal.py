@@ -13,7 +13,6 @@ import sqlite_utils
 
 from outputs.export import to_json, to_markdown, write_private
 from protocols.core.events import (
-    CallRecord,
     DebateFinished,
     DebateStarted,
     JudgementMade,
@@ -21,24 +20,11 @@ from protocols.core.events import (
     ModeratorActed,
     Participant,
     PhaseChanged,
-    TurnFinished,
 )
 from store.journal import Journal, JournalError
 from store.queries import Queries
 from store.schema import LATEST
-
-CALL = CallRecord("agent-a", "smollm2-135m", "turn", {"temperature": 0.7}, 120, 30, 40, 1.25, 0.05)
-
-
-def start(journal: Journal, debate_id: str = "d1", title: str = "Tea or coffee?") -> None:
-    journal.record(DebateStarted(
-        debate_id, "evince", title, "Which is better for a morning debate?", {"rounds": 3},
-        (Participant("agent-a", "smollm2-135m", "llamacpp"), Participant("agent-b", "gemma3-270m", "llamacpp")),
-    ))
-
-
-def turn(debate_id: str = "d1", text: str = "Tea calms the mind.", role: str = "agent-a", **kw) -> TurnFinished:
-    return TurnFinished(debate_id, role, "smollm2-135m", "exploratory", kw.pop("round", 1), "argument", text, text, CALL, **kw)
+from tests.helpers.journal_rows import CALL, start, turn
 
 
 def test_new_journal_has_wal_migrations_and_private_permissions(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from store.journal import BUSY_TIMEOUT_MS, Journal, JournalError
-from tests.store.test_journal import start, turn
+from tests.helpers.journal_rows import start, turn
 
 HOLD_S = 1.0
 #: A second writer in its own process: inside one write transaction it records a debate of its

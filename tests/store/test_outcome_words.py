@@ -18,35 +18,10 @@ import pytest
 
 from outputs.export import to_markdown
 from outputs.markdown_text import inline
-from protocols import evince
-from protocols.core.events import Event, Interject, MetricsComputed
-from protocols.core.moderation import CommandChannel
 from protocols.core.outcome import moderator_action, outcome_in_words
-from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
-from tests.protocols.test_evince_paper import agents, config, reply
-
-APART_A, APART_B = {"Dengue": 0.8, "Chikungunya": 0.2}, {"Zika": 0.6, "Malaria": 0.4}
-SAID = "Ask about [b]travel[/b] history."  # markup-like on purpose: shown as typed
-
-
-async def settled_apart(path: Path) -> dict:
-    """A journalled EVINCE debate that settled without agreement, with one interjection."""
-    channel = CommandChannel()
-
-    def interject_once(event: Event) -> None:
-        if isinstance(event, MetricsComputed) and event.round == 0:
-            channel.send(Interject(SAID, to="both"))
-
-    team = agents(ScriptedBackend("a", [reply(APART_A)] * 6), ScriptedBackend("b", [reply(APART_B)] * 6),
-                  ScriptedBackend("j", []))
-    with Journal(path) as journal:
-        await drive(evince.run(config(max_rounds=5), team, debate_id="apart0001", channel=channel), journal, interject_once)
-        debate = Queries(journal).debate("apart0001")
-    assert debate is not None and debate["outcome"]["ending"] == "settled_apart" and debate["outcome"]["top"] == "Dengue"
-    return debate
+from tests.helpers.settled_apart import SAID, settled_apart
 
 
 async def test_a_debate_that_settled_apart_is_not_said_to_have_concluded_its_top_label(tmp_path: Path) -> None:

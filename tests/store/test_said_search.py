@@ -11,7 +11,7 @@ from protocols.core.events import DebateStarted, JudgementMade, ModeratorActed, 
 from store.journal import Journal
 from store.queries import Queries
 from store.schema import MIGRATIONS
-from tests.store.test_journal import start, turn
+from tests.helpers.journal_rows import start, turn
 
 INTERJECTION = "Consider acute myocardial infarction before anything else."
 

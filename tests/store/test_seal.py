@@ -20,62 +20,16 @@ from typing import Any
 import pytest
 
 from outputs.export import to_json
-from protocols.core.events import CallRecord, Citation, EvidenceAttached, ModeratorActed, Notice, TurnFinished
-from protocols.core.passages import EvidenceFile, Passage
-from protocols.core.replies import Reply
+from protocols.core.events import CallRecord, ModeratorActed, TurnFinished
 from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
-from store.schema import MIGRATIONS
 from tests.helpers.sample_debate import T0, record_sample
-from tui.cli.parser import main
-
-ID = "sample0001ab"
-
-
-def _record(journal: Journal, debate_id: str = ID) -> None:
-    """The fixed EVINCE-shaped debate, plus the rows it lacks: moderator events, a notice, a
-    reply, evidence and a turn's checked citations, provenance; so every sealed table holds a row."""
-    record_sample(journal, debate_id)
-    journal.record(EvidenceAttached(debate_id, (EvidenceFile(1, "chart.pdf", "pdf", 1234, "cd" * 32, 1, 2, 3, {"name": 1},
-                                                             ("no text on page 3 (scanned?)",)),),
-                                    (Passage(1, 1, 1, 1, "Bilirubin 4.1 mg/dL."), Passage(2, 1, 2, 1, "No fever.", 1, 2)),
-                                    {"evidence_passages": 5}))
-    journal.record(TurnFinished(debate_id, "agent-a", "smollm2-135m", "exploratory", 2, "refutation", "Jaundice.", "{}", None,
-                                citations=(Citation("bilirubin is high", "E1", "Bilirubin 4.1", "supported", "E1", "exact", "",
-                                                    "E1 p.1 ¶1 · chart.pdf"),
-                                           Citation("a biopsy", "E9", "", "not_found", None, "", "no passage E9"))))
-    journal.record(ModeratorActed(debate_id, "interject", {"text": "Consider malaria."}, 1, checkpoint=3))
-    journal.record(ModeratorActed(debate_id, "set_kappa", {"kappa": 0.5}, 1, checkpoint=4))
-    journal.record(Notice(debate_id, "judge_is_debater", "the judge is agent-a's model", {"model": "smollm2-135m"}, 1))
-    journal.record_replies(debate_id, [Reply("agent-a", "chat", "ab" * 32, "It is jaundice.", {"tokens": 4})])
-    journal.record_provenance(debate_id, {"symposium_version": "test", "started_at": "2026-09-21T00:00:00+00:00"})
-
-
-@pytest.fixture
-def sealed(tmp_path: Path) -> Path:
-    path = tmp_path / "journal.db"
-    with Journal(path) as j:
-        _record(j)
-    return path
-
-
-def _verify(path: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["verify", *args, "--db", str(path)])
-    return code, capsys.readouterr().out
-
-
-def _sql(path: Path, *statements: str) -> None:
-    conn = sqlite3.connect(path)
-    for s in statements:
-        conn.execute(s)
-    conn.commit()
-    conn.close()
+from tests.helpers.sealed_journal import ID, run_sql, v5_journal, verify_cli
 
 
 def test_an_untouched_journal_verifies_with_exit_0(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _verify(sealed, capsys=capsys)
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 0, out
     with Journal(sealed) as j:
         verdict = seal.verify(j.conn, ID)
@@ -94,17 +48,17 @@ def test_an_untouched_journal_verifies_with_exit_0(sealed: Path, capsys: pytest.
 
 
 def test_a_turns_text_changed_fails_naming_the_turn(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _sql(sealed, "UPDATE turns SET text = 'Clearly malaria.' WHERE seq = 2")
+    run_sql(sealed, "UPDATE turns SET text = 'Clearly malaria.' WHERE seq = 2")
     turn_id = sqlite3.connect(sealed).execute("SELECT id FROM turns WHERE seq = 2").fetchone()[0]
-    code, out = _verify(sealed, ID[:6], capsys=capsys)
+    code, out = verify_cli(sealed, ID[:6], capsys=capsys)
     assert code == 1
     assert f"FAILED {ID}: first turns row {turn_id} (written " in out
     assert "changed — its content differs from what was sealed" in out
 
 
 def test_a_deleted_judgement_fails_naming_it(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _sql(sealed, "DELETE FROM judgements WHERE id = 3")
-    code, out = _verify(sealed, capsys=capsys)
+    run_sql(sealed, "DELETE FROM judgements WHERE id = 3")
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 1
     assert "first judgements row 3 (written " in out and "deleted — the row is gone" in out
 
@@ -113,10 +67,10 @@ def test_two_swapped_events_fail_naming_the_first(sealed: Path, capsys: pytest.C
     conn = sqlite3.connect(sealed)
     first, second = [r[0] for r in conn.execute("SELECT id FROM moderator_events ORDER BY id")]
     conn.close()
-    _sql(sealed, f"UPDATE moderator_events SET id = -1 WHERE id = {first}",
+    run_sql(sealed, f"UPDATE moderator_events SET id = -1 WHERE id = {first}",
          f"UPDATE moderator_events SET id = {first} WHERE id = {second}",
          f"UPDATE moderator_events SET id = {second} WHERE id = -1")
-    code, out = _verify(sealed, capsys=capsys)
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 1
     assert f"first moderator_events row {first} (written " in out
     assert f"reordered — it now holds what was sealed as moderator_events row {second}" in out
@@ -131,15 +85,15 @@ def test_an_inserted_row_fails_naming_it(sealed: Path, capsys: pytest.CaptureFix
     conn.execute(insert, (99, T0 + 100))
     conn.commit()
     conn.close()
-    code, out = _verify(sealed, capsys=capsys)
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 1
     assert "first judgements row 99 (written 2026-09-21T" in out and "inserted — no seal link covers this row" in out
     assert "also judgements row 98" in out
 
 
 def test_a_debate_written_around_the_journal_has_no_seal(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _sql(sealed, f"INSERT INTO debates(id, protocol, title, subject, created_at, updated_at) VALUES ('forged', 'evince', 't', 's', {T0}, {T0})")
-    code, out = _verify(sealed, "forged", capsys=capsys)
+    run_sql(sealed, f"INSERT INTO debates(id, protocol, title, subject, created_at, updated_at) VALUES ('forged', 'evince', 't', 's', {T0}, {T0})")
+    code, out = verify_cli(sealed, "forged", capsys=capsys)
     assert code == 1 and "first debates row forged (written time unknown): inserted — the debate has no seal at all" in out
 
 
@@ -220,12 +174,12 @@ def test_a_head_noted_earlier_must_still_be_the_head(sealed: Path, capsys: pytes
     with Journal(sealed) as j:
         head = seal.summary(j.conn, ID)["head"]
         j.record(ModeratorActed(ID, "interject", {"text": "One more thing."}, 2, checkpoint=9))
-    code, out = _verify(sealed, ID, "--head", head, capsys=capsys)
+    code, out = verify_cli(sealed, ID, "--head", head, capsys=capsys)
     assert code == 1 and "seal row head (written time unknown): chain — the head is " in out
     assert f"not the {head} you gave: the record is not the one whose head you noted" in out
     with Journal(sealed) as j:
         now = seal.summary(j.conn, ID)["head"]
-    assert _verify(sealed, ID, "--head", now.upper(), capsys=capsys)[0] == 0
+    assert verify_cli(sealed, ID, "--head", now.upper(), capsys=capsys)[0] == 0
 
 
 def test_a_write_that_fails_leaves_no_link(sealed: Path) -> None:
@@ -240,36 +194,11 @@ def test_a_write_that_fails_leaves_no_link(sealed: Path) -> None:
         assert seal.verify(j.conn, ID).ok
 
 
-def _v5_journal(tmp_path: Path) -> Path:
-    """A v5 journal (before the seal) holding the sample debate, written as v5 did: the same rows."""
-    path = tmp_path / "old.db"
-    conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL);")
-    for m in MIGRATIONS[:5]:
-        conn.executescript(m.sql)
-        conn.execute("INSERT INTO migrations VALUES (?, ?, 0)", (m.version, m.name))
-    conn.commit()
-    conn.close()
-    with Journal(tmp_path / "new.db") as j:
-        _record(j)
-    source = sqlite3.connect(tmp_path / "new.db")
-    old = sqlite3.connect(path)
-    for table in seal.KEYS:
-        columns = [d[1] for d in old.execute(f"PRAGMA table_info({table})")]  # v5's columns: no seal head
-        if table == "provenance" or not columns:  # provenance and the evidence's tables came after v5
-            continue
-        rows = source.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
-        old.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
-    old.commit()
-    old.close()
-    return path
-
-
 def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A v5 journal holding a debate: opening it builds the chain from its rows, marked with the
     migration's time, unsigned. Its chain holds, but nothing vouches for it (exit 3) until a head
     noted earlier is given; its next write signs it from that link on; an edit still fails."""
-    path = _v5_journal(tmp_path)
+    path = v5_journal(tmp_path)
     with Journal(path) as j:
         verdict = seal.verify(j.conn, ID)
         assert verdict.ok and verdict.sealed_on_migration_at is not None and verdict.rows > 40
@@ -280,11 +209,11 @@ def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, c
     assert summary["sealed_on_migration_at"] == seal.iso(verdict.sealed_on_migration_at) and summary["signature"] is None
     from_export = export_check.verify_export(exported)
     assert from_export.ok and from_export.sealed_on_migration_at == verdict.sealed_on_migration_at
-    code, out = _verify(path, capsys=capsys)
+    code, out = verify_cli(path, capsys=capsys)
     assert code == 3, out
     assert f"NOT VERIFIABLE {ID}: it is not signed (written before Symposium signed its records" in out
     assert f"  sealed on migration at {summary['sealed_on_migration_at']}: rows recorded before then" in out
-    code, out = _verify(path, ID, "--head", summary["head"], capsys=capsys)
+    code, out = verify_cli(path, ID, "--head", summary["head"], capsys=capsys)
     assert code == 0 and "  not signed: only the head you gave vouches for it" in out
     with Journal(path) as j:  # the debate is written again (a resume's first event): signed from that link on
         j.record(ModeratorActed(ID, "interject", {"text": "Resumed."}, 2, checkpoint=20))
@@ -292,12 +221,12 @@ def test_a_journal_from_before_the_seal_is_sealed_on_migration(tmp_path: Path, c
         exported = json.loads(to_json(Queries(j).debate(ID, chain=True) or {}))
     from_export = export_check.verify_export(exported)  # the signature covers the migration's time
     assert from_export.ok and from_export.signature is not None and from_export.signature.valid
-    code, out = _verify(path, capsys=capsys)
+    code, out = verify_cli(path, capsys=capsys)
     assert code == 0, out
     assert (f"  signed from link {first} on: the {first - 1} links before were written before Symposium signed, "
             "and are vouched for only as they stood then") in out
-    _sql(path, "UPDATE turns SET text = 'edited' WHERE seq = 1")
-    assert _verify(path, capsys=capsys)[0] == 1
+    run_sql(path, "UPDATE turns SET text = 'edited' WHERE seq = 1")
+    assert verify_cli(path, capsys=capsys)[0] == 1
 
 
 def test_two_writers_of_one_debate_keep_one_chain(sealed: Path) -> None:

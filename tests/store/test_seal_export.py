@@ -19,23 +19,13 @@ from typing import Any
 
 import pytest
 
-from outputs.export import to_json
 from store import export_check, seal, signing
 from store.journal import Journal
-from store.queries import Queries
 from store.schema import LATEST
-from tests.store.test_seal import ID, sealed  # noqa: F401 - the fixture: a journal holding every kind of row
+from tests.helpers.sealed_journal import ID, export_of
 from tui.cli.parser import main
 
 Document = dict[str, Any]
-
-
-def _export(path: Path) -> Document:
-    """The debate's JSON export, as the file holds it."""
-    with Journal(path) as j:
-        debate = Queries(j).debate(ID, chain=True)
-    assert debate is not None
-    return json.loads(to_json(debate))
 
 
 def _check(document: Document, tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -70,7 +60,7 @@ def test_the_export_as_written_verifies_without_the_journal(sealed: Path, tmp_pa
 
 def test_the_issues_forgery_is_not_verifiable(sealed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     """Turn 0 rewritten, every judgement deleted, the seal emptied: never "ok"."""
-    document = _export(sealed)
+    document = export_of(sealed)
     document["turns"][0]["text"] = "The patient clearly has malaria; no liver tests are needed."
     document["judgements"] = []
     for forged in ({"chain": [], "head": None, "rows_included": False}, {**document["seal"], "chain": [], "head": None},
@@ -89,7 +79,7 @@ def test_the_issues_forgery_is_not_verifiable(sealed: Path, tmp_path: Path, caps
 def test_a_judgement_dropped_with_its_chain_row_fails(sealed: Path, tmp_path: Path,  # noqa: F811
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """One judgement taken out of the section and its row out of the chain, hashes kept."""
-    document = _export(sealed)
+    document = export_of(sealed)
     keys = sorted({e["key"] for link in document["seal"]["chain"] for e in link["rows"] if e["table"] == "judgements"},
                   key=int)
     del document["judgements"][2]
@@ -119,7 +109,7 @@ def test_a_judgement_dropped_with_its_chain_row_fails(sealed: Path, tmp_path: Pa
 ])
 def test_a_field_changed_removed_or_added_is_named(sealed: Path, name: str, edit: Callable[[Document], Any],  # noqa: F811
                                                    detail: str) -> None:
-    document = _export(sealed)
+    document = export_of(sealed)
     edit(document)
     verdict = export_check.verify_export(document)
     assert verdict.status == "tampered" and {p.detail for p in verdict.problems} == {detail}, (name, verdict.problems)
@@ -131,7 +121,7 @@ def test_an_edit_recomputed_through_the_whole_chain_fails_on_its_signature(seale
     hash, every link after it and the head: the chain holds, the signature does not. Re-signed
     with the editor's own key it is signed by a key the reader does not know (not verifiable),
     and fails against the key the reader names."""
-    document = _export(sealed)
+    document = export_of(sealed)
     genuine = signing.fingerprint(document["seal"]["key"])
     turn = document["turns"][1]
     turn["text"] = "Forged: the patient refused all tests."
@@ -169,7 +159,7 @@ def _reseal(document: Document, table: str, key: str, change: dict[str, Any]) ->
 
 def test_a_stripped_signature_leaves_it_not_verifiable_unless_the_head_was_noted(
         sealed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     head = document["seal"]["head"]
     document["seal"]["signature"] = document["seal"]["key"] = None
     code, out = _check(document, tmp_path, capsys)
@@ -192,7 +182,7 @@ def test_a_stripped_signature_leaves_it_not_verifiable_unless_the_head_was_noted
 ])
 def test_the_seal_object_itself_is_checked(sealed: Path, name: str, edit: Callable[[Document], Any],  # noqa: F811
                                            detail: str) -> None:
-    document = _export(sealed)
+    document = export_of(sealed)
     edit(document)
     verdict = export_check.verify_export(document)
     assert verdict.status == "tampered" and any(p.detail.startswith(detail) for p in verdict.problems), (
@@ -200,7 +190,7 @@ def test_the_seal_object_itself_is_checked(sealed: Path, name: str, edit: Callab
 
 
 def test_a_sealed_row_with_a_field_removed_or_of_another_type_fails(sealed: Path) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     turn = document["turns"][0]
     entry = _entry(document, "turns", str(turn["id"]))
     for change in (lambda row: row.pop("raw"), lambda row: row.__setitem__("seq", [1]),
@@ -213,7 +203,7 @@ def test_a_sealed_row_with_a_field_removed_or_of_another_type_fails(sealed: Path
 
 
 def test_an_export_moved_to_another_debate_id_fails(sealed: Path) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     document["id"] = "another00001"
     verdict = export_check.verify_export(document)
     assert verdict.status == "tampered"
@@ -231,7 +221,7 @@ def test_rows_resealed_with_values_no_journal_writes_are_named_not_a_crash() -> 
 def test_a_duplicate_key_is_refused(sealed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     """Python keeps the last copy of a key, other readers the first: a file that says two things
     at once is refused, whichever copy is the sealed one."""
-    text = json.dumps(_export(sealed))
+    text = json.dumps(export_of(sealed))
     path = tmp_path / "twice.json"
     path.write_text(text.replace('"title": ', '"title": "Forged title", "title": ', 1))
     capsys.readouterr()
@@ -240,7 +230,7 @@ def test_a_duplicate_key_is_refused(sealed: Path, tmp_path: Path, capsys: pytest
 
 
 def test_a_malformed_link_is_an_error_naming_it(sealed: Path) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     del document["seal"]["chain"][4]["at"]
     with pytest.raises(export_check.ExportError, match=r"^seal link 5 is malformed \(its keys are \['chain_sha256', 'n', "
                                                        r"'rows'\]\)$"):
@@ -253,7 +243,7 @@ def test_nothing_from_the_file_reaches_the_terminal_raw(sealed: Path, tmp_path: 
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """A crafted file's id and head carry an OSC 52 clipboard write, a screen clear, a bidi
     override and a forged line: the output holds none of them, in text or JSON."""
-    document = _export(sealed)
+    document = export_of(sealed)
     hostile = "x\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202e\nok sample0001ab: 52 rows"
     document["id"] = hostile
     document["seal"]["head"] = hostile
@@ -268,7 +258,7 @@ def test_nothing_from_the_file_reaches_the_terminal_raw(sealed: Path, tmp_path: 
 
 @pytest.mark.parametrize("kept", [3, 0])
 def test_an_export_with_turns_removed_says_how_many_it_shows_and_the_seal_holds(sealed: Path, kept: int) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     held = len(document["turns"])
     document["turns"] = document["turns"][:kept]
     problems = export_check.verify_export(document).problems
@@ -302,7 +292,7 @@ def test_an_edited_export_names_the_row_its_field_and_the_link_that_sealed_it(
         sealed: Path, section: str | None, index: int, field: str, value: object) -> None:  # noqa: F811
     """What ``verify --export`` says of an edit is what a person acts on: the table, the row,
     the field, and when the row was sealed (its link's number and time), exactly."""
-    document = _export(sealed)
+    document = export_of(sealed)
     table = section or "debates"
     key = ID if section is None else _sealed_keys(document, table)[index]
     (document if section is None else document[section][index])[field] = value
@@ -313,7 +303,7 @@ def test_an_edited_export_names_the_row_its_field_and_the_link_that_sealed_it(
 
 def test_a_metric_altered_in_the_export_is_named_by_round_and_name(sealed: Path, tmp_path: Path,  # noqa: F811
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    document = _export(sealed)
+    document = export_of(sealed)
     document["metrics"][1]["jsd"] = 0.01
     key = next(r["key"] for link in document["seal"]["chain"] for r in link["rows"]
                if r["table"] == "metrics" and r.get("row", {}).get("name") == "jsd" and r["row"]["round"] == 1)
@@ -325,14 +315,14 @@ def test_a_metric_altered_in_the_export_is_named_by_round_and_name(sealed: Path,
                          (lambda m: m[0].pop("wd"), "round 0 wd: the export shows None, the seal holds"),
                          (lambda m: m.reverse(), "the export's metrics are not in the order or number the seal holds"),
                          (lambda m: m.append(dict(m[0])), "the export's metrics are not in the order or number")):
-        edited = _export(sealed)
+        edited = export_of(sealed)
         edit(edited["metrics"])
         details = [p.detail for p in export_check.verify_export(edited).problems]
         assert any(d.startswith(detail) for d in details), details
 
 
 def test_an_edited_distribution_is_named_by_its_turn(sealed: Path) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     turn = next(t for t in document["turns"] if t.get("distribution"))
     first = next(iter(turn["distribution"]))
     turn["distribution"][first] += 0.125
@@ -341,7 +331,7 @@ def test_an_edited_distribution_is_named_by_its_turn(sealed: Path) -> None:  # n
 
 
 def test_a_changed_link_is_named_by_its_first_row_its_number_and_its_time(sealed: Path) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     link = document["seal"]["chain"][2]
     link["chain_sha256"] = "0" * 64
     [problem] = export_check.verify_export(document).problems
@@ -356,7 +346,7 @@ def test_a_chain_cut_short_of_its_head_names_the_last_link_left(sealed: Path) ->
     the head can tell, and the problem names the last link left, its last row and its time."""
     with Journal(sealed) as j:
         head, links = j.conn.execute("SELECT seal_head, seal_links FROM debates WHERE id = ?", (ID,)).fetchone()
-    document = _export(sealed)
+    document = export_of(sealed)
     chain = document["seal"]["chain"]
     last = chain[-2]
     verdict = export_check.verify_export({**document, "seal": {**document["seal"], "chain": chain[:-1]}})
@@ -370,7 +360,7 @@ def test_a_chain_cut_short_of_its_head_names_the_last_link_left(sealed: Path) ->
 
 
 def test_an_export_from_a_newer_symposium_says_so(sealed: Path) -> None:  # noqa: F811
-    document = _export(sealed)
+    document = export_of(sealed)
     document["seal"]["layout"] = 99
     [why] = export_check.verify_export(document).unverifiable
     assert why.startswith("it was made by a newer Symposium (journal layout v99; this one knows up to v")
@@ -380,7 +370,7 @@ def test_an_export_from_a_newer_symposium_says_so(sealed: Path) -> None:  # noqa
 
 def test_each_difference_is_named_by_table_row_and_kind(sealed: Path) -> None:  # noqa: F811
     """The exact problem for each way a list item can differ (what ``verify --export`` prints)."""
-    base = _export(sealed)
+    base = export_of(sealed)
     turn_key = str(base["turns"][0]["id"])
     judgement_key = _sealed_keys(base, "judgements")[0]
     cases: list[tuple[Callable[[Document], Any], tuple[str, str, str, str]]] = [
@@ -418,7 +408,7 @@ def _metric_key(document: Document, number: int, name: str) -> str:
 def test_the_order_of_an_objects_keys_does_not_matter(sealed: Path) -> None:  # noqa: F811
     """JSON objects have no order: an export whose keys another tool wrote in another order
     (not the sorted order Symposium writes) still verifies."""
-    document = _export(sealed)
+    document = export_of(sealed)
 
     def reordered(value: Any) -> Any:
         if isinstance(value, dict):
@@ -439,14 +429,14 @@ def test_the_phase_of_a_round_is_read_by_row_order_past_nine_phases(tmp_path: Pa
         for r in range(12):
             j.record(PhaseChanged(ID, f"phase-{r}", r, 0.5))
             j.record(MetricsComputed(ID, r, {"jsd": 0.1}, 0.5))
-    document = _export(path)
+    document = export_of(path)
     assert [m["phase"] for m in document["metrics"]] == [f"phase-{r}" for r in range(12)]
     assert export_check.verify_export(document).ok
 
 
 def test_each_refusal_names_the_debate_and_says_what_to_do(sealed: Path) -> None:  # noqa: F811
     """What ``verify --export`` says of a seal it cannot check, whole, and for which debate."""
-    document = _export(sealed)
+    document = export_of(sealed)
     cases: list[tuple[Callable[[Document], Any], str]] = [
         (lambda s: s.__setitem__("format", 1), "its seal is not of format 2 (it says 1): exports made before Symposium "
                                                "signed its records cannot be checked whole; export it again from the journal"),
@@ -464,7 +454,7 @@ def test_each_refusal_names_the_debate_and_says_what_to_do(sealed: Path) -> None
 
 def test_the_seal_objects_own_problems_are_named_as_the_seals(sealed: Path) -> None:  # noqa: F811
     """A problem with the seal object itself belongs to no row: table "seal", key "-", no link."""
-    document = _export(sealed)
+    document = export_of(sealed)
     document["seal"]["note"] = "trust me"
     assert export_check.verify_export(document).problems == (
         seal.Problem(ID, "seal", "-", "changed", "the seal holds 'note', which no export's seal carries", None, 0),)
@@ -479,7 +469,7 @@ def test_the_seal_objects_own_problems_are_named_as_the_seals(sealed: Path) -> N
 ])
 def test_a_link_of_another_shape_is_named_with_what_is_wrong(sealed: Path, edit: Callable[[list[Any]], Any],  # noqa: F811
                                                              message: str) -> None:
-    document = _export(sealed)
+    document = export_of(sealed)
     edit(document["seal"]["chain"])
     with pytest.raises(export_check.ExportError, match=r"^seal link 1 is malformed \(" + message):
         export_check.verify_export(document)
@@ -487,7 +477,7 @@ def test_a_link_of_another_shape_is_named_with_what_is_wrong(sealed: Path, edit:
 
 def test_the_verdict_counts_the_links_the_head_claims_or_those_found(sealed: Path) -> None:  # noqa: F811
     """``--json``'s ``links``: the seal's own count, or the chain's length when the count is not a number."""
-    document = _export(sealed)
+    document = export_of(sealed)
     claimed, found = document["seal"]["links"], len(document["seal"]["chain"])
     cut = export_check.verify_export({**document, "seal": {**document["seal"], "chain": document["seal"]["chain"][:-1]}})
     assert cut.links == claimed == found
@@ -499,7 +489,7 @@ def test_the_verdict_counts_the_links_the_head_claims_or_those_found(sealed: Pat
 def test_a_debate_row_changed_in_the_seal_is_named_not_a_crash(sealed: Path) -> None:  # noqa: F811
     """The debate's own sealed row carried without a column (so it cannot be hashed): the row is
     named as changed, and the fields it held are named as not held; the rest is still read."""
-    document = _export(sealed)
+    document = export_of(sealed)
     del _entry(document, "debates", ID)["row"]["title"]
     found = [(p.table, p.key, p.what, p.detail) for p in export_check.verify_export(document).problems]
     assert ("debates", ID, "changed", "its content differs from what was sealed") in found
@@ -509,7 +499,7 @@ def test_a_debate_row_changed_in_the_seal_is_named_not_a_crash(sealed: Path) -> 
 
 def test_every_list_item_is_checked_past_one_that_differs(sealed: Path) -> None:  # noqa: F811
     """A judgement replaced by text and two others edited: each is named, not only the first."""
-    document = _export(sealed)
+    document = export_of(sealed)
     keys = _sealed_keys(document, "judgements")
     document["judgements"][0] = "a judgement"
     document["judgements"][1]["score"] = 0.0
@@ -521,7 +511,7 @@ def test_every_list_item_is_checked_past_one_that_differs(sealed: Path) -> None:
 
 
 def test_each_section_outside_the_lists_is_named_by_its_table(sealed: Path) -> None:  # noqa: F811
-    base = _export(sealed)
+    base = export_of(sealed)
     held = base["metrics"][0]["phase"]
     cases: list[tuple[Callable[[Document], Any], tuple[str, str, str, str]]] = [
         (lambda d: d.__setitem__("summary", "Malaria."),
@@ -557,7 +547,7 @@ def test_a_round_before_the_first_phase_has_no_phase(tmp_path: Path) -> None:
         j.record(MetricsComputed(ID, 0, {"jsd": 0.1}, 0.5))
         j.record(PhaseChanged(ID, "exploitative", 1, 0.4))
         j.record(MetricsComputed(ID, 1, {"jsd": 0.05}, 0.4))
-    document = _export(path)
+    document = export_of(path)
     assert [m["phase"] for m in document["metrics"]] == [None, "exploitative"]
     assert export_check.verify_export(document).ok
 
@@ -565,7 +555,7 @@ def test_a_round_before_the_first_phase_has_no_phase(tmp_path: Path) -> None:
 def test_two_sealed_rows_that_cannot_be_hashed_are_each_named_not_a_crash(sealed: Path) -> None:  # noqa: F811
     """Two turns' sealed rows edited in the chain, one to a value SQLite never returns (a list):
     each is named as changed; neither is read as the other's moved content."""
-    document = _export(sealed)
+    document = export_of(sealed)
     first, second = (str(t["id"]) for t in document["turns"][:2])
     _entry(document, "turns", first)["row"]["seq"] = [1]
     _entry(document, "turns", second)["row"]["text"] = "Forged."

@@ -21,8 +21,7 @@ from protocols.core.events import ModeratorActed
 from store import export_check, seal, signing
 from store.journal import Journal, JournalError
 from tests.helpers.sample_debate import T0, record_sample
-from tests.store.test_seal import ID, _sql, _verify, sealed  # noqa: F401 - the fixture: a journal holding every kind of row
-from tests.store.test_seal_export import _export
+from tests.helpers.sealed_journal import ID, export_of, run_sql, verify_cli
 
 CHANGED = "its content differs from what was sealed"
 
@@ -47,16 +46,16 @@ def _copy_row(conn: sqlite3.Connection, table: str, key: object, new_key: object
 
 def test_text_that_is_not_utf8_is_a_changed_row_not_a_crash(sealed: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     """Any SQLite tool can store bytes that are not UTF-8 in a text column; Symposium never does."""
-    _sql(sealed, "UPDATE turns SET text = CAST(X'80ff' AS TEXT) WHERE seq = 2")
+    run_sql(sealed, "UPDATE turns SET text = CAST(X'80ff' AS TEXT) WHERE seq = 2")
     turn_id = sqlite3.connect(sealed).execute("SELECT id FROM turns WHERE seq = 2").fetchone()[0]
-    code, out = _verify(sealed, capsys=capsys)
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 1, out
     assert f"FAILED {ID}: first turns row {turn_id} (written " in out and f"changed — {CHANGED}" in out
 
 
 def test_an_export_holding_a_lone_surrogate_is_a_changed_row_not_a_crash(sealed: Path) -> None:  # noqa: F811
     """JSON can spell text no UTF-8 holds ("\\ud800"); no journal writes it."""
-    document = _export(sealed)
+    document = export_of(sealed)
     entry = next(e for link in document["seal"]["chain"] for e in link["rows"] if e["table"] == "turns" and "row" in e)
     entry["row"]["text"] = "\ud800"
     verdict = export_check.verify_export(document)
@@ -66,7 +65,7 @@ def test_an_export_holding_a_lone_surrogate_is_a_changed_row_not_a_crash(sealed:
 
 def test_an_export_with_a_key_no_journal_writes_is_tampered_not_a_crash(sealed: Path) -> None:  # noqa: F811
     """Two turns edited, one re-keyed with text where the journal's ids are integers."""
-    document = _export(sealed)
+    document = export_of(sealed)
     first, second = [e for link in document["seal"]["chain"] for e in link["rows"] if e["table"] == "turns" and "row" in e][:2]
     first["key"], first["row"]["text"], second["row"]["text"] = "abc", "x", "y"
     verdict = export_check.verify_export(document)
@@ -76,7 +75,7 @@ def test_an_export_with_a_key_no_journal_writes_is_tampered_not_a_crash(sealed: 
 
 def test_a_swap_is_named_past_a_key_no_journal_writes(sealed: Path) -> None:  # noqa: F811
     """Two turns' contents exchanged, after a turn re-keyed with text: the swap is still found."""
-    document = _export(sealed)
+    document = export_of(sealed)
     odd, one, two = [e for link in document["seal"]["chain"] for e in link["rows"] if e["table"] == "turns" and "row" in e][:3]
     odd["key"], odd["row"]["text"] = "abc", "edited"
     one["row"], two["row"] = {**two["row"], "id": one["row"]["id"]}, {**one["row"], "id": two["row"]["id"]}
@@ -236,7 +235,7 @@ def test_a_write_onto_an_edited_head_is_refused_saying_so(sealed: Path, edit: st
     (or fail on the seal's own constraints): the write is refused, naming the debate and what
     verify finds, and nothing is written. (The writer verifies a debate before its first write
     to it, store.seal.trusted; seal.append's own refusal of such a head is tested below.)"""
-    _sql(sealed, f"UPDATE debates SET {edit} WHERE id = '{ID}'")
+    run_sql(sealed, f"UPDATE debates SET {edit} WHERE id = '{ID}'")
     before = sqlite3.connect(sealed).execute("SELECT seal_head, seal_links, seal_rows, (SELECT COUNT(*) FROM seal), "
                                              "(SELECT COUNT(*) FROM moderator_events) FROM debates WHERE id = ?",
                                              (ID,)).fetchone()
@@ -253,7 +252,7 @@ def test_a_write_onto_an_edited_head_is_refused_saying_so(sealed: Path, edit: st
 def test_an_append_onto_an_edited_head_is_refused_saying_so(sealed: Path, edit: str) -> None:  # noqa: F811
     """seal.append called without a verified chain (as the migration calls it) still refuses a
     head edited outside Symposium rather than chaining onto it."""
-    _sql(sealed, f"UPDATE debates SET {edit} WHERE id = '{ID}'")
+    run_sql(sealed, f"UPDATE debates SET {edit} WHERE id = '{ID}'")
     conn = sqlite3.connect(sealed)
     head, links, rows = conn.execute("SELECT seal_head, seal_links, seal_rows FROM debates WHERE id = ?", (ID,)).fetchone()
     with pytest.raises(sqlite3.IntegrityError) as refused:

@@ -22,7 +22,7 @@ import pytest
 from protocols.core.events import ModeratorActed
 from store import seal, signing
 from store.journal import Journal, JournalError
-from tests.store.test_seal import ID, _record, _sql, _verify, sealed  # noqa: F401 - the fixture
+from tests.helpers.sealed_journal import ID, record_every_kind, run_sql, verify_cli
 from tui.cli.parser import main
 
 
@@ -51,21 +51,21 @@ def test_an_edit_re_sealed_through_the_whole_chain_fails_on_the_signature(
     own = signing.own_public_key()
     assert own is not None
     turn_id = sqlite3.connect(sealed).execute("SELECT id FROM turns WHERE seq = 2").fetchone()[0]
-    _sql(sealed, "UPDATE turns SET text = 'Clearly malaria; no tests needed.' WHERE seq = 2")
+    run_sql(sealed, "UPDATE turns SET text = 'Clearly malaria; no tests needed.' WHERE seq = 2")
     head = _reseal(sealed, "turns", str(turn_id))
     with Journal(sealed) as j:
         verdict = seal.verify(j.conn, ID)
     assert [(p.table, p.what) for p in verdict.problems] == [("debates", "signature")]  # the chain itself holds again
-    code, out = _verify(sealed, capsys=capsys)
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 1 and out.startswith(f"FAILED {ID}: first debates row {ID} (written time unknown): signature — the "
                                         "head's signature does not hold: the chain was recomputed after it was signed")
     editor = signing.user_signer(tmp_path / "editor" / "seal-key.pem")
-    _sql(sealed, f"UPDATE debates SET seal_signature = '{editor.sign(signing.message(ID, head, 1, None))}', "
+    run_sql(sealed, f"UPDATE debates SET seal_signature = '{editor.sign(signing.message(ID, head, 1, None))}', "
                  f"seal_key = '{editor.public}' WHERE id = '{ID}'")
-    code, out = _verify(sealed, capsys=capsys)
+    code, out = verify_cli(sealed, capsys=capsys)
     assert code == 3 and out.startswith(f"NOT VERIFIABLE {ID}: it is signed by key {editor.fingerprint}, which is not "
                                         f"yours: if its owner confirms that fingerprint, run again with --key")
-    assert _verify(sealed, "--key", signing.fingerprint(own), capsys=capsys)[0] == 1
+    assert verify_cli(sealed, "--key", signing.fingerprint(own), capsys=capsys)[0] == 1
 
 
 @pytest.mark.parametrize(("column", "value"), [
@@ -94,10 +94,10 @@ def test_a_signature_copied_from_another_debate_does_not_hold(tmp_path: Path) ->
     """Both debates signed by the same key: the signature covers the debate's id too."""
     path = tmp_path / "two.db"
     with Journal(path) as j:
-        _record(j, ID)
-        _record(j, "other0000001")
+        record_every_kind(j, ID)
+        record_every_kind(j, "other0000001")
         other = seal.summary(j.conn, "other0000001")
-    _sql(path, f"UPDATE debates SET seal_signature = '{other['signature']}', seal_head = '{other['head']}' WHERE id = '{ID}'")
+    run_sql(path, f"UPDATE debates SET seal_signature = '{other['signature']}', seal_head = '{other['head']}' WHERE id = '{ID}'")
     problems = seal.verify(sqlite3.connect(path), ID).problems
     assert "signature" in [p.what for p in problems] and "chain" in [p.what for p in problems]
 
@@ -145,13 +145,13 @@ def test_the_journal_signs_with_the_users_key_made_at_its_first_write(tmp_path: 
     db = tmp_path / "j.db"
     with Journal(db) as j:
         assert not config.exists()  # opening writes nothing
-        _record(j)
+        record_every_kind(j)
     key = config / signing.KEY_FILE
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(config.stat().st_mode) == 0o700
     with Journal(db) as j:
         assert seal.summary(j.conn, ID)["key"] == signing.own_public_key(key)
     key.rename(tmp_path / "elsewhere.pem")  # another user's account, or a new machine: no key of their own
-    code, out = _verify(db, capsys=capsys)
+    code, out = verify_cli(db, capsys=capsys)
     assert code == 3 and "which is not yours" in out and not key.exists()
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(tmp_path / "elsewhere"))
     paths = tmp_path / "paths.json"
@@ -171,7 +171,7 @@ def test_a_key_file_that_cannot_be_trusted_is_refused_with_its_name(tmp_path: Pa
     with Journal(tmp_path / "j.db") as j, pytest.raises(JournalError, match=(
             rf"j.db: cannot sign the journal's seal: {key}: not a readable signing key .*move it aside and a new key is "
             "made")):
-        _record(j)
+        record_every_kind(j)
     capsys.readouterr()
     assert main(["verify", "--db", str(tmp_path / "j.db")]) == 1
     assert f"error: {key}: not a readable signing key" in capsys.readouterr().err

@@ -21,7 +21,7 @@ from outputs.export import to_json
 from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
-from tests.store.test_seal import ID, _record, _sql, _verify
+from tests.helpers.sealed_journal import ID, record_every_kind, run_sql, v5_journal, verify_cli
 from tui.cli.parser import build_parser, main
 
 EDITED = "edited000001"
@@ -34,14 +34,14 @@ def three(tmp_path: Path) -> Path:
     path = tmp_path / "three.db"
     with Journal(path) as j:
         for debate_id in (ID, EDITED, OLD):
-            _record(j, debate_id)
-    _sql(path, f"UPDATE turns SET text = 'x' WHERE debate_id = '{EDITED}' AND seq = 1",
+            record_every_kind(j, debate_id)
+    run_sql(path, f"UPDATE turns SET text = 'x' WHERE debate_id = '{EDITED}' AND seq = 1",
          f"UPDATE debates SET seal_signature = NULL, seal_key = NULL, seal_signed_from = NULL WHERE id = '{OLD}'")
     return path
 
 
 def test_a_whole_journal_is_reported_line_by_line_with_a_summary(three: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _verify(three, capsys=capsys)
+    code, out = verify_cli(three, capsys=capsys)
     assert code == 1  # one failed: that outranks one not verifiable
     lines = out.splitlines()
     at = {line.split(":")[0].split()[-1]: i for i, line in enumerate(lines) if not line.startswith(" ")}
@@ -51,13 +51,13 @@ def test_a_whole_journal_is_reported_line_by_line_with_a_summary(three: Path, ca
     assert lines[-2] == "1 of 3 debates verified; 1 failed; 1 not verifiable"
     assert lines[-1] == (f"cannot show: an edit re-signed by whoever else holds your key ({signing.key_path()}); a record "
                          "put back to an earlier signed state (compare the head you noted: --head); a debate deleted whole")
-    _sql(three, f"DELETE FROM debates WHERE id = '{EDITED}'")
-    code, out = _verify(three, capsys=capsys)
+    run_sql(three, f"DELETE FROM debates WHERE id = '{EDITED}'")
+    code, out = verify_cli(three, capsys=capsys)
     assert code == 3 and "1 of 2 debates verified; 1 not verifiable\n" in out
 
 
 def test_the_json_names_every_finding(three: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _verify(three, "--json", capsys=capsys)
+    code, out = verify_cli(three, "--json", capsys=capsys)
     assert code == 1
     found = {v["debate_id"]: v for v in json.loads(out)}
     own = signing.own_public_key()
@@ -96,9 +96,9 @@ def test_every_refusal_says_what_to_do(three: Path, tmp_path: Path, capsys: pyte
     capsys.readouterr()
     assert main(["verify", "--head", "ab" * 32, "--db", str(three)]) == 1
     assert capsys.readouterr().err.strip() == "error: --head checks one debate: name its id (or --export FILE)"
-    _sql(three, "INSERT INTO debates(id, protocol, title, subject, created_at, updated_at) "
+    run_sql(three, "INSERT INTO debates(id, protocol, title, subject, created_at, updated_at) "
                 "VALUES ('forged000001', 'evince', 't', 's', 0, 0)")
-    code, out = _verify(three, "forged000001", "--head", "ab" * 32, capsys=capsys)
+    code, out = verify_cli(three, "forged000001", "--head", "ab" * 32, capsys=capsys)
     assert code == 1 and (f"also seal row head (written time unknown): chain — the head is missing, not the {'ab' * 32} "
                           "you gave") in out
     with pytest.raises(SystemExit):
@@ -259,10 +259,8 @@ def test_the_json_is_indented_and_dates_are_iso(three: Path, capsys: pytest.Capt
 
 
 def _v5(folder: Path) -> Path:
-    from tests.store.test_seal import _v5_journal
-
     (folder / "v5").mkdir()
-    return _v5_journal(folder / "v5")
+    return v5_journal(folder / "v5")
 
 
 def test_on_a_terminal_the_verdicts_are_coloured_and_nothing_else(three: Path, monkeypatch: pytest.MonkeyPatch,
@@ -326,8 +324,8 @@ def test_the_help_says_what_the_seal_proves_and_what_it_cannot(monkeypatch: pyte
 
 
 def test_the_summary_names_only_the_kinds_of_verdict_it_found(three: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _sql(three, f"DELETE FROM debates WHERE id = '{OLD}'")
-    code, out = _verify(three, capsys=capsys)
+    run_sql(three, f"DELETE FROM debates WHERE id = '{OLD}'")
+    code, out = verify_cli(three, capsys=capsys)
     assert code == 1 and out.splitlines()[-2] == "1 of 2 debates verified; 1 failed"
 
 
