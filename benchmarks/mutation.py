@@ -800,8 +800,12 @@ EQUIVALENT: tuple[Equivalent, ...] = (
                "holds = (print_ is not None and head is not None and first >= 0",
                "Symposium signs from link 1 on at the earliest (signed_from counts links from 1), so no journal holds a "
                "signature over 0; one made on purpose by the key's holder vouches for no less than one over 1 would"),
-    Equivalent("store/seal.py", "verify", "sealed = columns(conn) if sealed is None else sealed",
-               "sealed = columns(conn) if (sealed is None) or True else sealed", _SAME_COLUMNS),
+    Equivalent("store/seal.py", "verify", "return _checked(conn, debate_id, columns(conn) if sealed is None else sealed)[0]",
+               "return _checked(conn, debate_id, columns(conn) if (sealed is None) or True else sealed)[0]", _SAME_COLUMNS),
+    Equivalent("store/seal.py", "append", "known = Known(head, {}) if start[1] == 0 else None  # a chain begun here is known whole",
+               "known = Known(head, {}) if start[2] == 0 else None  # a chain begun here is known whole",
+               "a head's row count is 0 exactly when its link count is: every link seals at least one row (append "
+               "returns before linking when no row was there), and _start refuses a head whose counts are not integers"),
     Equivalent("store/seal.py", "_current", 'select = ", ".join((key, *names, time_col or "NULL"))',
                'select = ", ".join((key, *names, time_col or "null"))', _SQL_PART),
     Equivalent("store/seal.py", "verify_all", "sealed = columns(conn)", "sealed = None", _SAME_COLUMNS),

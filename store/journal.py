@@ -275,8 +275,7 @@ class Journal:
         """Before a write that may rewrite a sealed row: refuse one edited since it was sealed
         (:func:`store.seal.check_rewrite`), or the new seal would vouch for the edit."""
         if self.sealing:
-            seal.check_rewrite(self.conn, debate_id, table, key, self._sealed_columns, self._chains.get(debate_id),
-                               [(t, k) for d, t, k in self._unsealed if d == debate_id])
+            seal.check_rewrite(self.conn, debate_id, table, key, self._sealed_columns, self._chains.get(debate_id))
 
     def _sealed(self, debate_id: str, table: str, key: Any) -> None:
         """Note a row written in this transaction; :meth:`_transaction` seals it before COMMIT."""

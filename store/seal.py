@@ -216,18 +216,18 @@ def trusted(conn: sqlite3.Connection, debate_id: str, sealed: Columns, known: Kn
                        "will not sign a record another key vouches for: continue it where that key is")
     head = conn.execute("SELECT seal_head, seal_links, seal_rows, seal_signed_from, sealed_on_migration_at FROM debates "
                         "WHERE id = ?", (debate_id,)).fetchone()
-    return Known(_start(conn, debate_id, head), {ident: mark.row_sha256 for ident, mark in latest.items()})
+    return Known(_stored_head(debate_id, head), latest)
 
 
 def check_rewrite(conn: sqlite3.Connection, debate_id: str, table: str, key: Any, sealed: Columns,
-                  known: Known | None, pending: Iterable[tuple[str, Any]] = ()) -> None:
+                  known: Known | None) -> None:
     """Before a write that may rewrite a sealed row: the row as stored must be the one last
     sealed (:class:`Tampered` if not), so that the write's new seal cannot vouch for an edit
-    made in between. A row not there yet is fine (the write inserts it), as is one this
-    transaction wrote already (``pending``, sealed at its end)."""
+    made in between. A row not there yet is fine (the write inserts it). (No event writes a
+    row twice in its transaction, so a row is always checked against a sealed state.)"""
     with as_stored(conn):
         values = conn.execute(_select(table, sealed[table]), (debate_id, key)).fetchone()
-    if values is None or any(t == table and str(k) == str(key) for t, k in pending):
+    if values is None:
         return
     expected = None if known is None else known.rows.get((table, str(key)))
     if expected is not None and row_sha256(table, tuple(values)) == expected:
@@ -264,7 +264,9 @@ def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, A
     known = chains.get(debate_id) if chains is not None else None
     head = None if known is None else _move(conn, debate_id, known.head, stored, when, len(entries), updated_at, signer,
                                             True)
-    if head is None:  # not known, or another writer moved it: read it
+    if head is not None and known is not None:
+        known.head = head
+    else:  # not known, or another writer moved it: read it
         signed = "seal_signed_from" if signer is not None else "NULL"  # (no such column while migrating to v6)
         found = conn.execute(f"SELECT seal_head, seal_links, seal_rows, {signed}, sealed_on_migration_at FROM debates "
                              "WHERE id = ?", (debate_id,)).fetchone()
@@ -278,10 +280,9 @@ def append(conn: sqlite3.Connection, debate_id: str, rows: Iterable[tuple[str, A
     conn.execute("INSERT INTO seal(debate_id, n, rows_json, chain_sha256, at) VALUES (?,?,?,?,?)",
                  (debate_id, head[1], stored, head[0], when))
     if chains is not None and known is not None:
-        known.head = head
         known.rows.update(((t, k), h) for t, k, h in entries)
         chains[debate_id] = known
-    elif chains is not None:
+    elif chains is not None:  # a head not verified here is not known
         chains.pop(debate_id, None)
     return True
 
@@ -295,11 +296,18 @@ def _start(conn: sqlite3.Connection, debate_id: str, found: Sequence[Any]) -> He
     if head is None and links is None and rows is None and not conn.execute(
             "SELECT 1 FROM seal WHERE debate_id = ? LIMIT 1", (debate_id,)).fetchone():
         return (genesis(debate_id), 0, 0, None, found[4])
+    return _stored_head(debate_id, found)
+
+
+def _stored_head(debate_id: str, found: Sequence[Any]) -> Head:
+    """A head as stored (chain hash, links, rows, signed from, migration mark), or
+    :class:`Tampered` when it is not one Symposium writes."""
+    head, links, rows = found[0], found[1], found[2]
     if isinstance(head, str) and isinstance(links, int) and isinstance(rows, int):
         return (head, links, rows, found[3], found[4])
-    raise sqlite3.IntegrityError(f"debate {debate_id}: its seal's head was edited outside Symposium (head "
-                                 f"{str(head)[:12]!r}, {links!r} links, {rows!r} rows); nothing more can be sealed "
-                                 f"onto it: `symposium verify {debate_id}` says what changed")
+    raise Tampered(f"debate {debate_id}: its seal's head was edited outside Symposium (head {str(head)[:12]!r}, "
+                   f"{links!r} links, {rows!r} rows); nothing more can be sealed onto it: `symposium verify {debate_id}` "
+                   "says what changed")
 
 
 def _move(conn: sqlite3.Connection, debate_id: str, previous: Head, stored: str, when: float, count: int,
@@ -536,13 +544,13 @@ def verify(conn: sqlite3.Connection, debate_id: str, sealed: Columns | None = No
     return _checked(conn, debate_id, columns(conn) if sealed is None else sealed)[0]
 
 
-def _checked(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple[Verdict, dict[tuple[str, str], Sealed]]:
-    """:func:`verify`'s verdict and each row's latest seal (what :func:`trusted` keeps)."""
+def _checked(conn: sqlite3.Connection, debate_id: str, sealed: Columns) -> tuple[Verdict, dict[tuple[str, str], str]]:
+    """:func:`verify`'s verdict and each row's latest sealed hash (what :func:`trusted` keeps)."""
     found = conn.execute("SELECT seal_head, seal_links, seal_rows, sealed_on_migration_at, seal_key, seal_signature, "
                          "seal_signed_from FROM debates WHERE id = ?", (debate_id,)).fetchone()
     links = [_link(r[0], json.loads(r[1]), r[2], r[3]) for r in conn.execute(
         "SELECT n, rows_json, chain_sha256, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,))]
-    latest = {(table, key): Sealed(row_hash, link.n, link.at) for link in links for table, key, row_hash in link.rows}
+    latest = {(table, key): row_hash for link in links for table, key, row_hash in link.rows}
     current, times, values = _current(conn, debate_id, sealed)
     if found is None or found[0] is None:
         problems = [Problem(debate_id, "debates", debate_id, "inserted", "the debate has no seal at all", None, 0)]

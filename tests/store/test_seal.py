@@ -24,7 +24,7 @@ from protocols.core.events import CallRecord, ModeratorActed, TurnFinished
 from store import export_check, seal, signing
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.sample_debate import T0, record_sample
+from tests.helpers.sample_debate import T0, record_sample, sample_events
 from tests.helpers.sealed_journal import ID, run_sql, v5_journal, verify_cli
 
 
@@ -363,6 +363,16 @@ def test_a_sealed_turn_reads_back_its_rows_and_adds_one_statement(tmp_path: Path
         assert sum(s.startswith("INSERT INTO seal(debate_id,") for s in sealed) == 1
         assert any(s.startswith("UPDATE debates SET seal_head = ") and " seal_signature = '" in s for s in sealed)
         assert sum(s.startswith("UPDATE debates SET") for s in sealed) == sum(s.startswith("UPDATE debates SET") for s in plain)
+    with Journal(tmp_path / "each.db") as j:  # a chain this journal began is known from its first link on
+        statements = []
+        j.conn.set_trace_callback(statements.append)
+        events = sample_events(ID)
+        j.record(events[0])  # (a new debate: the only read of the seal asks whether it has a chain yet)
+        assert [s for s in statements if " FROM seal " in s] == [f"SELECT 1 FROM seal WHERE debate_id = '{ID}' LIMIT 1"]
+        for event in events[1:]:
+            statements.clear()
+            j.record(event)
+            assert [s for s in statements if " FROM seal " in s or s.startswith("SELECT seal_head, seal_links, seal_rows")] == []
     for sealed in ran[True]:
         assert [s for s in sealed if s.startswith("SELECT seal_head")] == [
             f"SELECT seal_head, seal_links FROM debates WHERE id = '{ID}'"]

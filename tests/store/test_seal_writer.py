@@ -98,6 +98,7 @@ def test_a_row_edited_before_symposium_rewrites_it_is_refused_not_resealed(journ
     """While the debate runs (the writer knows the chain and checks the row before rewriting it)
     and in a later process (the writer verifies the debate at its first write)."""
     table, edit, event = REWRITES[case]
+    what = "inserted" if "inserted" in case else "changed"
     with Journal(journal) as j:
         j.record(_turn()) if same_writer else None  # the writer now knows the chain as it left it
         before = _state(journal)
@@ -105,8 +106,13 @@ def test_a_row_edited_before_symposium_rewrites_it_is_refused_not_resealed(journ
         with pytest.raises(JournalError) as refused:
             j.record(event)  # type: ignore[arg-type]
     said = str(refused.value)
-    assert f"debate {ID}: " in said and f"{table} row " in said and "outside Symposium" in said, said
-    assert f"`symposium verify {ID}` says what changed" in said
+    assert f"debate {ID}: " in said and f"{table} row " in said, said
+    if same_writer:  # the row checked before its rewrite (store.seal.check_rewrite)
+        assert re.search(rf"its {table} row \w+ was {what} outside Symposium after it was sealed; Symposium will not "
+                         rf"rewrite and re-seal it: `symposium verify {ID}` says what changed\)\.$", said), said
+    else:  # the debate verified at the process's first write (store.seal.trusted)
+        assert re.search(rf"its journal was edited outside Symposium \({table} row \w+ \(written [^)]*\): {what} — .*\); "
+                         rf"nothing more is written to it: `symposium verify {ID}` says what changed\)\.$", said), said
     assert _state(journal) == before
     assert {(table, "changed"), (table, "inserted")} & _problems(journal)
 
@@ -184,8 +190,9 @@ def test_a_chain_signed_again_by_another_key_is_not_signed_by_yours(journal: Pat
                      (other.sign(signing.message(ID, head, first, migrated)), other.public, ID))
     assert _problems(journal) == set()
     before = _state(journal)
-    said = re.escape(f"signed by key {signing.fingerprint(other.public)}, not by yours")  # base64 holds "+"
-    with Journal(journal) as j, pytest.raises(JournalError, match=said):
+    said = re.escape(f"debate {ID}: its seal is signed by key {signing.fingerprint(other.public)}, not by yours; "
+                     "Symposium will not sign a record another key vouches for: continue it where that key is).")
+    with Journal(journal) as j, pytest.raises(JournalError, match=said + "$"):  # (base64 holds "+": escaped)
         j.record(_turn())
     assert _state(journal) == before
 
@@ -203,3 +210,37 @@ def test_an_untouched_debate_goes_on_in_a_later_process_and_verifies(journal: Pa
         verdict = seal.judged(seal.verify(j.conn, ID), signing.own_public_key())
     assert verdict.status == "ok", verdict.problems
     assert _state(journal)[1] == "finished"
+
+
+def test_a_row_of_a_debate_the_writer_does_not_know_is_not_rewritten(journal: Path) -> None:
+    """check_rewrite without a verified chain (``known`` None): a row already there was not
+    sealed by this writer, so it is refused as inserted rather than rewritten."""
+    conn = sqlite3.connect(journal)
+    with pytest.raises(seal.Tampered, match=f"^debate {ID}: its debates row {ID} was inserted outside Symposium"):
+        seal.check_rewrite(conn, ID, "debates", ID, seal.columns(conn), None)
+    seal.check_rewrite(conn, ID, "metrics", 10_000, seal.columns(conn), None)  # not there yet: the write inserts it
+
+
+@pytest.mark.parametrize("stale", [True, False], ids=["a-stale-known-head", "nothing-known"])
+def test_append_chains_onto_the_stored_head_not_a_stale_one(journal: Path, stale: bool) -> None:
+    """append called with what a writer knew before another writer moved the head (or with
+    nothing known): the link chains onto the head as stored, keeps its signature's first
+    link and the time given, and the writer is left knowing nothing it did not verify."""
+    conn = sqlite3.connect(journal, isolation_level=None)
+    sealed = seal.columns(conn)
+    chains: dict[str, seal.Known] = {}
+    if stale:
+        chains[ID] = seal.trusted(conn, ID, sealed, None, None)  # type: ignore[assignment]
+        with Journal(journal) as j:  # another writer moves the head
+            j.record(_turn())
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("UPDATE notices SET text = text WHERE debate_id = ?", (ID,))
+    key = conn.execute("SELECT id FROM notices WHERE debate_id = ? LIMIT 1", (ID,)).fetchone()
+    row = ("notices", key[0]) if key else ("debates", ID)
+    assert seal.append(conn, ID, [row], sealed, chains=chains, updated_at=1234.5, signer=signing.user_signer())
+    conn.execute("COMMIT")
+    assert chains == {}
+    assert conn.execute("SELECT updated_at FROM debates WHERE id = ?", (ID,)).fetchone()[0] == 1234.5
+    verdict = seal.judged(seal.verify(conn, ID, sealed), signing.own_public_key())
+    assert verdict.status == "ok", verdict.problems
+    assert verdict.signature is not None and verdict.signature.signed_from == 1
