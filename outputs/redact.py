@@ -221,7 +221,7 @@ def _field_words() -> frozenset[str]:
     return frozenset("""
         Email Tel Telephone Phone Fax Mobile Postcode Versichertennummer Ingreso Procedimiento Processo Reg Ref
         Esq County Chikungunya MRN ID NHS GP DOB SC ST Landgericht Amtsgericht Kläger Klägerin Beklagte Beklagter
-        Halter Halterin Patientin Führerschein Wohnort Geburtsort Placa Matrícula Targa Kenteken Tablica Immatriculation Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad Nana Art Kennzeichen Highway Motorway
+        Halter Halterin Patientin Führerschein Wohnort Geburtsort Edad Idade Età Leeftijd Ålder Placa Matrícula Targa Kenteken Tablica Immatriculation Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad Nana Art Kennzeichen Highway Motorway
         """.split())
 
 
@@ -511,9 +511,11 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|hundred[- ]years?[- ]old"
             r")(?![\w-])", re.IGNORECASE)),
         # An age after its label, in a form, a table or scanned text: "Age: 101", "Age | 92",
-        # "AGE:91Y", "Age/Sex: 97/F"; and beside a sex, "F/92", "97/F".
+        # "AGE:91Y", "Age/Sex: 97/F", "Age at death: 98", "Edad: 94"; and beside a sex, "F/92", "97/F".
         _Recognizer("age", re.compile(
-            rf"\b(?i:age|aged)(?:\s*\((?i:years?|yrs?|y)\))?(?:\s*/\s*(?i:sex|gender))?\s*(?:[:|=\t]\s*)?({age_number})"
+            rf"\b(?i:age|aged|edad|âge|età|idade|leeftijd|ålder|alder)(?i:\s+at\s+(?:death|admission|onset|diagnosis|presentation"
+            rf"|interview|enrol?ment|entry|the\s+(?:time|date)\s+of\s+\w+))?"
+            rf"(?:\s*\((?i:years?|yrs?|y)\))?(?:\s*/\s*(?i:sex|gender))?\s*(?:[:|=\t]\s*)?({age_number})"
             rf"(?=(?i:\s*(?:y|yrs?|years?|yo|y/o))(?![\w-])|{not_a_measure}(?![\w-]))"), group=1),
         _Recognizer("age", re.compile(rf"(?<=[MF]/)(?<![\w/.][MF]/){over89}(?![\w/.])|(?<![\w/.]){over89}(?=/[MF](?![\w/]))")),
         # "(96 years)", never a span of time: "for 90 years", "92 years ago".

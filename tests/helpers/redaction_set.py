@@ -41,6 +41,7 @@ DEV4 = FIXTURES / "dev4.txt"
 HELDOUT4 = FIXTURES / "heldout4.txt"
 DEV5 = FIXTURES / "dev5.txt"
 DEV6 = FIXTURES / "dev6.txt"
+DEV7 = FIXTURES / "dev7.txt"
 HELDOUT5 = FIXTURES / "heldout5.txt"
 FROZEN = FIXTURES / "frozen.txt"
 _MARK = re.compile(r"\{\{(\w+)(?:/(\w+))?:(.+?)\}\}")
