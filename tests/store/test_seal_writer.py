@@ -244,3 +244,15 @@ def test_append_chains_onto_the_stored_head_not_a_stale_one(journal: Path, stale
     verdict = seal.judged(seal.verify(conn, ID, sealed), signing.own_public_key())
     assert verdict.status == "ok", verdict.problems
     assert verdict.signature is not None and verdict.signature.signed_from == 1
+
+
+@pytest.mark.parametrize("kept", ["seal_head", "seal_links", "seal_rows"])
+def test_a_chain_erased_but_for_one_field_of_its_head_is_not_begun_again(journal: Path, kept: str) -> None:
+    """Every link deleted and the head erased but for one of its fields: no new chain is begun
+    over the debate (it would vouch for rows no link covered), the head is refused as edited."""
+    erased = ", ".join(f"{c} = NULL" for c in ("seal_head", "seal_links", "seal_rows") if c != kept)
+    _sql(journal, f"UPDATE debates SET {erased} WHERE id = ?", ID)
+    _sql(journal, "DELETE FROM seal WHERE debate_id = ?", ID)
+    conn = sqlite3.connect(journal)
+    with pytest.raises(sqlite3.IntegrityError, match=f"^debate {ID}: its seal's head was edited outside Symposium"):
+        seal.append(conn, ID, [("debates", ID)], seal.columns(conn))
