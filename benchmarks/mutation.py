@@ -297,7 +297,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     # tag checks, libphonenumber's phones).
     Target("outputs/redact_models.py", ("tests/store/test_redact_towns.py", "tests/store/test_redact.py",
                                       "tests/store/test_redact_findings.py", "tests/store/test_redact_heldout.py",
-                                      "tests/store/test_redact_recall.py", "tests/store/test_redact_edges.py")),
+                                      "tests/store/test_redact_recall.py", "tests/store/test_redact_edges.py",
+                                      "tests/store/test_redact_models_edges.py")),
     Target("outputs/markdown_text.py", ("tests/guarantees/test_markdown_literal.py",
                                       "tests/guarantees/test_terminal_output.py")),
     Target("backends/served.py", ("tests/guarantees/test_loopback_ports.py",)),
@@ -544,6 +545,19 @@ EQUIVALENT: tuple[Equivalent, ...] = (
       for after in ("None", "False")),
     Equivalent("outputs/redact.py", "_luhn", "total += d", "total -= d",
                "the check is total % 10 == 0, and -t % 10 == 0 exactly when t % 10 == 0"),
+    Equivalent("outputs/redact_models.py", "phones",
+               "for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):",
+               "for match in phonenumbers.PhoneNumberMatcher(text, region, ):",
+               "PhoneNumberMatcher's leniency defaults to Leniency.VALID (phonenumbers 9.0): the argument restates it"),
+    Equivalent("outputs/redact_models.py", "towns", "while i < len(doc):", "while i <= len(doc):",
+               "at i == len(doc) the window range(min(len(doc), …), i, -1) is empty: no span is read, nothing is "
+               "found, i steps past the end and the loop ends"),
+    Equivalent("outputs/redact_models.py", "towns",
+               "for j in range(min(len(doc), i + TOWN_WORDS * 3), i, -1):",
+               "for j in range(min(len(doc), i + TOWN_WORDS * 4), i, -1):",
+               "a wider window only tries longer spans, and no name the gazetteer holds is longer than 11 of spaCy's "
+               "tokens (test_redact_models_edges checks the longest fits TOWN_WORDS * 3 = 12): the longest match "
+               "found is the same"),
     Equivalent("store/journal.py", "Journal.__init__",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)",
                "self.conn = sqlite3.connect(self.path, isolation_level=None, )", _BUSY),

@@ -12,6 +12,7 @@ and sources as Explosion's published one), loaded from the installed package by 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
@@ -66,14 +67,15 @@ def entities(text: str) -> list[tuple[int, int, str]]:
     """People and places spaCy's model finds in ``text``: (start, end, kind) with kind ``name``
     or ``address``. An entity ends before its first lower-case word ("Thunder Bay for PCI" is
     "Thunder Bay"): the small model runs a place or a name on into the words after it, and a name
-    or a town is capitalised; particles inside a name ("van", "de") keep it whole."""
+    or a town is capitalised; particles inside a name ("van", "de") keep it whole, as does an
+    elided one before a capital ("Marco d'Amico")."""
     found = []
     for e in _parsed(text).ents:
         if e.label_ not in ENTITY_KINDS:
             continue
         run: list[Any] = []
         for token in [*e, None]:
-            if token is not None and (token.text[:1].isupper() or (run and token.text in PARTICLES) or not token.text[:1].isalpha()):
+            if token is not None and (_name_word(token.text) or (run and token.text in PARTICLES) or not token.text[:1].isalpha()):
                 run.append(token)
                 continue
             while run and (run[-1].text in PARTICLES or not run[-1].text[:1].isalnum()):
@@ -82,6 +84,12 @@ def entities(text: str) -> list[tuple[int, int, str]]:
                 found.append((run[0].idx, run[-1].idx + len(run[-1].text), ENTITY_KINDS[e.label_]))
             break
     return found
+
+
+def _name_word(word: str) -> bool:
+    """Whether ``word`` may stand in a person's or a place's name: capitalised, or capitalised
+    after an elided particle ("d'Amico", "d’Urso"; "o'clock" is no one's)."""
+    return any(part[:1].isupper() for part in re.split("['’]", word))
 
 
 def phones(text: str) -> list[tuple[int, int, str]]:
@@ -136,10 +144,16 @@ def _gazetteer() -> frozenset[str]:
 
 
 def _common(word: str) -> bool:
-    """Whether ``word`` is an English verb, adjective or adverb, or an inflection of one."""
+    """Whether ``word`` is an English verb, adjective or adverb, or one with "-s" or "-ing" after it
+    ("Sparks", "Barking", "Lancing"). The "e" a verb drops before "-ing" is put back only where
+    "-ing" was ("lancing", "lance"): "San" is no "sane", nor "Berat" "berate". "-ed" is not tried:
+    WordNet lists such adjectives itself ("tired", "wicked"), and the one town of the gazetteer it
+    stems is no English word ("Beed", "be")."""
     _, others = _english_words()
     w = word.casefold()
-    stems = {w, w.removesuffix("s"), w.removesuffix("ing"), w.removesuffix("ing") + "e", w.removesuffix("ed")}
+    stems = {w, w.removesuffix("s"), w.removesuffix("ing")}
+    if w.endswith("ing"):
+        stems.add(w[:-3] + "e")
     return bool(stems & others)
 
 
