@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,6 +204,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis seed: {FUZZ_SEED} (replay with SYMPOSIUM_FUZZ_SEED={FUZZ_SEED})"
 
+
+
+@pytest.fixture(autouse=True)
+def _sighup_at_its_default() -> Iterator[None]:
+    """Every test starts with SIGHUP at its default disposition, as in a terminal, whatever the
+    suite was started under: ``nohup make test`` ignores it, and Symposium rightly keeps an
+    ignored SIGHUP ignored (tests/cli/test_signals.py), which the signal tests do not expect."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
