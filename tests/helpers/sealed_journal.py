@@ -96,3 +96,26 @@ def export_of(path: Path) -> dict[str, Any]:
         debate = Queries(j).debate(ID, chain=True)
     assert debate is not None
     return json.loads(to_json(debate))
+
+
+def reseal(path: Path, table: str, key: str, debate_id: str = ID) -> str:
+    """What an editor holding the journal does after changing a row: recompute the row's hash in
+    every link that seals it, every chain hash from there on, and the head, with Symposium's own
+    functions (the signature cannot be recomputed without the key). Returns the head."""
+    conn = sqlite3.connect(path)
+    columns = seal.columns(conn)
+    row = conn.execute(f"SELECT {', '.join(columns[table])} FROM {table} WHERE {seal.KEYS[table]} = ?",
+                       (seal.typed_key(table, key),)).fetchone()
+    new_hash = seal.row_sha256(table, tuple(row))
+    previous = seal.genesis(debate_id)
+    links = conn.execute("SELECT n, rows_json, at FROM seal WHERE debate_id = ? ORDER BY n", (debate_id,)).fetchall()
+    for n, rows, at in links:
+        entries = [(t, k, new_hash if (t, k) == (table, key) else h) for t, k, h in json.loads(rows)]
+        stored = seal.rows_json(entries)
+        previous = seal.link_sha256(previous, n, stored, at)
+        conn.execute("UPDATE seal SET rows_json = ?, chain_sha256 = ? WHERE debate_id = ? AND n = ?",
+                     (stored, previous, debate_id, n))
+    conn.execute("UPDATE debates SET seal_head = ? WHERE id = ?", (previous, debate_id))
+    conn.commit()
+    conn.close()
+    return previous

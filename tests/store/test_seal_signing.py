@@ -22,28 +22,8 @@ import pytest
 from protocols.core.events import ModeratorActed
 from store import seal, signing
 from store.journal import Journal, JournalError
-from tests.helpers.sealed_journal import ID, record_every_kind, run_sql, verify_cli
+from tests.helpers.sealed_journal import ID, record_every_kind, reseal, run_sql, verify_cli
 from tui.cli.parser import main
-
-
-def _reseal(path: Path, table: str, key: str) -> str:
-    """What an editor holding the journal does after changing a row: recompute the row's hash in
-    every link that seals it, every chain hash from there on, and the head. Returns the head."""
-    conn = sqlite3.connect(path)
-    columns = seal.columns(conn)
-    row = conn.execute(f"SELECT {', '.join(columns[table])} FROM {table} WHERE {seal.KEYS[table]} = ?",
-                       (seal.typed_key(table, key),)).fetchone()
-    new_hash = seal.row_sha256(table, tuple(row))
-    previous = seal.genesis(ID)
-    for n, rows, at in conn.execute("SELECT n, rows_json, at FROM seal WHERE debate_id = ? ORDER BY n", (ID,)).fetchall():
-        entries = [(t, k, new_hash if (t, k) == (table, key) else h) for t, k, h in json.loads(rows)]
-        stored = seal.rows_json(entries)
-        previous = seal.link_sha256(previous, n, stored, at)
-        conn.execute("UPDATE seal SET rows_json = ?, chain_sha256 = ? WHERE debate_id = ? AND n = ?", (stored, previous, ID, n))
-    conn.execute("UPDATE debates SET seal_head = ? WHERE id = ?", (previous, ID))
-    conn.commit()
-    conn.close()
-    return previous
 
 
 def test_an_edit_re_sealed_through_the_whole_chain_fails_on_the_signature(
@@ -52,7 +32,7 @@ def test_an_edit_re_sealed_through_the_whole_chain_fails_on_the_signature(
     assert own is not None
     turn_id = sqlite3.connect(sealed).execute("SELECT id FROM turns WHERE seq = 2").fetchone()[0]
     run_sql(sealed, "UPDATE turns SET text = 'Clearly malaria; no tests needed.' WHERE seq = 2")
-    head = _reseal(sealed, "turns", str(turn_id))
+    head = reseal(sealed, "turns", str(turn_id))
     with Journal(sealed) as j:
         verdict = seal.verify(j.conn, ID)
     assert [(p.table, p.what) for p in verdict.problems] == [("debates", "signature")]  # the chain itself holds again

@@ -11,7 +11,6 @@ No model is loaded.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from protocols.core.events import DebateFinished, DebateResumed, MetricsComputed
 from store import seal, signing
 from store.journal import Journal, JournalError
 from tests.helpers.sample_debate import record_sample
+from tests.helpers.sealed_journal import reseal
 
 ID = "writer0001ab"
 
@@ -138,29 +138,13 @@ def test_an_edit_of_a_row_never_rewritten_stops_the_next_process_writing(journal
     assert _state(journal) == before
 
 
-def _recompute_chain(path: Path, edit: str) -> None:
-    """The editor's way around the chain: change a row, then recompute every row hash, link and
-    the head with Symposium's own functions. The signature cannot be recomputed without the key."""
-    conn = sqlite3.connect(path)
-    conn.execute(edit)
-    sealed = seal.columns(conn)
-    previous = seal.genesis(ID)
-    links = conn.execute("SELECT n, rows_json, at FROM seal WHERE debate_id = ? ORDER BY n", (ID,)).fetchall()
-    for n, rows_json, at in links:
-        rows = []
-        for table, key, _ in json.loads(rows_json):
-            values = conn.execute(f"SELECT {', '.join(sealed[table])} FROM {table} WHERE {seal.KEYS[table]} = ?",
-                                  (seal.typed_key(table, key),)).fetchone()
-            rows.append((table, key, seal.row_sha256(table, values)))
-        stored = seal.rows_json(rows)
-        previous = seal.link_sha256(previous, n, stored, at)
-        conn.execute("UPDATE seal SET rows_json = ?, chain_sha256 = ? WHERE debate_id = ? AND n = ?", (stored, previous, ID, n))
-    conn.execute("UPDATE debates SET seal_head = ? WHERE id = ?", (previous, ID))
-    conn.commit()
-    conn.close()
-
-
-EDIT = "UPDATE turns SET text = 'malaria, certainly' WHERE seq = 1"
+def _recompute_chain(path: Path) -> None:
+    """The editor's way around the chain: change a turn, then recompute its hash, every link and
+    the head (tests/helpers/sealed_journal.py's ``reseal``)."""
+    _sql(path, "UPDATE turns SET text = 'malaria, certainly' WHERE debate_id = ? AND seq = 1", ID)
+    with sqlite3.connect(path) as conn:
+        turn = conn.execute("SELECT id FROM turns WHERE debate_id = ? AND seq = 1", (ID,)).fetchone()[0]
+    reseal(path, "turns", str(turn), ID)
 
 
 @pytest.mark.parametrize("same_writer", [True, False], ids=["while-it-runs", "a-later-process"])
@@ -169,7 +153,7 @@ def test_a_recomputed_chain_is_not_signed_by_the_next_write(journal: Path, same_
     with Journal(journal) as j:
         if same_writer:
             j.record(_turn())
-        _recompute_chain(journal, EDIT)
+        _recompute_chain(journal)
         assert _problems(journal) == {("debates", "signature")}  # the chain alone now holds
         before = _state(journal)
         with pytest.raises(JournalError, match="edited outside Symposium .*signature does not hold"):
@@ -181,7 +165,7 @@ def test_a_recomputed_chain_is_not_signed_by_the_next_write(journal: Path, same_
 def test_a_chain_signed_again_by_another_key_is_not_signed_by_yours(journal: Path) -> None:
     """An editor with a key of their own re-signs the recomputed head: the chain and the
     signature hold, but Symposium will not put the user's signature on it."""
-    _recompute_chain(journal, EDIT)
+    _recompute_chain(journal)
     other = signing.Signer(Ed25519PrivateKey.generate())
     with sqlite3.connect(journal) as conn:
         head, first, migrated = conn.execute("SELECT seal_head, seal_signed_from, sealed_on_migration_at FROM debates "
