@@ -70,7 +70,8 @@ class TransformersBackend(Backend):
             import torch
             import transformers
         except ImportError:
-            raise BackendUnavailable(f"model {entry.id!r}: the transformers backend needs pip install 'symposium-tui[transformers]'") from None
+            raise BackendUnavailable(f"model {entry.id!r}: the transformers backend needs "
+                                     "pip install 'symposium-tui[transformers]'") from None
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()  # progress bars would tear the TUI
         self.torch = torch

@@ -206,7 +206,8 @@ class VllmSession(Session):
         # engine measures them only for its stats logger, out of this call's reach.
         reported = getattr(final, "num_cached_tokens", None)
         cached = reported if isinstance(reported, int) and reported >= 0 else None
-        reason: FinishReason = "cancelled" if gen.cancelled else "length" if output is not None and output.finish_reason == "length" else "stop"
+        reason: FinishReason = ("cancelled" if gen.cancelled
+                                else "length" if output is not None and output.finish_reason == "length" else "stop")
         return gen.finish(sent, Usage(len(prompt), len(prompt) - (cached or 0), len(output.token_ids) if output else 0, cached),
                           reason)
 

@@ -30,7 +30,8 @@ common given name, or two capitalised words inside a sentence — so a surname a
 in lower case, or a rare given name at the start of a sentence can stay; a town of fewer than
 5,000 people with no word around it saying it is a place ("lives in", "moved from", "…, Ontario"),
 or one named like an English word that opens a sentence ("Reading is …"), stays; a number with
-no word naming it and no known shape (a bare "00482913") stays; free descriptions that identify someone (a rare job, a photograph's description) stay.
+no word naming it and no known shape (a bare "00482913") stays; free descriptions that identify
+someone (a rare job, a photograph's description) stay.
 Check an export before sharing it.
 """
 
@@ -52,9 +53,11 @@ KINDS: dict[str, str] = {
     "ssn": "social security and national insurance numbers (US SSN, UK NINO, Canadian SIN)",
     "number": "medical record, account, licence, plan, policy, card, case and vehicle numbers, number plates",
     "date": "dates (day, month; a year alone is kept)",
-    "age": "ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\", \"aged ninety-three\", \"Age: 101\", \"96/F\", \"94 ans\") and years of birth ninety years back",
+    "age": ("ages over 89 (\"93-year-old\", \"in her 90s\", \"who is 97\", \"aged ninety-three\", \"Age: 101\", \"96/F\", \"94 ans\") "
+            "and years of birth ninety years back"),
     "phone": "phone and fax numbers",
-    "address": "street addresses, counties, and towns: in an address, named as places (\"lives in …\", \"City: …\"), or any town of 5,000 people or more",
+    "address": ("street addresses, counties, and towns: in an address, named as places (\"lives in …\", \"City: …\"), "
+                "or any town of 5,000 people or more"),
     "postcode": "ZIP codes and postcodes",
     "facility": "hospitals, clinics and other care facilities",
     "name": "people's names",
@@ -193,7 +196,8 @@ def _never_names() -> frozenset[str]:
         Article Amendment Rule Rules Regulation Regulations Law Constitution Convention Directive Schedule Statute
         Disease Syndrome Disorder Fever Virus Infection Cancer Type Stage Grade Class Level Phase Score Scale
         Test Criteria Guidelines Association Society Agency Ministry Office Committee Commission Health Care
-        National Insurance Security Social Bar Failure Rights Human Chronic Acute Kidney Heart Diabetes Coma Appendix Table Figure Chapter Part Covid Hepatitis Lyme Dengue Zika Ebola Crohn Parkinson Alzheimer
+        National Insurance Security Social Bar Failure Rights Human Chronic Acute Kidney Heart Diabetes Coma
+        Appendix Table Figure Chapter Part Covid Hepatitis Lyme Dengue Zika Ebola Crohn Parkinson Alzheimer
         Hodgkin Down Kaposi Tourette Asperger Bell Cushing Addison Graves Hashimoto Raynaud Sjogren Guillain
         Barre Huntington Marfan Wilson Paget Bayes Gaussian Wasserstein Jensen Shannon Kullback Leibler
         Yes No Okay Agent Judge Moderator Round Case Subject Issue Question Answer Summary Conclusion
@@ -221,7 +225,9 @@ def _field_words() -> frozenset[str]:
     return frozenset("""
         Email Tel Telephone Phone Fax Mobile Postcode Versichertennummer Ingreso Procedimiento Processo Reg Ref
         Esq County Chikungunya MRN ID NHS GP DOB SC ST Landgericht Amtsgericht Kläger Klägerin Beklagte Beklagter
-        Halter Halterin Patientin Führerschein Wohnort Geburtsort Edad Idade Età Leeftijd Ålder Placa Matrícula Targa Kenteken Tablica Immatriculation Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad Nana Art Kennzeichen Highway Motorway
+        Halter Halterin Patientin Führerschein Wohnort Geburtsort Edad Idade Età Leeftijd Ålder Placa Matrícula
+        Targa Kenteken Tablica Immatriculation Grüßen Grandmother Grandfather Grandma Grandpa Grandad Granddad
+        Nana Art Kennzeichen Highway Motorway
         """.split())
 
 
@@ -356,7 +362,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         |voiceprint(?: enrol?ment)?|genetic sample|transmitter SN|MAC|meeting ID|call ref|Home Office ref
         |vehicle (?:no\.?|number|reg(?:istration)?)|Kennzeichen|licen[cs]e plate|number ?plate|matr[ií]cula|targa|kenteken
         |immatriculation|placa(?: antiga)?|plaque(?: d'immatriculation)?|tablica(?: rejestracyjna)?|Führerschein(?:-Nr\.?|nummer)?
-        |(?-i:NMC|IMC|CPSO|AHPRA|LANR|BSNR|HCPC|OHIP|IHI|PIN)(?: number| no\.?| #)?|(?:medical|dental|nursing) council (?:no\.?|number|reg\.?)
+        |(?-i:NMC|IMC|CPSO|AHPRA|LANR|BSNR|HCPC|OHIP|IHI|PIN)(?: number| no\.?| #)?
+        |(?:medical|dental|nursing) council (?:no\.?|number|reg\.?)
         |(?:bar )?roll (?:no\.?|number)|DNA sample|(?:DNA|sample) (?:ID|ref(?:erence)?)|prisoner (?:no\.?|number)
         |Geschäftszeichen|Gesch\.-Z\.|FIR(?: no\.?)?|(?:iris|retina) scan(?: ID| ref(?:erence)?)?|palm vein ID
         |(?-i:MBI|RAMQ|PHN|CHI|ULI|URN|UR|H&C)(?: number| no\.?)?""")
@@ -368,7 +375,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     # A number after its label: tokens holding a digit (or short capitals, "3 O 123/23"), joined by
     # spaces, "of" ("1187 of 2022") or "/"; never across a sentence's full stop.
     id_token = r"(?=[A-Za-z0-9/.:-]{0,40}\d)[A-Za-z0-9#](?:[A-Za-z0-9/:-]|\.(?=\w)|,(?=\d{3}\b)){0,40}"
-    id_value = rf"(?:(?-i:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?)\s(?=\d))?(?:{id_token})(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|(?:[A-Z]{{1,3}}|[A-Z][a-z])(?=\s\d))(?![\w-])){{0,4}}"
+    id_value = (rf"(?:(?-i:[A-Z]{{1,4}}(?:-[A-Z]{{1,3}})?)\s(?=\d))?(?:{id_token})"
+                rf"(?:\s(?:of\s)?(?:(?=[\w/.-]*\d){id_token}|(?:[A-Z]{{1,3}}|[A-Z][a-z])(?=\s\d))(?![\w-])){{0,4}}")
     id_value += r"(?:\s(?:[A-Z]{1,3}(?=\s*(?:[,.;)]|$|\s+(?:and|or)\b))|(?-i:(?![AI]\b)[A-Z]{1,3}(?=\s+[a-z]))))?"
     over89 = r"(?:9\d|1[01]\d)"
     # A hyphen as typed or as a word processor sets it ("94‐year‐old", "93–year–old").
@@ -387,7 +395,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
     # A number with a unit after it is a measure, never an age: "is 92 bpm", "(92%)".
     not_a_measure = (r"(?![\d.,]?\d|(?![MF]\b)\w|\s*(?:%|/|°|[a-zA-Zµ]+/|(?i:mg|g|kg|mmol|bpm|mm|cm|ml|units?|percent|per|times|points?"
                      r"|days?|weeks?|months?|min|minutes|hours?)\b))")
-    indian_ways = r"(?:Road|Rd|Main|Cross|Nagar|Apartments|Colony|Layout|Marg|Society|Enclave|Towers|Residency|Bagh|Vihar|[A-Z][a-z]+(?:nagar|puram))"
+    indian_ways = (r"(?:Road|Rd|Main|Cross|Nagar|Apartments|Colony|Layout|Marg|Society|Enclave|Towers|Residency|Bagh|Vihar"
+                   r"|[A-Z][a-z]+(?:nagar|puram))")
     # Words after which "in", "from", "to" or "of" names a place.
     place_cue = "(?i:" + _alternation(r"""
         lives?|living|lived|resides?|residing|resident|settled|born|raised|grew up|moved|moving|relocated|relocating
@@ -455,14 +464,16 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         # tail of a longer code ("RX-GHJ-4412").
         _Recognizer("number", re.compile(r"(?<![\w-])[A-HJ-NP-TV-Z]{2}-\d{3}-[A-HJ-NP-TV-Z]{2}(?![\w-])")),
         _Recognizer("number", re.compile(r"(?<![\w-])[A-HJ-NPR-TV-Z]{2} \d{3} [A-HJ-NPR-TV-Z]{2}(?![\w-]|\s*\d)")),
-        _Recognizer("number", re.compile(r"(?<![\w-])(?=[\dA-Z-]{8}(?![\w-]))(?:\d{1,3}-[A-Z]{2,3}-\d{1,3}|[A-Z]{2,3}-\d{1,3}-[A-Z]{1,3})(?![\w-])")),
+        _Recognizer("number", re.compile(
+            r"(?<![\w-])(?=[\dA-Z-]{8}(?![\w-]))(?:\d{1,3}-[A-Z]{2,3}-\d{1,3}|[A-Z]{2,3}-\d{1,3}-[A-Z]{1,3})(?![\w-])")),
         _Recognizer("number", re.compile(r"(?<![\w-])(?:[A-Z]{3}\d[A-Z]\d{2}|[A-Z]{3}-\d{4}|[1-9][A-Z]{3}\d{3})(?![\w-])")),
         _Recognizer("number", re.compile(r"(?<![\w-])(?!(?:19|20)\d\d\b)\d{4}[ -]?[BCDFGHJKLMNPRSTVWXYZ]{3}(?![\w-]|\s+[a-z])")),
         _Recognizer("number", re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b")),  # an Indian PAN
         # Words that name a number only when capitals and digits follow ("Texas tag BKR-4471", "rego
         # BX 12 YZ", "matter NSD 123 of 2023"), never "a price tag of 4" or "the matter of 5 children".
         _Recognizer("number", re.compile(
-            r"\b(?i:tag|rego|matter)(?:\s+(?i:no\.?|number))?\s*[:#]?\s*((?=[A-Z0-9 -]{0,20}\d)[A-Z0-9]{2,}(?:[ -][A-Z0-9]{1,5}){0,3}(?:\sof\s\d{4})?)\b"),
+            r"\b(?i:tag|rego|matter)(?:\s+(?i:no\.?|number))?\s*[:#]?\s*"
+            r"((?=[A-Z0-9 -]{0,20}\d)[A-Z0-9]{2,}(?:[ -][A-Z0-9]{1,5}){0,3}(?:\sof\s\d{4})?)\b"),
             group=1),
         # A plate after the vehicle that bears it, with at most three lower-case words between ("the car
         # 7ABC123", "a white van, LV19 XKT,", "the ute was registered as 1ABC 234"): capitals and digits,
@@ -476,8 +487,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         _Recognizer("number", re.compile(r"\b\d:\d{2}-[a-z]{2,4}-\d{3,6}(?:-[A-Z]{2,4})*\b")),  # a US federal docket
         _Recognizer("number", re.compile(r"\b\d{4}/[A-Z]{2,4}/\d{3,6}\b")),  # an Irish or Indian docket: 2022/HC/1187
         _Recognizer("number", re.compile(
-            rf"\b{id_words}(?![a-z]|\d{{1,2}}\b)\s*(?:#|:|no\.?|number|is|n°)?\s*(?:[#:|=]\s*)?({id_value})(?<![./:-])", re.IGNORECASE), group=1,
-            check=_no_reference_range),
+            rf"\b{id_words}(?![a-z]|\d{{1,2}}\b)\s*(?:#|:|no\.?|number|is|n°)?\s*(?:[#:|=]\s*)?({id_value})(?<![./:-])", re.IGNORECASE),
+            group=1, check=_no_reference_range),
         _Recognizer("number", re.compile(
             rf"(?<![\w&'’/.-]){any_id_label}\s*(?:[:.#=|]|\bis\b)?\s*(?:[:#|]\s*)?(?P<value>{id_value})(?<![./:-])", re.IGNORECASE),
             group="value", check=_id_label),
@@ -495,7 +506,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             r"|follow-up|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?)\s*:?\s*"
             r"((?:0?[1-9]|[12]\d|3[01])[/.](?:0?[1-9]|1[0-2])|\d{8})(?![\w/]|\.\d)", re.IGNORECASE), group=1),
         _Recognizer("date", re.compile(r"(?<=\bthe )(?:[12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?!of\b)[a-z])")),  # "on the 12th"
-        _Recognizer("date", re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+(?:the\s+)?(?:[12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+of\b)")),
+        _Recognizer("date", re.compile(
+            r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+(?:the\s+)?(?:[12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+of\b)")),
         _Recognizer("date", re.compile(
             r"\b(?:Christmas(?: Eve| Day)?|New Year's (?:Eve|Day)|Boxing Day|Easter (?:Sunday|Monday)|St\.? Patrick's Day"
             r"|Thanksgiving(?: Day)?|Independence Day|Bastille Day|Hogmanay|Valentine's Day|Halloween)\b")),
@@ -505,7 +517,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|\s*Jahren?\b|\s*J\.|-?jährig\w*"  # German: "93 Jahre", "mit 94 Jahren", "die 94-jährige"
             r"|\s+(?:ans|años|anos|anni|jaar|år)(?!\w)|-årig(?!\w)"  # French, Spanish, Portuguese, Italian, Dutch, Scandinavian
             r"|\s?y(?:\s?\d{1,2}\s?m\b|(?=\s*[),;])))"  # "94y 3m", "(96 y)"
-            rf"|(?:aged?|age:|age of|Alter:?|Alter von)\s+{over89}(?:\s*Jahren?\b)?(?!\s*(?:%|(?:days?|weeks?|months?|kgs?|lbs?|g|cm|mm|mg|ml|bpm|mmHg)\b))"
+            rf"|(?:aged?|age:|age of|Alter:?|Alter von)\s+{over89}(?:\s*Jahren?\b)?"
+            rf"(?!\s*(?:%|(?:days?|weeks?|months?|kgs?|lbs?|g|cm|mm|mg|ml|bpm|mmHg)\b))"
             r"|nonagenarian|(?:super)?centenarian|(?:tenth|eleventh)\s+decade"
             rf"|{spelled}(?:(?:{dash}|\s)years?(?:{dash}|\s)old|\s+years\s+of\s+age|(?!\s+(?:per|percent|[a-z]+s|mg|g|kg|ml|mm|cm|km|mph|bpm)\b))"
             rf"|hundred[- ]years?[- ]old"
@@ -525,18 +538,22 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         # An age the words around it give away: "in her 90s", "his 95th birthday", "turned 100",
         # "who is 97", "Mr Finch (92)", "the victim, 96, lived", "a woman of 98", "herself 90",
         # "99 next month", "92F". The number alone is an age there; a unit after it is a measure.
-        _Recognizer("age", re.compile(r"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
-        _Recognizer("age", re.compile(rf"\b(?:{over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety{dash}\w+th|(?:one\s+)?hundredth))\s+(?i:birthday)\b")),
+        _Recognizer("age", re.compile(
+            r"\b(?i:his|her|their)\s+(?:(?i:early|mid|late)[- ]?)?((?:90|100)['’]?s|(?i:nineties))(?![\w'’])"), group=1),
+        _Recognizer("age", re.compile(
+            rf"\b(?:{over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety{dash}\w+th|(?:one\s+)?hundredth))\s+(?i:birthday)\b")),
         # "in her ninety-fourth year", "his 101st year": the ordinal is the age.
         _Recognizer("age", re.compile(
-            rf"\b(?i:his|her|their)\s+({over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety{dash}\w+th|(?:one\s+)?hundredth))\s+(?i:year)\b"), group=1),
+            rf"\b(?i:his|her|their)\s+({over89}(?:st|nd|rd|th)|(?i:ninetieth|ninety{dash}\w+th|(?:one\s+)?hundredth))\s+(?i:year)\b"),
+            group=1),
         # A year of birth ninety years back or more: "born in 1931", "(b. 1929)", "Year of birth: 1928".
         _Recognizer("age", re.compile(
             r"\b(?:born(?:\s+in)?|b\.|year\s+of\s+birth|YOB|birth\s+year|DOB:?\s+year|n[ée]e?\s+en|geboren(?:\s+im\s+Jahr)?|nacid[oa]\s+en)"
             r"\s*:?\s*(\d{4})\b(?![/.-]\d)", re.IGNORECASE), group=1, check=_born_ninety_years_back),
         *(_Recognizer("age", re.compile(rf"{before}({age_number}){not_a_measure}"), group=1) for before in (
             r"\b(?i:turn(?:ed|s|ing)?)\s+",
-            rf"\b(?:{person})(?:\s+(?:is|was|turns|turned|will be|would have been)|['’]s)(?:\s+(?:now|almost|nearly|over|just))?(?:\s+aged)?\s+",
+            (rf"\b(?:{person})(?:\s+(?:is|was|turns|turned|will be|would have been)|['’]s)"
+             rf"(?:\s+(?:now|almost|nearly|over|just))?(?:\s+aged)?\s+"),
             r"\b(?:I\s+am|I['’]m|I\s+was)(?:\s+(?:now|almost|nearly|over|just))?\s+",
             rf"\b(?:{person}),?\s+(?i:then|now)\s+(?:aged\s+)?",
             r"\b(?i:died|dying|death|passed away|widowed|retired)\s+(?i:aged|at)\s+",
@@ -572,7 +589,8 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         # A town a form's label names: "City: Greeley", "Place of birth: Durban", "County: Westmeath".
         _Recognizer("address", re.compile(
             rf"\b(?:(?i:town|city|village|suburb|county|place of birth|birthplace|home ?town|city of birth|town of birth)"
-            rf"|Ort|Wohnort|Geburtsort|Ville|Lieu de naissance|Ciudad|Localidad|Cidade|Città|Comune)\s*:[ \t]*({town})(?![\w'’-])"), group=1, check=_place),
+            rf"|Ort|Wohnort|Geburtsort|Ville|Lieu de naissance|Ciudad|Localidad|Cidade|Città|Comune)\s*:[ \t]*({town})(?![\w'’-])"),
+            group=1, check=_place),
         _Recognizer("address", re.compile(r"\b(?i:(?:county|parish|borough) of) ([A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+)?)"), group=1),
         _Recognizer("address", re.compile(rf"\b({word}) County\b"), group=1),
         # A town the words before it name as a place: "lives in Ballina", "moved from Dubbo to
@@ -584,37 +602,43 @@ def _recognizers() -> tuple[_Recognizer, ...]:
         _Recognizer("address", re.compile(
             rf"\b(?:{place_cue})(?:\s+(?!(?:in|at|near|from|to|of|aus)\b)[a-z]+){{0,2}}\s+(?i:from|in)\s+{town}\s+to\s+({town})(?<!\sCounty)(?![\w'’-])"),
             group=1, check=_place),
-        _Recognizer("address", re.compile(rf"\b(?i:is|was|lives|lived)\s+(?:in|at|near)\s+({town})(?=\s*[,;.)]|\s+(?:and|since|with|until)\b|$)"),
-                    group=1, check=_place),
+        _Recognizer("address", re.compile(
+            rf"\b(?i:is|was|lives|lived)\s+(?:in|at|near)\s+({town})(?=\s*[,;.)]|\s+(?:and|since|with|until)\b|$)"),
+            group=1, check=_place),
         # A town beside its state, province or country ("Hamilton, Ontario", "Yonkers, NY"), or
         # after the facility in it ("Sassoon General Hospital, Pune").
         _Recognizer("address", re.compile(
-            rf"\b({town}),\s+(?:{region_names}|NY|CA|TX|FL|IL|WA|NJ|NSW|VIC|QLD|TAS|ACT|NT|ON|QC|BC|NB|NS|MB|SK)\b(?!\s*\d)"), group=1, check=_place),
+            rf"\b({town}),\s+(?:{region_names}|NY|CA|TX|FL|IL|WA|NJ|NSW|VIC|QLD|TAS|ACT|NT|ON|QC|BC|NB|NS|MB|SK)\b(?!\s*\d)"),
+            group=1, check=_place),
         _Recognizer("address", re.compile(rf"\b(?:{facility_nouns}),\s+({town})(?=\s*[,;.)]|$)"), group=1, check=_place),
         _Recognizer("address", re.compile(rf"\b(?:Co\.|County)\s+({word})"), group=1),
         # A town is named beside its postcode, its state or its county: "80331 München", "Bakersfield,
         # CA 93301", "Cardiff CF11 9HA", "Wagga Wagga NSW 2650".
-        _Recognizer("address", re.compile(rf"(?<![\w-])(?:\d{{5}}|\d{{4}}(?=\s+{word}\b(?!\s*\d)))\s+({town})(?=\s*(?:[,;.)]|$))"), group=1),
+        _Recognizer("address", re.compile(
+            rf"(?<![\w-])(?:\d{{5}}|\d{{4}}(?=\s+{word}\b(?!\s*\d)))\s+({town})(?=\s*(?:[,;.)]|$))"), group=1),
         _Recognizer("address", re.compile(
             rf"\b(?!(?i:post\s?code|zip|address)\b)({town}),?\s+(?:(?:{states})\s+\d{{5}}|{uk_postcode}\b|{ca_postcode}\b|{au_postcode}\b|(?:{states})(?=,?\s+{ca_postcode})"
             rf"|[1-9]\d{{5}}\b|(?:Co\.|County)\s+{word})"),
             group=1),
         _Recognizer("postcode", re.compile(
-            rf"(?<=\b(?:{states}) )\d{{5}}(?:-\d{{4}})?\b|(?<=\b(?:ZIP|CEP|PLZ) )(?:\d{{5}}(?:-\d{{3,4}})?)\b|\b(?:ZIP|zip code|postcode|post code|postal code)\s*:?\s*"
+            rf"(?<=\b(?:{states}) )\d{{5}}(?:-\d{{4}})?\b|(?<=\b(?:ZIP|CEP|PLZ) )(?:\d{{5}}(?:-\d{{3,4}})?)\b"
+            rf"|\b(?:ZIP|zip code|postcode|post code|postal code)\s*:?\s*"
             rf"(?:\d{{5}}(?:-\d{{4}})?|{uk_postcode}|{ca_postcode}|\d{{4}})\b|\b{uk_postcode}\b|\b{ca_postcode}\b"
             rf"|\b{au_postcode}\b|(?<=, )\d{{5}}(?=\s+[A-Z][a-zà-ÿ]+)|(?<![\w-])\d{{5}}(?=\s+{town}\b(?!\s*\d))"
             rf"|\b[A-Z]\d{{2}}\s?[A-Z0-9]{{4}}\b|(?<=, )\d{{4}}\b(?=\s*$|\.)|(?<=[a-z] )[1-9]\d{{5}}\b(?![\d-])")),
         _Recognizer("facility", re.compile(
             rf"\b(?:St\.?|Saint)\s+{word}(?:['’]s)?(?:\s+(?:{word}\s+){{0,2}}{facility_nouns})?"
             rf"|\b(?:{word}\s+(?:(?:{word}|of|the|and|&|rechts|der|la|de)\s+){{0,3}})?{word}\s+{facility_nouns}\b(?:\s+(?:of|for)\s+{word}(?:\s+{word})?)?"
-            rf"|\b(?:Klinikum|Krankenhaus|Hôpital|Hospital Universitario|Clinique|Hospital General)\s+(?:(?:rechts der|de la|de|del|der|du)\s+)?{word}(?:\s+{word})?"
+            rf"|\b(?:Klinikum|Krankenhaus|Hôpital|Hospital Universitario|Clinique|Hospital General)\s+"
+            rf"(?:(?:rechts der|de la|de|del|der|du)\s+)?{word}(?:\s+{word})?"
             rf"|\b(?:AIIMS|Charité|Mayo Clinic|Mass General|Cedars-Sinai)\b")),
         _Recognizer("name", re.compile(rf"\b{labels}((?:[A-Z][A-Z'’.-]+,?\s+){{0,3}}[A-Z][A-Z'’-]+\b|(?!{titles}\b){full_name})"), group=1),
         _Recognizer("name", re.compile(rf"\b(?i:{labels})((?:[A-Z][A-Z'’.-]+\s+){{1,3}}[A-Z][A-Z'’-]+\b)"), group=1),
         _Recognizer("name", re.compile(rf"\b{titles}\s+({full_name})"), group=1),
         _Recognizer("name", re.compile(rf"\b{roles},?\s+((?!{titles}\b){full_name})"), group=1),
         _Recognizer("name", re.compile(
-            rf"(?<![\w.])(?<!(?i:the) )(?<!(?i:\ba) )(?<!(?i:an) )(?i:{lower_titles}),?\s+\(?((?!{after_name}\b)[a-z][a-z'’-]+(?:\s+(?!{after_name}\b)[a-z][a-z'’-]+)?)"
+            rf"(?<![\w.])(?<!(?i:the) )(?<!(?i:\ba) )(?<!(?i:an) )(?i:{lower_titles}),?\s+\(?"
+            rf"((?!{after_name}\b)[a-z][a-z'’-]+(?:\s+(?!{after_name}\b)[a-z][a-z'’-]+)?)"
             rf"(?=\s*(?:[,;:.)!?—\"'”’-]|$|\d|\s(?:{after_name})\b))"), group=1),
         _Recognizer("name", re.compile(
             rf"(?:^|(?<=[.!?]\s))(?!(?:{titles}|{roles}|{labels})\b)({word}(?:\s+(?:{particle}){{0,2}}{name_word}){{1,3}})(?=\s+(?:was|is|has|had|wrote|rang|called|attended"
@@ -622,11 +646,13 @@ def _recognizers() -> tuple[_Recognizer, ...]:
             rf"|confirmed|signed|asked|left|remains|will)\b)", re.MULTILINE), group=1),
         _Recognizer("name", re.compile(r"\b(?i:handle|username|user name|screen name|user ID|login)\s*:?\s*(@?[\w.]{0,63}\w)"), group=1),
         _Recognizer("name", re.compile(r"(?<![\w.@])@[A-Za-z_][\w.]{2,30}\w")),
-        _Recognizer("name", re.compile(rf"(?<=[a-z,;:]\s)((?!{titles}\b){word}(?:\s+(?:{particle}){{0,2}}(?!{titles}\b){name_word}){{1,4}})"),
-                    group=1, weak=True),
+        _Recognizer("name", re.compile(
+            rf"(?<=[a-z,;:]\s)((?!{titles}\b){word}(?:\s+(?:{particle}){{0,2}}(?!{titles}\b){name_word}){{1,4}})"),
+            group=1, weak=True),
         # A common given name is a person's whatever follows it ("Maria Jensen"), and whatever the
         # debate's labels say: a label written as a person's name is masked too.
-        _Recognizer("name", re.compile(r"\b(?:" + "|".join(_given_names()) + rf")\b(?:['’]s)?(?:\s+(?:{particle}){{0,2}}{name_word}){{0,2}}")),
+        _Recognizer("name", re.compile(
+            r"\b(?:" + "|".join(_given_names()) + rf")\b(?:['’]s)?(?:\s+(?:{particle}){{0,2}}{name_word}){{0,2}}")),
     )
 
 
@@ -851,5 +877,5 @@ def describe() -> str:
             + ". Measured on a held-out set (docs/redaction.md) about 97 in 100 identifiers are masked, so some "
               "stay: a rare name with no title or role before it, a small town (under 5,000 people) with no word "
               "saying it is a place, "
-              "a number no word names and no known shape (a plate) gives away, an age or date in an unusual wording, a free description; states, countries and years "
-              "stay on purpose. Check before sharing")
+              "a number no word names and no known shape (a plate) gives away, an age or date in an unusual wording, "
+              "a free description; states, countries and years stay on purpose. Check before sharing")

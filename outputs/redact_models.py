@@ -164,8 +164,9 @@ def towns(text: str) -> list[tuple[int, int, str]]:
     town named like an English word must also not open a sentence ("Hope is fading", "Temple
     tenderness"), where the tagger calls every capitalised word a proper noun. A
     name inside a longer one (a capitalised word before it, or after it other than a court's) is
-    left to the other recognizers, as is an acronym or a name with "'s" after it; what names a disease or a score after a town ("Lyme disease",
-    "Paris classification") is cleared by ``outputs/redact.py`` as every place is."""
+    left to the other recognizers, as is an acronym or a name with "'s" after it; what names a
+    disease or a score after a town ("Lyme disease", "Paris classification") is cleared by
+    ``outputs/redact.py`` as every place is."""
     doc = _parsed(text)
     nouns, _ = _english_words()
     places = _gazetteer()

@@ -588,9 +588,10 @@ class Journal:
         """Remove a debate and everything recorded about it. Returns whether it existed.
 
         Gone from the files too: ``secure_delete`` overwrites the freed rows, the search indexes
-        (the turns', and the moderator's and judges' words) are rebuilt into one segment each (FTS5 only marks a deleted turn's words as deleted and keeps
-        them in its older segments until they are merged), and the WAL is checkpointed into the
-        journal and emptied (:meth:`_wipe`). When another connection's read keeps that from
+        (the turns', and the moderator's and judges' words) are rebuilt into one segment each
+        (FTS5 only marks a deleted turn's words as deleted and keeps them in its older segments
+        until they are merged), and the WAL is checkpointed into the journal and emptied
+        (:meth:`_wipe`). When another connection's read keeps that from
         finishing, :class:`DeleteUnfinished` says so and the next open finishes it. (What the
         file system or a backup kept of earlier versions of the file is beyond a program's reach.)"""
         with self._transaction() as c:

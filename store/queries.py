@@ -93,7 +93,8 @@ class Queries:
             return None
         d = found[0]
         q = (debate_id,)
-        d["participants"] = self._rows("SELECT role, model_id, backend, options_json, details_json FROM participants WHERE debate_id = ? ORDER BY id", q)
+        d["participants"] = self._rows(
+            "SELECT role, model_id, backend, options_json, details_json FROM participants WHERE debate_id = ? ORDER BY id", q)
         d["phases"] = self._rows("SELECT name, round, kappa, started_at FROM phases WHERE debate_id = ? ORDER BY id", q)
         d["turns"] = self._rows(
             "SELECT id, seq, round, phase, role, model_id, kind, kappa, text, raw, parsed_json, parse_notes_json,"

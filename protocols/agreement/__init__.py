@@ -363,8 +363,10 @@ class Conference:
             async for event in self._moderator("continue", text):
                 yield event
             return
-        why = {"agreement": "you have reached agreement", "round cap": f"the round cap ({self.config.max_rounds}) is reached without agreement",
-               "moderator": self.moderation.advance_reason or "the moderator moved on", "skipped": "the moderator skipped to the conclusion"}[s.closed_by]
+        why = {"agreement": "you have reached agreement",
+               "round cap": f"the round cap ({self.config.max_rounds}) is reached without agreement",
+               "moderator": self.moderation.advance_reason or "the moderator moved on",
+               "skipped": "the moderator skipped to the conclusion"}[s.closed_by]
         self.moderation.advance_reason = None  # a request made while the stage was closing anyway is used up too
         if s.closed_by != "skipped" and s.index + 1 < len(self.stages):
             self.round += 1
@@ -373,7 +375,8 @@ class Conference:
                 yield event
             return
         agreed = sum(x.closed_by == "agreement" for x in self.stages)
-        text = f"Thank you. Stage {s.index + 1} is closed: {why}. The conference concludes, with agreement in {agreed} of {len(self.stages)} stages."
+        text = (f"Thank you. Stage {s.index + 1} is closed: {why}. "
+                f"The conference concludes, with agreement in {agreed} of {len(self.stages)} stages.")
         async for event in self._moderator("conclusion", text):
             yield event
         self.concluded = True
@@ -447,7 +450,8 @@ class Conference:
             messages = fitted.messages
             temperature = 0.0 if attempt == 2 else min(evaluator.options.temperature, 0.3)
             completion, call = await evaluator.ask(messages, purpose="evaluation", schema=schema,
-                                                   options=evaluator.options.merged(max_tokens=self.config.eval_tokens, temperature=temperature))
+                                                   options=evaluator.options.merged(max_tokens=self.config.eval_tokens,
+                                                                                    temperature=temperature))
             calls.append(call)
             raw = completion.text
             scores, comment, parse_notes = parse_evaluation(raw)

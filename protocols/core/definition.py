@@ -592,5 +592,6 @@ def check_unique(definitions: tuple[ProtocolDefinition, ...]) -> dict[str, Proto
     return by_name
 
 
-__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "Diagnosis", "EVIDENCE", "Input", "Panel", "InputError", "ParamError", "Person", "ProtocolDefinition", "Role", "Speak",
-           "Study", "UNREGISTERED_PANELS", "Variant", "check_unique", "confirm_from_lines", "read_file"]
+__all__ = ["Conclusion", "Confirm", "DEFAULT_PANELS", "Diagnosis", "EVIDENCE", "Input", "Panel", "InputError", "ParamError", "Person",
+           "ProtocolDefinition", "Role", "Speak", "Study", "UNREGISTERED_PANELS", "Variant", "check_unique", "confirm_from_lines",
+           "read_file"]

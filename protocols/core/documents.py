@@ -95,7 +95,8 @@ def gather(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[st
             files.append((path, path.name))
         else:
             raise EvidenceError(f"{path}: no such file or folder")
-    notes = [f"not read (other kinds): {', '.join(skipped[:8])}" + (f" and {len(skipped) - 8} more" if len(skipped) > 8 else "")] if skipped else []
+    notes = ([f"not read (other kinds): {', '.join(skipped[:8])}" + (f" and {len(skipped) - 8} more" if len(skipped) > 8 else "")]
+             if skipped else [])
     return files, notes
 
 

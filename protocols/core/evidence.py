@@ -349,5 +349,5 @@ def evidence_of(data: Mapping[str, Any]) -> tuple[Evidence, EvidenceSettings]:
     return Evidence(files, passages), EvidenceSettings.from_description(data.get("settings") or {})
 
 
-__all__ = ["EVIDENCE_INTRO", "MARKS", "as_citation", "cited_line", "Evidence", "EvidenceSettings", "Grounded", "Grounding", "NO_EVIDENCE", "Retrieve", "Said",
-           "attach", "evidence_of"]
+__all__ = ["EVIDENCE_INTRO", "MARKS", "as_citation", "cited_line", "Evidence", "EvidenceSettings", "Grounded", "Grounding", "NO_EVIDENCE",
+           "Retrieve", "Said", "attach", "evidence_of"]

@@ -128,7 +128,8 @@ def fit_sections(reader: Agent, sections: Sequence[Section], build: Build, *, re
     return Fitted(messages, texts, notes, cuts)
 
 
-def discussion(turns: Sequence[tuple[str, str]], *, latest: int | None = None) -> tuple[list[Section], Callable[[Mapping[str, str]], str], int]:
+def discussion(turns: Sequence[tuple[str, str]], *,
+               latest: int | None = None) -> tuple[list[Section], Callable[[Mapping[str, str]], str], int]:
     """A transcript of ``(speaker, text)`` turns as sections ranked by age (the oldest gives way
     first; the last ``latest`` turns, the round just finished, rank above all older ones, one
     level apart so a caller can slot something between), the function that renders it from the

@@ -1009,7 +1009,8 @@ def conclude(outcome: Mapping[str, Any]) -> Conclusion:
     tally = first.get("tally") or {}
     votes = f" ({tally.get('A', 0)} votes for A, {tally.get('B', 0)} for B)" if tally else ""
     how = f", decided by the {first['decided_by']}" if first.get("decided_by") and first.get("decided_by") != "tie" else ""
-    sentence = ("The jury found the answers equally good" if verdict == "tie" else f"The jury preferred answer {verdict}") + f"{votes}{how}."
+    sentence = ("The jury found the answers equally good" if verdict == "tie"
+                else f"The jury preferred answer {verdict}") + f"{votes}{how}."
     audit = outcome.get("swap_audit")
     if isinstance(audit, Mapping):
         sentence += (" The swap audit held: shown in the other order, the jury chose the same." if audit.get("held") else

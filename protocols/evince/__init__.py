@@ -543,7 +543,8 @@ class Evince:
         top = sorted(zip(result.candidates, result.probs), key=lambda cp: -cp[1])[: self.config.top_k]
         total = sum(p for _, p in top)
         probs = {label: p / total for label, p in top}
-        parsed = DistributionParse(probs=probs, arguments=[argument], repairs=[f"scored {len(labels)} labels by log-likelihood; kept the top {len(top)}"],
+        parsed = DistributionParse(probs=probs, arguments=[argument],
+                                   repairs=[f"scored {len(labels)} labels by log-likelihood; kept the top {len(top)}"],
                                    rejected_reason=None, raw=raw)
         return parsed, ModelCalled(self.debate_id, score_call)
 

@@ -252,7 +252,8 @@ def _prompt(document: str, author: str, counter: str | None, subject: str | None
     parts.append(
         f"Apply CRIT: (1) state the document's main claim; (2) list up to {n} reasons supporting it, "
         "each with validity (1-10: does it support the claim?) and credibility (1-10: is its source "
-        f"credible?){cite}{recurse}; (3) list up to {n} rival reasons against the claim, rated{' and marked' if recurse else ''} the same way; "
+        f"credible?){cite}{recurse}; (3) list up to {n} rival reasons against the claim, "
+        f"rated{' and marked' if recurse else ''} the same way; "
         "(4) give an overall score from 1 (not credible) to 10 (most credible) and a short justification."
     )
     if strict:

@@ -321,9 +321,9 @@ def parse_distribution(
     values given as strings or percentages converted (bare numbers are read as percentages
     when some exceed 1 and they sum to at most ~100); labels mapped through
     :meth:`LabelSet.match` (in a closed set unknown labels are dropped, except the broader or
-    narrower names it lists, kept as written; in an open set or without a set they are kept as written); duplicates merged by summing; zero entries
-    dropped; the result cut to ``top_k`` and renormalized. ``labels=None`` means an open
-    set with no known labels.
+    narrower names it lists, kept as written; in an open set or without a set they are kept as
+    written); duplicates merged by summing; zero entries dropped; the result cut to ``top_k``
+    and renormalized. ``labels=None`` means an open set with no known labels.
     """
     if top_k is not None and top_k < 1:
         raise ValueError("top_k must be at least 1")

@@ -172,9 +172,10 @@ def normalize_label(s: str) -> str:
 
 def _parenthetical(label: str) -> tuple[str, str] | None:
     """A tidied label (:func:`clean_display`) as "X (Y)": X and Y as written (the callers read
-    them through :func:`normalize_label` or :func:`clean_display`), for the bracket pair that closes it; ``None`` when it does not end in one ("(vertigo) Paroymsal …" opens
-    with its brackets). The pair never opens at the first character: a label wholly in brackets
-    has had them taken off."""
+    them through :func:`normalize_label` or :func:`clean_display`), for the bracket pair that
+    closes it; ``None`` when it does not end in one ("(vertigo) Paroymsal …" opens with its
+    brackets). The pair never opens at the first character: a label wholly in brackets has had
+    them taken off."""
     if not label.endswith(")"):
         return None
     depth = 0
@@ -391,12 +392,13 @@ class LabelSet:
         """The canonical label ``name`` refers to, or ``None``.
 
         Tried in order: (1) exact match of normalized names; (2) the synonym table; (3) the
-        spelling rules (:meth:`resolve`); (4) in a closed set, a conservative fuzzy fallback for typos ("Hepatits C", "hemorrhoids" vs the dataset's
-        "hemmorhoids"): the :class:`difflib.SequenceMatcher` ratio against every label and
-        synonym must reach ``fuzzy_cutoff`` (0.9 by default) *and* exactly one canonical label
-        may reach it. The uniqueness rule matters: "hepatitis c" vs "hepatitis b" already
-        scores 0.909, so an unknown "Hepatitis G" is ambiguous and maps to nothing rather than
-        to an arbitrary hepatitis.
+        spelling rules (:meth:`resolve`); (4) in a closed set, a conservative fuzzy fallback for
+        typos ("Hepatits C", "hemorrhoids" vs the dataset's "hemmorhoids"): the
+        :class:`difflib.SequenceMatcher` ratio against every label and synonym must reach
+        ``fuzzy_cutoff`` (0.9 by default) *and* exactly one canonical label may reach it. The
+        uniqueness rule matters: "hepatitis c" vs "hepatitis b" already scores 0.909, so an
+        unknown "Hepatitis G" is ambiguous and maps to nothing rather than to an arbitrary
+        hepatitis.
         """
         return self.resolve(name)[0]
 
@@ -542,8 +544,9 @@ def read_label_set(source: str) -> LabelSet | None:
     """A class set C: ``open``/``auto`` → ``None`` (the agents name the labels; a debate then
     uses an open set of its own, with the spelling rules, :meth:`LabelSet.for_debate`);
     ``open:FILE`` → an open set whose synonym map is FILE's ``synonym = label`` lines (:func:`read_synonyms`);
-    a built-in name (:data:`BUILTIN_LABEL_SETS`, with its :data:`BUILTIN_SYNONYMS`); or a file — one label per line (``#`` comments), or a CSV
-    with a ``disease``, ``label`` or ``class`` column such as the Symptom2Disease splits.
+    a built-in name (:data:`BUILTIN_LABEL_SETS`, with its :data:`BUILTIN_SYNONYMS`); or a file — one
+    label per line (``#`` comments), or a CSV with a ``disease``, ``label`` or ``class`` column such
+    as the Symptom2Disease splits.
     Duplicates (also after normalisation, e.g. "Diabetes " and "Diabetes") are kept once,
     first spelling first. Raises ``ValueError`` naming the file and what is wrong."""
     if source in ("open", "auto"):

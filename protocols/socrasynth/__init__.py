@@ -455,9 +455,10 @@ class SocraSynth:
     def _system(self, role: str, kappa: float | None = None) -> str:
         """Appendix 6.B (1): the committee, the subject, the stance and the contentiousness: the
         agent's Δ0 for the debate, or the stage's κ (``kappa``) for the conciliatory stage, whose
-        low κ would otherwise meet a system prompt still saying "0.9, be confrontational". Within the debate Δ falls round by round and each request states its Δ_t; the
-        system prompt says that the latest request's level holds, rather than being rewritten
-        each round (which would discard the agent's KV cache of the whole conversation)."""
+        low κ would otherwise meet a system prompt still saying "0.9, be confrontational". Within
+        the debate Δ falls round by round and each request states its Δ_t; the system prompt says
+        that the latest request's level holds, rather than being rewritten each round (which would
+        discard the agent's KV cache of the whole conversation)."""
         c = self.config
         me, other = _name(role), _name(_other(role))
         side = "in favour of" if self.stance(role) == "for" else "against"
@@ -962,7 +963,8 @@ class SocraSynth:
         fitted = fit_sections(judge, material, build, reply_tokens=self.config.crit_tokens)
         notes: list[str] = list(fitted.notes)
         for attempt, chars in enumerate((200, 60), start=1):
-            options = judge.options.merged(max_tokens=self.config.crit_tokens, temperature=0.0 if attempt == 2 else min(judge.options.temperature, 0.3))
+            options = judge.options.merged(max_tokens=self.config.crit_tokens,
+                                           temperature=0.0 if attempt == 2 else min(judge.options.temperature, 0.3))
             completion, call = await judge.ask(fitted.messages, purpose="verdict",
                                                schema=_fitted(QaVerdict, items=1, chars=chars), options=options)
             verdict, parse_notes = parse_as(completion.text, QaVerdict)

@@ -72,8 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the class set: one label per line, or a CSV with a label column (default: the cases' labels)")
     d.add_argument("--models", required=True, dest="pair", metavar="A,B", help="the two models, A,B")
     d.add_argument("--design", choices=tuple(DESIGNS), default="paper",
-                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 3 refutation rounds, one more than the paper's debates); "
-                        "quick: no judge, opening + 1 short refutation round")
+                   help="paper: section 7.4.5 (external CRIT judge, opening + up to 3 refutation rounds, "
+                        "one more than the paper's debates); quick: no judge, opening + 1 short refutation round")
     d.add_argument("--judge", help="CRIT judge for EVINCE, required by --design paper: a third model (section 7.2 "
                                    "(1)(iii)); naming model A or B makes a debater judge itself, and the report says so")
     d.add_argument("--scoring", choices=("verbalized", "scored"), default="verbalized")
@@ -81,7 +81,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--out", type=Path, default=Path("diagnosis"), help="writes OUT.md, OUT.json, OUT.svg (and OUT.cases.jsonl)")
     d.add_argument("--limit", type=int, help="a random subset of N cases (reproducible with --seed)")
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--jobs", type=int, default=None, help="cases at once (default 4; on llama.cpp decoded together, see max_concurrency in models.toml)")
+    d.add_argument("--jobs", type=int, default=None,
+                   help="cases at once (default 4; on llama.cpp decoded together, see max_concurrency in models.toml)")
     d.add_argument("--synonyms", type=Path, help="file of 'synonym = label' lines to extend label matching")
     d.add_argument("--open-labels", action="store_true",
                    help="the models name the labels (EVINCE's default open class set) instead of choosing from the "

@@ -101,7 +101,8 @@ def add_model(args: argparse.Namespace) -> int:
     except DiscoveryError as exc:
         raise UserError(str(exc)) from None
     model_id = _add(registry, found, args.new_id)
-    Console(highlight=False).print(f"added {model_id!r} to {registry.user_path}; try `symposium models test {model_id} --debate`", markup=False)
+    Console(highlight=False).print(f"added {model_id!r} to {registry.user_path}; try `symposium models test {model_id} --debate`",
+                                   markup=False)
     return 0
 
 

@@ -65,7 +65,8 @@ class EventPrinter:
             case DebateStarted():
                 self._protocol = event.protocol
                 if self.show_headers:
-                    c.print(Text(f"{terminal_safe(event.protocol)} · {terminal_safe(event.title)} · debate {terminal_safe(event.debate_id)}", style="bold"))
+                    c.print(Text(f"{terminal_safe(event.protocol)} · {terminal_safe(event.title)} · "
+                                 f"debate {terminal_safe(event.debate_id)}", style="bold"))
             case PhaseChanged():
                 self._phase = event.phase
                 kappa = f" · κ={event.kappa:.2f}" if event.kappa is not None else ""
@@ -73,7 +74,8 @@ class EventPrinter:
             case TurnStarted():
                 if self.show_headers:
                     style = ROLE_STYLES.get(event.role, "bold")
-                    c.print(Text(f"\n{terminal_safe(event.role)} ({terminal_safe(event.model_id)}) · {terminal_safe(event.kind)}", style=f"bold {style}"))
+                    c.print(Text(f"\n{terminal_safe(event.role)} ({terminal_safe(event.model_id)}) · {terminal_safe(event.kind)}",
+                                 style=f"bold {style}"))
                 self._streaming = True
             case TokenDelta():
                 c.print(Text(terminal_safe(event.text)), end="", soft_wrap=True)
@@ -102,8 +104,8 @@ class EventPrinter:
                 score = "" if event.score is None else f" {event.score:g}"
                 verdict = f" {terminal_safe(event.verdict)}" if event.verdict else ""
                 about = f" on {terminal_safe(event.subject)}" if event.subject else ""
-                c.print(Text(f"  ⚖ {terminal_safe(event.judge_role)} ({terminal_safe(event.judge_model)}) {terminal_safe(event.kind)}{about}: "
-                             f"{terminal_safe(event.target or '')}{score}{verdict}", style="blue"))
+                c.print(Text(f"  ⚖ {terminal_safe(event.judge_role)} ({terminal_safe(event.judge_model)}) "
+                             f"{terminal_safe(event.kind)}{about}: {terminal_safe(event.target or '')}{score}{verdict}", style="blue"))
                 notes = event.reasons.get("notes") if isinstance(event.reasons, dict) else None
                 for note in notes if isinstance(notes, list) else []:
                     said = (event.round, event.judge_role, note)

@@ -34,7 +34,8 @@ class HelpScreen(ModalScreen):
         for b in self.bindings:
             if b.id and b.id not in seen:
                 seen.add(b.id)
-                table.add_row(plain(self.app.get_key_display(b)), plain(b.description or b.action), plain(b.id))  # keys come from the user's keymap
+                # keys come from the user's keymap
+                table.add_row(plain(self.app.get_key_display(b)), plain(b.description or b.action), plain(b.id))
         with VerticalScroll():
             yield Static(id="close-hint")  # filled on mount, when the keymap's keys are known
             yield Static(INTRO)
