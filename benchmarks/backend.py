@@ -40,9 +40,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 REPO = Path(__file__).resolve().parent.parent
-# Run as a plain script, this folder comes first on sys.path and its backends.py would shadow
-# the backends package: put the checkout first.
-sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
 from pydantic import BaseModel, Field  # noqa: E402
 from rich.console import Console  # noqa: E402

@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a plain script from a checkout
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
 from inflight import Predictions, cases_table, differences  # noqa: E402  (benchmarks/, beside this script)
 from rich.console import Console  # noqa: E402

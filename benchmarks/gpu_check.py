@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-HERE = REPO / "benchmarks"
-sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, HERE)]
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
 #: Llama-3.1-8B's configuration (Hugging Face ``config.json``), the shape measured.
 LLAMA31_8B: dict[str, Any] = {

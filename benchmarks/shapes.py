@@ -52,13 +52,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-HERE = REPO / "benchmarks"
-# The checkout first (benchmarks/backends.py would shadow the backends package), then this folder.
-sys.path[:] = [str(REPO), str(HERE)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, HERE)]
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
-from backend import load_raw_llama  # noqa: E402, I001
-
-# Beside this script, in benchmarks/ (backend.py takes its folder off sys.path: it comes last).
+from backend import load_raw_llama  # noqa: E402  (beside this script, in benchmarks/)
 from inflight import differences  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -552,7 +548,25 @@ async def measure(args: argparse.Namespace, argv: list[str]) -> int:
         raise SystemExit(f"unknown section(s): {', '.join(sorted(unknown))}; choose from {', '.join(SECTIONS)}")
     load_before = os.getloadavg()[0]
     results: list[dict[str, Any]] = []
-    for shape_id in [s for s in args.shapes.split(",") if s]:
+    shapes = [s for s in args.shapes.split(",") if s]
+
+    def publish() -> None:
+        """Print and write what is measured so far: a long run cut short keeps its finished shapes."""
+        load_after = os.getloadavg()[0]
+        body = render(results, args, console)
+        left = shapes[len(results):]
+        if left:
+            body += f"\n(cut short: {', '.join(left)} not measured in this run)\n"
+        console.print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {load_before:.1f} before, {load_after:.1f} "
+                      f"after; llama-cpp-python {version()}. Synthetic models: speed only.", markup=False)
+        if args.json:
+            args.json.write_text(json.dumps({"results": results, "load": [load_before, load_after]}, indent=2),
+                                 encoding="utf-8")
+        if args.write_docs:
+            shown = [a for i, a in enumerate(argv) if not a.startswith("--json") and not (i and argv[i - 1] == "--json")]
+            write_docs(args.write_docs, body, shown, (load_before, load_after))
+
+    for shape_id in shapes:
         path = synthetic_model(shape_id, args.quant, log=lambda m: console.print(m, style="dim"))
         res: dict[str, Any] = {"shape": shape_id, "quant": args.quant, "file": str(path)}
         for section in SECTIONS:
@@ -572,15 +586,7 @@ async def measure(args: argparse.Namespace, argv: list[str]) -> int:
             elif section == "memory":
                 res["memory"] = await asyncio.to_thread(measure_memory, shape_id, args.quant, path, args)
         results.append(res)
-    load_after = os.getloadavg()[0]
-    body = render(results, args, console)
-    console.print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {load_before:.1f} before, {load_after:.1f} "
-                  f"after; llama-cpp-python {version()}. Synthetic models: speed only.", markup=False)
-    if args.json:
-        args.json.write_text(json.dumps({"results": results, "load": [load_before, load_after]}, indent=2), encoding="utf-8")
-    if args.write_docs:
-        shown = [a for i, a in enumerate(argv) if not a.startswith("--json") and not (i and argv[i - 1] == "--json")]
-        write_docs(args.write_docs, body, shown, (load_before, load_after))
+        publish()
     differ = any(not r["identical"] for res in results for r in res.get("panel", []) + res.get("cases", []))
     return 1 if differ else 0
 

@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-if sys.path[0] != str(REPO):  # first, before benchmarks/ (whose backends.py would shadow the package)
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
 #: Bumped when what a given (shape, quantization, seed) writes changes, so cached files are remade.
 GENERATOR_VERSION = 1

@@ -38,7 +38,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:] = [str(REPO)] + [p for p in sys.path if Path(p or ".").resolve() not in (REPO, REPO / "benchmarks")]  # benchmarks/backends.py would shadow the package
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402

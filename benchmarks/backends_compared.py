@@ -13,8 +13,8 @@ transformers, this prints
 Rounds are interleaved across backends, so a busy machine slows all of them alike: read the
 ratios, not the absolute numbers. Nothing here asserts; it only reports.
 
-    python benchmarks/backends.py --quick            # one round, 32 tokens (~2 minutes on 2 cores)
-    python benchmarks/backends.py --tokens 128 --repeat 3 --concurrency 8 --json out.json
+    python benchmarks/backends_compared.py --quick            # one round, 32 tokens (~2 minutes on 2 cores)
+    python benchmarks/backends_compared.py --tokens 128 --repeat 3 --concurrency 8 --json out.json
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a plain script from a checkout
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))  # the checkout's packages first, when run as a plain script
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
