@@ -40,7 +40,7 @@ demo: $(STAMP)
 	$(BIN)/symposium demo
 
 # The code's own checks first (seconds; a cold mypy cache takes about a minute), then the suite.
-LINTED := backends protocols store outputs tui
+LINTED := symposium backends protocols store outputs tui
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not vllm"
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console script's entry point (``symposium = tui.cli:main``); see :mod:`tui.cli.parser`."""
+    """The command line's entry point, which the ``symposium`` command reaches through its launcher
+    (:func:`symposium.main`); see :mod:`tui.cli.parser`."""
     from tui.cli.parser import main as run
 
     return run(argv)
