@@ -29,7 +29,7 @@ from protocols.core.text import UNSAFE_CHARACTERS
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.browser import chromium, recording_server
+from tests.helpers.browser import chromium, needs_chromium, recording_server
 from tests.helpers.oracle import OracleBackend, reply_to
 from tests.helpers.samples import FIRST, form_values, spec_of
 from tui.cli.parser import main
@@ -82,6 +82,7 @@ async def _run(tmp_path: Path, db: Path, port: int = 9) -> dict[str, Any]:
 _ESCAPES_WE_DRAW = re.compile(r"\x1b\[[0-9;]*m")  # Rich's own colours; anything else is hostile
 
 
+@needs_chromium
 async def test_hostile_evidence_is_text_everywhere_and_its_injected_citation_is_caught(tmp_path: Path, capsys, registry) -> None:
     db = tmp_path / "journal.db"
     with recording_server() as (port, hits):

@@ -8,7 +8,6 @@ skips and the run ends with ``!!! N BROWSER TEST(S) SKIPPED`` (tests/conftest.py
 
 from __future__ import annotations
 
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -22,15 +21,12 @@ from outputs.report.safe import Markup
 from outputs.report.svg import PALETTE
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.browser import CHROMIUM, chromium, recording_server, widths
+from tests.helpers.browser import chromium, needs_chromium, recording_server, widths
 from tests.helpers.png import Image, read_png
 from tests.helpers.report_debates import SCRIPT, cited_evidence_debate, every_protocol, hostile_debate, wide
 from tests.helpers.sample_debate import record_sample
 
-WHY = "Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)"
-if CHROMIUM is None and os.environ.get("SYMPOSIUM_REQUIRE_BROWSER") == "1":
-    raise RuntimeError(f"SYMPOSIUM_REQUIRE_BROWSER=1 but {WHY}")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=WHY)
+pytestmark = needs_chromium
 
 WIDTH, HEIGHT = 1200, 2600
 

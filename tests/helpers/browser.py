@@ -10,6 +10,7 @@ recorder, which is where the hostile turn's image points.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -22,8 +23,16 @@ from html import unescape as html_unescape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 #: The binary, as Debian installs it (or another Chromium on PATH).
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+WHY = "Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)"
+if CHROMIUM is None and os.environ.get("SYMPOSIUM_REQUIRE_BROWSER") == "1":
+    raise RuntimeError(f"SYMPOSIUM_REQUIRE_BROWSER=1 but {WHY}")
+#: A test that opens a page in Chromium: skipped where it is missing (tests/conftest.py says so,
+#: loudly, at the end of the run), and never where SYMPOSIUM_REQUIRE_BROWSER=1 (CI) asks for it.
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=WHY)
 
 FLAGS = ("--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", "--no-first-run", "--disable-extensions",
          "--disable-background-networking", "--disable-sync", "--disable-component-update", "--disable-default-apps",
