@@ -77,7 +77,8 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # pyte
 #: The OS-level privacy checks (network namespace + syscall trace); they need root and strace.
 NETWORK_WALL_TESTS = "tests/guarantees/test_network_wall.py"
 #: The HTML report opened in headless Chromium; they need Debian's ``chromium`` (.ci/run installs it).
-BROWSER_TESTS = ("tests/guarantees/test_report_browser.py", "tests/guarantees/test_evidence_hostile.py")
+BROWSER_TESTS = ("tests/guarantees/test_report_browser.py", "tests/guarantees/test_evidence_hostile.py",
+                 "tests/cli/test_evidence_cli.py")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]

@@ -28,7 +28,7 @@ from protocols.core.replay import counted
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.browser import chromium, recording_server
+from tests.helpers.browser import chromium, needs_chromium, recording_server
 from tests.helpers.evidence_files import evidence_folder, scanned_pdf_bytes
 from tests.helpers.paths import REPO
 from tests.helpers.samples import FIRST, cli_args, form_values, spec_of
@@ -75,6 +75,7 @@ def test_redacting_the_evidence_before_indexing_says_what_was_masked(tmp_path: P
 
 
 @pytest.mark.model
+@needs_chromium
 def test_a_bundled_model_debate_with_evidence_runs_end_to_end_and_its_report_loads_nothing(tmp_path: Path) -> None:
     folder = evidence_folder(tmp_path)
     db = tmp_path / "journal.db"
