@@ -28,6 +28,7 @@ from backends.openai_compat import OpenAIBackend
 from backends.registry import ModelEntry, Registry, load_registry
 from backends.sources import resolve_path
 from store.journal import Journal
+from tests.helpers.browser import WHY as BROWSER_MISSING
 from tests.helpers.servers import RunningServer, server_entry
 from tests.helpers.servers import llama_server as llama_server_process
 
@@ -76,9 +77,6 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # pyte
 
 #: The OS-level privacy checks (network namespace + syscall trace); they need root and strace.
 NETWORK_WALL_TESTS = "tests/guarantees/test_network_wall.py"
-#: The HTML report opened in headless Chromium; they need Debian's ``chromium`` (.ci/run installs it).
-BROWSER_TESTS = ("tests/guarantees/test_report_browser.py", "tests/guarantees/test_evidence_hostile.py",
-                 "tests/cli/test_evidence_cli.py")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
@@ -87,18 +85,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     (llama.cpp, torch, child processes, UDP) was checked for network use on this machine.
 
     Likewise a vLLM test that skipped: ``make test-vllm`` is the one place these tests are meant
-    to run, and in CI a skip there must not pass for a run; and the report's browser tests,
-    skipped where Chromium is not installed."""
+    to run, and in CI a skip there must not pass for a run; and the tests that open a page in
+    Chromium (``needs_chromium``), skipped where it is not installed."""
     vllm_skipped = [r for r in terminalreporter.stats.get("skipped", []) if "vllm" in getattr(r, "keywords", {})]
     if vllm_skipped:
         longrepr = vllm_skipped[0].longrepr
         reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
         terminalreporter.write_line(f"!!! {len(vllm_skipped)} vLLM TEST(S) SKIPPED: {reason}", red=True, bold=True)
-    browser_skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.nodeid.startswith(BROWSER_TESTS)]
+    browser_skipped = [r for r in terminalreporter.stats.get("skipped", [])
+                       if isinstance(r.longrepr, tuple) and r.longrepr[2].removeprefix("Skipped: ") == BROWSER_MISSING]
     if browser_skipped:
-        longrepr = browser_skipped[0].longrepr
-        reason = (longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)).removeprefix("Skipped: ")
-        terminalreporter.write_line(f"!!! {len(browser_skipped)} BROWSER TEST(S) SKIPPED: {reason}; the HTML report was "
+        terminalreporter.write_line(f"!!! {len(browser_skipped)} BROWSER TEST(S) SKIPPED: {BROWSER_MISSING}; the HTML report was "
                                     "not opened in a browser (SYMPOSIUM_REQUIRE_BROWSER=1 makes this a failure)",
                                     red=True, bold=True)
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.nodeid.startswith(NETWORK_WALL_TESTS)]

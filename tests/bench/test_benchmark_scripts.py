@@ -1,10 +1,9 @@
 """Every script in ``benchmarks/`` starts: its imports resolve and ``--help`` exits 0.
 
 The benchmarks are run by hand, rarely, on a quiet machine, so nothing else in the suite runs
-them; a script that no longer starts would be found only on the day its figures are wanted.
-That happened: an import sorter moved ``shapes.py``'s imports of its neighbours (``inflight``,
-``synthetic``) after ``backend``, which takes the benchmarks folder off ``sys.path``, and the
-script died at its first line. ``--help`` runs every top-level import and loads no model.
+them; a script that no longer starts (an import reordered, a module beside it shadowing a
+package) would be found only on the day its figures are wanted. ``--help`` runs every top-level
+import and loads no model.
 """
 
 from __future__ import annotations
