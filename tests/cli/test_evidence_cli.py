@@ -93,7 +93,11 @@ def test_a_bundled_model_debate_with_evidence_runs_end_to_end_and_its_report_loa
     assert len(debate["evidence"]["passages"]) == 12
     debaters = [t for t in debate["turns"] if t["role"] in ("agent-a", "agent-b")]
     assert debaters and all("Evidence: passages from the user's files" in (t["request"] or "") for t in debaters)
-    assert all('"claims"' in t["raw"] for t in debaters)  # the grammar asked every reply for its claims
+    assert all('In "claims", list each factual claim' in (t["request"] or "") for t in debaters)
+    # The grammar requires "claims", so a reply the model ended itself lists them; one cut at the reply
+    # limit may stop before reaching them (a 135M model can loop in "arguments" on another CPU's floats).
+    finished = [t for t in debaters if t["finish_reason"] == "stop"]
+    assert all('"claims"' in t["raw"] for t in finished), [t["raw"] for t in finished]
     page = tmp_path / "report.html"
     assert main(["report", debate_id, "--out", str(page), "--db", str(db)]) == 0
     with recording_server() as (_, hits):
