@@ -3,6 +3,13 @@
 The crash-safety tests start it, wait until it is in the middle of a reply, and kill it.
 It prints one line per milestone so the parent knows when to strike:
 ``finished N`` after turn N is committed, ``streaming N`` once turn N's first tokens arrive.
+
+With ``hold`` as its third argument it stops after each ``streaming N``, mid-reply, until a line
+(or the end) arrives on its standard input: the event loop waits in that read, so the reply under
+way can be neither finished nor journalled before the parent's kill lands, however slowly the
+parent reads; the parent lets the turns it does not strike go on.
+
+    python -m tests.helpers.endless_debate DB DEBATE_ID [hold]
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ async def endless(debate_id: str, agent: Agent) -> AsyncIterator[Event]:
         history += [Message("assistant", text), Message("user", "Go on.")]
 
 
-async def main(db: str, debate_id: str) -> None:
+async def main(db: str, debate_id: str, hold: bool = False) -> None:
     backend = create_backend(load_registry().get("smollm2-135m"))
     agent = Agent("agent-a", backend, SamplingOptions(max_tokens=48, temperature=0.8))
     waiting_for_first_token: list[int] = []
@@ -45,6 +52,8 @@ async def main(db: str, debate_id: str) -> None:
             waiting_for_first_token.append(event.round)
         elif isinstance(event, TokenDelta) and waiting_for_first_token:
             print(f"streaming {waiting_for_first_token.pop()}", flush=True)
+            if hold:
+                sys.stdin.readline()
         elif isinstance(event, TurnFinished):
             print(f"finished {event.round}", flush=True)
 
@@ -54,7 +63,7 @@ async def main(db: str, debate_id: str) -> None:
 
 if __name__ == "__main__":
     try:
-        asyncio.run(main(sys.argv[1], sys.argv[2]))
+        asyncio.run(main(sys.argv[1], sys.argv[2], hold=sys.argv[3:] == ["hold"]))
     except KeyboardInterrupt:
         print("interrupted", flush=True)
         sys.exit(130)

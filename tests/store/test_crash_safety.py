@@ -19,10 +19,15 @@ from tests.helpers.killable import send_to_group, spawn
 from tests.helpers.paths import REPO
 
 
-def run_until_mid_reply(db: Path, debate_id: str, turns_before_kill: int) -> tuple[subprocess.Popen[str], int]:
-    """Start the endless debate; return once turn ``turns_before_kill + 1`` is streaming."""
-    proc = spawn([sys.executable, "-m", "tests.helpers.endless_debate", str(db), debate_id],
-                 cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_until_mid_reply(db: Path, debate_id: str, turns_before_kill: int, *,
+                        hold: bool = False) -> tuple[subprocess.Popen[str], int]:
+    """Start the endless debate; return once turn ``turns_before_kill + 1`` is streaming. With
+    ``hold`` the debate stays there, mid-reply, until it is killed (else a loaded machine can let
+    the reply finish between the line and the kill); a SIGINT needs the loop running, so its test
+    strikes a debate that goes on."""
+    proc = spawn([sys.executable, "-m", "tests.helpers.endless_debate", str(db), debate_id, *(["hold"] if hold else [])],
+                 cwd=REPO, stdin=subprocess.PIPE if hold else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True)
     finished = 0
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -31,6 +36,10 @@ def run_until_mid_reply(db: Path, debate_id: str, turns_before_kill: int) -> tup
             finished = int(number)
         elif kind == "streaming" and int(number) == turns_before_kill + 1:
             return proc, finished
+        elif kind == "streaming" and hold:
+            assert proc.stdin is not None
+            proc.stdin.write("go on\n")
+            proc.stdin.flush()
     raise AssertionError(f"the debate process ended early: {proc.stderr.read() if proc.stderr else ''}")
 
 
@@ -47,7 +56,7 @@ def journal_state(db: Path, debate_id: str) -> tuple[str, list[int], str]:
 @pytest.mark.model
 def test_sigkill_mid_reply_keeps_every_finished_turn(tmp_path: Path, turns_before_kill: int) -> None:
     db = tmp_path / "journal.db"
-    proc, finished = run_until_mid_reply(db, "crash", turns_before_kill)
+    proc, finished = run_until_mid_reply(db, "crash", turns_before_kill, hold=True)
     assert send_to_group(proc, signal.SIGKILL)
     assert proc.wait(timeout=30) == -signal.SIGKILL  # it died of the signal, mid-reply
     assert finished == turns_before_kill
