@@ -80,7 +80,9 @@ def test_a_bundled_model_debate_with_evidence_runs_end_to_end_and_its_report_loa
     folder = evidence_folder(tmp_path)
     db = tmp_path / "journal.db"
     definition, sample = FIRST["evince"]
-    args = [*cli_args(definition, sample, "smollm2-135m"), "--evidence", str(folder), "--seed", "5", "--db", str(db)]
+    # One claim per reply: the grammar's room for claims is what a reply may take (a 135M model fills it).
+    args = [*cli_args(definition, sample, "smollm2-135m"), "--evidence", str(folder), "--evidence-claims", "1", "--seed", "5",
+            "--db", str(db)]
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "160"}
     done = subprocess.run([sys.executable, "-m", "tui.cli", "run", *args], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=1200)
@@ -142,7 +144,7 @@ def test_a_bundled_model_debate_with_evidence_resumes_with_the_prompts_of_an_uni
     folder = evidence_folder(tmp_path)
     definition, sample = FIRST["evince"]
     spec = spec_of("evince")
-    values = form_values(spec, sample, {**sample.on_model, "evidence": str(folder), "max_rounds": "1"})
+    values = form_values(spec, sample, {**sample.on_model, "evidence": str(folder), "max_rounds": "1", "evidence_claims": "1"})
     roles = spec.roles_for(values)
     options = SamplingOptions(max_tokens=40, temperature=0.0, seed=5)
 
