@@ -14,7 +14,7 @@ interface for CPU, which is what this measures honestly.
     python benchmarks/tui.py --scripted --profile /tmp/tui   # and what held the event loop, per condition
 
 ``--scripted`` isolates the interface's own cost: the Debate screen opens on a recorded
-transcript of ``--history-turns`` long turns, then two scripted models (tests/helpers/scripted.py,
+transcript of ``--history-turns`` long turns, then two scripted models (tests/helpers/scripted_backends.py,
 no CPU of their own) take turns writing ``--turn-tokens``-token replies at ``--rate`` tokens per
 second each, through the same ``drive`` → ``DebateScreen.show`` path as a live debate (the
 screen runs them as it runs a protocol: :class:`BenchRun`). What is
@@ -225,7 +225,7 @@ async def scripted_turns(debate_id: str, first_round: int, tokens: int, rate: fl
     """Two scripted agents alternating long turns, streamed at ``rate`` tokens/s (4 chars a token)."""
     from backends.base import SamplingOptions
     from protocols.core.agents import Agent
-    from tests.helpers.scripted import ScriptedBackend
+    from tests.helpers.scripted_backends import ScriptedBackend
 
     agents = [Agent(role, ScriptedBackend(f"scripted-{role[-1]}", [long_reply(tokens, i) for i in range(50)],
                                           delay=1 / rate, chunk=4), SamplingOptions(max_tokens=tokens))

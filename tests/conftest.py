@@ -194,7 +194,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     message = (f"{item.nodeid} loaded a model but is not marked `model`, so `make test-fast` "
                f"(-m \"not model\") would run it:\n{said}\nAdd @pytest.mark.model to the test (or "
                f"pytestmark = pytest.mark.model to its file) if it needs the model; else give it a "
-               f"scripted backend (tests/helpers/scripted.py).")
+               f"scripted backend (tests/helpers/scripted_backends.py).")
     report.outcome = "failed"
     report.longrepr = f"{message}\n\n{report.longrepr}" if report.longrepr else message
 

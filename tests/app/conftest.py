@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.debate_from_form import Gate, answer
-from tests.helpers.scripted import answering
+from tests.helpers.scripted_backends import answering
 
 
 @pytest.fixture

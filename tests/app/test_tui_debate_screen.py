@@ -256,7 +256,7 @@ async def test_a_live_debate_whose_last_analysis_still_runs_refuses_kappa(tmp_pa
     from backends.registry import ModelEntry
     from protocols.core.roles import SIDE_PANEL
     from tests.helpers.debate_from_form import answer
-    from tests.helpers.scripted import ScriptedBackend
+    from tests.helpers.scripted_backends import ScriptedBackend
     from tui.app.screens.new_debate import NewDebateScreen
 
     def create(entry: ModelEntry, progress) -> ScriptedBackend:

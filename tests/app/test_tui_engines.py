@@ -2,7 +2,7 @@
 closed exactly once when the debate ends, when the app quits mid-debate or while a model is
 still loading, and the analysis that the debate's end starts runs before its model is closed.
 
-Scripted models (tests/helpers/scripted.py) stand in for the bundled ones: they count their
+Scripted models (tests/helpers/scripted_backends.py) stand in for the bundled ones: they count their
 closes and, like a real backend, refuse calls once closed, which is what the timing here turns
 on; a real model's load and close are covered in tests/backends/test_lifecycle.py.
 """
@@ -22,7 +22,7 @@ from backends.factory import OnProgress
 from backends.registry import ModelEntry
 from store.queries import Queries
 from tests.helpers.pilot import SIZE, make_app, wait_for
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog
 from tui.app.widgets.transcript import Transcript

@@ -24,7 +24,7 @@ from tests.helpers.form import fill_examples
 from tests.helpers.pilot import make_app, screen_text, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
-from tests.helpers.scripted import answering
+from tests.helpers.scripted_backends import answering
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.help import HelpScreen

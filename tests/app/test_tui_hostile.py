@@ -3,7 +3,7 @@
 terminal as control characters (ANSI CSI/OSC escapes, C1 controls, bidi overrides).
 
 What the screen shows is read from the compositor's strips: the segments a terminal is sent.
-Debates run on the scripted backend (tests/helpers/scripted.py) because the point is exact
+Debates run on the scripted backend (tests/helpers/scripted_backends.py) because the point is exact
 hostile model output, which a real model cannot be made to produce on demand.
 """
 

@@ -8,7 +8,7 @@ the addressed role's next request), and what it does not honour has no key, no f
 and no dialog.
 
 Scripted models stand in for the bundled ones (``create_backend`` patched, as in
-test_tui_engines.py): any reply that fits the call's schema (tests/helpers/scripted.py's
+test_tui_engines.py): any reply that fits the call's schema (tests/helpers/scripted_backends.py's
 ``fits``), paced like a small model. The test is about the screen and the command channel,
 which must not depend on what a tiny model happens to say; test_tui_protocols.py runs every
 protocol on the real models.

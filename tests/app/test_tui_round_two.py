@@ -20,7 +20,7 @@ from tests.helpers.hostile import hostile_models
 from tests.helpers.pilot import make_app, wait_for
 from tests.helpers.sample_debate import record_sample, sample_events
 from tests.helpers.sample_socrasynth import sample_socrasynth
-from tests.helpers.scripted import answering
+from tests.helpers.scripted_backends import answering
 from tui import settings
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import ConfirmDialog, EditDialog, NumberDialog

@@ -3,7 +3,7 @@ event loop, shared by the roles on it, and every backend closed exactly once how
 debate ends: at its end, on an error mid-debate, on cancellation (Ctrl-C, the app quitting),
 even when the cancellation lands while a model is still loading.
 
-Scripted backends (tests/helpers/scripted.py) count their ``aclose`` calls and fail on cue,
+Scripted backends (tests/helpers/scripted_backends.py) count their ``aclose`` calls and fail on cue,
 which a real model cannot be made to do at a chosen moment; the sharing test loads the real
 bundled SmolLM2 through the real factory.
 """
@@ -27,7 +27,7 @@ from protocols.core.events import TokenDelta
 from protocols.measures.labels import LabelSet
 from store.drive import drive
 from store.journal import Journal
-from tests.helpers.scripted import Fail, ScriptedBackend
+from tests.helpers.scripted_backends import Fail, ScriptedBackend
 
 REPLY = json.dumps({"predictions": [{"label": "Malaria", "probability": 0.7, "argument": "a"},
                                     {"label": "Dengue", "probability": 0.3, "argument": "b"}], "arguments": []})

@@ -23,7 +23,7 @@ from backends.base import SamplingOptions
 from protocols.measures import evaluation as E
 from store.journal import Journal
 from tests.helpers.diagnosis_bench import CASES, sized_answer
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, choose_k, label_set, read_cases, summarize, vote
 from tui.bench.report import cost_plot, markdown, terminal_table, write_outputs
 

@@ -2,7 +2,7 @@
 case of the journal's own figures (protocols/core/costs.py), the ensembles and the vote counting
 the runs they combine.
 
-Scripted backends that report every figure (tests/helpers/scripted.py, ``measured``), so each
+Scripted backends that report every figure (tests/helpers/scripted_backends.py, ``measured``), so each
 figure of the table can be summed again from the journal's rows of the debates each system ran.
 (Scripted: the point is the bookkeeping, not a model's skill.)
 """
@@ -16,7 +16,7 @@ from protocols.core.costs import Ledger, journal_calls
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.diagnosis_bench import CASES, sized_answer
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases, summarize
 from tui.bench.report import COST_TITLES, cost_rows, cost_table, markdown
 

@@ -17,7 +17,7 @@ import pytest
 
 from backends.base import SamplingOptions
 from store.journal import Journal
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.bench.diagnosis import Bench, BenchConfig, label_set, read_cases, summarize
 from tui.bench.report import markdown, write_outputs
 

@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from backends.base import SamplingOptions
 from protocols.measures import evaluation as E
 from store.journal import Journal
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.bench.diagnosis import (
     Bench,
     BenchConfig,

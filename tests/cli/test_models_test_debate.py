@@ -15,7 +15,7 @@ from protocols import evince
 from protocols.core.events import CallRecord, TurnFinished
 from protocols.core.params import defaults
 from protocols.measures.labels import LabelSet
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.cli.health_debate import LABELS, DebateCheck, _record, debate_check
 
 

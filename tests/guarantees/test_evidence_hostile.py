@@ -30,8 +30,8 @@ from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.browser import chromium, needs_chromium, recording_server
-from tests.helpers.oracle import OracleBackend, reply_to
 from tests.helpers.samples import FIRST, form_values, spec_of
+from tests.helpers.scripted_backends import OracleBackend, reply_to
 from tui.cli.parser import main
 from tui.headless.printer import EventPrinter
 

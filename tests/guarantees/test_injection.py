@@ -19,7 +19,7 @@ from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import DebateFinished, JudgementMade, MetricsComputed, TokenDelta, TurnFinished
 from protocols.measures.labels import LabelSet
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid", "Hepatitis C"])

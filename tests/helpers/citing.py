@@ -3,7 +3,7 @@ exactly, one passage that does not exist, one real passage with a quote that is 
 one claim with no source; what each must be classified as wherever it is shown.
 
 Why a stand-in here: a real model cannot be made to fabricate or misquote on demand. The replies
-are the oracle's (tests/helpers/oracle.py: a function of the prompt, so a resumed run's fresh
+are the oracle's (tests/helpers/scripted_backends.py: a function of the prompt, so a resumed run's fresh
 backends answer as the first ones did), with these claims in every reply whose schema asks for
 claims.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from backends.base import Message
-from tests.helpers.oracle import OracleBackend, reply_to
+from tests.helpers.scripted_backends import OracleBackend, reply_to
 
 #: The claims every grounded reply lists (E2 and E8 are passages of the evidence folder).
 CLAIMS = (

@@ -3,7 +3,7 @@
 A :class:`CuttingJournal` makes the process die at a chosen write; :func:`start` runs a protocol
 the way the app and the CLI start it, with moderator commands sent at fixed events
 (:func:`moderator`); :func:`comparable` is what must be the same however often a debate was cut.
-The backends are oracles (tests/helpers/oracle.py): a reply is a function of its prompt, so the
+The backends are oracles (tests/helpers/scripted_backends.py): a reply is a function of its prompt, so the
 fresh backends of a resumed run answer as the first ones did, which a real model cannot be made
 to do; the journal is a real SQLite file.
 """
@@ -23,7 +23,7 @@ from protocols.core.replay import counted
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.oracle import Draw, OracleBackend
+from tests.helpers.scripted_backends import Draw, OracleBackend
 from tui.forms import ProtocolSpec
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)

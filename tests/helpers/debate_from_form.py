@@ -5,7 +5,7 @@ condition while answering the person's seat (and keeping an agenda offered for e
 failure says what the journal holds of the debate. :class:`Gate` is what every scripted reply
 streams through, so a test decides where a debate stands when a key is pressed by the debate's
 own course. :func:`answer` is the scripted models' reply
-(tests/helpers/scripted.py's ``fits``) tuned so that no protocol ends by itself before a
+(tests/helpers/scripted_backends.py's ``fits``) tuned so that no protocol ends by itself before a
 moderator's command is seen; tests/app/conftest.py's ``scripted_models`` fixture serves it.
 """
 
@@ -25,7 +25,7 @@ from protocols.core.roles import SIDE_PANEL
 from store.queries import Queries
 from tests.helpers.form import fill_examples
 from tests.helpers.pilot import wait_for
-from tests.helpers.scripted import fits
+from tests.helpers.scripted_backends import fits
 from tui.app.app import SymposiumApp
 from tui.app.screens.debate import DebateScreen
 from tui.app.screens.dialogs import EditDialog, PersonDialog

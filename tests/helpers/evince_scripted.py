@@ -17,7 +17,7 @@ from protocols import evince
 from protocols.core.agents import Agent
 from protocols.core.events import Event
 from protocols.measures.labels import LabelSet
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
 LABELS = LabelSet(["Dengue", "Chikungunya", "Zika", "Malaria", "Typhoid"])

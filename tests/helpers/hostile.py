@@ -2,7 +2,7 @@
 
 Markup that crashes Textual (``[/b]``), links and actions, ANSI CSI and OSC escapes, C1
 controls, bidi overrides: none of it may crash the app or reach the terminal as control
-characters. The models are scripted (tests/helpers/scripted.py) because a real model cannot be
+characters. The models are scripted (tests/helpers/scripted_backends.py) because a real model cannot be
 made to produce exact hostile output on demand.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from backends.base import BackendError
 from backends.factory import OnProgress
 from backends.registry import ModelEntry
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 #: Markup that crashes (``[/b]``), links and actions, ANSI CSI and OSC (title, hyperlink),
 #: 8-bit C1 controls, bidi overrides and zero-width characters, a huge line.

@@ -8,7 +8,7 @@ every XDG folder pointed into a fresh tree, no ``SYMPOSIUM_*`` path set, so each
 it lands for a user), then walks every file written. Both go through :func:`tui.cli.parser.main`,
 the program's own entry point (logging, the journal's default place, the settings). What is
 replaced, and why: the models (``backends.lifecycle.create_backend`` answers with
-:func:`tests.helpers.scripted.fits`, a reply that fits every call: the test is about the files the
+:func:`tests.helpers.scripted_backends.fits`, a reply that fits every call: the test is about the files the
 program writes, not what a tiny model says, and a scripted debate takes seconds), and for the app
 the terminal (Pilot, as ``tests/helpers/app_session.py``).
 
@@ -36,7 +36,7 @@ MODEL = "smollm2-135m"  # a registry entry that is ready here; its backend is th
 
 def _scripted_models() -> None:
     from backends import lifecycle
-    from tests.helpers.scripted import answering
+    from tests.helpers.scripted_backends import answering
 
     lifecycle.create_backend = answering(delay=0.001, chunk=32)
 

@@ -127,8 +127,8 @@ def cited_evidence_debate(folder: Path) -> dict[str, Any]:
     from protocols.core.agents import Agent
     from protocols.core.moderation import CommandChannel
     from store.drive import drive
-    from tests.helpers.oracle import OracleBackend, reply_to
     from tests.helpers.samples import FIRST, form_values, spec_of
+    from tests.helpers.scripted_backends import OracleBackend, reply_to
 
     passage = f"Potassium 5.9 mmol/L {LONG_WORD}"
     path = folder / LONG_FILE

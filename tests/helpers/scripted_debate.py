@@ -2,7 +2,7 @@
 
 The crash harness's fast mode: the real protocol (started and resumed through its spec,
 ``tui.protocol_catalog.SPECS``, as the app and ``symposium run``/``resume`` do), journal,
-runner and printer, but replies from :class:`tests.helpers.oracle.OracleBackend` (a reply is a
+runner and printer, but replies from :class:`tests.helpers.scripted_backends.OracleBackend` (a reply is a
 function of its prompt, valid JSON for any schema) streamed at about a small model's speed, so
 hundreds of kills fit in minutes, and a person's seat that answers from the prompt
 (deliberation, humanloop). Because a reply depends only on its prompt, the fresh backends of a
@@ -30,8 +30,8 @@ from protocols.core.moderation import CommandChannel
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.oracle import Draw, OracleBackend
 from tests.helpers.samples import FIRST, form_values
+from tests.helpers.scripted_backends import Draw, OracleBackend
 from tui.headless.printer import EventPrinter
 from tui.headless.signals import Terminated, run_command
 from tui.protocol_catalog import SPECS, resumable

@@ -17,7 +17,7 @@ from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evince_scripted import agents, config, reply
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 APART_A, APART_B = {"Dengue": 0.8, "Chikungunya": 0.2}, {"Zika": 0.6, "Malaria": 0.4}
 #: The moderator's one interjection, in round 1.

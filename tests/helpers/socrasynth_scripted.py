@@ -12,7 +12,7 @@ import json
 from backends.base import SamplingOptions
 from protocols import socrasynth as ss
 from protocols.core.agents import Agent
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)
 #: The debate's subject.

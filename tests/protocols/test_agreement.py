@@ -18,7 +18,7 @@ from protocols.measures.agreement_judge import AGREEMENT, LABELS, MORE_DEBATE, A
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=11)
 ROUND = [("Participant 1", "We should repair the old library: it is cheaper and loved."),

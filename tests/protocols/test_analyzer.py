@@ -36,7 +36,7 @@ from protocols.measures.analyzer import (
     parse_map,
     parse_points,
 )
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=32, temperature=0.7, seed=13)
 

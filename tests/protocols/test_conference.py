@@ -20,7 +20,7 @@ from protocols.core.moderation import CommandChannel
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.cli import main
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=5)

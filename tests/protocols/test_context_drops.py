@@ -4,7 +4,7 @@ a note on the journal's record of that call (a turn's notes, a judgement's notes
 export and the app show.
 
 Why oracle backends with small windows: which calls must drop depends on the protocol alone only
-when the replies are a function of the prompt (tests/helpers/oracle.py) and the window is known;
+when the replies are a function of the prompt (tests/helpers/scripted_backends.py) and the window is known;
 the windows below are the smallest that let every protocol's conversations grow past them
 without its fixed prompts overflowing (which would be a different note). The protocols are built
 from their forms, as the app and the CLI build them. The chat templates are the real ones of
@@ -30,9 +30,8 @@ from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.cut_and_resume import Person
-from tests.helpers.oracle import OracleBackend
 from tests.helpers.samples import ALL, form_values, spec_of
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import OracleBackend, ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=5)
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"

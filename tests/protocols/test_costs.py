@@ -1,7 +1,7 @@
 """What a debate's model calls cost (protocols/core/costs.py): one definition of the tables per
 agent and per round, read by ``symposium show``, the Markdown export and the HTML report.
 
-A scripted backend (tests/helpers/scripted.py, ``measured``) reports every figure an in-process
+A scripted backend (tests/helpers/scripted_backends.py, ``measured``) reports every figure an in-process
 backend measures, so the tables have everything to add up; they are checked against sums the
 test makes itself, in SQL, over the journal's own rows. That the journal's figures are the
 backend's own counts is tests/backends/test_costs_counted.py's (the bundled model).
@@ -37,7 +37,7 @@ from protocols.core.present import Para, Table, num
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend, fits
+from tests.helpers.scripted_backends import ScriptedBackend, fits
 from tui.cli.parser import main
 
 ID = "costs0001"

@@ -1,7 +1,7 @@
 """CRIT against Chang, Table 6.3: Γ from step #6 alone, recursion on reasons that are claims
 (step #3), the whole subject within the judge's context, per-argument quality.
 
-Scripted judge (tests/helpers/scripted.py): these tests need exact ratings from the judge to
+Scripted judge (tests/helpers/scripted_backends.py): these tests need exact ratings from the judge to
 check the arithmetic, which a real model cannot be made to give on demand.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from backends.base import SamplingOptions
 from protocols.core.agents import Agent
 from protocols.measures.crit import crit, side_quality, weighted_score
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=200, temperature=0.0)
 

@@ -5,7 +5,7 @@ keeps.
 test_crit.py checks Γ's arithmetic and the subject's fitting. Here what a judge is actually sent
 and what comes back into the journal: the roles and the text of each prompt (the prompt is the
 method, for a model), the schema, token budget and temperature of each attempt, every note, and
-the recursion's limits and bookkeeping. Scripted judges (tests/helpers/scripted.py): the replies
+the recursion's limits and bookkeeping. Scripted judges (tests/helpers/scripted_backends.py): the replies
 must be exact. (Found by mutation testing, ``benchmarks/mutation.py``: each test failed for a
 change to ``protocols/measures/crit.py`` the others let through.)
 """
@@ -24,7 +24,7 @@ from backends.base import Message, SamplingOptions
 from protocols.core.agents import Agent
 from protocols.core.fitting import Section
 from protocols.measures.crit import JUDGE_SYSTEM, CritReply, RatedReason, StrictCritReply, argument_scores, crit, weighted_score
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=200, temperature=0.7)
 APPLY = ("Apply CRIT: (1) state the document's main claim; (2) list up to {n} reasons supporting it, each with validity "

@@ -22,7 +22,7 @@ from protocols.d3.audit import Evaluation, agreement, cohen_kappa, family, self_
 from protocols.d3.study import read_references
 from store.drive import drive
 from store.journal import Journal
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.cli import main
 
 OPTS = SamplingOptions(max_tokens=60, temperature=0.7, seed=13)

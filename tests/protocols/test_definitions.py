@@ -36,7 +36,7 @@ from protocols.measures.labels import LabelSet
 from protocols.registry import BY_NAME, PROTOCOLS
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.cli import main
 from tui.cli import run as cli_run
 from tui.cli.params import build_config

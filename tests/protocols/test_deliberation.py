@@ -24,7 +24,7 @@ from protocols.deliberation import MODERATOR, PERSON, Roster, cap_words, eligibl
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.cli import main
 from tui.cli.seats import ScriptSeat, StdinSeat
 from tui.headless.printer import EventPrinter

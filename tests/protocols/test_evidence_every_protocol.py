@@ -33,8 +33,8 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.citing import LINES, SAID, VERDICTS, citing
 from tests.helpers.evidence_files import evidence_folder
-from tests.helpers.oracle import OracleBackend
 from tests.helpers.samples import FIRST, form_values, spec_of
+from tests.helpers.scripted_backends import OracleBackend
 from tui.cli.parser import main
 from tui.forms import ProtocolSpec
 from tui.protocol_catalog import resumable
@@ -209,7 +209,7 @@ async def test_a_grounded_debate_resumes_from_its_journalled_passages_with_an_un
     assert final is not None and final.status == "finished"
     for model, backend in straight.items():
         for role in {r for r, _, _ in backend.calls}:
-            assert first[model].prompts(role) + fresh[model].prompts(role) == backend.prompts(role), f"{name}: {role}"
+            assert first[model].prompts_of(role) + fresh[model].prompts_of(role) == backend.prompts_of(role), f"{name}: {role}"
     again = debate_of(tmp_path / "cut.db")
     assert [(t["role"], t["text"], [c["status"] for c in t["citations"]]) for t in again["turns"]] == \
            [(t["role"], t["text"], [c["status"] for c in t["citations"]]) for t in whole["turns"]]

@@ -32,7 +32,7 @@ from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evince_rounds import rounds_both_predicted, says_no_prediction
 from tests.helpers.paths import dev_csv
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=96, temperature=0.7, seed=11)
 

@@ -1,6 +1,6 @@
 """EVINCE's stopping and steering against Figure 7.1, on scripted beliefs.
 
-Scripted backends (tests/helpers/scripted.py): each test needs agents that state *exactly* a
+Scripted backends (tests/helpers/scripted_backends.py): each test needs agents that state *exactly* a
 given sequence of distributions (settle to within half a point, or keep moving), which a real
 model cannot be made to do. The rules pinned here:
 
@@ -25,7 +25,7 @@ from protocols.core.events import DebateFinished, Event, MetricsComputed, TurnFi
 from protocols.measures import metrics as M
 from protocols.measures.contentiousness import Adaptive, RoundSignals
 from tests.helpers.evince_scripted import agents, config, entropy_bits, judge_reply, reply, run_all, user_prompts
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 AGREED = {"Dengue": 0.9, "Chikungunya": 0.1}
 WOBBLE = {"Dengue": 0.895, "Chikungunya": 0.105}  # half a point off agreement

@@ -1,7 +1,7 @@
 """EVINCE against Chang, chapter 7: Update steers κ, the CRIT quality gate, no
 invented positions, paragraph-long arguments, the rationale over all rounds, the label flag.
 
-Scripted backends (tests/helpers/scripted.py) here: each test needs agents that say *exactly*
+Scripted backends (tests/helpers/scripted_backends.py) here: each test needs agents that say *exactly*
 a given thing (converge, diverge, fail to parse, cite an argument the judge rates low), which a
 real model cannot be made to do on demand. The real-model run is tests/protocols/test_evince.py.
 """
@@ -19,7 +19,7 @@ from protocols.core.events import DebateFinished, JudgementMade, MetricsComputed
 from protocols.measures.crit import CritReply, StrictCritReply
 from protocols.measures.labels import LabelSet
 from tests.helpers.evince_scripted import LABELS, agents, config, entropy_bits, judge_reply, reply, run_all, user_prompts
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 
 class SchemaRecorder(ScriptedBackend):

@@ -28,7 +28,7 @@ from protocols.humanloop.study import stances as stance_study
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.headless.sections import renderables
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=7)

@@ -1,7 +1,7 @@
 """A contentiousness the moderator sets is journalled only where it takes effect: the start of
 a round that reads it. Sent where no round follows (the round cap reached), it is not
 journalled as set and is left in the channel, where the interface finds it and says it came
-too late (as it does a skip). Replies from :class:`tests.helpers.oracle.OracleBackend` (a
+too late (as it does a skip). Replies from :class:`tests.helpers.scripted_backends.OracleBackend` (a
 function of the prompt): the test is about the moderation, not what a model says."""
 
 from __future__ import annotations

@@ -408,7 +408,7 @@ async def test_the_default_open_debate_does_not_keep_agreeing_agents_apart_by_sp
     0.72 between agents who agree; the stop rule said "settled without agreement")."""
     from protocols.core.events import DebateFinished, MetricsComputed, TurnFinished
     from tests.helpers.evince_scripted import agents, reply, run_all
-    from tests.helpers.scripted import ScriptedBackend
+    from tests.helpers.scripted_backends import ScriptedBackend
 
     a = ScriptedBackend("a", [reply({"Dengue fever": 0.8, "Malaria": 0.2})] * 4)
     b = ScriptedBackend("b", [reply({"Dengue": 0.8, "malaria": 0.2})] * 4)

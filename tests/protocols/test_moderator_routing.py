@@ -1,6 +1,6 @@
 """The moderator's commands reach the roles each protocol declares (``HONOURED``), and only them.
 
-Scripted backends (tests/helpers/scripted.py): the tests are about where an interjection goes
+Scripted backends (tests/helpers/scripted_backends.py): the tests are about where an interjection goes
 and when a command takes effect, which must not depend on what a model happens to say. Each
 interjection is checked where the journal keeps it: the ``interject`` moderator event, the
 addressed role's next request (the turns table's ``request`` column) or, for the roles that
@@ -36,7 +36,7 @@ from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers import socrasynth_scripted as ssp
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=40, temperature=0.7, seed=3)
 SAID = "Consider the cost to <b>[red]small</red> towns."  # markup-like on purpose: it is kept as typed

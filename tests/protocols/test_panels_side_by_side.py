@@ -2,7 +2,7 @@
 not: SocraSynth's judge panel (its evaluative cells and its Q&A verdicts) and EVINCE's CRIT of B
 beside the agreement judge.
 
-Scripted models (``tests/helpers/scripted.py``): the promise is about when calls are made, which
+Scripted models (``tests/helpers/scripted_backends.py``): the promise is about when calls are made, which
 a scripted backend can count exactly; each call streams at a pace, so calls made one after
 another never overlap, and calls made at once do. ``tests/backends/test_lockstep.py`` shows the
 same calls decoded together on the real bundled model.
@@ -24,7 +24,7 @@ from protocols.measures.labels import LabelSet
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend, fits
+from tests.helpers.scripted_backends import ScriptedBackend, fits
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=7)
 

@@ -27,7 +27,7 @@ the code computes them):
   formula, the debate's quality or the tolerance);
 * the deliberation row's advice for Llama models (``word_cap = 150``, ``turn_tokens`` ≈ 260).
 
-Scripted backends here (tests/helpers/scripted.py): a trajectory needs agents that converge
+Scripted backends here (tests/helpers/scripted_backends.py): a trajectory needs agents that converge
 exactly as told, which a real model cannot be made to do.
 """
 
@@ -69,7 +69,7 @@ from protocols.measures.distribution import parse_distribution
 from protocols.measures.labels import BUILTIN_RELATED, BUILTIN_SYNONYMS, FUZZY_CUTOFF, LabelSet, read_related, read_synonyms
 from store.schema import MIGRATIONS
 from tests.helpers.paths import REPO
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.bench.diagnosis import BenchConfig
 
 #: Where each claim's section is: a protocol's own page (the whole page), or a "## " section of a

@@ -23,7 +23,7 @@ import pytest
 from backends.base import Completion, Message, SamplingOptions, Timing, Usage
 from protocols.core.agents import Agent, completion_of, reply_of
 from protocols.core.replies import ReplayLog, Reply, prompt_sha256, replaying
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 
 def _completion(text: str, tokens: tuple[int, ...] | None) -> Completion:

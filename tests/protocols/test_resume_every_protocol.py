@@ -12,7 +12,7 @@ role, the prompts of the cut run and the resumed run together must be the uninte
 person is asked exactly what they were asked before, and the journal ends holding the same turns,
 judgements and outcome.
 
-Oracle backends (tests/helpers/oracle.py): a reply is a function of its prompt, so fresh backends
+Oracle backends (tests/helpers/scripted_backends.py): a reply is a function of its prompt, so fresh backends
 of a resumed run answer as the first ones did; a real model cannot be made to. The journal is a
 real SQLite file.
 """
@@ -73,6 +73,6 @@ async def test_every_protocol_resumes_with_an_uninterrupted_run_s_prompts_at_eve
             assert comparable(record_of(db, "d")) == comparable(whole), label
             for model, backend in straight.items():
                 for role in roles:
-                    asked = first[model].prompts(role) + fresh[model].prompts(role)
-                    assert asked == backend.prompts(role), f"{label}: {role}'s prompts on {model} differ from the uninterrupted run's"
+                    asked = first[model].prompts_of(role) + fresh[model].prompts_of(role)
+                    assert asked == backend.prompts_of(role), f"{label}: {role}'s prompts on {model} differ from the uninterrupted run's"
             assert first_person.prompts + person.prompts == straight_person.prompts, f"{label}: the person was asked otherwise"

@@ -28,7 +28,7 @@ from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evince_scripted import agents, config, reply
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 MOVING = [{"Dengue": 0.6, "Zika": 0.4}, {"Zika": 0.7, "Dengue": 0.3}, {"Dengue": 0.55, "Malaria": 0.45}]
 RECS = json.dumps({"questions": ["travel history?"], "tests": ["NS1 antigen"]})
@@ -101,7 +101,7 @@ async def test_socrasynth_skipped_to_its_closing_numbers_every_later_stage_witho
     from backends.base import SamplingOptions
     from protocols import socrasynth as ss
     from protocols.core.agents import Agent
-    from tests.helpers.scripted import fits
+    from tests.helpers.scripted_backends import fits
 
     def agent(role: str) -> Agent:
         return Agent(role, ScriptedBackend(role, [], answer=fits), SamplingOptions(max_tokens=64))

@@ -34,7 +34,7 @@ from protocols.core.moderation import CommandChannel
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tui.cli.params import build_config
 from tui.cli.parser import build_parser
 from tui.cli.run import values_from

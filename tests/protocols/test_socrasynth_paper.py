@@ -23,7 +23,7 @@ from protocols.measures.crit import CritResult
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 from tests.helpers.socrasynth_scripted import OPTS, SUBJECT, ByPrompt, agents, crit_reply, scripted
 from tui.app.recorded import recorded_events
 from tui.headless.printer import EventPrinter

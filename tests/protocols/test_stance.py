@@ -27,7 +27,7 @@ from protocols.humanloop.stance import (
     stance_schema,
     triem_code,
 )
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 QUESTION = "Should the court of appeals affirm, reverse, or remand?"
 ALLOWED = {*LEGAL_LABELS, NONE, HALLUCINATION}

@@ -19,7 +19,7 @@ from store.evidence import MAX_TERMS, grounding, grounding_of, retriever, terms
 from store.journal import Journal
 from store.queries import Queries
 from tests.helpers.evidence_files import evidence_folder
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 TEXTS = ["Creatinine rose from 1.0 to 2.1 mg/dL.", "Potassium 5.9 mmol/L, flagged high.", "The patient lives alone.",
          "Creatinine and potassium are both kidney markers.", "Sodium 134 mmol/L."]

@@ -18,7 +18,7 @@ from protocols.core.agents import Agent
 from protocols.measures.labels import LabelSet
 from store.drive import drive
 from store.journal import Journal
-from tests.helpers.scripted import Fail, ScriptedBackend
+from tests.helpers.scripted_backends import Fail, ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid"])

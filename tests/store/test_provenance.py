@@ -20,7 +20,7 @@ from store import export_check, provenance, seal
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.7, seed=1)
 REPLY = ('{"predictions": [{"label": "Malaria", "probability": 0.7, "argument": "a"}, '

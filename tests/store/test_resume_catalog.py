@@ -6,7 +6,7 @@
 participants (role, model, backend, sampling options); the form's roles are rebuilt from them,
 and each resumed agent must sample as it did before the cut, or the replies after the cut are
 not the ones an uninterrupted run would have had (a seed, a temperature set for one agent).
-The last test runs a real journal (SQLite) with oracle backends (tests/helpers/oracle.py).
+The last test runs a real journal (SQLite) with oracle backends (tests/helpers/scripted_backends.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from protocols.core.replay import counted
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.oracle import OracleBackend
+from tests.helpers.scripted_backends import OracleBackend
 from tui.forms import FormError, ProtocolSpec
 from tui.protocol_catalog import SPECS, resumable
 

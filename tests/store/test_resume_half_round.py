@@ -23,7 +23,7 @@ from protocols.measures.labels import LabelSet
 from store.drive import drive
 from store.journal import Journal
 from store.queries import Queries
-from tests.helpers.scripted import ScriptedBackend
+from tests.helpers.scripted_backends import ScriptedBackend
 
 OPTS = SamplingOptions(max_tokens=64, temperature=0.0, seed=1)
 LABELS = LabelSet(["Malaria", "Dengue", "Typhoid"])
