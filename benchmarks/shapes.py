@@ -24,8 +24,8 @@ panel    N = 1, 2, 4, 8 judges of one transcript on one model, asked at once: lo
          ≤ 1.6×), verdicts identical between the modes (greedy).
 cases    the diagnosis benchmark (design quick) with 1, 4, 8 cases in flight: cases per hour and
          ÷ one at a time (goal ≥ 2× at 4), predictions identical.
-memory   peak RSS of a three-role EVINCE debate (``symposium run``, a process of its own)
-         against the memory guard's estimate (``backends/kv_memory.py``).
+memory   peak resident and peak anonymous memory of a three-role EVINCE debate (``symposium
+         run``, a process of its own) against the memory guard's estimate (``backends/kv_memory.py``).
 
     python benchmarks/synthetic.py llama32-1b llama32-3b          # once: the files (minutes, GBs)
     python benchmarks/shapes.py --shapes llama32-1b,llama32-3b --write-docs docs/performance.md
@@ -98,7 +98,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cases-n", type=int, default=8)
     p.add_argument("--jobs", default="1,4,8", help="cases in flight; the first is the baseline")
     p.add_argument("--json", type=Path, help="also write every number as JSON")
-    p.add_argument("--write-docs", type=Path, help="replace this file's block between the shapes.py markers with the tables")
+    p.add_argument("--write-docs", type=Path, help="replace each measured section's block (shapes.py:SECTION markers) in this file")
     return p.parse_args(argv)
 
 
@@ -416,8 +416,14 @@ async def measure_cases(shape_id: str, quant: str, path: Path, args: argparse.Na
 
 
 def measure_memory(shape_id: str, quant: str, path: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """A three-role EVINCE debate (one model for all roles) in a process of its own; its peak RSS
-    is read from the kernel when it exits."""
+    """A three-role EVINCE debate (one model for all roles) in a process of its own, its memory read
+    from ``/proc`` every 50 ms while it runs.
+
+    Resident memory is of two kinds. File-backed pages are the GGUF mapped from disk: clean, so
+    the kernel can drop any that are not being read and read them again later, without swapping.
+    Anonymous pages (the KV cache, llama.cpp's buffers, any weights copied out of the mapping,
+    the interpreter) cannot be dropped, only swapped. The table shows the peak of each, and the
+    estimate against each."""
     model_id = f"synthetic-{shape_id}"
     need = memory_need(model_id, path, context=CONTEXT, agents=3)
     with tempfile.TemporaryDirectory() as tmp:
@@ -433,14 +439,41 @@ def measure_memory(shape_id: str, quant: str, path: Path, args: argparse.Namespa
                "--max-rounds", "1", "--turn-tokens", "48", "--crit-tokens", "48"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         started = time.perf_counter()
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
-        seconds = time.perf_counter() - started
-        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if peak_kb <= before:
-        raise RuntimeError("the debate's peak RSS did not exceed an earlier child's; run the memory section alone")
-    return {"returncode": done.returncode, "seconds": seconds, "peak_rss": peak_kb * 1024, "estimate": need.total,
-            "weights": need.weights, "kv": need.kv, "overhead": need.overhead, "file_bytes": path.stat().st_size,
-            "stderr_tail": done.stderr[-400:] if done.returncode else ""}
+        peak = {"total": 0, "anon": 0, "file": 0}
+        with tempfile.TemporaryFile("w+") as err:
+            child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            while child.poll() is None:
+                now = _resident(child.pid)
+                if now["hwm"] > peak["total"]:  # the kernel's high-water mark: a new peak since the last look
+                    peak.update(total=now["hwm"], file=now["file"])
+                peak["anon"] = max(peak["anon"], now["anon"])
+                time.sleep(0.05)
+            seconds = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, the largest child reaped so far
+            err.seek(0)
+            stderr = err.read()
+    if not peak["anon"]:
+        raise RuntimeError(f"could not read the debate's memory from /proc (exit {child.returncode}): {stderr[-400:]}")
+    return {"returncode": child.returncode, "seconds": seconds, "peak_rss": peak["total"], "peak_anon": peak["anon"],
+            "file_at_peak": peak["file"], "rusage_max_rss": after * 1024 if after > before else None,
+            "estimate": need.total, "weights": need.weights, "kv": need.kv,
+            "overhead": need.overhead, "file_bytes": path.stat().st_size, "stderr_tail": stderr[-400:] if child.returncode else ""}
+
+
+def _resident(pid: int) -> dict[str, int]:
+    """A running process's resident anonymous and file-backed bytes, and the kernel's high-water
+    mark of all it has held resident (zeros once it has exited)."""
+    found = {"anon": 0, "file": 0, "hwm": 0}
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                name = {"RssAnon": "anon", "RssFile": "file", "VmHWM": "hwm"}.get(key)
+                if name:
+                    found[name] = int(value.split()[0]) * 1024
+    except (FileNotFoundError, ProcessLookupError):
+        pass  # exited between poll() and the read: the last sample stands
+    return found
 
 
 # -- tables -------------------------------------------------------------------------------------
@@ -452,18 +485,18 @@ def markdown(title: str, header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(results: list[dict[str, Any]], args: argparse.Namespace, console: Console) -> str:
+def render(results: list[dict[str, Any]], args: argparse.Namespace, console: Console) -> dict[str, str]:
     """Print every table and return them as markdown (for ``--write-docs``)."""
-    parts: list[str] = []
+    parts: dict[str, str] = {}
 
-    def show(title: str, header: list[str], rows: list[list[str]]) -> None:
+    def show(section: str, title: str, header: list[str], rows: list[list[str]]) -> None:
         table = Table(title=title)
         for col in header:
             table.add_column(col, justify="right")
         for row in rows:
             table.add_row(*row)
         console.print(table)
-        parts.append(markdown(title, header, rows))
+        parts[section] = markdown(title, header, rows)
 
     tag = f"synthetic {args.quant}, {args.threads} thread(s)"
     reply_rows, raw_rows, prompt_rows, panel_rows, case_rows, memory_rows = [], [], [], [], [], []
@@ -500,44 +533,53 @@ def render(results: list[dict[str, Any]], args: argparse.Namespace, console: Con
         if "memory" in res:
             m = res["memory"]
             gib = 2**30
-            memory_rows.append([name, f"{m['file_bytes'] / gib:.2f}", f"{m['peak_rss'] / gib:.2f}", f"{m['estimate'] / gib:.2f}",
+            rusage = f"{m['rusage_max_rss'] / gib:.2f}" if m.get("rusage_max_rss") else "–"
+            resident = f"{m['peak_rss'] / gib:.2f} ({m['file_at_peak'] / gib:.2f} file)"
+            memory_rows.append([name, f"{m['file_bytes'] / gib:.2f}", resident, rusage,
+                                f"{m['peak_anon'] / gib:.2f}", f"{m['estimate'] / gib:.2f}",
                                 f"{m['weights'] / gib:.2f} + {m['kv'] / gib:.2f} + {m['overhead'] / gib:.2f}",
-                                f"{m['estimate'] / m['peak_rss']:.2f}", "ok" if m["returncode"] == 0 else f"exit {m['returncode']}"])
+                                f"{m['estimate'] / m['peak_rss']:.2f}", f"{m['estimate'] / m['peak_anon']:.2f}",
+                                "ok" if m["returncode"] == 0 else f"exit {m['returncode']}"])
     if reply_rows:
-        show(f"one reply, tokens/s ({tag}; {args.prompt_tokens}-token prompt, {args.tokens} tokens, median of {args.repeat})",
+        show("reply", f"one reply, tokens/s ({tag}; {args.prompt_tokens}-token prompt, {args.tokens} tokens, median of {args.repeat})",
              ["model", "measure", "raw llama-cpp-python", "Symposium", "Symposium ÷ raw", "Symposium, n_batch chunks"],
              reply_rows)
     if raw_rows:
-        show(f"raw llama.cpp batched decoding, no Symposium code ({tag}; one llama_decode per step with N rows)",
+        show("raw", f"raw llama.cpp batched decoding, no Symposium code ({tag}; one llama_decode per step with N rows)",
              ["model", "N", "step", "× one row", "tokens/s", "× one row"], raw_rows)
     if prompt_rows:
-        show(f"prompt tails of several agents: one decode each vs packed into decodes of ≤ 63 rows ({tag}; raw llama.cpp)",
+        show("prompts", f"prompt tails of several agents: one decode each vs packed into decodes of ≤ 63 rows ({tag}; raw llama.cpp)",
              ["model", "tail tokens", "agents", "one each (decodes)", "packed (decodes)", "gain", "logits identical"],
              prompt_rows)
     if panel_rows:
-        show(f"a panel of judges of one transcript on one model ({tag}; greedy, {GREEDY.max_tokens} tokens each)",
+        show("panel", f"a panel of judges of one transcript on one model ({tag}; greedy, {GREEDY.max_tokens} tokens each)",
              ["model", "mode", "judges", "wall time", "× one judgement", "verdicts"], panel_rows)
     if case_rows:
-        show(f"diagnosis cases in flight on one model ({tag}; design quick, greedy)",
+        show("cases", f"diagnosis cases in flight on one model ({tag}; design quick, greedy)",
              ["model", "in flight", "wall time", "cases/hour", "× one at a time", "predictions"], case_rows)
     if memory_rows:
-        show(f"peak RSS of a three-role EVINCE debate vs the memory guard's estimate, GiB ({tag}; context {CONTEXT})",
-             ["model", "file", "peak RSS", "estimate", "weights + KV + buffers", "estimate ÷ peak", "run"], memory_rows)
-    return "\n".join(parts)
+        show("memory", f"peak memory of a three-role EVINCE debate vs the memory guard's estimate, GiB ({tag}; context {CONTEXT})",
+             ["model", "file", "peak resident (of it file-backed)", "getrusage max RSS", "peak anonymous", "estimate",
+              "weights + KV + buffers", "estimate ÷ resident", "estimate ÷ anonymous", "run"], memory_rows)
+    return parts
 
 
-def write_docs(path: Path, body: str, argv: list[str], load: tuple[float, float]) -> None:
-    begin, end = "<!-- shapes.py:begin -->", "<!-- shapes.py:end -->"
+def write_docs(path: Path, tables: dict[str, str], argv: list[str], load: tuple[float, float], note: str = "") -> None:
+    """Replace, in ``path``, the block of each measured section (between ``<!-- shapes.py:SECTION:begin -->``
+    and its ``end``) with its table and the command, date, machine and load that produced it; the
+    other sections' blocks keep the run that wrote them. A run of some sections leaves the rest alone."""
     text = path.read_text(encoding="utf-8")
-    if begin not in text or end not in text:
-        raise SystemExit(f"{path}: no '{begin}' … '{end}' block to replace")
     command = " ".join(["python benchmarks/shapes.py", *argv])
-    block = (f"{begin}\nWritten by `{command}` on {time.strftime('%Y-%m-%d')}: {platform.machine()}, {os.cpu_count()} CPUs, "
+    stamp = (f"Written by `{command}` on {time.strftime('%Y-%m-%d')}: {platform.machine()}, {os.cpu_count()} CPUs, "
              f"load average {load[0]:.1f} before and {load[1]:.1f} after, llama-cpp-python {version()}. "
-             "Synthetic models (seeded random weights in real shapes): speed figures only.\n\n"
-             f"{body}{end}")
-    head, rest = text.split(begin, 1)
-    path.write_text(head + block + rest.split(end, 1)[1], encoding="utf-8")
+             "Synthetic models (seeded random weights in real shapes): speed figures only.")
+    for section, table in tables.items():
+        begin, end = f"<!-- shapes.py:{section}:begin -->", f"<!-- shapes.py:{section}:end -->"
+        if begin not in text or end not in text:
+            raise SystemExit(f"{path}: no '{begin}' … '{end}' block to replace")
+        head, rest = text.split(begin, 1)
+        text = head + f"{begin}\n{stamp}{note}\n\n{table}{end}" + rest.split(end, 1)[1]
+    path.write_text(text, encoding="utf-8")
 
 
 async def measure(args: argparse.Namespace, argv: list[str]) -> int:
@@ -553,10 +595,9 @@ async def measure(args: argparse.Namespace, argv: list[str]) -> int:
     def publish() -> None:
         """Print and write what is measured so far: a long run cut short keeps its finished shapes."""
         load_after = os.getloadavg()[0]
-        body = render(results, args, console)
+        tables = render(results, args, console)
         left = shapes[len(results):]
-        if left:
-            body += f"\n(cut short: {', '.join(left)} not measured in this run)\n"
+        note = f" Cut short: {', '.join(left)} not measured in this run." if left else ""
         console.print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {load_before:.1f} before, {load_after:.1f} "
                       f"after; llama-cpp-python {version()}. Synthetic models: speed only.", markup=False)
         if args.json:
@@ -564,7 +605,7 @@ async def measure(args: argparse.Namespace, argv: list[str]) -> int:
                                  encoding="utf-8")
         if args.write_docs:
             shown = [a for i, a in enumerate(argv) if not a.startswith("--json") and not (i and argv[i - 1] == "--json")]
-            write_docs(args.write_docs, body, shown, (load_before, load_after))
+            write_docs(args.write_docs, tables, shown, (load_before, load_after), note)
 
     for shape_id in shapes:
         path = synthetic_model(shape_id, args.quant, log=lambda m: console.print(m, style="dim"))
