@@ -70,6 +70,18 @@ def test_a_debater_named_as_judge_is_said_loudly_in_the_report(tmp_path: Path, j
     assert f"SELF-JUDGING: the CRIT judge {judge} is also {says}" in report and "external CRIT scoring" in report
 
 
+def test_cases_run_several_at_a_time_on_llama_cpp_are_said_to_depend_on_the_schedule(tmp_path: Path) -> None:
+    """Cases sharing a llama.cpp model reuse each other's cached cells in an order the schedule
+    decides, so greedy replies can differ from one at a time: the report says so, and how to get
+    figures a rerun reproduces. Scripted models (no cache) run any number at a time unmarked."""
+    b = bench(tmp_path, judge="model-j")
+    summary = summarize(b, [])
+    assert summary.config["schedule_dependent"] is False and "--jobs 1" not in markdown(summary, "symposium bench diagnosis")
+    summary.config.update(schedule_dependent=True, jobs=4)
+    report = markdown(summary, "symposium bench diagnosis")
+    assert "> 4 cases at a time on llama.cpp: a reply can differ" in report and "use --jobs 1." in report
+
+
 def test_the_quick_design_is_named_and_says_it_is_not_the_ablation(tmp_path: Path) -> None:
     b = bench(tmp_path, design="quick")
     config = b._evince_config(CASE, LABELS, "linear")

@@ -741,6 +741,7 @@ def summarize(bench: Bench, cases: Sequence[Case], labels: LabelSet | None = Non
     config["design_summary"] = DESIGNS[c.design].summary
     config["judge_model"] = c.judge_model
     config["self_judging"] = c.self_judging
+    config["schedule_dependent"] = c.jobs > 1 and any(isinstance(b, LlamaCppBackend) for b in bench.backends.values())
     config["baseline"] = c.baseline
     config["k"] = bench.k
     config["k_source"] = "--k" if c.k is not None else "measured: the debate arms' generated tokens per case / cot's"

@@ -200,6 +200,17 @@ def self_judging_warning(cfg: dict[str, Any]) -> str | None:
             "arguments, so EVINCE's results may favour it.")
 
 
+def schedule_note(cfg: dict[str, Any]) -> str | None:
+    """The line for a run whose cases shared a llama.cpp model several at a time: which cached
+    cells a prompt reuses then depends on the order the cases ran in, and so, in its last bits,
+    what a greedy reply says (docs/backends.md measures how often)."""
+    if not cfg.get("schedule_dependent"):
+        return None
+    return (f"{cfg.get('jobs')} cases at a time on llama.cpp: a reply can differ in its last bits, and a near-tie in "
+            "its prediction, from the same case run alone, because which cached cells a prompt reuses depends on the "
+            "order the cases ran in. For figures another run reproduces exactly, use --jobs 1.")
+
+
 COMPARISON_TITLES = ("system", "versus", "cases", "ΔAcc@1", "ΔMRR", "p", "p (BH)", "Cliff's Δ",
                      "paper p", "paper p (BH)", "paper Cliff's Δ")
 
@@ -242,6 +253,8 @@ def markdown(report: Report, command: str) -> str:
     warning = self_judging_warning(cfg)
     if warning:
         out += [f"> **{warning}**", ""]
+    if schedule_note(cfg):
+        out += [f"> {schedule_note(cfg)}", ""]
     if cfg.get("k"):
         out += [f"Equal-cost baselines on {cfg.get('baseline')}: `cot` (one reasoned answer) and `self-consistency` "
                 f"(k = {cfg['k']} reasoned answers at temperature {cfg.get('sc_temperature')}, majority vote, ties by "

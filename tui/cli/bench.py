@@ -50,6 +50,7 @@ from tui.bench.report import (
     paper_table,
     rounds_rows,
     rounds_table,
+    schedule_note,
     self_judging_warning,
     spelling_line,
     terminal_table,
@@ -166,6 +167,8 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
     report = summarize(bench, cases, labels)
     report.evidence = evidence_rows(bench, cases, labels)
     console.print(terminal_table(report))
+    if schedule_note(report.config):
+        console.print(schedule_note(report.config), style="dim", markup=False)
     if report.evidence:
         console.print(evidence_table(report))
         console.print(EVIDENCE_NOTE, style="dim", markup=False)
