@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -23,6 +23,7 @@ from outputs.redact import find
 from store.journal import Journal
 from store.queries import Queries
 from tui import settings
+from tui.app.collector import QuietCollector
 from tui.app.messages import DebateEnded, OpenReview, ResumeDebate, StartDebate
 from tui.app.runs import NewDebate, ResumedDebate
 from tui.app.screens.debate import DebateScreen
@@ -63,6 +64,7 @@ class SymposiumApp(App):
         self._help_screens: dict[tuple, str] = {}  # keys shown → name of the installed Help screen
         self._help_names = itertools.count()
         self._signal_handlers = ExitStack()  # SIGTERM/SIGHUP while mounted; see _end_on_signal
+        self.collector = QuietCollector()  # full garbage collections at pauses in the input, not under a key
         saved = settings.load()
         if saved.get("theme") in THEMES:
             self.theme = saved["theme"]
@@ -78,6 +80,7 @@ class SymposiumApp(App):
             self.notify(problem, severity="warning", timeout=10)
         self.push_screen(HomeScreen(self.workspace))
         self.call_after_refresh(settle_memory)
+        self.collector.start(self)
         # the title a form suggests is checked by the redaction's recognizers, whose patterns take
         # a quarter of a second to build: built now, off the event loop, not at the first keystroke
         self.run_worker(partial(find, "warm up"), thread=True, group="warm-up")
@@ -232,6 +235,12 @@ class SymposiumApp(App):
 
     def on_unmount(self) -> None:
         self._signal_handlers.close()  # the previous dispositions back, once the app is gone
+        self.collector.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)):
+            self.collector.input_seen()
+        await super().on_event(event)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
