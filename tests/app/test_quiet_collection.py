@@ -79,3 +79,22 @@ async def test_the_app_defers_full_collections_while_it_runs_and_gives_the_sched
         assert app.collector.collections == done + 1
     app.journal.close()
     assert gc.get_threshold() == before
+
+
+def test_two_apps_in_one_process_leave_the_interpreter_its_schedule() -> None:
+    """The first to start saves the thresholds, the last to stop restores them, in either order."""
+    before = gc.get_threshold()
+
+    class Ticks:
+        def set_interval(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    first, second = QuietCollector(), QuietCollector()
+    first.start(Ticks())  # type: ignore[arg-type]
+    second.start(Ticks())  # type: ignore[arg-type]
+    first.stop()
+    assert gc.get_threshold()[2] > 1000  # the second still runs
+    assert second._saved == before  # and knows the interpreter's own pace
+    second.stop()
+    assert gc.get_threshold() == before
+

@@ -36,26 +36,39 @@ _DEFERRED = 1_000_000
 
 
 class QuietCollector:
-    """Full garbage collections at pauses in the person's input (see the module docstring)."""
+    """Full garbage collections at pauses in the person's input (see the module docstring).
+
+    The schedule is the process's: with several apps alive in one process (tests run them so),
+    the first to start saves the interpreter's thresholds and the last to stop restores them."""
+
+    #: The interpreter's thresholds while any collector runs; how many run.
+    _original: tuple[int, int, int] | None = None
+    _running = 0
 
     def __init__(self) -> None:
         self.last_input = time.monotonic()
         self.last_full = time.monotonic()
         self.collections = 0  # full collections this collector ran
-        self._saved: tuple[int, int, int] | None = None
+        self._saved: tuple[int, int, int] | None = None  # the interpreter's thresholds, while this one runs
 
     def start(self, app: App[Any]) -> None:
         """Take full collections off the automatic schedule and look every :data:`TICK_S`."""
         if self._saved is None:
-            self._saved = gc.get_threshold()
+            if QuietCollector._running == 0:
+                QuietCollector._original = gc.get_threshold()
+            QuietCollector._running += 1
+            self._saved = QuietCollector._original
+            assert self._saved is not None
             gc.set_threshold(self._saved[0], self._saved[1], _DEFERRED)
         app.set_interval(TICK_S, self.tick, name="quiet garbage collection")
 
     def stop(self) -> None:
-        """Give the interpreter its own schedule back."""
+        """Give the interpreter its own schedule back (once no other app in the process runs)."""
         if self._saved is not None:
-            gc.set_threshold(*self._saved)
             self._saved = None
+            QuietCollector._running -= 1
+            if QuietCollector._running == 0 and QuietCollector._original is not None:
+                gc.set_threshold(*QuietCollector._original)
 
     def input_seen(self) -> None:
         self.last_input = time.monotonic()
