@@ -79,8 +79,11 @@ def test_bench_runs_on_free_text_cases(tmp_path: Path) -> None:
     assert "SELF-JUDGING" in done.stdout  # the judge named is a debater's model: said in the terminal
     with sqlite3.connect(tmp_path / "j.db") as db:
         dump = "\n".join(db.iterdump())
-    chosen = [c for c in ("runny nose", "throbbing one-sided", "itchy watery") if c in dump]
-    assert len(chosen) == 2  # the narratives themselves were put to the models
+        asked = "\n".join(r[0] for r in db.execute("SELECT subject FROM debates"))
+    # the narratives themselves were put to the models: two cases' words as the runs' subjects (a
+    # model's reply may say "itchy watery eyes" of its own accord, so the replies are not searched)
+    chosen = [c for c in ("runny nose", "throbbing one-sided", "itchy watery") if c in asked]
+    assert len(chosen) == 2, chosen
     assert "A patient presents with" not in dump
     bad = subprocess.run([sys.executable, "-m", "tui.cli", "bench", "diagnosis", "--cases", str(tmp_path / "nope.csv"),
                           "--models", "a,b", "--judge", "c"], env=env, capture_output=True, text=True, timeout=60)
