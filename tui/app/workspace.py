@@ -42,6 +42,7 @@ def settle_memory() -> None:
     keypress → frame; gone with ``gc.freeze()`` in the same profile). Called at quiet points
     (start-up, a debate shown, a turn finished). The cost: a reference cycle that is already
     garbage at that moment is never reclaimed; Textual's widgets free themselves without
-    cycles on removal, so this is small.
+    cycles on removal, so this is small. The full collections over what is allocated later run
+    at pauses in the person's input (:mod:`tui.app.collector`).
     """
     gc.freeze()
