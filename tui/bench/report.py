@@ -253,8 +253,9 @@ def markdown(report: Report, command: str) -> str:
     warning = self_judging_warning(cfg)
     if warning:
         out += [f"> **{warning}**", ""]
-    if schedule_note(cfg):
-        out += [f"> {schedule_note(cfg)}", ""]
+    schedule = schedule_note(cfg)
+    if schedule:
+        out += [f"> {schedule}", ""]
     if cfg.get("k"):
         out += [f"Equal-cost baselines on {cfg.get('baseline')}: `cot` (one reasoned answer) and `self-consistency` "
                 f"(k = {cfg['k']} reasoned answers at temperature {cfg.get('sc_temperature')}, majority vote, ties by "

@@ -167,8 +167,9 @@ async def _bench(db: str | None, models_file: str | None, config: BenchConfig, c
     report = summarize(bench, cases, labels)
     report.evidence = evidence_rows(bench, cases, labels)
     console.print(terminal_table(report))
-    if schedule_note(report.config):
-        console.print(schedule_note(report.config), style="dim", markup=False)
+    schedule = schedule_note(report.config)
+    if schedule:
+        console.print(schedule, style="dim", markup=False)
     if report.evidence:
         console.print(evidence_table(report))
         console.print(EVIDENCE_NOTE, style="dim", markup=False)
